@@ -7,6 +7,7 @@
 //! words and action words.
 
 pub mod gang_of_four;
+pub mod replay;
 pub mod the_gang;
 
 use gangs_proto::v1 as pb;
@@ -34,10 +35,16 @@ pub enum ErrorKind {
 
 impl RuleError {
     pub fn invalid(message: impl Into<String>) -> Self {
-        RuleError { kind: ErrorKind::Invalid, message: message.into() }
+        RuleError {
+            kind: ErrorKind::Invalid,
+            message: message.into(),
+        }
     }
     pub fn not_now(message: impl Into<String>) -> Self {
-        RuleError { kind: ErrorKind::NotNow, message: message.into() }
+        RuleError {
+            kind: ErrorKind::NotNow,
+            message: message.into(),
+        }
     }
 }
 
@@ -64,7 +71,11 @@ pub trait Game: Send + Sync + 'static {
     /// Every seat is taken: deal and return the opening events.
     fn start(&mut self) -> Vec<pb::GameEvent>;
     /// Applies `action` for `seat`. On error nothing changed.
-    fn act(&mut self, seat: usize, action: &pb::GameAction) -> Result<Vec<pb::GameEvent>, RuleError>;
+    fn act(
+        &mut self,
+        seat: usize,
+        action: &pb::GameAction,
+    ) -> Result<Vec<pb::GameEvent>, RuleError>;
     /// How long the current phase may last from the moment it opened, if it has a deadline
     /// (The Gang's `phase_deadline_ms`). The host times it and calls [`Game::expire`].
     fn phase_deadline_ms(&self) -> Option<u64>;
@@ -104,9 +115,15 @@ pub fn new_game(
             let preset = match preset_game {
                 None => None,
                 Some(P::GangOfFour(p)) => Some(p),
-                Some(_) => return Err(RuleError::invalid("preset deals are not gang-of-four deals")),
+                Some(_) => {
+                    return Err(RuleError::invalid(
+                        "preset deals are not gang-of-four deals",
+                    ))
+                }
             };
-            Ok(Box::new(gang_of_four::GangOfFourGame::new(opts, seed, preset)?))
+            Ok(Box::new(gang_of_four::GangOfFourGame::new(
+                opts, seed, preset,
+            )?))
         }
         THE_GANG => {
             let opts = match options.and_then(|o| o.game.as_ref()) {
@@ -137,7 +154,9 @@ pub fn parse_options(
     pairs: &[(String, String)],
 ) -> Result<pb::GameOptions, RuleError> {
     let game = match kind {
-        GANG_OF_FOUR => pb::game_options::Game::GangOfFour(gang_of_four::parse_options(players, pairs)?),
+        GANG_OF_FOUR => {
+            pb::game_options::Game::GangOfFour(gang_of_four::parse_options(players, pairs)?)
+        }
         THE_GANG => pb::game_options::Game::TheGang(the_gang::parse_options(players, pairs)?),
         other => {
             return Err(RuleError::invalid(format!(

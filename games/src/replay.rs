@@ -1,0 +1,172 @@
+//! Rebuilding a game from its log: the server does it at restart, `gangs replay --verify` does
+//! it from `GetLog`. Replaying the `started`, `acted` and `expired` records through the engine
+//! must reproduce every logged event byte for byte; a mismatch names the game and the seq.
+
+use crate::{new_game, Game};
+use gangs_proto::v1 as pb;
+use pb::log_record::Record;
+use prost::Message;
+
+/// A log that does not replay: which record, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayError {
+    pub seq: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "seq {}: {}", self.seq, self.message)
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// Applies records one by one, checking each against the engine.
+pub struct Replayer {
+    game: Option<Box<dyn Game>>,
+    seats_taken: usize,
+    last_seq: u64,
+}
+
+impl Default for Replayer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Replayer {
+    pub fn new() -> Self {
+        Replayer {
+            game: None,
+            seats_taken: 0,
+            last_seq: 0,
+        }
+    }
+
+    /// The game as rebuilt so far (`None` before the `created` record).
+    pub fn game(&self) -> Option<&dyn Game> {
+        self.game.as_deref()
+    }
+
+    pub fn into_game(self) -> Option<Box<dyn Game>> {
+        self.game
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Applies one record. Seqs must follow each other from 1.
+    pub fn apply(&mut self, record: &pb::LogRecord) -> Result<(), ReplayError> {
+        let seq = record.seq;
+        let fail = |message: String| ReplayError { seq, message };
+        if seq != self.last_seq + 1 {
+            return Err(fail(format!(
+                "expected seq {}, found {seq}",
+                self.last_seq + 1
+            )));
+        }
+        match &record.record {
+            None => return Err(fail("empty record".into())),
+            Some(Record::Created(created)) => {
+                if self.game.is_some() {
+                    return Err(fail("a second `created` record".into()));
+                }
+                let seed = created.seed.ok_or_else(|| {
+                    fail("the seed is hidden (the game is still running): only a finished game's log replays".into())
+                })?;
+                let game = new_game(
+                    &created.kind,
+                    created.options.as_ref(),
+                    seed,
+                    created.preset.as_ref(),
+                )
+                .map_err(|e| fail(format!("cannot create the game: {e}")))?;
+                self.game = Some(game);
+            }
+            Some(Record::Joined(joined)) => {
+                let game = self
+                    .game
+                    .as_ref()
+                    .ok_or_else(|| fail("join before `created`".into()))?;
+                if joined.seat as usize >= game.players() {
+                    return Err(fail(format!(
+                        "join of seat {} in a {}-seat game",
+                        joined.seat,
+                        game.players()
+                    )));
+                }
+                self.seats_taken += 1;
+            }
+            Some(Record::Started(started)) => {
+                let game = self
+                    .game
+                    .as_mut()
+                    .ok_or_else(|| fail("start before `created`".into()))?;
+                let events = game.start();
+                compare(&started.events, &events).map_err(fail)?;
+            }
+            Some(Record::Acted(acted)) => {
+                let game = self
+                    .game
+                    .as_mut()
+                    .ok_or_else(|| fail("action before `created`".into()))?;
+                let action = acted
+                    .action
+                    .as_ref()
+                    .ok_or_else(|| fail("action record without action".into()))?;
+                let events = game.act(acted.seat as usize, action).map_err(|e| {
+                    fail(format!(
+                        "the engine refuses the logged action of seat {}: {e}",
+                        acted.seat
+                    ))
+                })?;
+                compare(&acted.events, &events).map_err(fail)?;
+            }
+            Some(Record::Expired(expired)) => {
+                let game = self
+                    .game
+                    .as_mut()
+                    .ok_or_else(|| fail("deadline before `created`".into()))?;
+                let events = game
+                    .expire()
+                    .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
+                compare(&expired.events, &events).map_err(fail)?;
+            }
+        }
+        self.last_seq = seq;
+        Ok(())
+    }
+}
+
+fn compare(logged: &[pb::GameEvent], replayed: &[pb::GameEvent]) -> Result<(), String> {
+    if logged.len() != replayed.len() {
+        return Err(format!(
+            "the log holds {} events, the engine produced {}",
+            logged.len(),
+            replayed.len()
+        ));
+    }
+    for (i, (a, b)) in logged.iter().zip(replayed).enumerate() {
+        if a.encode_to_vec() != b.encode_to_vec() {
+            return Err(format!(
+                "event {i} differs: logged `{}`, engine `{}`",
+                crate::describe_event(a),
+                crate::describe_event(b)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Replays a whole log; returns the rebuilt game.
+pub fn replay<'a>(
+    records: impl IntoIterator<Item = &'a pb::LogRecord>,
+) -> Result<Replayer, ReplayError> {
+    let mut replayer = Replayer::new();
+    for record in records {
+        replayer.apply(record)?;
+    }
+    Ok(replayer)
+}
