@@ -1,0 +1,148 @@
+//! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
+//! the request to the game's actor. No game logic here.
+
+use crate::actor::{Command, GameHandle, UpdateStream};
+use crate::registry::Registry;
+use gangs_proto::v1 as pb;
+use pb::games_server::Games;
+use std::pin::Pin;
+use tokio::sync::oneshot;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+pub struct GamesService {
+    registry: Registry,
+    api_key: Option<String>,
+}
+
+impl GamesService {
+    pub fn new(registry: Registry, api_key: Option<String>) -> Self {
+        GamesService { registry, api_key }
+    }
+
+    fn check_api_key<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        let Some(key) = &self.api_key else {
+            return Ok(());
+        };
+        let given = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            Some(given) if constant_time_eq(given.as_bytes(), key.as_bytes()) => Ok(()),
+            Some(_) => Err(Status::permission_denied("wrong API key")),
+            None => Err(Status::unauthenticated(
+                "this server requires an API key to create games: send `authorization: Bearer KEY` metadata",
+            )),
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Sends a command to a game's actor and waits for its answer.
+async fn ask<T>(
+    game: &GameHandle,
+    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
+) -> Result<T, Status> {
+    let (reply, answer) = oneshot::channel();
+    game.commands
+        .send(make(reply))
+        .await
+        .map_err(|_| Status::unavailable("the server is shutting down"))?;
+    answer
+        .await
+        .map_err(|_| Status::unavailable("the server is shutting down"))?
+}
+
+type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Games for GamesService {
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        self.check_api_key(&request)?;
+        let request = request.into_inner();
+        if request.kind.is_empty() {
+            return Err(Status::invalid_argument(format!(
+                "kind is required: one of {}",
+                gangs_games::KINDS.join(", ")
+            )));
+        }
+        Ok(Response::new(self.registry.create(request).await?))
+    }
+
+    async fn join_game(
+        &self,
+        request: Request<pb::JoinGameRequest>,
+    ) -> Result<Response<pb::JoinGameResponse>, Status> {
+        let request = request.into_inner();
+        let game = self.registry.get(&request.game_id)?;
+        let answer = ask(&game, |reply| Command::Join {
+            seat: request.seat,
+            name: request.name,
+            reply,
+        })
+        .await?;
+        Ok(Response::new(answer))
+    }
+
+    type WatchStream = UpdateStream;
+
+    async fn watch(
+        &self,
+        request: Request<pb::WatchRequest>,
+    ) -> Result<Response<UpdateStream>, Status> {
+        let request = request.into_inner();
+        let game = self.registry.get(&request.game_id)?;
+        let stream = ask(&game, |reply| Command::Watch {
+            token: request.token,
+            from_seq: request.from_seq,
+            reply,
+        })
+        .await?;
+        Ok(Response::new(stream))
+    }
+
+    async fn act(
+        &self,
+        request: Request<pb::ActRequest>,
+    ) -> Result<Response<pb::ActResponse>, Status> {
+        let request = request.into_inner();
+        let game = self.registry.get(&request.game_id)?;
+        let answer = ask(&game, |reply| Command::Act { request, reply }).await?;
+        Ok(Response::new(answer))
+    }
+
+    type GetLogStream = LogStream;
+
+    async fn get_log(
+        &self,
+        request: Request<pb::GetLogRequest>,
+    ) -> Result<Response<LogStream>, Status> {
+        let request = request.into_inner();
+        let game = self.registry.get(&request.game_id)?;
+        let records = ask(&game, |reply| Command::GetLog {
+            from_seq: request.from_seq,
+            reply,
+        })
+        .await?;
+        Ok(Response::new(Box::pin(tokio_stream::iter(
+            records.into_iter().map(Ok),
+        ))))
+    }
+
+    async fn list_games(
+        &self,
+        _request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        Ok(Response::new(pb::ListGamesResponse {
+            games: self.registry.list(),
+        }))
+    }
+}

@@ -1,0 +1,94 @@
+//! Configuration and startup: open the store, rebuild every game, serve `gangs.v1.Games` with
+//! reflection (v1 and v1alpha) and health, and shut down gracefully on SIGINT/SIGTERM.
+
+use crate::api::GamesService;
+use crate::registry::Registry;
+use crate::store::Store;
+use gangs_proto::v1::games_server::GamesServer;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Largest request accepted; a game's action is a few dozen bytes.
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "gangs-server",
+    version,
+    about = "The gangs game server: Gang of Four and The Gang over gRPC."
+)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "GANGS_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+    /// Where the game log (embedded sled database) lives.
+    #[arg(long, env = "GANGS_DATA_DIR", default_value = "./gangs-data")]
+    pub data_dir: PathBuf,
+    /// When set, CreateGame requires `authorization: Bearer KEY` metadata.
+    #[arg(long, env = "GANGS_API_KEY")]
+    pub api_key: Option<String>,
+}
+
+/// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
+pub async fn run(
+    config: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let (store, flusher) = Store::open(&config.data_dir)?;
+    let registry = Registry::restore(store)?;
+    let service = GamesService::new(registry.clone(), config.api_key.clone());
+
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<GamesServer<GamesService>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), "gangs-server ready");
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(GamesServer::new(service).max_decoding_message_size(MAX_REQUEST_BYTES))
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await?;
+    tracing::info!("shutting down: finishing pending writes");
+    registry.close();
+    drop(registry);
+    // Actors end when their handles are gone, after answering their pending flushes; the
+    // flusher thread ends when the last store handle is gone.
+    tokio::task::spawn_blocking(move || flusher.join()).await?;
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

@@ -1,0 +1,169 @@
+//! The one place that talks to sled: the durable, append-only log of every game.
+//!
+//! Layout: one tree, `log`, keyed by `game id (16 bytes) ++ seq (u64 big-endian)`, valued by the
+//! encoded `LogRecord`. A restart scans it once and rebuilds every game.
+//!
+//! Durability uses group commit: appends go over a channel to one dedicated OS thread (never a
+//! tokio worker) that inserts everything that arrived meanwhile, calls one `flush`, then tells
+//! each appender its records are durable. One flush thus serves every action of every game that
+//! arrived during the previous flush.
+
+use gangs_proto::v1 as pb;
+use prost::Message;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::mpsc as std_mpsc;
+use tokio::sync::oneshot;
+
+/// Game ids are 16 lowercase hex characters: the fixed-width prefix of every log key.
+pub const GAME_ID_LEN: usize = 16;
+
+/// Most appends folded into one flush; bounds the latency of the first appender in a batch.
+const MAX_BATCH: usize = 4096;
+
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl std::error::Error for StoreError {}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+struct Append {
+    game_id: String,
+    records: Vec<pb::LogRecord>,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Handle to the log; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    tree: sled::Tree,
+    appends: std_mpsc::Sender<Append>,
+}
+
+impl Store {
+    /// Opens (or creates) the data dir and starts the flusher thread.
+    pub fn open(dir: &Path) -> Result<(Store, FlusherHandle), StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .open()
+            .map_err(|e| StoreError(format!("cannot open the data dir {}: {e}", dir.display())))?;
+        let tree = db
+            .open_tree("log")
+            .map_err(|e| StoreError(format!("cannot open the log tree: {e}")))?;
+        let (tx, rx) = std_mpsc::channel::<Append>();
+        let flusher_tree = tree.clone();
+        let thread = std::thread::Builder::new()
+            .name("gangs-flusher".into())
+            .spawn(move || flusher(db, flusher_tree, rx))
+            .map_err(|e| StoreError(format!("cannot start the flusher thread: {e}")))?;
+        Ok((
+            Store { tree, appends: tx },
+            FlusherHandle {
+                thread: Some(thread),
+            },
+        ))
+    }
+
+    /// Appends records of one game; the future resolves once they are flushed to disk.
+    pub fn append(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+    ) -> oneshot::Receiver<Result<(), StoreError>> {
+        let (done, rx) = oneshot::channel();
+        let append = Append {
+            game_id: game_id.to_string(),
+            records,
+            done,
+        };
+        if let Err(std_mpsc::SendError(append)) = self.appends.send(append) {
+            let _ = append
+                .done
+                .send(Err(StoreError("the store is shut down".into())));
+        }
+        rx
+    }
+
+    /// Every game's records in seq order, read once at startup.
+    pub fn load_all(&self) -> Result<BTreeMap<String, Vec<pb::LogRecord>>, StoreError> {
+        let mut games: BTreeMap<String, Vec<pb::LogRecord>> = BTreeMap::new();
+        for entry in self.tree.iter() {
+            let (key, value) =
+                entry.map_err(|e| StoreError(format!("cannot read the log: {e}")))?;
+            if key.len() != GAME_ID_LEN + 8 {
+                return Err(StoreError(format!(
+                    "malformed log key of {} bytes",
+                    key.len()
+                )));
+            }
+            let game_id = String::from_utf8_lossy(&key[..GAME_ID_LEN]).into_owned();
+            let record = pb::LogRecord::decode(value.as_ref())
+                .map_err(|e| StoreError(format!("game {game_id}: undecodable record: {e}")))?;
+            games.entry(game_id).or_default().push(record);
+        }
+        Ok(games)
+    }
+}
+
+fn log_key(game_id: &str, seq: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(GAME_ID_LEN + 8);
+    key.extend_from_slice(game_id.as_bytes());
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// Joins the flusher thread at shutdown, after every pending append was flushed.
+pub struct FlusherHandle {
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FlusherHandle {
+    /// Waits for the flusher to drain. Call after every `Store` clone is dropped.
+    pub fn join(mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn flusher(db: sled::Db, tree: sled::Tree, rx: std_mpsc::Receiver<Append>) {
+    let mut batch: Vec<Append> = Vec::new();
+    // `recv` fails once every sender is gone: the server is shutting down and all is flushed.
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let result = write_batch(&db, &tree, &batch);
+        for append in batch.drain(..) {
+            let outcome = match &result {
+                Ok(()) => Ok(()),
+                Err(e) => Err(StoreError(e.clone())),
+            };
+            let _ = append.done.send(outcome);
+        }
+    }
+    let _ = db.flush();
+}
+
+fn write_batch(db: &sled::Db, tree: &sled::Tree, batch: &[Append]) -> Result<(), String> {
+    let mut writes = sled::Batch::default();
+    for append in batch {
+        for record in &append.records {
+            writes.insert(log_key(&append.game_id, record.seq), record.encode_to_vec());
+        }
+    }
+    tree.apply_batch(writes)
+        .map_err(|e| format!("cannot write the log: {e}"))?;
+    db.flush()
+        .map_err(|e| format!("cannot flush the log: {e}"))?;
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Test harness for the end-to-end tests: runs the real `gangs-server` binary on a free port
+//! with a temporary data dir, the real bot binaries and the real `gangs` CLI.
+//!
+//! The binaries come from the same target dir as the test (`cargo test --workspace` builds
+//! every binary of the workspace before it runs any test).
+
+#![allow(dead_code)]
+
+use gangs_proto::v1 as pb;
+use gangs_proto::v1::games_client::GamesClient;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tonic::transport::Channel;
+
+/// Path of a workspace binary next to the test executable's directory.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test --workspace` so every binary is built",
+        path.display()
+    );
+    path
+}
+
+/// A running `gangs-server` process.
+pub struct Server {
+    pub child: Child,
+    pub addr: String,
+    pub data_dir: PathBuf,
+}
+
+impl Server {
+    /// Starts the server on `127.0.0.1:port` (0: a free port) and waits until it serves.
+    pub fn start_on(data_dir: &Path, port: u16) -> Server {
+        let mut child = Command::new(bin("gangs-server"))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .arg(data_dir)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start gangs-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the server's first line");
+        let addr = line
+            .trim()
+            .strip_prefix("gangs-server listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from gangs-server: {line:?}"))
+            .to_string();
+        Server {
+            child,
+            addr,
+            data_dir: data_dir.to_path_buf(),
+        }
+    }
+
+    pub fn start(data_dir: &Path) -> Server {
+        Server::start_on(data_dir, 0)
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// SIGKILL: no graceful shutdown, no last flush.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// A new process on the same port and data dir.
+    pub fn restart(&mut self) {
+        self.kill9();
+        // The port was just released; retry briefly in case the OS holds it.
+        for _ in 0..50 {
+            let server = std::panic::catch_unwind(|| Server::start_on(&self.data_dir, self.port()));
+            if let Ok(server) = server {
+                let old = std::mem::replace(self, server);
+                std::mem::forget(old.child);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("could not restart the server on its port");
+    }
+
+    pub async fn client(&self) -> GamesClient<Channel> {
+        for _ in 0..100 {
+            if let Ok(client) = GamesClient::connect(self.url()).await {
+                return client;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("cannot connect to {}", self.url());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts a bot process for `game` (it joins the first free seat, or `seat`).
+pub fn spawn_bot(bot: &str, server: &Server, game: &str, seat: Option<u32>, seed: u64) -> Child {
+    let mut command = Command::new(bin(bot));
+    command
+        .args([
+            "--server",
+            &server.url(),
+            "--game",
+            game,
+            "--seed",
+            &seed.to_string(),
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    if let Some(seat) = seat {
+        command.args(["--seat", &seat.to_string()]);
+    }
+    command
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {bot}: {e}"))
+}
+
+/// Waits for a child with a timeout; panics (killing it) if it does not end in time.
+pub fn wait_with_timeout(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            panic!("process {} did not finish within {timeout:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs the `gangs` CLI and returns (exit code, stdout).
+pub fn gangs_cli(server: &Server, args: &[&str]) -> (i32, String) {
+    let output = Command::new(bin("gangs"))
+        .arg("--server")
+        .arg(server.url())
+        .args(args)
+        .output()
+        .expect("run gangs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+    )
+}
+
+pub async fn create(
+    client: &mut GamesClient<Channel>,
+    kind: &str,
+    options: Option<pb::GameOptions>,
+    seed: u64,
+) -> String {
+    client
+        .create_game(pb::CreateGameRequest {
+            kind: kind.into(),
+            options,
+            seed: Some(seed),
+            preset: None,
+        })
+        .await
+        .expect("create game")
+        .into_inner()
+        .game_id
+}
+
+/// The whole log of a game.
+pub async fn log(client: &mut GamesClient<Channel>, game_id: &str) -> Vec<pb::LogRecord> {
+    let mut stream = client
+        .get_log(pb::GetLogRequest {
+            game_id: game_id.into(),
+            from_seq: 0,
+        })
+        .await
+        .expect("get log")
+        .into_inner();
+    let mut records = Vec::new();
+    while let Some(record) = stream.message().await.expect("log record") {
+        records.push(record);
+    }
+    records
+}
+
+pub async fn status(client: &mut GamesClient<Channel>, game_id: &str) -> pb::GameSummary {
+    let games = client
+        .list_games(pb::ListGamesRequest {})
+        .await
+        .expect("list")
+        .into_inner()
+        .games;
+    games
+        .into_iter()
+        .find(|g| g.game_id == game_id)
+        .expect("game listed")
+}
