@@ -4,7 +4,11 @@
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = ["proto/gangs.proto", "proto/gang_of_four.proto", "proto/the_gang.proto"];
+    let files = [
+        "proto/gangs.proto",
+        "proto/gang_of_four.proto",
+        "proto/the_gang.proto",
+    ];
     for f in &files {
         println!("cargo:rerun-if-changed={f}");
     }

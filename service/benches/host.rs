@@ -1,0 +1,209 @@
+//! Host benchmark: `cargo bench -p gangs-service --bench host`.
+//!
+//! Starts the real server in-process on a free port with a temporary data dir and measures,
+//! over real gRPC on loopback:
+//! - a plain tonic unary call (the health service's `Check`: no game, no disk) as the baseline;
+//! - `Act` latency (p50/p99) for one Gang of Four game, every action durable before its answer;
+//! - durable actions per second with 64 games played concurrently (group commit at work).
+//!
+//! The bench keeps a local replica of each game (same seed and options) only to pick a legal
+//! action for the seat to play; the server decides everything.
+
+use gangs_proto::v1 as pb;
+use pb::games_client::GamesClient;
+use rand::{Rng, SeedableRng};
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+const ECHO_CALLS: usize = 3000;
+const LATENCY_ACTIONS: usize = 2000;
+const CONCURRENT_GAMES: usize = 64;
+const CONCURRENT_SECONDS: u64 = 8;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+struct Game {
+    id: String,
+    tokens: Vec<String>,
+    replica: Box<dyn gangs_games::Game>,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
+    let options = gangs_games::parse_options("gang-of-four", Some(4), &[]).expect("options");
+    let id = client
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            options: Some(options.clone()),
+            seed: Some(seed),
+            preset: None,
+        })
+        .await
+        .expect("create")
+        .into_inner()
+        .game_id;
+    let mut tokens = Vec::new();
+    for seat in 0..4 {
+        let join = pb::JoinGameRequest {
+            game_id: id.clone(),
+            seat: Some(seat),
+            name: format!("bench{seat}"),
+        };
+        tokens.push(
+            client
+                .join_game(join)
+                .await
+                .expect("join")
+                .into_inner()
+                .token,
+        );
+    }
+    let mut replica =
+        gangs_games::new_game("gang-of-four", Some(&options), seed, None).expect("replica");
+    replica.start();
+    Game {
+        id,
+        tokens,
+        replica,
+        rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+    }
+}
+
+/// Plays one random legal action; returns false when the game is over.
+async fn step(client: &mut GamesClient<Channel>, game: &mut Game) -> bool {
+    if game.replica.is_over() {
+        return false;
+    }
+    let (seat, actions) = (0..game.replica.players())
+        .map(|s| (s, game.replica.legal_actions(s)))
+        .find(|(_, a)| !a.is_empty())
+        .expect("someone may act in a running game");
+    let action = actions[game.rng.random_range(0..actions.len())].clone();
+    game.replica.act(seat, &action).expect("a legal action");
+    client
+        .act(pb::ActRequest {
+            game_id: game.id.clone(),
+            token: game.tokens[seat].clone(),
+            action: Some(action),
+            expected_seq: None,
+            action_id: String::new(),
+        })
+        .await
+        .expect("act");
+    true
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().unwrap();
+    let config = gangs_service::server::Config {
+        listen: addr,
+        data_dir: dir.path().to_path_buf(),
+        api_key: None,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(gangs_service::server::run(config, listener, async {
+        let _ = stopped.await;
+    }));
+    let url = format!("http://{addr}");
+    let channel = loop {
+        if let Ok(c) = Channel::from_shared(url.clone()).unwrap().connect().await {
+            break c;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+
+    // Baseline: a plain tonic unary round trip.
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    let mut echo = Vec::with_capacity(ECHO_CALLS);
+    for _ in 0..ECHO_CALLS {
+        let t = Instant::now();
+        health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .expect("check");
+        echo.push(t.elapsed());
+    }
+    echo.sort();
+
+    // Act latency, one game at a time.
+    let mut client = GamesClient::new(channel.clone());
+    let mut latencies = Vec::with_capacity(LATENCY_ACTIONS);
+    let mut seed = 1;
+    let mut game = new_game(&mut client, seed).await;
+    while latencies.len() < LATENCY_ACTIONS {
+        let t = Instant::now();
+        if !step(&mut client, &mut game).await {
+            seed += 1;
+            game = new_game(&mut client, seed).await;
+            continue;
+        }
+        latencies.push(t.elapsed());
+    }
+    latencies.sort();
+
+    // Throughput: 64 games at once, each a sequential player.
+    let deadline = Instant::now() + Duration::from_secs(CONCURRENT_SECONDS);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for g in 0..CONCURRENT_GAMES {
+        let channel = channel.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut client = GamesClient::new(channel);
+            let mut seed = 1000 + g as u64 * 1000;
+            let mut game = new_game(&mut client, seed).await;
+            let mut actions = 0u64;
+            while Instant::now() < deadline {
+                if step(&mut client, &mut game).await {
+                    actions += 1;
+                } else {
+                    seed += 1;
+                    game = new_game(&mut client, seed).await;
+                }
+            }
+            actions
+        }));
+    }
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("player task");
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+
+    println!(
+        "machine: {} cores (shared, noisy: compare ratios)",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    println!(
+        "tonic echo (health Check):   p50 {:>8.1?}  p99 {:>8.1?}  ({} calls)",
+        percentile(&echo, 0.5),
+        percentile(&echo, 0.99),
+        ECHO_CALLS
+    );
+    println!(
+        "Act, one game (durable):     p50 {:>8.1?}  p99 {:>8.1?}  ({} actions)",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        LATENCY_ACTIONS
+    );
+    println!(
+        "{CONCURRENT_GAMES} concurrent games:         {:>8.0} durable actions/s  ({total} actions in {elapsed:.1} s)",
+        total as f64 / elapsed
+    );
+    println!(
+        "ratio Act p50 / echo p50:    {:.1}x",
+        percentile(&latencies, 0.5).as_secs_f64() / percentile(&echo, 0.5).as_secs_f64()
+    );
+    let _ = stop.send(());
+    let _ = server.await;
+}
