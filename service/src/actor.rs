@@ -582,14 +582,15 @@ impl GameActor {
         let id = &self.id;
         self.watchers.retain(|w| {
             let update = &updates[w.seat.unwrap_or(spectator)];
-            match w.updates.try_send(Ok(update.clone())) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
-                    false
-                }
+            // The last free slot is kept for the status that tells a slow watcher it was cut off.
+            if w.updates.capacity() <= 1 {
+                tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
+                let _ = w.updates.try_send(Err(Status::resource_exhausted(format!(
+                    "you fell more than {WATCHER_BUFFER} updates behind game {id}: watch again with from_seq = the last seq you received"
+                ))));
+                return false;
             }
+            w.updates.try_send(Ok(update.clone())).is_ok()
         });
     }
 
@@ -645,7 +646,7 @@ impl GameActor {
             )));
         }
         let catch_up = self.catch_up(seat, from_seq);
-        let (tx, rx) = mpsc::channel(catch_up.len() + WATCHER_BUFFER);
+        let (tx, rx) = mpsc::channel(catch_up.len() + WATCHER_BUFFER + 1);
         for update in catch_up {
             tx.try_send(Ok(update))
                 .expect("the channel was sized for the catch-up");
@@ -666,12 +667,7 @@ impl GameActor {
         let mut replayer = Replayer::new();
         let mut updates = Vec::new();
         for record in &self.records[..self.durable_seq as usize] {
-            let mut record = record.clone();
-            if let Some(Record::Created(c)) = &mut record.record {
-                // The actor's copy keeps the seed; replay needs it.
-                c.seed = self.created.seed;
-            }
-            if replayer.apply(&record).is_err() {
+            if replayer.apply(record).is_err() {
                 // Cannot happen: the actor checked every record when it applied or restored it.
                 break;
             }

@@ -55,6 +55,13 @@ pub async fn run(
 
     tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), "gangs-server ready");
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    // On the signal, first stop the game actors: that ends every open Watch stream, which the
+    // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
+    let closing = registry.clone();
+    let shutdown = async move {
+        shutdown.await;
+        closing.close();
+    };
     tonic::transport::Server::builder()
         .add_service(health_service)
         .add_service(reflection_v1)
