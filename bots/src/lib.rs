@@ -1,1 +1,48 @@
-//! Shared bot plumbing.
+//! Shared bot plumbing. Every bot is its own binary that plays one seat over gRPC, exactly like
+//! an external client would. A bot only supplies a [`Policy`] (pick one of the legal actions of
+//! an update); [`run_bot`] does the rest: flags, joining, watching, acting idempotently,
+//! surviving server restarts and exiting when the game ends.
+//!
+//! ```no_run
+//! use clap::Parser;
+//! use gangs_bots::{run_bot, BotArgs, RandomPolicy};
+//!
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     bot: BotArgs,
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let mut cli = Cli::parse();
+//!     let policy = RandomPolicy::new(cli.bot.rng());
+//!     run_bot(cli.bot, policy)
+//! }
+//! ```
+//!
+//! The modules:
+//! - [`args`]: the flags every bot accepts;
+//! - [`policy`]: the one trait a bot implements;
+//! - [`policies`]: ready-made policies (random);
+//! - [`runner`]: the join / watch / act loop;
+//! - [`decision`]: which update of a batch to act on (pure, tested);
+//! - [`action_id`]: idempotency keys for `Act`;
+//! - [`reconnect`]: backoff and the 60 s outage budget;
+//! - [`error`]: what can stop a bot, and which gRPC failures are only transient;
+//! - [`logging`]: tracing to stderr, filtered by `RUST_LOG`.
+
+pub mod action_id;
+pub mod args;
+pub mod decision;
+pub mod error;
+pub mod logging;
+pub mod policies;
+pub mod policy;
+pub mod reconnect;
+pub mod runner;
+
+pub use args::BotArgs;
+pub use error::BotError;
+pub use policies::random::RandomPolicy;
+pub use policy::Policy;
+pub use runner::{play, run_bot, GameOver};

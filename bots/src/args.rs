@@ -1,0 +1,103 @@
+//! The flags every bot binary accepts. A bot with flags of its own flattens [`BotArgs`] into its
+//! own clap struct (`#[command(flatten)] common: BotArgs`).
+
+use clap::Args;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// Where to play and as whom.
+#[derive(Debug, Clone, Args)]
+pub struct BotArgs {
+    /// The gangs server to connect to.
+    #[arg(long, env = "GANGS_SERVER", default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+
+    /// The id of the game to join (see `gangs games`).
+    #[arg(long)]
+    pub game: String,
+
+    /// The seat to take; omitted: the first free seat.
+    #[arg(long)]
+    pub seat: Option<u32>,
+
+    /// The player name shown to others; omitted: the bot's own name.
+    #[arg(long)]
+    pub name: Option<String>,
+
+    /// Resume a seat joined earlier (its seat token) instead of joining.
+    #[arg(long)]
+    pub token: Option<String>,
+
+    /// Seed of the policy's random number generator; omitted: a random seed (logged).
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// Log only warnings and errors (RUST_LOG still wins).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl BotArgs {
+    /// The seed for the policy: `--seed`, else a fresh random one, which is then kept in
+    /// `self.seed` so that [`crate::run_bot`] logs it and the game can be reproduced.
+    pub fn seed(&mut self) -> u64 {
+        *self.seed.get_or_insert_with(rand::random)
+    }
+
+    /// A deterministic RNG for the policy, from [`BotArgs::seed`].
+    pub fn rng(&mut self) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(self.seed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bot: BotArgs,
+    }
+
+    #[test]
+    fn defaults_and_flags() {
+        let cli = Cli::try_parse_from(["bot", "--game", "g1"]).unwrap();
+        assert_eq!(cli.bot.game, "g1");
+        assert_eq!(cli.bot.seat, None);
+        assert!(cli.bot.server.starts_with("http://"));
+
+        let cli = Cli::try_parse_from([
+            "bot", "--game", "g1", "--seat", "2", "--seed", "7", "--name", "zed", "--quiet",
+        ])
+        .unwrap();
+        assert_eq!(cli.bot.seat, Some(2));
+        assert_eq!(cli.bot.seed, Some(7));
+        assert_eq!(cli.bot.name.as_deref(), Some("zed"));
+        assert!(cli.bot.quiet);
+    }
+
+    #[test]
+    fn game_is_required() {
+        assert!(Cli::try_parse_from(["bot"]).is_err());
+    }
+
+    #[test]
+    fn same_seed_same_rng() {
+        use rand::Rng;
+        let mut cli = Cli::try_parse_from(["bot", "--game", "g", "--seed", "42"]).unwrap();
+        let a: u64 = cli.bot.rng().random();
+        let b: u64 = cli.bot.rng().random();
+        assert_eq!(a, b);
+        assert_eq!(cli.bot.seed(), 42);
+    }
+
+    #[test]
+    fn a_random_seed_is_kept() {
+        let mut cli = Cli::try_parse_from(["bot", "--game", "g"]).unwrap();
+        let seed = cli.bot.seed();
+        assert_eq!(cli.bot.seed, Some(seed));
+        assert_eq!(cli.bot.seed(), seed);
+    }
+}

@@ -1,0 +1,139 @@
+//! What can stop a bot, and which gRPC failures are only the connection's fault (worth a
+//! reconnect) rather than the server refusing the request.
+
+use tonic::{Code, Status};
+
+#[derive(Debug)]
+pub enum BotError {
+    /// `--server` is not a usable URL.
+    BadServerUrl { url: String, reason: String },
+    /// The server stayed unreachable for the whole retry budget.
+    ServerLost {
+        url: String,
+        seconds: u64,
+        last: String,
+    },
+    /// The server refused a request for good (NOT_FOUND game, seat taken, bad token...).
+    Refused { what: &'static str, status: Status },
+    /// The policy returned an action that is not among the update's legal actions: a bug in
+    /// the bot.
+    IllegalChoice { seq: u64, action: String },
+    /// The server keeps failing the same action.
+    ActKeepsFailing {
+        seq: u64,
+        attempts: u32,
+        last: Status,
+    },
+}
+
+impl std::fmt::Display for BotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BotError::BadServerUrl { url, reason } => write!(
+                f,
+                "invalid server URL {url:?} ({reason}): use e.g. --server http://127.0.0.1:50051"
+            ),
+            BotError::ServerLost { url, seconds, last } => write!(
+                f,
+                "cannot reach the server at {url} for {seconds} s (last error: {last}): is `gangs-server` running?"
+            ),
+            BotError::Refused { what, status } => write!(
+                f,
+                "{what} refused by the server: {} ({})",
+                status.message(),
+                code_name(status.code())
+            ),
+            BotError::IllegalChoice { seq, action } => write!(
+                f,
+                "BUG: the policy chose `{action}` at seq {seq}, which is not one of the legal actions"
+            ),
+            BotError::ActKeepsFailing {
+                seq,
+                attempts,
+                last,
+            } => write!(
+                f,
+                "the server failed the action at seq {seq} {attempts} times in a row (last: {} {})",
+                code_name(last.code()),
+                last.message()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BotError {}
+
+/// The failure is the connection's (server down, restarting, stream cut), not a verdict on the
+/// request: reconnect and try again. A server killed mid-stream surfaces as UNAVAILABLE,
+/// UNKNOWN, INTERNAL (h2 errors, broken pipes) or CANCELLED depending on timing.
+pub fn is_transient(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable
+            | Code::Unknown
+            | Code::Internal
+            | Code::Cancelled
+            | Code::DeadlineExceeded
+            | Code::ResourceExhausted
+            | Code::OutOfRange
+    )
+}
+
+/// The canonical gRPC name of a code (`NOT_FOUND`), as other gRPC tools print it.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_trouble_is_transient_verdicts_are_not() {
+        assert!(is_transient(&Status::unavailable("connection refused")));
+        assert!(is_transient(&Status::unknown("transport error")));
+        assert!(is_transient(&Status::resource_exhausted(
+            "watcher too slow"
+        )));
+        assert!(!is_transient(&Status::not_found("no such game")));
+        assert!(!is_transient(&Status::invalid_argument("bad card")));
+        assert!(!is_transient(&Status::aborted("stale seq")));
+        assert!(!is_transient(&Status::failed_precondition("not your turn")));
+    }
+
+    #[test]
+    fn messages_say_what_to_do() {
+        let lost = BotError::ServerLost {
+            url: "http://127.0.0.1:50051".into(),
+            seconds: 60,
+            last: "connection refused".into(),
+        };
+        assert!(lost.to_string().contains("is `gangs-server` running?"));
+        let refused = BotError::Refused {
+            what: "joining game g9",
+            status: Status::not_found("no game g9"),
+        };
+        assert_eq!(
+            refused.to_string(),
+            "joining game g9 refused by the server: no game g9 (NOT_FOUND)"
+        );
+    }
+}

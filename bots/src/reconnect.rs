@@ -1,0 +1,119 @@
+//! Getting a client back after the connection broke: exponential backoff from 100 ms to 1 s,
+//! for at most 60 s of continuous outage, then give up with a clear error.
+
+use crate::BotError;
+use gangs_proto::v1::games_client::GamesClient;
+use std::time::{Duration, Instant};
+use tonic::transport::{Channel, Endpoint};
+
+pub type Client = GamesClient<Channel>;
+
+pub const FIRST_DELAY: Duration = Duration::from_millis(100);
+pub const MAX_DELAY: Duration = Duration::from_secs(1);
+pub const OUTAGE_BUDGET: Duration = Duration::from_secs(60);
+
+/// Delays between attempts: 100 ms, 200 ms, 400 ms, 800 ms, 1 s, 1 s...
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff { next: FIRST_DELAY }
+    }
+}
+
+impl Backoff {
+    pub fn next_delay(&mut self) -> Duration {
+        let delay = self.next;
+        self.next = (self.next * 2).min(MAX_DELAY);
+        delay
+    }
+}
+
+/// Connects to one server URL, and again after failures, within the outage budget.
+pub struct Reconnector {
+    url: String,
+    endpoint: Endpoint,
+    backoff: Backoff,
+    outage_since: Option<Instant>,
+}
+
+impl Reconnector {
+    pub fn new(url: &str) -> Result<Self, BotError> {
+        let endpoint =
+            Endpoint::from_shared(url.to_string()).map_err(|e| BotError::BadServerUrl {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+        Ok(Reconnector {
+            url: url.to_string(),
+            endpoint,
+            backoff: Backoff::default(),
+            outage_since: None,
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The connection works (an update came through): the next failure starts a new outage.
+    pub fn healthy(&mut self) {
+        self.outage_since = None;
+        self.backoff = Backoff::default();
+    }
+
+    /// A client, trying immediately and then with backoff until the outage budget is spent.
+    /// `why` is the failure that brought us here (for the log and the final error).
+    pub async fn connect(&mut self, why: &str) -> Result<Client, BotError> {
+        let since = *self.outage_since.get_or_insert_with(Instant::now);
+        tracing::debug!(url = %self.url, why, "connecting");
+        loop {
+            let last = match self.endpoint.connect().await {
+                Ok(channel) => return Ok(GamesClient::new(channel)),
+                Err(e) => format!("{e}: {}", error_chain(&e)),
+            };
+            tracing::debug!(url = %self.url, error = %last, "connect failed");
+            if since.elapsed() >= OUTAGE_BUDGET {
+                return Err(BotError::ServerLost {
+                    url: self.url.clone(),
+                    seconds: OUTAGE_BUDGET.as_secs(),
+                    last,
+                });
+            }
+            tokio::time::sleep(self.backoff.next_delay()).await;
+        }
+    }
+}
+
+/// The innermost cause of a transport error ("connection refused" rather than "transport
+/// error").
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut source = e.source();
+    let mut last = None;
+    while let Some(s) = source {
+        last = Some(s.to_string());
+        source = s.source();
+    }
+    last.unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_one_second() {
+        let mut b = Backoff::default();
+        let delays: Vec<u64> = (0..7).map(|_| b.next_delay().as_millis() as u64).collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000, 1000]);
+    }
+
+    #[test]
+    fn bad_url_is_a_clear_error() {
+        let err = Reconnector::new("not a url").err().unwrap();
+        assert!(err.to_string().contains("--server http://"));
+    }
+}

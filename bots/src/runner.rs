@@ -1,0 +1,314 @@
+//! The bot loop: join (or resume with a token), watch the seat's updates, and whenever the
+//! newest update lists legal actions, ask the policy and act. Connection failures lead to a
+//! reconnect and a new watch from the last seq seen; the game's end ends the bot.
+
+use crate::action_id::action_id;
+use crate::decision::{decide, Decision};
+use crate::error::{code_name, is_transient};
+use crate::reconnect::{Client, Reconnector};
+use crate::{logging, BotArgs, BotError, Policy};
+use gangs_games::{describe_action, describe_event};
+use gangs_proto::v1 as pb;
+use std::process::ExitCode;
+use std::time::Duration;
+use tonic::{Code, Status, Streaming};
+
+/// How many times in a row the same action may fail for connection reasons before giving up.
+const MAX_ACT_ATTEMPTS: u32 = 10;
+
+/// How a finished game looked from the bot's seat.
+#[derive(Debug, Clone)]
+pub struct GameOver {
+    pub game_id: String,
+    pub seat: Option<u32>,
+    pub seq: u64,
+    pub outcome: Option<pb::Outcome>,
+}
+
+/// The whole life of a bot binary: logging, a runtime, [`play`], and the exit code (0 when the
+/// game finished, 1 with the error on stderr otherwise).
+pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
+    logging::init(args.quiet);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let name = policy.name().to_string();
+    tracing::info!(
+        bot = %name,
+        game = %args.game,
+        server = %args.server,
+        seed = ?args.seed,
+        "starting"
+    );
+    match runtime.block_on(play(args, policy)) {
+        Ok(over) => {
+            let summary = over
+                .outcome
+                .as_ref()
+                .map(|o| o.summary.as_str())
+                .unwrap_or("no outcome given");
+            tracing::info!(game = %over.game_id, seat = ?over.seat, "game over: {summary}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{name} bot: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Plays one seat until the game is over.
+pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotError> {
+    let mut reconnector = Reconnector::new(&args.server)?;
+    let client = reconnector.connect("first connection").await?;
+    let mut bot = Bot {
+        name: args
+            .name
+            .clone()
+            .unwrap_or_else(|| policy.name().to_string()),
+        game_id: args.game.clone(),
+        seat: args.seat,
+        token: args.token.clone().unwrap_or_default(),
+        last_seq: 0,
+        acted_at: None,
+        act_failures: (0, 0),
+        policy,
+        reconnector,
+        client,
+    };
+    let mut from_seq = if bot.token.is_empty() {
+        bot.join().await?
+    } else {
+        tracing::info!(game = %bot.game_id, "resuming with the given token");
+        0
+    };
+    loop {
+        match bot.follow(from_seq).await? {
+            Followed::Over(over) => return Ok(over),
+            Followed::Interrupted(why) => {
+                tracing::warn!(game = %bot.game_id, "lost the game's stream ({why}): reconnecting");
+                bot.client = bot.reconnector.connect(&why).await?;
+                // Watch again from just before the last update seen: the server re-sends it,
+                // so an action interrupted by the outage is retried (with the same action id).
+                from_seq = bot.last_seq.saturating_sub(1);
+            }
+        }
+    }
+}
+
+struct Bot<P> {
+    name: String,
+    game_id: String,
+    seat: Option<u32>,
+    token: String,
+    /// The newest seq received.
+    last_seq: u64,
+    /// The seq of the last update acted on successfully.
+    acted_at: Option<u64>,
+    /// (seq, consecutive transient failures acting at that seq).
+    act_failures: (u64, u32),
+    policy: P,
+    reconnector: Reconnector,
+    client: Client,
+}
+
+/// How watching ended.
+enum Followed {
+    Over(GameOver),
+    /// The stream broke or ended before the game did.
+    Interrupted(String),
+}
+
+/// How an `Act` call went.
+enum Acted {
+    Done,
+    /// Stale or not allowed any more: the next update will tell.
+    Stale,
+    Interrupted(String),
+}
+
+impl<P: Policy> Bot<P> {
+    /// Takes a seat; returns the seq to watch from (just before our join, so that the first
+    /// update shows the game as it is).
+    async fn join(&mut self) -> Result<u64, BotError> {
+        loop {
+            let request = pb::JoinGameRequest {
+                game_id: self.game_id.clone(),
+                seat: self.seat,
+                name: self.name.clone(),
+            };
+            match self.client.join_game(request).await {
+                Ok(response) => {
+                    let joined = response.into_inner();
+                    tracing::info!(game = %self.game_id, seat = joined.seat, name = %self.name, "joined");
+                    self.seat = Some(joined.seat);
+                    self.token = joined.token;
+                    self.reconnector.healthy();
+                    return Ok(joined.seq.saturating_sub(1));
+                }
+                Err(status) if is_transient(&status) => {
+                    let why = describe_status(&status);
+                    self.client = self.reconnector.connect(&why).await?;
+                }
+                Err(status) => {
+                    return Err(BotError::Refused {
+                        what: "joining the game",
+                        status,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Watches from `from_seq` and plays until the game ends or the stream breaks.
+    async fn follow(&mut self, from_seq: u64) -> Result<Followed, BotError> {
+        let request = pb::WatchRequest {
+            game_id: self.game_id.clone(),
+            token: self.token.clone(),
+            from_seq,
+        };
+        let mut stream = match self.client.watch(request).await {
+            Ok(response) => response.into_inner(),
+            Err(status) if is_transient(&status) => {
+                return Ok(Followed::Interrupted(describe_status(&status)))
+            }
+            Err(status) => {
+                return Err(BotError::Refused {
+                    what: "watching the game",
+                    status,
+                })
+            }
+        };
+        loop {
+            let (batch, ended) = next_batch(&mut stream).await;
+            if !batch.is_empty() {
+                self.reconnector.healthy();
+            }
+            for update in &batch {
+                self.note(update);
+            }
+            match decide(&batch, self.acted_at) {
+                Decision::Finished(update) => {
+                    return Ok(Followed::Over(GameOver {
+                        game_id: self.game_id.clone(),
+                        seat: self.seat,
+                        seq: update.seq,
+                        outcome: update.outcome.clone(),
+                    }))
+                }
+                Decision::Act(update) => {
+                    let update = update.clone();
+                    match self.act(&update).await? {
+                        Acted::Done => self.acted_at = Some(update.seq),
+                        Acted::Stale => {}
+                        Acted::Interrupted(why) => return Ok(Followed::Interrupted(why)),
+                    }
+                }
+                Decision::Wait => {}
+            }
+            if let Some(why) = ended {
+                return Ok(Followed::Interrupted(why));
+            }
+        }
+    }
+
+    /// Remembers what an update tells about the seat and logs its events.
+    fn note(&mut self, update: &pb::Update) {
+        self.last_seq = self.last_seq.max(update.seq);
+        if let Some(seat) = update.seat {
+            self.seat = Some(seat);
+        }
+        for event in &update.events {
+            tracing::debug!(seq = update.seq, "{}", describe_event(event));
+        }
+    }
+
+    async fn act(&mut self, update: &pb::Update) -> Result<Acted, BotError> {
+        let Some(action) = self.policy.choose(update) else {
+            tracing::debug!(seq = update.seq, "the policy lets this update pass");
+            return Ok(Acted::Stale);
+        };
+        if !update.legal_actions.contains(&action) {
+            return Err(BotError::IllegalChoice {
+                seq: update.seq,
+                action: describe_action(&action),
+            });
+        }
+        let seat = update.seat.or(self.seat).unwrap_or_default();
+        let words = describe_action(&action);
+        let request = pb::ActRequest {
+            game_id: self.game_id.clone(),
+            token: self.token.clone(),
+            action: Some(action),
+            expected_seq: Some(update.seq),
+            action_id: action_id(&self.game_id, seat, update.seq),
+        };
+        match self.client.act(request).await {
+            Ok(response) => {
+                let response = response.into_inner();
+                tracing::info!(seq = response.seq, seat, "played `{words}`");
+                self.act_failures = (0, 0);
+                Ok(Acted::Done)
+            }
+            Err(status) if matches!(status.code(), Code::Aborted | Code::FailedPrecondition) => {
+                tracing::debug!(
+                    seq = update.seq,
+                    "`{words}` not taken ({}): waiting for the next update",
+                    status.message()
+                );
+                Ok(Acted::Stale)
+            }
+            Err(status) if is_transient(&status) => {
+                let (seq, count) = self.act_failures;
+                let count = if seq == update.seq { count + 1 } else { 1 };
+                self.act_failures = (update.seq, count);
+                if count >= MAX_ACT_ATTEMPTS {
+                    return Err(BotError::ActKeepsFailing {
+                        seq: update.seq,
+                        attempts: count,
+                        last: status,
+                    });
+                }
+                // Give a restarting server a moment before the reconnect loop starts.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(Acted::Interrupted(describe_status(&status)))
+            }
+            Err(status) => Err(BotError::Refused {
+                what: "the action",
+                status,
+            }),
+        }
+    }
+}
+
+/// Waits for the next update, then takes every update already received behind it without
+/// waiting, so that the decision is made on the newest one. The second value says why the
+/// stream is over, if it is.
+async fn next_batch(stream: &mut Streaming<pb::Update>) -> (Vec<pb::Update>, Option<String>) {
+    let mut batch = Vec::new();
+    match stream.message().await {
+        Ok(Some(update)) => batch.push(update),
+        Ok(None) => return (batch, Some("the server closed the stream".into())),
+        Err(status) => return (batch, Some(describe_status(&status))),
+    }
+    loop {
+        // A zero timeout polls the stream once: ready messages come, nothing is waited for.
+        match tokio::time::timeout(Duration::ZERO, stream.message()).await {
+            Ok(Ok(Some(update))) => batch.push(update),
+            Ok(Ok(None)) => return (batch, Some("the server closed the stream".into())),
+            Ok(Err(status)) => return (batch, Some(describe_status(&status))),
+            Err(_nothing_ready) => return (batch, None),
+        }
+    }
+}
+
+fn describe_status(status: &Status) -> String {
+    format!("{}: {}", code_name(status.code()), status.message())
+}
