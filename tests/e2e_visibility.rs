@@ -1,0 +1,216 @@
+//! End to end: over many random games played through the real server, no update sent to a
+//! seat or a spectator ever holds a card that the receiver may not know. The truth (every hand
+//! as dealt) comes from the finished game's full log.
+
+mod common;
+
+use common::*;
+use gangs_proto::v1 as pb;
+use pb::games_client::GamesClient;
+use rand::{Rng, SeedableRng};
+use std::collections::HashSet;
+use tonic::transport::Channel;
+
+async fn collect(
+    mut client: GamesClient<Channel>,
+    game_id: String,
+    token: String,
+) -> Vec<pb::Update> {
+    let mut stream = client
+        .watch(pb::WatchRequest {
+            game_id,
+            token,
+            from_seq: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut updates = Vec::new();
+    while let Some(update) = stream.message().await.unwrap() {
+        updates.push(update);
+    }
+    updates
+}
+
+/// Plays a game with random legal actions for every seat, driven from the seats' own updates.
+async fn play_randomly(
+    client: &mut GamesClient<Channel>,
+    game_id: &str,
+    tokens: &[String],
+    seed: u64,
+) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    loop {
+        let summary = status(client, game_id).await;
+        if summary.status == pb::GameStatus::Finished as i32 {
+            return;
+        }
+        let mut acted = false;
+        for token in tokens {
+            let mut stream = client
+                .watch(pb::WatchRequest {
+                    game_id: game_id.into(),
+                    token: token.clone(),
+                    from_seq: summary.last_seq - 1,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let update = stream.message().await.unwrap().unwrap();
+            if update.legal_actions.is_empty() {
+                continue;
+            }
+            let action =
+                update.legal_actions[rng.random_range(0..update.legal_actions.len())].clone();
+            client
+                .act(pb::ActRequest {
+                    game_id: game_id.into(),
+                    token: token.clone(),
+                    action: Some(action),
+                    expected_seq: Some(update.seq),
+                    action_id: String::new(),
+                })
+                .await
+                .expect("a listed legal action is accepted");
+            acted = true;
+            break;
+        }
+        assert!(acted, "nobody could act in a running game");
+    }
+}
+
+fn card_ids(cards: &[pb::GangOfFourCard]) -> impl Iterator<Item = u32> + '_ {
+    cards.iter().map(|c| c.id)
+}
+
+/// Every card id an update shows, with where it was seen.
+fn gang_of_four_cards(update: &pb::Update) -> (Vec<u32>, Vec<u32>) {
+    // (cards in the receiver's own hand / dealt-to-someone lists, cards shown publicly)
+    let mut private = Vec::new();
+    let mut public = Vec::new();
+    for event in &update.events {
+        let Some(pb::game_event::Game::GangOfFour(e)) = &event.game else {
+            panic!("not a gang-of-four event")
+        };
+        use pb::gang_of_four_event::Kind;
+        match &e.kind {
+            Some(Kind::Dealt(d)) => {
+                for hand in &d.hands {
+                    private.extend(card_ids(&hand.cards));
+                }
+            }
+            Some(Kind::Exchanged(x)) => public.extend(x.card.iter().map(|c| c.id)),
+            Some(Kind::Played(p)) => public.extend(card_ids(&p.cards)),
+            _ => {}
+        }
+    }
+    if let Some(pb::GameView {
+        game: Some(pb::game_view::Game::GangOfFour(v)),
+    }) = &update.view
+    {
+        private.extend(card_ids(&v.hand));
+        for play in v.table.iter().chain(&v.trick) {
+            public.extend(card_ids(&play.cards));
+        }
+        for x in &v.exchange {
+            public.extend(x.card.iter().map(|c| c.id));
+        }
+    }
+    (private, public)
+}
+
+/// Hands as dealt in each deal, from the full log of a finished game.
+fn dealt_hands(records: &[pb::LogRecord]) -> Vec<Vec<HashSet<u32>>> {
+    let mut deals = Vec::new();
+    for record in records {
+        let events = match &record.record {
+            Some(pb::log_record::Record::Started(s)) => &s.events,
+            Some(pb::log_record::Record::Acted(a)) => &a.events,
+            _ => continue,
+        };
+        for event in events {
+            if let Some(pb::game_event::Game::GangOfFour(pb::GangOfFourEvent {
+                kind: Some(pb::gang_of_four_event::Kind::Dealt(d)),
+            })) = &event.game
+            {
+                let mut hands = vec![HashSet::new(); 4];
+                for hand in &d.hands {
+                    hands[hand.seat as usize] = card_ids(&hand.cards).collect();
+                }
+                deals.push(hands);
+            }
+        }
+    }
+    deals
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gang_of_four_updates_never_show_hidden_cards() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let mut client = server.client().await;
+    for (seed, players, manual) in [
+        (1u64, 4u32, "false"),
+        (2, 3, "true"),
+        (3, 4, "true"),
+        (4, 3, "false"),
+    ] {
+        let pairs = vec![
+            ("target_score".to_string(), "20".to_string()),
+            ("manual_last_card".to_string(), manual.to_string()),
+        ];
+        let options = gangs_games::parse_options("gang-of-four", Some(players), &pairs).unwrap();
+        let game_id = create(&mut client, "gang-of-four", Some(options), seed).await;
+        let mut tokens = Vec::new();
+        for seat in 0..players {
+            let join = pb::JoinGameRequest {
+                game_id: game_id.clone(),
+                seat: Some(seat),
+                name: String::new(),
+            };
+            tokens.push(client.join_game(join).await.unwrap().into_inner().token);
+        }
+        let mut watchers = Vec::new();
+        for token in tokens.iter().cloned().chain([String::new()]) {
+            watchers.push(tokio::spawn(collect(
+                client.clone(),
+                game_id.clone(),
+                token,
+            )));
+        }
+        play_randomly(&mut client, &game_id, &tokens, seed).await;
+        let deals = dealt_hands(&log(&mut client, &game_id).await);
+        assert!(!deals.is_empty());
+        for (who, watcher) in watchers.into_iter().enumerate() {
+            let seat = (who < players as usize).then_some(who);
+            let updates = watcher.await.unwrap();
+            assert_eq!(
+                updates.last().unwrap().status,
+                pb::GameStatus::Finished as i32
+            );
+            let mut deal = 0usize;
+            let mut received: HashSet<u32> = HashSet::new();
+            for update in &updates {
+                if let Some(pb::GameView {
+                    game: Some(pb::game_view::Game::GangOfFour(v)),
+                }) = &update.view
+                {
+                    if v.deal_number as usize != deal {
+                        deal = v.deal_number as usize;
+                        received.clear();
+                    }
+                }
+                let (private, public) = gang_of_four_cards(update);
+                received.extend(public);
+                for id in private {
+                    let mine = seat.is_some_and(|s| deals[deal.max(1) - 1][s].contains(&id));
+                    assert!(
+                        mine || received.contains(&id),
+                        "seat {seat:?} was shown card {id} at seq {} (deal {deal}) that it may not know",
+                        update.seq
+                    );
+                }
+            }
+        }
+    }
+}
