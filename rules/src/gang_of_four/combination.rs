@@ -149,7 +149,12 @@ impl Combination {
         let suit = (0..3).find(|&s| others & !cards::SUIT_MASKS[s] == 0);
         let distinct = counts.iter().filter(|&&c| c > 0).count();
         let low = counts.iter().position(|&c| c > 0).unwrap_or(0) as u32;
-        if distinct == 5 && counts[low as usize + 4] == 1 {
+        if distinct == 5
+            && counts[low as usize + 4] == 1
+            && counts[low as usize..=low as usize + 4]
+                .iter()
+                .all(|&c| c == 1)
+        {
             let top = low + 4;
             // Colors from the top card down; in a straight flush the multicolor 1 takes the
             // color of the others, in a plain straight it counts as the strongest color.
