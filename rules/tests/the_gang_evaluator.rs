@@ -1,0 +1,202 @@
+//! The hand evaluator: known hands of every category, the wheel, kickers, perfect ties, 8 cards,
+//! the suitless Jack (never in a flush), and agreement with an independent brute-force evaluator
+//! (every 5-card subset classified naively) on a million random hands.
+
+use gangs_rules::the_gang::{cards, evaluate, Card, Category, HandValue};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Ordering;
+
+fn value(text: &str) -> HandValue {
+    evaluate(&cards(text))
+}
+
+fn category(text: &str) -> Category {
+    value(text).category()
+}
+
+#[test]
+fn every_category_is_recognised() {
+    assert_eq!(category("2c 5d 9h Js Kc 3d 7h"), Category::HighCard);
+    assert_eq!(category("2c 2d 9h Js Kc 3d 7h"), Category::Pair);
+    assert_eq!(category("2c 2d 9h 9s Kc 3d 7h"), Category::TwoPair);
+    assert_eq!(category("2c 2d 2h 9s Kc 3d 7h"), Category::ThreeOfAKind);
+    assert_eq!(category("5c 6d 7h 8s 9c Kd 2h"), Category::Straight);
+    assert_eq!(category("2h 5h 9h Jh Kh 3d 7c"), Category::Flush);
+    assert_eq!(category("2c 2d 2h 9s 9c 3d 7h"), Category::FullHouse);
+    assert_eq!(category("2c 2d 2h 2s 9c 3d 7h"), Category::FourOfAKind);
+    assert_eq!(category("5h 6h 7h 8h 9h Kd 2c"), Category::StraightFlush);
+    assert_eq!(category("Th Jh Qh Kh Ah"), Category::StraightFlush);
+}
+
+#[test]
+fn categories_are_ordered() {
+    let ladder = [
+        "2c 5d 9h Js Kc 3d 7h",
+        "2c 2d 9h Js Kc 3d 7h",
+        "2c 2d 9h 9s Kc 3d 7h",
+        "2c 2d 2h 9s Kc 3d 7h",
+        "5c 6d 7h 8s 9c Kd 2h",
+        "2h 5h 9h Jh Kh 3d 7c",
+        "2c 2d 2h 9s 9c 3d 7h",
+        "2c 2d 2h 2s 9c 3d 7h",
+        "5h 6h 7h 8h 9h Kd 2c",
+    ];
+    for pair in ladder.windows(2) {
+        assert!(value(pair[0]) < value(pair[1]), "{} < {}", pair[0], pair[1]);
+    }
+}
+
+#[test]
+fn the_wheel_is_the_lowest_straight_and_ace_is_never_in_the_middle() {
+    assert_eq!(category("Ac 2d 3h 4s 5c"), Category::Straight);
+    assert!(value("Ac 2d 3h 4s 5c") < value("2c 3d 4h 5s 6c"));
+    assert!(value("Tc Jd Qh Ks Ac") > value("9c Td Jh Qs Kc"));
+    assert_eq!(category("Kc Ad 2h 3s 4c"), Category::HighCard);
+    assert_eq!(category("Ah 2h 3h 4h 5h"), Category::StraightFlush);
+    assert!(value("Ah 2h 3h 4h 5h") < value("2d 3d 4d 5d 6d"));
+    // A wheel plus a 6 is a 6-high straight.
+    assert_eq!(value("Ac 2d 3h 4s 5c 6d"), value("2c 3d 4h 5s 6c"));
+}
+
+#[test]
+fn kickers_break_ties_in_order() {
+    assert!(value("Ac Ad Kh 9s 4c") > value("Ac Ad Qh Js Tc"));
+    assert!(value("Ac Ad Kh 9s 5c") > value("As Ah Kd 9c 4d"));
+    assert!(value("9c 9d 4h 4s Kc") > value("9h 9s 4c 4d Qc"));
+    assert!(value("9c 9d 4h 4s 2c") < value("9h 9s 5c 5d 2d"));
+    assert!(value("7c 7d 7h As 2c") > value("7c 7d 7h Ks Qc"));
+    assert!(value("Ah Kh 9h 5h 3h") > value("Ac Kc 9c 5c 2c"));
+    assert!(value("Ac Kd 9h 5s 3c") > value("As Kh 9c 5d 2h"));
+    assert!(value("8c 8d 8h 8s Ac") > value("8c 8d 8h 8s Kc"));
+    assert!(value("8c 8d 8h Ks Kc") > value("8c 8d 8h Qs Qc"));
+    assert!(value("9c 9d 9h 2s 2c") > value("8c 8d 8h As Ac"));
+    // Only the best five count: a sixth and seventh card do not break ties.
+    assert_eq!(value("Ac Ad Kh Qs Jc 3d 2h"), value("As Ah Kd Qc Jd 4c 3h"));
+    // Three pairs: the best two pairs and the best remaining kicker.
+    assert_eq!(value("Ac Ad Kh Ks 2c 2d Qh"), value("As Ah Kd Kc Qs 5c 4h"));
+}
+
+#[test]
+fn perfect_ties_ignore_suits() {
+    assert_eq!(value("Ac Kd 9h 5s 3c"), value("As Kh 9c 5d 3h"));
+    assert_eq!(value("2c 3d 5h 9s Kc Qd Jh"), value("2d 3h 5s 9c Kd Qh Jc"));
+    // Board plays: both players hold low cards under a board straight.
+    assert_eq!(value("2c 3d 8h 9s Tc Jd Qh"), value("2h 4d 8h 9s Tc Jd Qh"));
+}
+
+#[test]
+fn eight_cards_pick_the_best_five() {
+    assert_eq!(category("Ac Ad Ah As Kc Kd Kh 2s"), Category::FourOfAKind);
+    assert_eq!(value("Ac Ad Ah As Kc Kd Kh 2s"), value("Ac Ad Ah As Kc"));
+    // 8 cards can hold a flush and a full house: the full house wins.
+    assert_eq!(category("2h 5h 9h Jh Kh 9c 9d 2d"), Category::FullHouse);
+    assert_eq!(category("2h 3h 4h 5h 6h 7c 8d 9s"), Category::StraightFlush);
+}
+
+#[test]
+fn the_suitless_jack_counts_as_a_jack_but_never_for_a_flush() {
+    let j = Card::SUITLESS_JACK;
+    assert_eq!(j.rank(), 9);
+    assert_eq!(j.suit(), None);
+    // Four hearts and the suitless Jack: no flush, only high card.
+    assert_eq!(category("2h 5h 9h Kh J*"), Category::HighCard);
+    // It makes pairs and straights.
+    assert_eq!(category("Jh 5h 9c Kd J*"), Category::Pair);
+    assert_eq!(category("8c 9d Th Qs J*"), Category::Straight);
+    // Four hearts 8 9 T Q + J*: a straight, not a straight flush.
+    assert_eq!(category("8h 9h Th Qh J* 2c 3d"), Category::Straight);
+    // Five Jacks among 8 cards: four of a kind with a kicker.
+    assert_eq!(category("Jc Jd Jh Js J* 2c 3d 4h"), Category::FourOfAKind);
+    assert_eq!(value("Jc Jd Jh J* 4h"), value("Jc Jd Jh Js 4d"));
+}
+
+// ---- the independent brute-force evaluator ----------------------------------------------------
+
+/// Classifies exactly five cards the naive way, returning (category, tie-break ranks).
+fn naive_five(hand: &[Card]) -> (u8, Vec<u8>) {
+    let mut ranks: Vec<u8> = hand.iter().map(|c| c.rank()).collect();
+    ranks.sort_unstable_by(|a, b| b.cmp(a));
+    let flush = hand
+        .iter()
+        .all(|c| c.suit().is_some() && c.suit() == hand[0].suit());
+    let mut distinct = ranks.clone();
+    distinct.dedup();
+    let straight_top = if distinct.len() == 5 && distinct[0] - distinct[4] == 4 {
+        Some(distinct[0])
+    } else if distinct == [12, 3, 2, 1, 0] {
+        Some(3)
+    } else {
+        None
+    };
+    // Groups by (count, rank), largest first.
+    let mut groups: Vec<(usize, u8)> = distinct
+        .iter()
+        .map(|&r| (ranks.iter().filter(|&&x| x == r).count(), r))
+        .collect();
+    groups.sort_unstable_by(|a, b| b.cmp(a));
+    let by_groups: Vec<u8> = groups.iter().map(|g| g.1).collect();
+    let counts: Vec<usize> = groups.iter().map(|g| g.0).collect();
+    match (straight_top, flush, counts.as_slice()) {
+        (Some(top), true, _) => (8, vec![top]),
+        (_, _, [4, ..]) | (_, _, [5, ..]) => (7, by_groups),
+        (_, _, [3, 2]) => (6, by_groups),
+        (_, true, _) => (5, ranks),
+        (Some(top), false, _) => (4, vec![top]),
+        (_, _, [3, ..]) => (3, by_groups),
+        (_, _, [2, 2, ..]) => (2, by_groups),
+        (_, _, [2, ..]) => (1, by_groups),
+        _ => (0, ranks),
+    }
+}
+
+fn naive_best(cards: &[Card]) -> (u8, Vec<u8>) {
+    let n = cards.len();
+    let mut best: Option<(u8, Vec<u8>)> = None;
+    let mut five = Vec::with_capacity(5);
+    for mask in 0u32..(1 << n) {
+        if mask.count_ones() != 5 {
+            continue;
+        }
+        five.clear();
+        five.extend((0..n).filter(|i| mask >> i & 1 == 1).map(|i| cards[i]));
+        let v = naive_five(&five);
+        if best.as_ref().is_none_or(|b| v > *b) {
+            best = Some(v);
+        }
+    }
+    best.expect("at least five cards")
+}
+
+#[test]
+fn agrees_with_brute_force_on_a_million_random_hands() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut deck = Card::deck();
+    deck.push(Card::SUITLESS_JACK);
+    let mut previous: Option<(Vec<Card>, HandValue, (u8, Vec<u8>))> = None;
+    for i in 0..1_000_000u32 {
+        // Mostly 7 cards; some 5, 6 and 8; the suitless Jack in play one hand in four.
+        let size = match i % 10 {
+            0 => 5,
+            1 => 6,
+            2 => 8,
+            _ => 7,
+        };
+        let pool = if i % 4 == 0 { 53 } else { 52 };
+        let (hand, _) = deck[..pool].partial_shuffle(&mut rng, size);
+        let hand = hand.to_vec();
+        let ours = evaluate(&hand);
+        let naive = naive_best(&hand);
+        assert_eq!(ours.category() as u8, naive.0, "category of {hand:?}");
+        // The ordering must agree with the naive one against the previous hand.
+        if let Some((prev_hand, prev_ours, prev_naive)) = &previous {
+            let expected: Ordering = naive.cmp(prev_naive);
+            assert_eq!(ours.cmp(prev_ours), expected, "{hand:?} vs {prev_hand:?}");
+        }
+        previous = Some((hand, ours, naive));
+        if rng.random_ratio(1, 2) {
+            previous = None;
+        }
+    }
+}
