@@ -1,1 +1,122 @@
-fn main() {}
+//! The Gang benchmarks, printed as plain figures (`harness = false`):
+//! - 7-card evaluations per second, ours and the `rs_poker` crate's, on the same random hands in
+//!   the same run (each side gets its own card representation prepared before timing);
+//! - random-playout engine steps per second (every action a random legal action of a random
+//!   seat that may act, in every mode).
+//!
+//! Run: `cargo bench -p gangs-rules --bench the_gang`.
+
+use gangs_rules::the_gang::{evaluate, Card, Config, Mode, TheGang};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rs_poker::core::{Card as RsCard, Hand as RsHand, Rankable, Suit as RsSuit, Value as RsValue};
+use std::hint::black_box;
+use std::time::Instant;
+
+const HANDS: usize = 1 << 20;
+const ROUNDS: usize = 5;
+
+fn random_hands(rng: &mut ChaCha8Rng) -> Vec<[Card; 7]> {
+    let mut deck = Card::deck();
+    (0..HANDS)
+        .map(|_| {
+            let (hand, _) = deck.partial_shuffle(rng, 7);
+            [
+                hand[0], hand[1], hand[2], hand[3], hand[4], hand[5], hand[6],
+            ]
+        })
+        .collect()
+}
+
+fn to_rs(card: Card) -> RsCard {
+    RsCard {
+        value: RsValue::from_u8(card.rank()),
+        suit: RsSuit::from_u8(card.suit().expect("suited") as u8),
+    }
+}
+
+/// Best of `ROUNDS` timings of `f` over all hands, in evaluations per second.
+fn best_rate(mut f: impl FnMut() -> u64) -> (f64, u64) {
+    let mut best = f64::MAX;
+    let mut check = 0;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        check = black_box(f());
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    (HANDS as f64 / best, check)
+}
+
+fn playout_steps_per_second(mode: Mode, games: u64) -> f64 {
+    let mut steps = 0u64;
+    let start = Instant::now();
+    for seed in 0..games {
+        let players = 3 + (seed % 4) as usize;
+        let mut game = TheGang::new(Config::new(players, mode), seed, None).expect("valid config");
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        game.start();
+        while !game.is_over() {
+            let actors: Vec<usize> = (0..players)
+                .filter(|&s| !game.legal_actions(s).is_empty())
+                .collect();
+            let seat = actors[rng.random_range(0..actors.len())];
+            let legal = game.legal_actions(seat);
+            let action = legal[rng.random_range(0..legal.len())];
+            game.act(seat, action).expect("legal action");
+            steps += 1;
+        }
+    }
+    steps as f64 / start.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let hands = random_hands(&mut rng);
+    let rs_hands: Vec<RsHand> = hands
+        .iter()
+        .map(|h| RsHand::new_with_cards(h.iter().map(|&c| to_rs(c)).collect()))
+        .collect();
+    let rs_slices: Vec<[RsCard; 7]> = hands.iter().map(|h| h.map(to_rs)).collect();
+
+    let (ours, ours_check) = best_rate(|| {
+        hands
+            .iter()
+            .map(|h| evaluate(black_box(h)).0 as u64)
+            .fold(0, u64::wrapping_add)
+    });
+    let (theirs_hand, _) = best_rate(|| {
+        let mut n = 0u64;
+        for h in &rs_hands {
+            black_box(black_box(h).rank());
+            n += 1;
+        }
+        n
+    });
+    let (theirs_slice, _) = best_rate(|| {
+        let mut n = 0u64;
+        for h in &rs_slices {
+            black_box(black_box(&h[..]).rank());
+            n += 1;
+        }
+        n
+    });
+    let theirs = theirs_hand.max(theirs_slice);
+    println!("7-card evaluation, {HANDS} random hands, best of {ROUNDS} rounds");
+    println!(
+        "  gangs the_gang::evaluate : {:>14.0} evals/s (checksum {ours_check})",
+        ours
+    );
+    println!("  rs_poker Hand::rank      : {:>14.0} evals/s", theirs_hand);
+    println!(
+        "  rs_poker [Card]::rank    : {:>14.0} evals/s",
+        theirs_slice
+    );
+    println!("  speed-up vs rs_poker's best: {:.1}x", ours / theirs);
+
+    println!("random playouts (random legal action of a random seat, 3..6 players)");
+    for mode in Mode::ALL {
+        let rate = playout_steps_per_second(mode, 300);
+        println!("  {:<9}: {:>12.0} steps/s", mode.word(), rate);
+    }
+}

@@ -8,9 +8,19 @@
 //! bit 0. The result packs the category in the top byte and the ranks that order hands of that
 //! category below it, so comparing two [`HandValue`]s as integers orders the hands; identical
 //! 5-card rank sets give equal values (suits never break ties).
+//!
+//! Fast path for the common case, exactly 7 suited cards (the bench and the bots' Monte Carlo):
+//! each card has a precomputed 64-bit key whose low half is a rank key chosen so that the sums
+//! of any 7 rank keys (each rank at most 4 times) are all distinct, and whose high half counts
+//! suits in nibbles. One addition per card; a nibble test finds the flush (then a 8192-entry
+//! table on the suit's rank mask); otherwise the rank-key sum goes through a hash-and-displace
+//! perfect hash into a table of the 49,205 rank multisets. The tables (a few hundred KB) are
+//! built once at first use (`OnceLock`), from the general evaluator above, so both paths agree
+//! by construction and the brute-force test checks both.
 
 use super::cards::Card;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// Hand categories, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +135,14 @@ fn pack(category: Category, low: u32) -> HandValue {
 /// Evaluates the best 5-card hand among `cards` (up to 8; the suitless Jack allowed).
 #[inline]
 pub fn evaluate(cards: &[Card]) -> HandValue {
+    if let Ok(seven) = <&[Card; 7]>::try_from(cards) {
+        return evaluate7(seven);
+    }
+    evaluate_general(cards)
+}
+
+/// The general evaluator (any number of cards, the suitless Jack allowed).
+pub fn evaluate_general(cards: &[Card]) -> HandValue {
     let mut suits = [0u32; 4];
     let (mut seen1, mut seen2, mut seen3, mut seen4) = (0u32, 0u32, 0u32, 0u32);
     for &card in cards {
@@ -193,4 +211,176 @@ fn evaluate_masks(suits: [u32; 4], ranks: u32, pairs: u32, trips: u32, quads: u3
         );
     }
     pack(Category::HighCard, keep_top(ranks & ALL_RANKS, 5))
+}
+
+// ---- the 7-card fast path -----------------------------------------------------------------------
+
+/// Rank keys whose 7-card sums (each rank at most 4 times) are all distinct (SKPokerEval's
+/// set; checked when the table is built).
+const RANK_KEYS: [u32; 13] = [
+    0, 1, 5, 22, 98, 453, 2031, 8698, 22854, 83661, 262349, 636345, 1479181,
+];
+/// Marks the suitless Jack's key so the fast path hands such hands to the general evaluator.
+const SUITLESS_MARK: u64 = 1 << 63;
+const BUCKET_SHIFT: u32 = 9;
+
+/// Power-of-two sizes so that masked indices need no bounds checks in the hot path.
+const OFFSETS_LEN: usize = 1 << 14;
+const VALUES_LEN: usize = 1 << 17;
+
+struct FastTables {
+    card_keys: [u64; 64],
+    offsets: Box<[u32; OFFSETS_LEN]>,
+    values: Box<[u32; VALUES_LEN]>,
+    flush: Box<[u32; 8192]>,
+}
+
+fn enumerate_multisets(rank: usize, left: u32, counts: &mut [u32; 13], out: &mut Vec<[u32; 13]>) {
+    if rank == 13 {
+        if left == 0 {
+            out.push(*counts);
+        }
+        return;
+    }
+    for c in 0..=left.min(4) {
+        counts[rank] = c;
+        enumerate_multisets(rank + 1, left - c, counts, out);
+    }
+    counts[rank] = 0;
+}
+
+fn build_fast_tables() -> FastTables {
+    let mut card_keys = [0u64; 64];
+    for id in 0..52u32 {
+        let card = Card::from_id(id).expect("suited card");
+        let suit = card.suit().expect("suited") as u64;
+        card_keys[id as usize] = (1u64 << (32 + 4 * suit)) | RANK_KEYS[card.rank() as usize] as u64;
+    }
+    card_keys[Card::SUITLESS_JACK.id() as usize] = SUITLESS_MARK;
+
+    // Every multiset of 7 ranks, its key and its value (from a flush-free representative).
+    let mut multisets = Vec::new();
+    enumerate_multisets(0, 7, &mut [0; 13], &mut multisets);
+    let mut entries: Vec<(u32, u32)> = multisets
+        .iter()
+        .map(|counts| {
+            let mut hand = Vec::with_capacity(7);
+            for (rank, &c) in counts.iter().enumerate() {
+                for _ in 0..c {
+                    // Round-robin suits: at most 2 per suit, never a flush, never a duplicate.
+                    let suit = super::cards::Suit::ALL[hand.len() % 4];
+                    hand.push(Card::new(rank as u8, suit));
+                }
+            }
+            let key: u32 = counts.iter().zip(RANK_KEYS).map(|(&c, k)| c * k).sum();
+            (key, evaluate_general(&hand).0)
+        })
+        .collect();
+    entries.sort_unstable();
+    assert!(
+        entries.windows(2).all(|w| w[0].0 != w[1].0),
+        "rank keys must give distinct sums"
+    );
+
+    // Hash and displace: keys grouped by `key >> BUCKET_SHIFT`; each bucket gets the first offset
+    // where all its members land on free slots. Fullest buckets first.
+    let max_key = entries.last().expect("entries").0;
+    let bucket_count = (max_key >> BUCKET_SHIFT) as usize + 1;
+    let mut buckets: Vec<Vec<(u32, u32)>> = vec![Vec::new(); bucket_count];
+    for &(key, value) in &entries {
+        buckets[(key >> BUCKET_SHIFT) as usize].push((key, value));
+    }
+    let mut order: Vec<usize> = (0..bucket_count).collect();
+    order.sort_by_key(|&b| std::cmp::Reverse(buckets[b].len()));
+    let mut offsets = vec![0u32; bucket_count];
+    let mut used: Vec<bool> = Vec::new();
+    let mut values: Vec<u32> = Vec::new();
+    let low_mask = (1u32 << BUCKET_SHIFT) - 1;
+    for b in order {
+        let members = &buckets[b];
+        if members.is_empty() {
+            continue;
+        }
+        let mut offset = 0usize;
+        loop {
+            let fits = members.iter().all(|&(key, _)| {
+                let slot = offset + (key & low_mask) as usize;
+                slot >= used.len() || !used[slot]
+            });
+            if fits {
+                break;
+            }
+            offset += 1;
+        }
+        for &(key, value) in members {
+            let slot = offset + (key & low_mask) as usize;
+            if slot >= used.len() {
+                used.resize(slot + 1, false);
+                values.resize(slot + 1, 0);
+            }
+            used[slot] = true;
+            values[slot] = value;
+        }
+        offsets[b] = offset as u32;
+    }
+
+    let mut flush = Box::new([0u32; 8192]);
+    for (mask, value) in flush.iter_mut().enumerate() {
+        let mask = mask as u32;
+        if mask.count_ones() >= 5 {
+            *value = evaluate_masks([mask, 0, 0, 0], mask, 0, 0, 0).0;
+        }
+    }
+    assert!(offsets.len() <= OFFSETS_LEN && values.len() <= VALUES_LEN);
+    let mut offsets_table = Box::new([0u32; OFFSETS_LEN]);
+    offsets_table[..offsets.len()].copy_from_slice(&offsets);
+    let mut values_table = Box::new([0u32; VALUES_LEN]);
+    values_table[..values.len()].copy_from_slice(&values);
+    FastTables {
+        card_keys,
+        offsets: offsets_table,
+        values: values_table,
+        flush,
+    }
+}
+
+fn fast_tables() -> &'static FastTables {
+    static TABLES: OnceLock<FastTables> = OnceLock::new();
+    TABLES.get_or_init(build_fast_tables)
+}
+
+/// Size of the fast path's tables in bytes (for the docs and the bench).
+pub fn fast_table_bytes() -> usize {
+    let t = fast_tables();
+    t.card_keys.len() * 8 + (t.offsets.len() + t.values.len() + t.flush.len()) * 4
+}
+
+/// Exactly 7 cards: the table-driven fast path (the suitless Jack falls back to the general
+/// evaluator).
+#[inline]
+pub fn evaluate7(cards: &[Card; 7]) -> HandValue {
+    let t = fast_tables();
+    let mut sum = 0u64;
+    for card in cards {
+        sum += t.card_keys[card.id() as usize & 63];
+    }
+    if sum & SUITLESS_MARK != 0 {
+        return evaluate_general(cards);
+    }
+    let suit_counts = (sum >> 32) as u32 & 0xffff;
+    let flush_nibble = (suit_counts + 0x3333) & 0x8888;
+    if flush_nibble != 0 {
+        let suit = flush_nibble.trailing_zeros() / 4;
+        let mut mask = 0u32;
+        for card in cards {
+            if card.id() & 3 == suit {
+                mask |= 1 << (card.id() >> 2);
+            }
+        }
+        return HandValue(t.flush[mask as usize & 8191]);
+    }
+    let key = sum as u32;
+    let bucket = (key >> BUCKET_SHIFT) as usize & (OFFSETS_LEN - 1);
+    let slot = t.offsets[bucket] + (key & ((1 << BUCKET_SHIFT) - 1));
+    HandValue(t.values[slot as usize & (VALUES_LEN - 1)])
 }
