@@ -93,10 +93,8 @@ fn play_checked(options: Options, seed: u64) -> (Vec<(u8, Action)>, Vec<Event>) 
                     );
                 }
                 Event::DealScored(s) => {
-                    let mut total_check = [0u32; 4];
                     for seat in 0..options.players as usize {
                         assert_eq!(s.points[seat], table_points(s.cards_left[seat] as u32));
-                        total_check[seat] = s.points[seat];
                     }
                     if let Some(w) = s.winner {
                         assert_eq!(s.cards_left[w as usize], 0);

@@ -457,11 +457,14 @@ impl DealState {
 
     /// Penalty points of each seat for the cards it holds (0 for the winner and the dead hand).
     pub fn penalties(&self) -> [u32; 4] {
-        let mut points = [0; 4];
-        for seat in 0..self.options.players as usize {
-            points[seat] = penalty(self.hands[seat].count_ones());
-        }
-        points
+        let seats = self.options.players as usize;
+        std::array::from_fn(|seat| {
+            if seat < seats {
+                penalty(self.hands[seat].count_ones())
+            } else {
+                0
+            }
+        })
     }
 
     /// Plays uniformly random legal moves until the deal ends; returns the number of moves.

@@ -371,10 +371,14 @@ impl GangOfFour {
         // Without a winner (every seat barred) the last player stands in for it.
         let reference = self.deal.winner.unwrap_or(last_player);
         let loser = scoring::choose_loser(&self.deal.hands, &self.totals, reference, &self.options);
-        let mut cards_left = [0u8; 4];
-        for seat in 0..self.options.players as usize {
-            cards_left[seat] = self.deal.hands[seat].count_ones() as u8;
-        }
+        let seats = self.options.players as usize;
+        let cards_left: [u8; 4] = std::array::from_fn(|seat| {
+            if seat < seats {
+                self.deal.hands[seat].count_ones() as u8
+            } else {
+                0
+            }
+        });
         let score = DealScore {
             deal_number: self.deal_number,
             winner: self.deal.winner,

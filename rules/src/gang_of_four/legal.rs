@@ -110,8 +110,8 @@ pub fn generate(hand: Mask, target: Target, options: &Options, out: &mut PlayLis
         }
     }
     // Pairs, triples and gangs: canonical subsets of each value's cards.
-    for v in 1..=10 {
-        let held = hand & VALUE_MASKS[v];
+    for &value_cards in &VALUE_MASKS[1..=10] {
+        let held = hand & value_cards;
         if held.count_ones() < 2 {
             continue;
         }
@@ -145,7 +145,7 @@ fn five_card_plays(hand: Mask, faces: Mask, emit: &mut impl FnMut(Mask)) {
         std::array::from_fn(|v| if v == 0 { 0 } else { faces & VALUE_MASKS[v] });
     for top in 5..=10 {
         let vals = &per_value[top - 4..=top];
-        if vals.iter().any(|&m| m == 0) {
+        if vals.contains(&0) {
             continue;
         }
         for a in cards::iter(vals[0]) {
@@ -198,8 +198,8 @@ fn five_card_plays(hand: Mask, faces: Mask, emit: &mut impl FnMut(Mask)) {
     // Full houses: a canonical triple and a canonical pair of another value (or the Phoenixes).
     let mut pairs = [0u64; 128];
     let mut pair_count = 0;
-    for v in 1..=10 {
-        let held = hand & VALUE_MASKS[v];
+    for &value_cards in &VALUE_MASKS[1..=10] {
+        let held = hand & value_cards;
         if held.count_ones() < 2 {
             continue;
         }
@@ -216,8 +216,8 @@ fn five_card_plays(hand: Mask, faces: Mask, emit: &mut impl FnMut(Mask)) {
         pairs[pair_count] = PHOENIX_PAIR;
         pair_count += 1;
     }
-    for v in 1..=10 {
-        let held = hand & VALUE_MASKS[v];
+    for &value_cards in &VALUE_MASKS[1..=10] {
+        let held = hand & value_cards;
         if held.count_ones() < 3 {
             continue;
         }
@@ -225,7 +225,7 @@ fn five_card_plays(hand: Mask, faces: Mask, emit: &mut impl FnMut(Mask)) {
         while sub != 0 {
             if sub.count_ones() == 3 && cards::is_canonical(sub, hand) {
                 for &pair in &pairs[..pair_count] {
-                    if pair & VALUE_MASKS[v] == 0 {
+                    if pair & value_cards == 0 {
                         emit(sub | pair);
                     }
                 }
