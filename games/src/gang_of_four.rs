@@ -363,7 +363,7 @@ impl crate::Game for GangOfFourGame {
 
     fn options(&self) -> pb::GameOptions {
         pb::GameOptions {
-            game: Some(pb::game_options::Game::GangOfFour(self.options.clone())),
+            game: Some(pb::game_options::Game::GangOfFour(self.options)),
         }
     }
 
@@ -467,7 +467,7 @@ impl crate::Game for GangOfFourGame {
                 .map(|s| deal_scored(s, players))
                 .collect(),
             must_play_multicolor_one: in_play && deal.must_include != 0,
-            options: Some(self.options.clone()),
+            options: Some(self.options),
             ranking: e.ranking().map(ranking).unwrap_or_default(),
             last_card_rule_applies: in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
         };
