@@ -273,14 +273,14 @@ fn assert_reached(kinds: &HashSet<&'static str>, expected: &[&str]) {
 
 #[test]
 fn basic_games_end_conserve_cards_leak_nothing_and_replay() {
-    let kinds = run_mode(pb::TheGangMode::Basic as i32, 1000);
+    let kinds = run_mode(pb::TheGangMode::Basic as i32, 2500);
     assert_reached(&kinds, &["given", "expired", "won", "lost"]);
     assert!(!kinds.contains("announced") && !kinds.contains("guess"));
 }
 
 #[test]
 fn advanced_games_end_conserve_cards_leak_nothing_and_replay() {
-    let kinds = run_mode(pb::TheGangMode::Advanced as i32, 1000);
+    let kinds = run_mode(pb::TheGangMode::Advanced as i32, 2500);
     assert_reached(
         &kinds,
         &[
@@ -303,7 +303,7 @@ fn advanced_games_end_conserve_cards_leak_nothing_and_replay() {
 
 #[test]
 fn pro_games_end_conserve_cards_leak_nothing_and_replay() {
-    let kinds = run_mode(pb::TheGangMode::Pro as i32, 1000);
+    let kinds = run_mode(pb::TheGangMode::Pro as i32, 2500);
     assert_reached(
         &kinds,
         &["swindled", "replaced", "shown", "guess", "expired", "lost"],
@@ -312,7 +312,7 @@ fn pro_games_end_conserve_cards_leak_nothing_and_replay() {
 
 #[test]
 fn gangster_games_end_conserve_cards_leak_nothing_and_replay() {
-    let kinds = run_mode(pb::TheGangMode::Gangster as i32, 1000);
+    let kinds = run_mode(pb::TheGangMode::Gangster as i32, 2500);
     assert_reached(&kinds, &["replaced", "guess", "expired", "lost"]);
     assert!(
         !kinds.contains("shown") && !kinds.contains("muscle"),
