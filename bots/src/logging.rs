@@ -1,6 +1,7 @@
 //! Tracing to stderr. `RUST_LOG` decides what shows; without it, `info` (or `warn` with
 //! `--quiet`). Stdout stays free for whatever a bot wants to print.
 
+use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(quiet: bool) {
@@ -10,6 +11,7 @@ pub fn init(quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .try_init();
 }

@@ -25,6 +25,11 @@ impl Default for Backoff {
 }
 
 impl Backoff {
+    /// No delay handed out yet.
+    pub fn is_fresh(&self) -> bool {
+        self.next == FIRST_DELAY
+    }
+
     pub fn next_delay(&mut self) -> Duration {
         let delay = self.next;
         self.next = (self.next * 2).min(MAX_DELAY);
@@ -42,11 +47,15 @@ pub struct Reconnector {
 
 impl Reconnector {
     pub fn new(url: &str) -> Result<Self, BotError> {
+        let bad_url = |reason: String| BotError::BadServerUrl {
+            url: url.to_string(),
+            reason,
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(bad_url("it must start with http:// or https://".into()));
+        }
         let endpoint =
-            Endpoint::from_shared(url.to_string()).map_err(|e| BotError::BadServerUrl {
-                url: url.to_string(),
-                reason: e.to_string(),
-            })?;
+            Endpoint::from_shared(url.to_string()).map_err(|e| bad_url(e.to_string()))?;
         Ok(Reconnector {
             url: url.to_string(),
             endpoint,
@@ -73,9 +82,16 @@ impl Reconnector {
         loop {
             let last = match self.endpoint.connect().await {
                 Ok(channel) => return Ok(GamesClient::new(channel)),
-                Err(e) => format!("{e}: {}", error_chain(&e)),
+                Err(e) => error_chain(&e),
             };
             tracing::debug!(url = %self.url, error = %last, "connect failed");
+            if self.backoff.is_fresh() {
+                tracing::warn!(
+                    "cannot reach the server at {} ({last}): retrying for up to {} s",
+                    self.url,
+                    OUTAGE_BUDGET.as_secs()
+                );
+            }
             if since.elapsed() >= OUTAGE_BUDGET {
                 return Err(BotError::ServerLost {
                     url: self.url.clone(),
@@ -91,13 +107,13 @@ impl Reconnector {
 /// The innermost cause of a transport error ("connection refused" rather than "transport
 /// error").
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
     let mut source = e.source();
-    let mut last = None;
     while let Some(s) = source {
-        last = Some(s.to_string());
+        text = s.to_string();
         source = s.source();
     }
-    last.unwrap_or_default()
+    text
 }
 
 #[cfg(test)]

@@ -1,0 +1,169 @@
+//! The connection to the server and the requests several commands share: finding a game's
+//! kind, joining, watching in batches, turning gRPC failures into plain errors.
+
+use crate::error::CliError;
+use crate::output::Output;
+use gangs_proto::v1 as pb;
+use pb::games_client::GamesClient;
+use std::time::Duration;
+use tonic::transport::{Channel, Endpoint};
+use tonic::Streaming;
+
+pub type Client = GamesClient<Channel>;
+
+/// What every command gets: where the server is and how to print.
+pub struct Context {
+    pub server: String,
+    pub out: Output,
+}
+
+impl Context {
+    pub fn new(server: String, out: Output) -> Self {
+        Context { server, out }
+    }
+
+    /// A connected client, or an error that says how to get one.
+    pub async fn connect(&self) -> Result<Client, CliError> {
+        let bad_url = |reason: String| {
+            CliError::invalid(format!(
+                "invalid server URL {:?} ({reason}): use e.g. --server http://127.0.0.1:50051",
+                self.server
+            ))
+        };
+        if !(self.server.starts_with("http://") || self.server.starts_with("https://")) {
+            return Err(bad_url("it must start with http:// or https://".into()));
+        }
+        let endpoint =
+            Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
+        match endpoint.connect().await {
+            Ok(channel) => Ok(GamesClient::new(channel)),
+            Err(e) => Err(CliError::unreachable(&self.server, &innermost_cause(&e))),
+        }
+    }
+
+    /// Turns a gRPC failure into the error to print.
+    pub fn refused(&self, status: tonic::Status) -> CliError {
+        CliError::from_status(&self.server, &status)
+    }
+
+    /// The game's summary from ListGames; NOT_FOUND if the server does not know the id.
+    pub async fn find_game(
+        &self,
+        client: &mut Client,
+        game_id: &str,
+    ) -> Result<pb::GameSummary, CliError> {
+        let games = client
+            .list_games(pb::ListGamesRequest {})
+            .await
+            .map_err(|s| self.refused(s))?
+            .into_inner()
+            .games;
+        games
+            .into_iter()
+            .find(|g| g.game_id == game_id)
+            .ok_or_else(|| {
+                CliError::new(
+                    "NOT_FOUND",
+                    format!(
+                        "no game {game_id:?} on the server at {}: `gangs games` lists them",
+                        self.server
+                    ),
+                )
+            })
+    }
+
+    /// Takes a seat (the given one, or the first free one).
+    pub async fn join(
+        &self,
+        client: &mut Client,
+        game_id: &str,
+        seat: Option<u32>,
+        name: &str,
+    ) -> Result<pb::JoinGameResponse, CliError> {
+        let request = pb::JoinGameRequest {
+            game_id: game_id.to_string(),
+            seat,
+            name: name.to_string(),
+        };
+        Ok(client
+            .join_game(request)
+            .await
+            .map_err(|s| self.refused(s))?
+            .into_inner())
+    }
+
+    /// The update stream of a seat (with its token) or of a spectator (empty token).
+    pub async fn watch(
+        &self,
+        client: &mut Client,
+        game_id: &str,
+        token: &str,
+        from_seq: u64,
+    ) -> Result<Streaming<pb::Update>, CliError> {
+        let request = pb::WatchRequest {
+            game_id: game_id.to_string(),
+            token: token.to_string(),
+            from_seq,
+        };
+        Ok(client
+            .watch(request)
+            .await
+            .map_err(|s| self.refused(s))?
+            .into_inner())
+    }
+
+    /// The stream ended or broke before the game finished.
+    pub fn stream_ended(&self, result: Result<(), tonic::Status>) -> CliError {
+        match result {
+            Ok(()) => CliError::new(
+                "UNAVAILABLE",
+                format!(
+                    "the server at {} closed the stream before the game finished (restarted?): watch again with --from the last seq shown",
+                    self.server
+                ),
+            ),
+            Err(status) => self.refused(status),
+        }
+    }
+}
+
+/// A burst of updates received back to back, and whether the stream stopped behind them.
+pub struct Batch {
+    pub updates: Vec<pb::Update>,
+    /// `Some(Ok(()))`: the server closed the stream; `Some(Err(_))`: it broke.
+    pub end: Option<Result<(), tonic::Status>>,
+}
+
+/// Waits for the next update, then takes every update already received behind it (without
+/// waiting), so that a catch-up burst is shown at once and only its newest update is acted on.
+pub async fn next_batch(stream: &mut Streaming<pb::Update>) -> Batch {
+    let mut updates = Vec::new();
+    let end = match stream.message().await {
+        Ok(Some(update)) => {
+            updates.push(update);
+            loop {
+                // A zero timeout polls the stream once: ready messages come, nothing waits.
+                match tokio::time::timeout(Duration::ZERO, stream.message()).await {
+                    Ok(Ok(Some(update))) => updates.push(update),
+                    Ok(Ok(None)) => break Some(Ok(())),
+                    Ok(Err(status)) => break Some(Err(status)),
+                    Err(_nothing_ready) => break None,
+                }
+            }
+        }
+        Ok(None) => Some(Ok(())),
+        Err(status) => Some(Err(status)),
+    };
+    Batch { updates, end }
+}
+
+/// "connection refused" rather than "transport error".
+fn innermost_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text = s.to_string();
+        source = s.source();
+    }
+    text
+}

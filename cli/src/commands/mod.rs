@@ -1,0 +1,50 @@
+//! The subcommands, one file each. A new command is a new file, a variant here and its arm in
+//! [`run`].
+
+mod act;
+mod games;
+mod join;
+mod log;
+mod new;
+mod play;
+mod replay;
+mod watch;
+
+use crate::client::Context;
+use crate::error::CliError;
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Create a game; prints its id.
+    New(new::NewArgs),
+    /// Take a seat in a game; prints the seat and its secret token.
+    Join(join::JoinArgs),
+    /// Follow a game's updates (as a seat with --token, else as a spectator) until it ends.
+    Watch(watch::WatchArgs),
+    /// Play one action for a seat.
+    #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
+    Act(act::ActArgs),
+    /// List the server's games.
+    Games(games::GamesArgs),
+    /// Print a game's log records (everything once the game is over).
+    Log(log::LogArgs),
+    /// Rebuild a finished game from its log with the rules engine, record by record.
+    Replay(replay::ReplayArgs),
+    /// Play a seat yourself, in the terminal.
+    #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
+    Play(play::PlayArgs),
+}
+
+pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
+    match command {
+        Command::New(args) => new::run(args, context).await,
+        Command::Join(args) => join::run(args, context).await,
+        Command::Watch(args) => watch::run(args, context).await,
+        Command::Act(args) => act::run(args, context).await,
+        Command::Games(args) => games::run(args, context).await,
+        Command::Log(args) => log::run(args, context).await,
+        Command::Replay(args) => replay::run(args, context).await,
+        Command::Play(args) => play::run(args, context).await,
+    }
+}
