@@ -114,8 +114,11 @@ fn the_suitless_jack_counts_as_a_jack_but_never_for_a_flush() {
 
 // ---- the independent brute-force evaluator ----------------------------------------------------
 
-/// Classifies exactly five cards the naive way, returning (category, tie-break ranks).
-fn naive_five(hand: &[Card]) -> (u8, Vec<u8>) {
+/// (category, tie-break ranks), compared lexicographically.
+type NaiveValue = (u8, Vec<u8>);
+
+/// Classifies exactly five cards the naive way.
+fn naive_five(hand: &[Card]) -> NaiveValue {
     let mut ranks: Vec<u8> = hand.iter().map(|c| c.rank()).collect();
     ranks.sort_unstable_by(|a, b| b.cmp(a));
     let flush = hand
@@ -151,9 +154,9 @@ fn naive_five(hand: &[Card]) -> (u8, Vec<u8>) {
     }
 }
 
-fn naive_best(cards: &[Card]) -> (u8, Vec<u8>) {
+fn naive_best(cards: &[Card]) -> NaiveValue {
     let n = cards.len();
-    let mut best: Option<(u8, Vec<u8>)> = None;
+    let mut best: Option<NaiveValue> = None;
     let mut five = Vec::with_capacity(5);
     for mask in 0u32..(1 << n) {
         if mask.count_ones() != 5 {
@@ -174,7 +177,7 @@ fn agrees_with_brute_force_on_a_million_random_hands() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut deck = Card::deck();
     deck.push(Card::SUITLESS_JACK);
-    let mut previous: Option<(Vec<Card>, HandValue, (u8, Vec<u8>))> = None;
+    let mut previous: Option<(Vec<Card>, HandValue, NaiveValue)> = None;
     for i in 0..1_000_000u32 {
         // Mostly 7 cards; some 5, 6 and 8; the suitless Jack in play one hand in four.
         let size = match i % 10 {

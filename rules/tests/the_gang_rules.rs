@@ -54,7 +54,8 @@ fn new_game(
 fn pile_with_top(mode: Mode, first: &[u32]) -> Vec<u32> {
     let mut pile: Vec<u32> = first.to_vec();
     let skip_one = mode == Mode::Pro || mode == Mode::Gangster;
-    pile.extend((1..=10).filter(|n| !first.contains(n) && !(skip_one && *n == 1)));
+    let removed = |n: &u32| first.contains(n) || (skip_one && *n == 1);
+    pile.extend((1..=10).filter(|n| !removed(n)));
     pile
 }
 
