@@ -203,3 +203,34 @@ fn agrees_with_brute_force_on_a_million_random_hands() {
         }
     }
 }
+
+// ---- Monte Carlo strength (the crew bot's estimate) -------------------------------------------
+
+#[test]
+fn monte_carlo_strength_orders_strong_and_weak_starting_hands() {
+    use gangs_rules::the_gang::{estimate_strength, StrengthQuery};
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let estimate = |own: &str, community: &str, rng: &mut ChaCha8Rng| {
+        let own = cards(own);
+        let community = cards(community);
+        let query = StrengthQuery {
+            own: &own,
+            community: &community,
+            known_elsewhere: &[],
+            others: 3,
+            private_per_player: 2,
+        };
+        estimate_strength(&query, 4000, rng)
+    };
+    let aces = estimate("Ah As", "", &mut rng);
+    let junk = estimate("7c 2d", "", &mut rng);
+    assert!(aces.beats > 0.75, "{aces:?}");
+    assert!(junk.beats < 0.45, "{junk:?}");
+    assert!(aces.expected_position(3) > junk.expected_position(3));
+    // The nuts on a complete board: a royal flush beats everyone.
+    let royal = estimate("Ah Kh", "Qh Jh Th 2c 3d", &mut rng);
+    assert_eq!(royal.beats, 1.0);
+    // Playing the board: ties are counted.
+    let board = estimate("2c 3d", "Ah Kh Qh Jh Th", &mut rng);
+    assert!(board.ties > 0.99, "{board:?}");
+}

@@ -66,6 +66,11 @@ impl Card {
     pub fn id(self) -> u32 {
         self.0 as u32
     }
+    /// The id as a byte: indexes a 256-entry table without a bounds check.
+    #[inline(always)]
+    pub fn byte(self) -> u8 {
+        self.0
+    }
     /// Rank index 0 (deuce) ..= 12 (ace).
     pub fn rank(self) -> u8 {
         if self == Card::SUITLESS_JACK {

@@ -223,13 +223,17 @@ const RANK_KEYS: [u32; 13] = [
 /// Marks the suitless Jack's key so the fast path hands such hands to the general evaluator.
 const SUITLESS_MARK: u64 = 1 << 63;
 const BUCKET_SHIFT: u32 = 9;
+/// Suit counts live in four nibbles from bit 32; starting each at 3 puts bit 3 of a nibble on
+/// at the fifth card of that suit.
+const SUIT_BIAS: u64 = 0x3333 << 32;
+const FLUSH_BITS: u64 = 0x8888 << 32;
 
 /// Power-of-two sizes so that masked indices need no bounds checks in the hot path.
 const OFFSETS_LEN: usize = 1 << 14;
 const VALUES_LEN: usize = 1 << 17;
 
 struct FastTables {
-    card_keys: [u64; 64],
+    card_keys: [u64; 256],
     offsets: Box<[u32; OFFSETS_LEN]>,
     values: Box<[u32; VALUES_LEN]>,
     flush: Box<[u32; 8192]>,
@@ -250,7 +254,7 @@ fn enumerate_multisets(rank: usize, left: u32, counts: &mut [u32; 13], out: &mut
 }
 
 fn build_fast_tables() -> FastTables {
-    let mut card_keys = [0u64; 64];
+    let mut card_keys = [0u64; 256];
     for id in 0..52u32 {
         let card = Card::from_id(id).expect("suited card");
         let suit = card.suit().expect("suited") as u64;
@@ -359,28 +363,71 @@ pub fn fast_table_bytes() -> usize {
 /// evaluator).
 #[inline]
 pub fn evaluate7(cards: &[Card; 7]) -> HandValue {
-    let t = fast_tables();
-    let mut sum = 0u64;
-    for card in cards {
-        sum += t.card_keys[card.id() as usize & 63];
+    evaluate7_with(fast_tables(), cards)
+}
+
+/// A handle on the fast path's tables, for hot loops (Monte Carlo, benches): it skips the
+/// one-time-initialisation check that [`evaluate`] makes on every call.
+#[derive(Clone, Copy)]
+pub struct Evaluator {
+    tables: &'static FastTables,
+}
+
+impl Default for Evaluator {
+    fn default() -> Self {
+        Evaluator::new()
     }
-    if sum & SUITLESS_MARK != 0 {
-        return evaluate_general(cards);
-    }
-    let suit_counts = (sum >> 32) as u32 & 0xffff;
-    let flush_nibble = (suit_counts + 0x3333) & 0x8888;
-    if flush_nibble != 0 {
-        let suit = flush_nibble.trailing_zeros() / 4;
-        let mut mask = 0u32;
-        for card in cards {
-            if card.id() & 3 == suit {
-                mask |= 1 << (card.id() >> 2);
-            }
+}
+
+impl Evaluator {
+    pub fn new() -> Evaluator {
+        Evaluator {
+            tables: fast_tables(),
         }
-        return HandValue(t.flush[mask as usize & 8191]);
+    }
+    /// Same result as [`evaluate`].
+    #[inline]
+    pub fn evaluate(&self, cards: &[Card]) -> HandValue {
+        match <&[Card; 7]>::try_from(cards) {
+            Ok(seven) => evaluate7_with(self.tables, seven),
+            Err(_) => evaluate_general(cards),
+        }
+    }
+    #[inline]
+    pub fn evaluate7(&self, cards: &[Card; 7]) -> HandValue {
+        evaluate7_with(self.tables, cards)
+    }
+}
+
+#[inline(always)]
+fn evaluate7_with(t: &FastTables, cards: &[Card; 7]) -> HandValue {
+    // Each suit's nibble starts at 3, so it reaches 8 (bit 3 set) exactly at 5 cards of the suit.
+    let mut sum = SUIT_BIAS;
+    for card in cards {
+        sum += t.card_keys[card.byte() as usize];
+    }
+    // One rare branch for both exceptions: a flush (about 3% of hands) or the suitless Jack.
+    if sum & (FLUSH_BITS | SUITLESS_MARK) != 0 {
+        return flush_or_suitless(t, cards, sum);
     }
     let key = sum as u32;
     let bucket = (key >> BUCKET_SHIFT) as usize & (OFFSETS_LEN - 1);
     let slot = t.offsets[bucket] + (key & ((1 << BUCKET_SHIFT) - 1));
     HandValue(t.values[slot as usize & (VALUES_LEN - 1)])
+}
+
+#[cold]
+#[inline(never)]
+fn flush_or_suitless(t: &FastTables, cards: &[Card; 7], sum: u64) -> HandValue {
+    if sum & SUITLESS_MARK != 0 {
+        return evaluate_general(cards);
+    }
+    let suit = ((sum & FLUSH_BITS) >> 32).trailing_zeros() / 4;
+    let mut mask = 0u32;
+    for card in cards {
+        if card.id() & 3 == suit {
+            mask |= 1 << (card.id() >> 2);
+        }
+    }
+    HandValue(t.flush[mask as usize & 8191])
 }

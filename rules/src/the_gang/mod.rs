@@ -6,7 +6,7 @@
 //! - Cards: [`Card`] (`Card::parse("Ah")`, `Card::SUITLESS_JACK`, `rank()`, `suit()`), [`cards`]
 //!   for hand-written lists.
 //! - Evaluator: [`evaluate`]`(&[Card]) -> `[`HandValue`] (0..=8 cards; larger is stronger, equal
-//!   is a perfect tie; `.category()` gives the [`Category`]).
+//!   is a perfect tie; `.category()` gives the [`Category`]); [`Evaluator`] for hot loops.
 //! - Monte Carlo strength: [`estimate_strength`] with a [`StrengthQuery`] (own cards, community
 //!   cards, cards known to be elsewhere, number of other players) gives the share of other
 //!   hands ours beats or ties.
@@ -25,7 +25,7 @@ pub mod strength;
 pub use cards::{cards, parse_rank, Card, Suit, JACK, RANK_LETTERS};
 pub use challenges::{Announcement, Challenge, GuessValue, Specialist, SpecialistUse};
 pub use chips::{ChipMove, ChipMoveKind, ChipPhase, Street};
-pub use evaluator::{evaluate, Category, HandValue};
+pub use evaluator::{evaluate, Category, Evaluator, HandValue};
 pub use game::{
     Action, Config, Event, Heist, HeistPreset, Mode, PendingChoice, Preset, Proposal, Reveal,
     Stage, TeamGuess, TheGang,
