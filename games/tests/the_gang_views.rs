@@ -269,7 +269,15 @@ fn every_legal_action_round_trips_through_the_cli_words() {
                     assert_eq!(&parse_action(&words(&text)).unwrap(), action, "{text}");
                 }
                 let action = &legal[rng.random_range(0..legal.len())];
-                g.act(seat, action).unwrap();
+                for event in g.act(seat, action).unwrap() {
+                    let line = gangs_games::describe_event(&event);
+                    assert!(!line.is_empty() && !line.contains("(empty"), "{line}");
+                }
+                let picture = gangs_games::render_view(&g.view(Some(seat)));
+                assert!(
+                    picture.contains(&format!("you are seat {seat}")),
+                    "{picture}"
+                );
             }
             let outcome = g.outcome().unwrap();
             assert!(outcome
