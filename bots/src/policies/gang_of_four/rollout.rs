@@ -62,7 +62,7 @@ pub fn choose(state: &DealState, rng: &mut impl Rng, list: &mut PlayList) -> Mov
                 if let Some(&p) = plays
                     .iter()
                     .filter(|p| p.count_ones() > 1)
-                    .min_by_key(|p| (p & low == 0, 63 - p.leading_zeros()))
+                    .min_by_key(|&&p| (p & low == 0, 63 - p.leading_zeros()))
                 {
                     return play(p);
                 }
@@ -119,7 +119,13 @@ pub fn choose(state: &DealState, rng: &mut impl Rng, list: &mut PlayList) -> Mov
             }
             if danger <= 2 && c.kind == Kind::Single {
                 // Block: the strongest single, not the weakest.
-                return play(*plays.iter().filter(|p| p.count_ones() == 1).max().unwrap_or(&p));
+                return play(
+                    *plays
+                        .iter()
+                        .filter(|p| p.count_ones() == 1)
+                        .max()
+                        .unwrap_or(&p),
+                );
             }
             if danger <= 2 {
                 return play(p);
@@ -143,8 +149,5 @@ pub fn choose(state: &DealState, rng: &mut impl Rng, list: &mut PlayList) -> Mov
 }
 
 fn is_same_value(p: Mask) -> bool {
-    p.count_ones() >= 4
-        && VALUE_MASKS[1..=10]
-            .iter()
-            .any(|&v| p & v == p)
+    p.count_ones() >= 4 && VALUE_MASKS[1..=10].iter().any(|&v| p & v == p)
 }

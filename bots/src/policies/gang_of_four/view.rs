@@ -181,13 +181,17 @@ impl Situation {
 }
 
 /// What a policy remembers of the current deal between its turns: the cards it has seen
-/// played (from each view's trick and each update's events). After a reconnect it may have
+/// played (from each view's trick and each update's events) and its own plays (cards gone
+/// from its hand other than in the exchange: the trick that shows them may be won and
+/// cleared before its next turn). After a reconnect it may have
 /// missed some; then more cards look unseen than the other hands hold, and the sampler simply
 /// leaves the surplus out, which is still consistent with everything public.
 #[derive(Clone, Debug, Default)]
 pub struct DealMemory {
     deal_number: u32,
     played: Mask,
+    /// The hand at the previous turn of this deal.
+    hand: Mask,
 }
 
 impl DealMemory {
@@ -196,8 +200,15 @@ impl DealMemory {
         if situation.deal_number != self.deal_number {
             self.deal_number = situation.deal_number;
             self.played = 0;
+            self.hand = 0;
         }
-        self.played |= situation.trick_cards;
+        let given = situation
+            .exchange
+            .iter()
+            .filter(|&&(from, ..)| from == situation.seat)
+            .fold(0u64, |m, &(_, _, card, _)| m | (1 << card));
+        self.played |= situation.trick_cards | (self.hand & !situation.hand & !given);
+        self.hand = situation.hand;
         for event in &update.events {
             if let Some(pb::game_event::Game::GangOfFour(e)) = &event.game {
                 match &e.kind {
