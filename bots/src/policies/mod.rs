@@ -1,3 +1,6 @@
 //! Ready-made policies. Each file is one policy; smarter bots add theirs here.
 
+pub mod gang_of_four;
+pub mod greedy;
 pub mod random;
+pub mod search;

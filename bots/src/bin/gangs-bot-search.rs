@@ -1,0 +1,28 @@
+//! `gangs-bot-search --game GAME [--seat N] [--seed S] [--budget-ms MS]`: plays Gang of Four
+//! with determinized Monte Carlo search, answering within `--budget-ms` per move (see
+//! `gangs_bots::policies::search`). Exits 0 when the game ends.
+
+use clap::Parser;
+use gangs_bots::policies::search::SearchPolicy;
+use gangs_bots::policies::search::DEFAULT_BUDGET_MS;
+use gangs_bots::{run_bot, BotArgs};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Plays one seat of a Gang of Four game with determinized Monte Carlo search.
+#[derive(Parser)]
+#[command(name = "gangs-bot-search", version)]
+struct Cli {
+    #[command(flatten)]
+    bot: BotArgs,
+
+    /// Thinking time per move, in milliseconds.
+    #[arg(long, default_value_t = DEFAULT_BUDGET_MS)]
+    budget_ms: u64,
+}
+
+fn main() -> ExitCode {
+    let mut cli = Cli::parse();
+    let policy = SearchPolicy::new(cli.bot.rng(), Duration::from_millis(cli.budget_ms));
+    run_bot(cli.bot, policy)
+}
