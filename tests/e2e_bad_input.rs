@@ -339,7 +339,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(seq, before.0 + 1);
     let before = snapshot(&mut client, &game_id, &tokens[3]).await;
     assert_refused(
-        client.act(act(&game_id, &tokens[3], play(&[48, 49]))).await,
+        client.act(act(&game_id, &tokens[3], play(&[49, 50]))).await,
         Code::InvalidArgument,
         "single",
     );

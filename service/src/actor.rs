@@ -552,6 +552,8 @@ impl GameActor {
         }
         // The flusher writes batches in order: everything up to `seq` is durable.
         self.durable_seq = self.durable_seq.max(seq);
+        // Before anyone is answered: a caller that lists games next must see this seq.
+        self.publish_summary();
         while self
             .pending
             .front()
@@ -574,7 +576,6 @@ impl GameActor {
             // The final update is out: end every stream.
             self.watchers.clear();
         }
-        self.publish_summary();
     }
 
     fn fan_out(&mut self, updates: &[pb::Update]) {
@@ -663,6 +664,11 @@ impl GameActor {
     fn catch_up(&self, seat: Option<usize>, from_seq: u64) -> Vec<pb::Update> {
         if from_seq >= self.durable_seq {
             return Vec::new();
+        }
+        // The usual resume asks for the newest record only: the current state is its state.
+        if from_seq + 1 == self.durable_seq && self.pending.is_empty() {
+            let record = &self.records[from_seq as usize];
+            return vec![self.update_for(&*self.game, record, seat)];
         }
         let mut replayer = Replayer::new();
         let mut updates = Vec::new();

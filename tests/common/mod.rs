@@ -87,8 +87,8 @@ impl Server {
         for _ in 0..50 {
             let server = std::panic::catch_unwind(|| Server::start_on(&self.data_dir, self.port()));
             if let Ok(server) = server {
-                let old = std::mem::replace(self, server);
-                std::mem::forget(old.child);
+                // The old process is already reaped; dropping it is harmless.
+                *self = server;
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
