@@ -9,7 +9,9 @@ use crate::reconnect::{Client, Reconnector};
 use crate::{logging, BotArgs, BotError, Policy};
 use gangs_games::{describe_action, describe_event};
 use gangs_proto::v1 as pb;
+use std::future::Future;
 use std::process::ExitCode;
+use std::task::Poll;
 use std::time::Duration;
 use tonic::{Code, Status, Streaming};
 
@@ -253,7 +255,7 @@ impl<P: Policy> Bot<P> {
         match self.client.act(request).await {
             Ok(response) => {
                 let response = response.into_inner();
-                tracing::info!(seq = response.seq, seat, "played `{words}`");
+                tracing::debug!(seq = response.seq, seat, "played `{words}`");
                 self.act_failures = (0, 0);
                 Ok(Acted::Done)
             }
@@ -299,14 +301,23 @@ async fn next_batch(stream: &mut Streaming<pb::Update>) -> (Vec<pb::Update>, Opt
         Err(status) => return (batch, Some(describe_status(&status))),
     }
     loop {
-        // A zero timeout polls the stream once: ready messages come, nothing is waited for.
-        match tokio::time::timeout(Duration::ZERO, stream.message()).await {
-            Ok(Ok(Some(update))) => batch.push(update),
-            Ok(Ok(None)) => return (batch, Some("the server closed the stream".into())),
-            Ok(Err(status)) => return (batch, Some(describe_status(&status))),
-            Err(_nothing_ready) => return (batch, None),
+        match ready_now(stream.message()).await {
+            Some(Ok(Some(update))) => batch.push(update),
+            Some(Ok(None)) => return (batch, Some("the server closed the stream".into())),
+            Some(Err(status)) => return (batch, Some(describe_status(&status))),
+            None => return (batch, None),
         }
     }
+}
+
+/// Polls `future` once: its output if it is ready now, else `None` (without yielding).
+async fn ready_now<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
+        Poll::Ready(output) => Poll::Ready(Some(output)),
+        Poll::Pending => Poll::Ready(None),
+    })
+    .await
 }
 
 fn describe_status(status: &Status) -> String {

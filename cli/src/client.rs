@@ -5,7 +5,8 @@ use crate::error::CliError;
 use crate::output::Output;
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
-use std::time::Duration;
+use std::future::Future;
+use std::task::Poll;
 use tonic::transport::{Channel, Endpoint};
 use tonic::Streaming;
 
@@ -136,18 +137,18 @@ pub struct Batch {
 
 /// Waits for the next update, then takes every update already received behind it (without
 /// waiting), so that a catch-up burst is shown at once and only its newest update is acted on.
+/// Cancel-safe: it only waits before the first update.
 pub async fn next_batch(stream: &mut Streaming<pb::Update>) -> Batch {
     let mut updates = Vec::new();
     let end = match stream.message().await {
         Ok(Some(update)) => {
             updates.push(update);
             loop {
-                // A zero timeout polls the stream once: ready messages come, nothing waits.
-                match tokio::time::timeout(Duration::ZERO, stream.message()).await {
-                    Ok(Ok(Some(update))) => updates.push(update),
-                    Ok(Ok(None)) => break Some(Ok(())),
-                    Ok(Err(status)) => break Some(Err(status)),
-                    Err(_nothing_ready) => break None,
+                match ready_now(stream.message()).await {
+                    Some(Ok(Some(update))) => updates.push(update),
+                    Some(Ok(None)) => break Some(Ok(())),
+                    Some(Err(status)) => break Some(Err(status)),
+                    None => break None,
                 }
             }
         }
@@ -155,6 +156,17 @@ pub async fn next_batch(stream: &mut Streaming<pb::Update>) -> Batch {
         Err(status) => Some(Err(status)),
     };
     Batch { updates, end }
+}
+
+/// Polls `future` once: its output if it is ready now, else `None`. Never yields, so a
+/// `select!` cannot cancel a batch half-read (a zero `timeout` may yield and lose it).
+pub async fn ready_now<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
+        Poll::Ready(output) => Poll::Ready(Some(output)),
+        Poll::Pending => Poll::Ready(None),
+    })
+    .await
 }
 
 /// "connection refused" rather than "transport error".
@@ -166,4 +178,15 @@ fn innermost_cause(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn ready_now_polls_once() {
+        assert_eq!(ready_now(async { 7 }).await, Some(7));
+        assert_eq!(ready_now(std::future::pending::<u8>()).await, None);
+    }
 }

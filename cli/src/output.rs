@@ -263,7 +263,11 @@ pub fn summary_line(game: &pb::GameSummary) -> String {
         game.seats_taken,
         game.players,
         status_name(game.status),
-        game.names.join(", ")
+        game.names
+            .iter()
+            .map(|n| if n.is_empty() { "-" } else { n.as_str() })
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

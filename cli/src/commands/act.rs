@@ -26,12 +26,7 @@ pub struct ActArgs {
     action_id: Option<String>,
 
     /// The action, in the game's words (listed below).
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "ACTION"
-    )]
+    #[arg(required = true, value_name = "ACTION")]
     words: Vec<String>,
 }
 
@@ -99,6 +94,13 @@ mod tests {
         assert_eq!(cli.act.game, "g1");
         assert_eq!(cli.act.expected_seq, Some(4));
         assert_eq!(cli.act.words, ["play", "r7", "y7"]);
+    }
+
+    #[test]
+    fn flags_after_the_action_words_are_flags() {
+        let cli = Cli::try_parse_from(["act", "g1", "pass", "--token", "t"]).unwrap();
+        assert_eq!(cli.act.words, ["pass"]);
+        assert_eq!(cli.act.token, "t");
     }
 
     #[test]

@@ -101,7 +101,7 @@ fn check_replayable(game_id: &str, records: &[pb::LogRecord]) -> Result<(), CliE
         Some(c) if c.seed.is_none() => Err(CliError::new(
             "FAILED_PRECONDITION",
             format!(
-                "game {game_id} is still running: its log hides the seed until the game ends, so it cannot be replayed yet (`gangs log {game_id}` shows the public records)"
+                "game {game_id} has not finished: its log hides the seed until the game ends, so it cannot be replayed yet (`gangs log {game_id}` shows the public records)"
             ),
         )),
         Some(_) => Ok(()),
@@ -129,7 +129,7 @@ mod tests {
     fn a_running_game_is_refused_clearly() {
         let e = check_replayable("g1", &[created(None)]).unwrap_err();
         assert_eq!(e.code, "FAILED_PRECONDITION");
-        assert!(e.message.contains("still running"), "{}", e.message);
+        assert!(e.message.contains("has not finished"), "{}", e.message);
     }
 
     #[test]
