@@ -145,18 +145,23 @@ fn memory_and_determinizations_agree_with_the_truth() {
                     "seat {seat}: the unseen cards are exactly the other hands"
                 );
                 if players == 3 {
-                    assert_eq!(expected_hidden.count_ones(), 16, "the dead hand: {situation:?} {constraints:?}");
+                    assert_eq!(
+                        expected_hidden.count_ones(),
+                        16,
+                        "the dead hand: {situation:?} {constraints:?}"
+                    );
                 }
                 for _ in 0..5 {
                     let mut hands = constraints.sample(&mut r);
-                    for s in 0..players as usize {
+                    for (s, &h) in hands.iter().enumerate().take(players as usize) {
                         if s != seat {
                             assert_eq!(
-                                hands[s].count_ones(),
+                                h.count_ones(),
                                 situation.counts[s] as u32,
                                 "seat {s}'s count"
                             );
-                            assert_eq!(hands[s] & constraints.known[s], constraints.known[s]);
+                            assert_eq!(h & constraints.known[s], constraints.known[s]);
+                            assert_eq!(h & constraints.forbidden[s], 0, "seat {s} forbidden");
                         }
                     }
                     hands[seat] = situation.hand;

@@ -197,11 +197,11 @@ pub fn combos_with_lowest(hand: Mask, out: &mut Vec<Mask>) {
     for top in v.max(5)..=(v + 4).min(10) {
         let mut plain = low;
         let mut ok = true;
-        for w in top - 4..=top {
+        for (w, &value_cards) in VALUE_MASKS.iter().enumerate().take(top + 1).skip(top - 4) {
             if w == v {
                 continue;
             }
-            let f = faces & VALUE_MASKS[w];
+            let f = faces & value_cards;
             if f == 0 {
                 ok = false;
                 break;
@@ -218,11 +218,11 @@ pub fn combos_with_lowest(hand: Mask, out: &mut Vec<Mask>) {
                 continue;
             }
             let mut flush = low;
-            for w in top - 4..=top {
+            for (w, &value_cards) in VALUE_MASKS.iter().enumerate().take(top + 1).skip(top - 4) {
                 if w == v {
                     continue;
                 }
-                let f = faces & VALUE_MASKS[w] & suit;
+                let f = faces & value_cards & suit;
                 if f == 0 {
                     flush = 0;
                     break;
@@ -262,11 +262,11 @@ pub fn combos_with_lowest(hand: Mask, out: &mut Vec<Mask>) {
         }
     }
     // Full houses: the lowest card in the triple or in the pair.
-    for w in 1..=10usize {
+    for (w, &value_cards) in VALUE_MASKS.iter().enumerate().take(11).skip(1) {
         if w == v {
             continue;
         }
-        let held = hand & VALUE_MASKS[w];
+        let held = hand & value_cards;
         if others.count_ones() >= 2 && held.count_ones() >= 2 {
             let triple = low | lowest(others, 2);
             out.push(triple | lowest(held, 2));

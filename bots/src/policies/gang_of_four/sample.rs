@@ -121,12 +121,12 @@ fn shuffle(ids: &mut [u8], rng: &mut impl Rng) {
 /// A seat among those `allowed`, with probability proportional to the cards it still needs.
 fn pick(need: &[u32; 4], room: u32, rng: &mut impl Rng, allowed: impl Fn(usize) -> bool) -> usize {
     let mut r = rng.random_range(0..room);
-    for s in 0..4 {
+    for (s, &n) in need.iter().enumerate() {
         if allowed(s) {
-            if r < need[s] {
+            if r < n {
                 return s;
             }
-            r -= need[s];
+            r -= n;
         }
     }
     unreachable!("room is the sum of the allowed needs")
