@@ -442,4 +442,5 @@ async fn api_key_guards_game_creation() {
         .insert("authorization", "Bearer s3cret".parse().unwrap());
     assert!(client.create_game(right).await.is_ok());
     let _ = child.kill();
+    let _ = child.wait();
 }

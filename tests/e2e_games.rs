@@ -55,7 +55,10 @@ struct Table {
     players: u32,
 }
 
-async fn play_through_a_crash(tables: Vec<(String, Vec<(String, String)>, u32, u64)>) {
+/// A game to play: kind, `key=value` options, players, seed.
+type TableSpec = (String, Vec<(String, String)>, u32, u64);
+
+async fn play_through_a_crash(tables: Vec<TableSpec>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut server = Server::start(dir.path());
     let mut client = server.client().await;

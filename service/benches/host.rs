@@ -36,7 +36,7 @@ async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
     let id = client
         .create_game(pb::CreateGameRequest {
             kind: "gang-of-four".into(),
-            options: Some(options.clone()),
+            options: Some(options),
             seed: Some(seed),
             preset: None,
         })

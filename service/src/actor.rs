@@ -420,7 +420,7 @@ impl GameActor {
         seat: usize,
         request: pb::ActRequest,
     ) -> Result<(Vec<pb::LogRecord>, pb::ActResponse), Status> {
-        if !self.start_seq.is_some() {
+        if self.start_seq.is_none() {
             let missing = self.seats.len() as u32 - self.seats_taken();
             return Err(Status::failed_precondition(format!(
                 "the game has not started: waiting for {missing} more player(s) to join"
@@ -481,7 +481,7 @@ impl GameActor {
 
     /// Starts the phase timer when the engine opened a new timed phase.
     fn arm_timer(&mut self) {
-        if self.game.is_over() || !self.start_seq.is_some() {
+        if self.game.is_over() || self.start_seq.is_none() {
             self.timer = None;
             return;
         }
@@ -687,7 +687,7 @@ impl GameActor {
                 let (started, seats_taken) = self.progress_at(record.seq);
                 updates.push(build_update(
                     game,
-                    &record,
+                    record,
                     seat,
                     started,
                     seats_taken,
