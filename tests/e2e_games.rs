@@ -55,33 +55,59 @@ struct Table {
     players: u32,
 }
 
-/// A game to play: kind, `key=value` options, players, seed.
-type TableSpec = (String, Vec<(String, String)>, u32, u64);
+/// A game to play: kind, `key=value` options, players, seed, and the bot of each seat (the
+/// last one fills the remaining seats).
+struct TableSpec {
+    kind: &'static str,
+    options: Vec<(String, String)>,
+    players: u32,
+    seed: u64,
+    bots: Vec<&'static str>,
+}
+
+fn table(
+    kind: &'static str,
+    options: &[(&str, &str)],
+    players: u32,
+    seed: u64,
+    bots: &[&'static str],
+) -> TableSpec {
+    TableSpec {
+        kind,
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        players,
+        seed,
+        bots: bots.to_vec(),
+    }
+}
 
 async fn play_through_a_crash(tables: Vec<TableSpec>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut server = Server::start(dir.path());
     let mut client = server.client().await;
     let mut games = Vec::new();
-    for (kind, options, players, seed) in &tables {
-        let options = gangs_games::parse_options(kind, Some(*players), options).expect("options");
-        let game_id = create(&mut client, kind, Some(options), *seed).await;
-        games.push(Table {
-            game_id,
-            players: *players,
-        });
-    }
     let mut bots = Vec::new();
-    for (g, table) in games.iter().enumerate() {
-        for seat in 0..table.players {
+    for (g, spec) in tables.iter().enumerate() {
+        let options = gangs_games::parse_options(spec.kind, Some(spec.players), &spec.options)
+            .expect("options");
+        let game_id = create(&mut client, spec.kind, Some(options), spec.seed).await;
+        for seat in 0..spec.players {
+            let bot = spec.bots[(seat as usize).min(spec.bots.len() - 1)];
             bots.push(spawn_bot(
-                "gangs-bot-random",
+                bot,
                 &server,
-                &table.game_id,
+                &game_id,
                 Some(seat),
                 g as u64 * 10 + seat as u64,
             ));
         }
+        games.push(Table {
+            game_id,
+            players: spec.players,
+        });
     }
     // A spectator follows the first game; everything it receives was acknowledged as durable.
     let watched = games[0].game_id.clone();
@@ -167,27 +193,22 @@ async fn play_through_a_crash(tables: Vec<TableSpec>) {
     }
 }
 
-fn opts(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gang_of_four_random_bots_survive_a_server_kill() {
     play_through_a_crash(vec![
-        (
-            "gang-of-four".into(),
-            opts(&[("target_score", "30")]),
+        table(
+            "gang-of-four",
+            &[("target_score", "30")],
             4,
             11,
+            &["gangs-bot-random"],
         ),
-        (
-            "gang-of-four".into(),
-            opts(&[("target_score", "30"), ("manual_last_card", "true")]),
+        table(
+            "gang-of-four",
+            &[("target_score", "30"), ("manual_last_card", "true")],
             3,
             12,
+            &["gangs-bot-random"],
         ),
     ])
     .await;
@@ -196,10 +217,69 @@ async fn gang_of_four_random_bots_survive_a_server_kill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gang_random_bots_survive_a_server_kill() {
     play_through_a_crash(vec![
-        ("the-gang".into(), opts(&[("mode", "basic")]), 3, 21),
-        ("the-gang".into(), opts(&[("mode", "advanced")]), 4, 22),
-        ("the-gang".into(), opts(&[("mode", "pro")]), 5, 23),
-        ("the-gang".into(), opts(&[("mode", "gangster")]), 6, 24),
+        table(
+            "the-gang",
+            &[("mode", "basic")],
+            3,
+            21,
+            &["gangs-bot-random"],
+        ),
+        table(
+            "the-gang",
+            &[("mode", "advanced")],
+            4,
+            22,
+            &["gangs-bot-random"],
+        ),
+        table("the-gang", &[("mode", "pro")], 5, 23, &["gangs-bot-random"]),
+        table(
+            "the-gang",
+            &[("mode", "gangster")],
+            6,
+            24,
+            &["gangs-bot-random"],
+        ),
+    ])
+    .await;
+}
+
+/// The strong bots only ever send legal actions (the server would refuse anything else, and a
+/// refused bot exits non-zero) and resume after a crash like the random one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strong_bots_play_legally_and_survive_a_server_kill() {
+    play_through_a_crash(vec![
+        table(
+            "gang-of-four",
+            &[("target_score", "30")],
+            4,
+            31,
+            &[
+                "gangs-bot-greedy",
+                "gangs-bot-search --budget-ms 20",
+                "gangs-bot-random",
+            ],
+        ),
+        table(
+            "gang-of-four",
+            &[("target_score", "30"), ("manual_last_card", "true")],
+            3,
+            32,
+            &["gangs-bot-search --budget-ms 20", "gangs-bot-greedy"],
+        ),
+        table(
+            "the-gang",
+            &[("mode", "advanced")],
+            4,
+            33,
+            &["gangs-bot-crew"],
+        ),
+        table(
+            "the-gang",
+            &[("mode", "gangster")],
+            3,
+            34,
+            &["gangs-bot-crew"],
+        ),
     ])
     .await;
 }

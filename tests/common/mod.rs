@@ -114,9 +114,12 @@ impl Drop for Server {
     }
 }
 
-/// Starts a bot process for `game` (it joins the first free seat, or `seat`).
+/// Starts a bot process for `game` (it joins the first free seat, or `seat`). `bot` is a
+/// workspace binary name, optionally followed by its own arguments (`gangs-bot-search --budget-ms 20`).
 pub fn spawn_bot(bot: &str, server: &Server, game: &str, seat: Option<u32>, seed: u64) -> Child {
-    let mut command = Command::new(bin(bot));
+    let mut words = bot.split_whitespace();
+    let mut command = Command::new(bin(words.next().expect("a bot name")));
+    command.args(words);
     command
         .args([
             "--server",
