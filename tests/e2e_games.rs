@@ -52,7 +52,6 @@ fn assert_contiguous(updates: &[pb::Update], from_seq: u64) {
 
 struct Table {
     game_id: String,
-    players: u32,
 }
 
 /// A game to play: kind, `key=value` options, players, seed, and the bot of each seat (the
@@ -104,10 +103,7 @@ async fn play_through_a_crash(tables: Vec<TableSpec>) {
                 g as u64 * 10 + seat as u64,
             ));
         }
-        games.push(Table {
-            game_id,
-            players: spec.players,
-        });
+        games.push(Table { game_id });
     }
     // A spectator follows the first game; everything it receives was acknowledged as durable.
     let watched = games[0].game_id.clone();
