@@ -1,0 +1,23 @@
+//! `gangs-bot-crew --game GAME [--seat N] [--seed S]`: plays one seat of The Gang with the
+//! cooperative crew strategy (Monte Carlo strength, a chip-sorting convention shared by every
+//! crew seat, team guesses and specialists). Run one process per seat. Exits 0 when the game
+//! ends.
+
+use clap::Parser;
+use gangs_bots::policies::crew::CrewPolicy;
+use gangs_bots::{run_bot, BotArgs};
+use std::process::ExitCode;
+
+/// Plays one seat of a The Gang game as a member of the crew.
+#[derive(Parser)]
+#[command(name = "gangs-bot-crew", version)]
+struct Cli {
+    #[command(flatten)]
+    bot: BotArgs,
+}
+
+fn main() -> ExitCode {
+    let mut cli = Cli::parse();
+    let policy = CrewPolicy::new(cli.bot.rng());
+    run_bot(cli.bot, policy)
+}
