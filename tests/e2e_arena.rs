@@ -48,7 +48,10 @@ fn check_rows(report: &Value) -> Vec<Value> {
             number(bot, "win_share_low"),
             number(bot, "win_share_high"),
         );
-        assert!(0.0 <= low && low <= share && share <= high && high <= 1.0, "{bot}");
+        assert!(
+            0.0 <= low && low <= share && share <= high && high <= 1.0,
+            "{bot}"
+        );
         assert!((share - wins / games).abs() < 1e-9, "{bot}");
         assert!(number(bot, "rating").is_finite(), "{bot}");
         assert!(number(bot, "mean_score").is_finite(), "{bot}");

@@ -16,11 +16,18 @@ pub type Client = GamesClient<Channel>;
 pub struct Context {
     pub server: String,
     pub out: Output,
+    /// `--server` or GANGS_SERVER was given (not the default): `gangs arena` then uses that
+    /// server instead of starting its own.
+    pub server_given: bool,
 }
 
 impl Context {
     pub fn new(server: String, out: Output) -> Self {
-        Context { server, out }
+        Context {
+            server,
+            out,
+            server_given: false,
+        }
     }
 
     /// A connected client, or an error that says how to get one.

@@ -7,10 +7,14 @@ use tonic::{Code, Status};
 #[derive(Debug, Clone, PartialEq)]
 pub struct CliError {
     pub message: String,
-    /// The canonical gRPC code name (`NOT_FOUND`), or `REPLAY_DIVERGED`.
+    /// The canonical gRPC code name (`NOT_FOUND`), or `REPLAY_DIVERGED`, or `GAMES_FAILED`
+    /// (`gangs arena`).
     pub code: String,
     /// The log record concerned, if any.
     pub seq: Option<u64>,
+    /// The command's JSON result already reports this error (`gangs arena`'s `errors`): with
+    /// `--json` it is not printed again, so stdout stays one object.
+    pub in_json_result: bool,
 }
 
 impl CliError {
@@ -19,6 +23,7 @@ impl CliError {
             message: message.into(),
             code: code.to_string(),
             seq: None,
+            in_json_result: false,
         }
     }
 
@@ -45,6 +50,12 @@ impl CliError {
             return Self::unreachable(server, status.message());
         }
         Self::new(code_name(status.code()), status.message())
+    }
+
+    /// Marks the error as already part of the printed JSON result.
+    pub fn in_json_result(mut self) -> Self {
+        self.in_json_result = true;
+        self
     }
 
     pub fn with_seq(mut self, seq: u64) -> Self {

@@ -11,7 +11,8 @@ mod commands;
 mod error;
 mod output;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use client::Context;
 use output::Output;
 use std::process::ExitCode;
@@ -20,7 +21,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "gangs", version)]
 struct Cli {
-    /// The gangs server to talk to.
+    /// The gangs server to talk to. `gangs arena` starts its own server unless this is given
+    /// (here or as GANGS_SERVER).
     #[arg(
         long,
         global = true,
@@ -38,7 +40,13 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    // `gangs arena` needs to know a server was asked for, not just defaulted to.
+    let server_given = matches!(
+        matches.value_source("server"),
+        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+    );
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let out = Output::new(cli.json);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -52,7 +60,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let context = Context::new(cli.server, out);
+    let mut context = Context::new(cli.server, out);
+    context.server_given = server_given;
     match runtime.block_on(commands::run(cli.command, &context)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

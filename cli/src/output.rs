@@ -36,10 +36,11 @@ impl Output {
         }
     }
 
-    /// The error on stderr, and with `--json` also as one object on stdout.
+    /// The error on stderr, and with `--json` also as one object on stdout (unless the
+    /// command's JSON result already holds it).
     pub fn error(&self, error: &CliError) {
         eprintln!("error: {error}");
-        if self.json {
+        if self.json && !error.in_json_result {
             print_line(&error_json(error).to_string());
         }
     }

@@ -2,6 +2,7 @@
 //! [`run`].
 
 mod act;
+mod arena;
 mod games;
 mod join;
 mod log;
@@ -34,6 +35,9 @@ pub enum Command {
     /// Play a seat yourself, in the terminal.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
     Play(play::PlayArgs),
+    /// Play bots against each other for many games; prints wins, shares and ratings.
+    #[command(after_help = arena::AFTER_HELP)]
+    Arena(arena::ArenaArgs),
 }
 
 pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
@@ -46,5 +50,6 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Log(args) => log::run(args, context).await,
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
+        Command::Arena(args) => arena::run(args, context).await,
     }
 }

@@ -1,0 +1,678 @@
+//! `gangs arena --game KIND --bot CMD [--bot CMD]... --games N`: plays bot processes against
+//! each other for many games and prints who wins how often (with 95% intervals) and a rating.
+//!
+//! The arena starts its own `gangs-server` on a free port with a temporary data dir, unless
+//! `--server` (or GANGS_SERVER) is given. Per game it creates the game, starts one bot process
+//! per seat (`CMD... --server URL --game GAME --seat S --seed X --quiet`), waits for them all
+//! to exit, and reads the outcome as a spectator. Seats rotate between games; `--duplicate`
+//! replays each deal sequence once per rotation. `arena/processes.rs` runs the processes,
+//! `arena/stats.rs` does the arithmetic.
+
+mod processes;
+mod stats;
+
+use crate::client::{Client, Context};
+use crate::error::CliError;
+use crate::output::status_name;
+use clap::Args;
+use gangs_games::{KINDS, THE_GANG};
+use gangs_proto::v1 as pb;
+use indicatif::{ProgressBar, ProgressStyle};
+use processes::{bot_slots, resolve_program, spawn_bot, wait_for_bots, BotCommand, OwnServer};
+use serde_json::{json, Value};
+use stats::{BotRow, GameResult, SeatResult, TeamResult, TeamTally};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinSet;
+
+/// How long reading a finished game's outcome may take.
+const OUTCOME_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub const AFTER_HELP: &str = "\
+Each --bot CMD is split as a shell would (`--bot \"gangs-bot-search --iterations 200\"`); with
+fewer --bot than seats the last one fills the rest. Bare program names are looked for next to
+`gangs`, then on PATH. Bots sharing one CMD are one row of the table, counted per seat and game.
+
+Game g seats bot i at seat (i + g) mod players. Gang of Four: a win is rank 1 in the outcome (a
+tie for first is a win for every tied seat); the mean score is penalty points (lower is better);
+the rating is Elo (start 1500, K = 16) over every pair of seats held by different bots. The Gang
+(cooperative): a win is a game the team won; the team's heists (vaults + alarms), successful
+heists (vaults) and games won are shown with 95% intervals (Wilson for shares).
+
+Without --server (or GANGS_SERVER) the arena starts its own gangs-server (found next to `gangs`,
+then on PATH) on a free port with a temporary data dir. A bot exiting non-zero or a game passing
+--game-timeout-secs is an error for that game: listed, counted in `errors`, and the exit code
+is 1.";
+
+#[derive(Args)]
+pub struct ArenaArgs {
+    /// The game: `gang-of-four` or `the-gang`.
+    #[arg(long = "game", value_name = "KIND")]
+    kind: String,
+
+    /// A bot command, e.g. `gangs-bot-random` or "gangs-bot-search --iterations 200"; repeat
+    /// for several (at most one per seat; the last fills the remaining seats).
+    #[arg(long = "bot", value_name = "CMD", required = true)]
+    bots: Vec<String>,
+
+    /// How many games to play (with --duplicate: rounded up to whole groups of rotations).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    games: u64,
+
+    /// Number of seats (omitted: the game's default).
+    #[arg(long)]
+    players: Option<u32>,
+
+    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = super::new::parse_key_value)]
+    options: Vec<(String, String)>,
+
+    /// How many games run at once.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    parallel: u64,
+
+    /// Play each deal sequence once per rotation of the seats (one seed for each group of
+    /// `players` games), so that the luck of the deal cancels. Meant for Gang of Four.
+    #[arg(long)]
+    duplicate: bool,
+
+    /// Seed of the whole arena (every game's deals and every bot's --seed derive from it);
+    /// omitted: random, printed with the results.
+    #[arg(long)]
+    seed: Option<u64>,
+
+    /// A game whose bots have not all exited after this many seconds is killed and counted as
+    /// an error.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    game_timeout_secs: u64,
+
+    /// The server's API key, if --server runs with --api-key (the arena's own server has none).
+    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+}
+
+/// What every game task needs.
+struct Arena {
+    kind: String,
+    options: pb::GameOptions,
+    players: usize,
+    slots: Vec<BotCommand>,
+    programs: Vec<PathBuf>,
+    base_seed: u64,
+    duplicate: bool,
+    timeout: Duration,
+    server: String,
+    api_key: Option<String>,
+    client: Client,
+    log_dir: PathBuf,
+}
+
+/// A game that produced no result.
+struct Failure {
+    game: u64,
+    seed: u64,
+    error: String,
+}
+
+pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
+    if !KINDS.contains(&args.kind.as_str()) {
+        return Err(CliError::invalid(format!(
+            "unknown game kind {:?}: use --game with one of {}",
+            args.kind,
+            KINDS.join(", ")
+        )));
+    }
+    let options = gangs_games::parse_options(&args.kind, args.players, &args.options)
+        .map_err(|e| CliError::invalid(e.message))?;
+    // Building the game locally checks the options and tells the number of seats.
+    let players = gangs_games::new_game(&args.kind, Some(&options), 0, None)
+        .map_err(|e| CliError::invalid(e.message))?
+        .players();
+    let slots = bot_slots(&args.bots, players)?;
+    let programs = slots
+        .iter()
+        .map(|bot| resolve_program(&bot.program))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (names, slot_entry) = entries(&slots);
+    let base_seed = args.seed.unwrap_or_else(rand::random);
+    let total = stats::planned_games(args.games, players, args.duplicate);
+
+    let dir = tempfile::Builder::new()
+        .prefix("gangs-arena-")
+        .tempdir()
+        .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
+    let own_server = if context.server_given {
+        None
+    } else {
+        Some(OwnServer::start(dir.path()).await?)
+    };
+    let server = own_server
+        .as_ref()
+        .map_or_else(|| context.server.clone(), |s| s.url.clone());
+    let client = Context::new(server.clone(), context.out).connect().await?;
+    let arena = Arc::new(Arena {
+        kind: args.kind.clone(),
+        options,
+        players,
+        slots,
+        programs,
+        base_seed,
+        duplicate: args.duplicate,
+        timeout: Duration::from_secs(args.game_timeout_secs),
+        server: server.clone(),
+        api_key: args.api_key.filter(|_| own_server.is_none()),
+        client,
+        log_dir: dir.path().to_path_buf(),
+    });
+
+    let bar = progress_bar(total, context.out.json);
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    let mut tasks = JoinSet::new();
+    let mut next = 0;
+    while next < total || !tasks.is_empty() {
+        while next < total && (tasks.len() as u64) < args.parallel {
+            let arena = Arc::clone(&arena);
+            let game = next;
+            tasks.spawn(async move { (game, play_game(&arena, game).await) });
+            next += 1;
+        }
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
+        let (game, outcome) =
+            joined.map_err(|e| CliError::local(format!("a game task failed unexpectedly: {e}")))?;
+        match outcome {
+            Ok(result) => results.push(result),
+            Err(error) => {
+                let seed = stats::game_seed(base_seed, game, players, args.duplicate);
+                bar.suspend(|| eprintln!("game {game} (seed {seed}): {error}"));
+                failures.push(Failure { game, seed, error });
+                bar.set_message(format!("{} error(s)", failures.len()));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if let Some(server) = own_server {
+        server.stop().await;
+    }
+    // The data dir and the bots' logs go only now that the server is gone.
+    drop(dir);
+
+    failures.sort_by_key(|f| f.game);
+    let rows = stats::tally(&names, &slot_entry, &results);
+    let team = (args.kind == THE_GANG).then(|| stats::team_tally(&results));
+    let report = Report {
+        kind: &args.kind,
+        players,
+        planned: total,
+        completed: results.len() as u64,
+        seed: base_seed,
+        duplicate: args.duplicate,
+        server: if context.server_given {
+            Some(server.as_str())
+        } else {
+            None
+        },
+        rows: &rows,
+        team: team.as_ref(),
+        failures: &failures,
+    };
+    context
+        .out
+        .emit(report.json(), || report.lines().join("\n"));
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::new(
+            "GAMES_FAILED",
+            format!(
+                "{} of {total} games failed (listed above): the table counts only the {} that finished",
+                failures.len(),
+                results.len()
+            ),
+        )
+        .in_json_result())
+    }
+}
+
+/// The table's rows (distinct `--bot` texts, in order of appearance) and each slot's row.
+fn entries(slots: &[BotCommand]) -> (Vec<String>, Vec<usize>) {
+    let mut names: Vec<String> = Vec::new();
+    let slot_entry = slots
+        .iter()
+        .map(|bot| match names.iter().position(|n| *n == bot.name) {
+            Some(i) => i,
+            None => {
+                names.push(bot.name.clone());
+                names.len() - 1
+            }
+        })
+        .collect();
+    (names, slot_entry)
+}
+
+/// A bar on stderr when a person watches it; hidden for --json or a redirected stderr.
+fn progress_bar(total: u64, json: bool) -> ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} games  {elapsed} (eta {eta})  {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Plays game `game` from creation to outcome; the error says what went wrong.
+async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
+    let seed = stats::game_seed(arena.base_seed, game, arena.players, arena.duplicate);
+    let refused = |what: &str, status: tonic::Status| {
+        format!(
+            "{what}: {}",
+            CliError::from_status(&arena.server, &status).message
+        )
+    };
+    let mut client = arena.client.clone();
+    let mut request = tonic::Request::new(pb::CreateGameRequest {
+        kind: arena.kind.clone(),
+        options: Some(arena.options),
+        seed: Some(seed),
+        preset: None,
+    });
+    if let Some(key) = &arena.api_key {
+        let value = format!("Bearer {key}")
+            .parse()
+            .map_err(|_| "the API key holds characters not allowed in a header".to_string())?;
+        request.metadata_mut().insert("authorization", value);
+    }
+    let game_id = client
+        .create_game(request)
+        .await
+        .map_err(|s| refused("cannot create the game", s))?
+        .into_inner()
+        .game_id;
+
+    let mut bots = Vec::with_capacity(arena.players);
+    for (slot, bot) in arena.slots.iter().enumerate() {
+        let seat = stats::seat_of(slot, game, arena.players);
+        let log = arena.log_dir.join(format!("game-{game}-seat-{seat}.log"));
+        bots.push(spawn_bot(
+            &arena.programs[slot],
+            bot,
+            &arena.server,
+            &game_id,
+            seat,
+            stats::bot_seed(arena.base_seed, game, slot),
+            log,
+        )?);
+    }
+    wait_for_bots(bots, arena.timeout)
+        .await
+        .map_err(|e| format!("game {game_id}: {e}"))?;
+
+    let update = tokio::time::timeout(OUTCOME_TIMEOUT, final_update(&mut client, &game_id))
+        .await
+        .map_err(|_| {
+            format!(
+                "game {game_id}: no outcome within {}s of the bots' exit",
+                OUTCOME_TIMEOUT.as_secs()
+            )
+        })?
+        .map_err(|e| format!("game {game_id}: {e}"))?;
+    read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))
+}
+
+/// The spectator's update of a finished game's last record: its outcome and final view.
+async fn final_update(client: &mut Client, game_id: &str) -> Result<pb::Update, String> {
+    let games = client
+        .list_games(pb::ListGamesRequest {})
+        .await
+        .map_err(|s| format!("cannot list the games: {}", s.message()))?
+        .into_inner()
+        .games;
+    let summary = games
+        .into_iter()
+        .find(|g| g.game_id == game_id)
+        .ok_or("the server no longer lists the game")?;
+    if summary.status != pb::GameStatus::Finished as i32 {
+        return Err(format!(
+            "every bot exited successfully, but the game is {} at seq {}",
+            status_name(summary.status),
+            summary.last_seq
+        ));
+    }
+    // Watching from the record before the last gives just the final update; read on until
+    // an update carries the outcome in case the server sends more.
+    let mut stream = client
+        .watch(pb::WatchRequest {
+            game_id: game_id.to_string(),
+            token: String::new(),
+            from_seq: summary.last_seq.saturating_sub(1),
+        })
+        .await
+        .map_err(|s| format!("cannot watch the finished game: {}", s.message()))?
+        .into_inner();
+    loop {
+        match stream.message().await {
+            Ok(Some(update)) if update.outcome.is_some() => return Ok(update),
+            Ok(Some(_)) => {}
+            Ok(None) => return Err("the finished game's stream ended without an outcome".into()),
+            Err(s) => return Err(format!("watching the finished game: {}", s.message())),
+        }
+    }
+}
+
+/// The seats' ranks and scores (and The Gang's vaults and alarms) from the final update.
+fn read_result(arena: &Arena, game: u64, update: &pb::Update) -> Result<GameResult, String> {
+    let outcome = update
+        .outcome
+        .as_ref()
+        .ok_or("the final update has no outcome")?;
+    if outcome.seats.len() != arena.players {
+        return Err(format!(
+            "the outcome lists {} seats for a {}-player game",
+            outcome.seats.len(),
+            arena.players
+        ));
+    }
+    let mut seats = Vec::with_capacity(arena.players);
+    for seat in &outcome.seats {
+        if seat.seat as usize >= arena.players {
+            return Err(format!("the outcome names seat {}", seat.seat));
+        }
+        seats.push(SeatResult {
+            slot: stats::slot_at(seat.seat as usize, game, arena.players),
+            rank: seat.rank,
+            score: seat.score,
+            won: seat.won,
+        });
+    }
+    let team = if arena.kind == THE_GANG {
+        match update.view.as_ref().and_then(|v| v.game.as_ref()) {
+            Some(pb::game_view::Game::TheGang(view)) => Some(TeamResult {
+                vaults: view.vaults,
+                alarms: view.alarms,
+                won: view.won,
+            }),
+            _ => return Err("the final update carries no The Gang view".into()),
+        }
+    } else {
+        None
+    };
+    Ok(GameResult { game, seats, team })
+}
+
+/// Everything the arena prints, as JSON or as a table.
+struct Report<'a> {
+    kind: &'a str,
+    players: usize,
+    planned: u64,
+    completed: u64,
+    seed: u64,
+    duplicate: bool,
+    /// The external server used, if any.
+    server: Option<&'a str>,
+    rows: &'a [BotRow],
+    team: Option<&'a TeamTally>,
+    failures: &'a [Failure],
+}
+
+impl Report<'_> {
+    fn json(&self) -> Value {
+        let mut value = json!({
+            "kind": self.kind,
+            "players": self.players,
+            "games": self.completed,
+            "games_planned": self.planned,
+            "errors": self.failures.len(),
+            "failed_games": self.failures.iter().map(|f| json!({
+                "game": f.game,
+                "seed": f.seed,
+                "error": f.error,
+            })).collect::<Vec<_>>(),
+            "seed": self.seed,
+            "duplicate": self.duplicate,
+            "server": self.server,
+            "bots": self.rows.iter().map(|r| json!({
+                "name": r.name,
+                "games": r.games,
+                "wins": r.wins,
+                "win_share": r.win_share,
+                "win_share_low": r.win_share_low,
+                "win_share_high": r.win_share_high,
+                "mean_score": r.mean_score,
+                "rating": r.rating,
+            })).collect::<Vec<_>>(),
+        });
+        if let Some(team) = self.team {
+            let (success_low, success_high) = stats::wilson(team.heist_successes, team.heists);
+            let (won_low, won_high) = stats::wilson(team.games_won, team.games);
+            let (per_game, per_game_low, per_game_high) = team.heists_per_game;
+            value["heists"] = json!(team.heists);
+            value["heists_per_game"] = json!(per_game);
+            value["heists_per_game_low"] = json!(per_game_low);
+            value["heists_per_game_high"] = json!(per_game_high);
+            value["heist_successes"] = json!(team.heist_successes);
+            value["heist_success_share"] = json!(stats::share(team.heist_successes, team.heists));
+            value["heist_success_low"] = json!(success_low);
+            value["heist_success_high"] = json!(success_high);
+            value["games_won"] = json!(team.games_won);
+            value["games_won_share"] = json!(stats::share(team.games_won, team.games));
+            value["games_won_low"] = json!(won_low);
+            value["games_won_high"] = json!(won_high);
+        }
+        value
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "{} arena: {} of {} games finished, {} players, seed {}{}{}",
+            self.kind,
+            self.completed,
+            self.planned,
+            self.players,
+            self.seed,
+            if self.duplicate { ", duplicate" } else { "" },
+            self.server
+                .map(|s| format!(", server {s}"))
+                .unwrap_or_default()
+        )];
+        let width = self
+            .rows
+            .iter()
+            .map(|r| r.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(3);
+        let score = if self.team.is_some() {
+            "mean vaults"
+        } else {
+            "mean penalty"
+        };
+        lines.push(format!(
+            "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12}  {:>6}",
+            "bot", "games", "wins", "win share (95%)", score, "rating"
+        ));
+        for row in self.rows {
+            lines.push(format!(
+                "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12.1}  {:>6.0}",
+                row.name,
+                row.games,
+                row.wins,
+                share_text(row.win_share, row.win_share_low, row.win_share_high),
+                row.mean_score,
+                row.rating
+            ));
+        }
+        if let Some(team) = self.team {
+            let (mean, low, high) = team.heists_per_game;
+            let (s_low, s_high) = stats::wilson(team.heist_successes, team.heists);
+            let (w_low, w_high) = stats::wilson(team.games_won, team.games);
+            lines.push(format!(
+                "team: {} heists ({mean:.1} per game, 95% {low:.1}–{high:.1})",
+                team.heists
+            ));
+            lines.push(format!(
+                "      {} successful heists (vaults): {}",
+                team.heist_successes,
+                share_text(
+                    stats::share(team.heist_successes, team.heists),
+                    s_low,
+                    s_high
+                )
+            ));
+            lines.push(format!(
+                "      {} of {} games won: {}",
+                team.games_won,
+                team.games,
+                share_text(stats::share(team.games_won, team.games), w_low, w_high)
+            ));
+        }
+        if !self.failures.is_empty() {
+            lines.push(format!("{} error(s):", self.failures.len()));
+            for f in self.failures {
+                lines.push(format!("  game {} (seed {}): {}", f.game, f.seed, f.error));
+            }
+        }
+        lines
+    }
+}
+
+/// "25.0% (8.9–53.2%)".
+fn share_text(share: f64, low: f64, high: f64) -> String {
+    format!(
+        "{:.1}% ({:.1}–{:.1}%)",
+        share * 100.0,
+        low * 100.0,
+        high * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        arena: ArenaArgs,
+    }
+
+    #[test]
+    fn flags_parse() {
+        let cli = Cli::try_parse_from([
+            "arena",
+            "--game",
+            "gang-of-four",
+            "--bot",
+            "gangs-bot-greedy",
+            "--bot",
+            "gangs-bot-search --iterations 50",
+            "--games",
+            "8",
+            "--option",
+            "target_score=20",
+            "--parallel",
+            "2",
+            "--duplicate",
+        ])
+        .unwrap();
+        let args = cli.arena;
+        assert_eq!(args.kind, "gang-of-four");
+        assert_eq!(args.bots.len(), 2);
+        assert_eq!(args.games, 8);
+        assert_eq!(args.parallel, 2);
+        assert!(args.duplicate);
+        assert_eq!(args.game_timeout_secs, 600);
+        assert_eq!(args.options, [("target_score".into(), "20".into())]);
+        // --bot and --games are required; --games and --parallel must be at least 1.
+        assert!(Cli::try_parse_from(["arena", "--game", "the-gang", "--games", "1"]).is_err());
+        assert!(Cli::try_parse_from(["arena", "--game", "the-gang", "--bot", "b"]).is_err());
+        for bad in [["--games", "0"], ["--parallel", "0"]] {
+            let mut argv = vec!["arena", "--game", "the-gang", "--bot", "b", "--games", "2"];
+            argv.extend(bad);
+            assert!(Cli::try_parse_from(argv).is_err());
+        }
+    }
+
+    #[test]
+    fn one_row_per_distinct_command() {
+        let slots = bot_slots(&["a".into(), "b x".into()], 4).unwrap();
+        let (names, slot_entry) = entries(&slots);
+        assert_eq!(names, ["a", "b x"]);
+        assert_eq!(slot_entry, [0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn report_shapes() {
+        let rows = stats::tally(
+            &["r".to_string()],
+            &[0, 0, 0],
+            &[GameResult {
+                game: 0,
+                seats: (0..3)
+                    .map(|slot| SeatResult {
+                        slot,
+                        rank: 1,
+                        score: 2,
+                        won: false,
+                    })
+                    .collect(),
+                team: Some(TeamResult {
+                    vaults: 2,
+                    alarms: 3,
+                    won: false,
+                }),
+            }],
+        );
+        let team = TeamTally {
+            games: 1,
+            heists: 5,
+            heist_successes: 2,
+            games_won: 0,
+            heists_per_game: (5.0, 5.0, 5.0),
+        };
+        let failures = [Failure {
+            game: 1,
+            seed: 9,
+            error: "bot \"r\" at seat 0 exited with exit status: 1".into(),
+        }];
+        let report = Report {
+            kind: "the-gang",
+            players: 3,
+            planned: 2,
+            completed: 1,
+            seed: 7,
+            duplicate: false,
+            server: None,
+            rows: &rows,
+            team: Some(&team),
+            failures: &failures,
+        };
+        let value = report.json();
+        assert_eq!(value["games"], 1);
+        assert_eq!(value["errors"], 1);
+        assert_eq!(value["failed_games"][0]["game"], 1);
+        assert_eq!(value["bots"][0]["name"], "r");
+        assert_eq!(value["bots"][0]["games"], 3);
+        assert_eq!(value["bots"][0]["wins"], 0);
+        assert_eq!(value["heists"], 5);
+        assert_eq!(value["heist_successes"], 2);
+        assert_eq!(value["games_won"], 0);
+        for key in ["win_share_low", "win_share_high", "mean_score", "rating"] {
+            assert!(value["bots"][0][key].is_number(), "{key}");
+        }
+        let text = report.lines().join("\n");
+        assert!(text.contains("1 of 2 games finished"), "{text}");
+        assert!(text.contains("5 heists"), "{text}");
+        assert!(text.contains("game 1 (seed 9)"), "{text}");
+        assert_eq!(share_text(0.25, 0.089, 0.532), "25.0% (8.9–53.2%)");
+    }
+}

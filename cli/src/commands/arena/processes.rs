@@ -1,0 +1,355 @@
+//! The arena's child processes: finding `gangs-server` and the bot programs, splitting `--bot`
+//! commands as a shell would, starting the arena's own server on a free port with a temporary
+//! data dir, and running one game's bots to their end (or to the timeout).
+
+use crate::error::CliError;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long the own server may take to print its address.
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often a game's bots are checked for having exited.
+const POLL_INTERVAL: Duration = Duration::from_millis(25);
+
+/// One `--bot` command, split into its program and arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotCommand {
+    /// The `--bot` text as given: the bot's name in the table.
+    pub name: String,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// Splits every `--bot` command as a shell would and gives one per seat: with fewer commands
+/// than seats the last one fills the rest. More commands than seats is an error.
+pub fn bot_slots(commands: &[String], players: usize) -> Result<Vec<BotCommand>, CliError> {
+    if commands.is_empty() {
+        return Err(CliError::invalid(
+            "no bot given: add --bot CMD (e.g. --bot gangs-bot-random)",
+        ));
+    }
+    if commands.len() > players {
+        return Err(CliError::invalid(format!(
+            "{} --bot commands for {players} seats: give at most one per seat (or raise --players)",
+            commands.len()
+        )));
+    }
+    let mut parsed = Vec::with_capacity(commands.len());
+    for command in commands {
+        let words = shlex::split(command).ok_or_else(|| {
+            CliError::invalid(format!(
+                "cannot split --bot {command:?} into words (an unclosed quote or a trailing backslash?)"
+            ))
+        })?;
+        let Some((program, args)) = words.split_first() else {
+            return Err(CliError::invalid(
+                "an empty --bot command: give the bot program, e.g. --bot gangs-bot-random",
+            ));
+        };
+        parsed.push(BotCommand {
+            name: command.clone(),
+            program: program.clone(),
+            args: args.to_vec(),
+        });
+    }
+    let last = parsed.last().expect("checked non-empty").clone();
+    parsed.resize(players, last);
+    Ok(parsed)
+}
+
+/// Where a program named on the command line is: a name with a `/` is a path as given;
+/// a bare name is looked for next to the running `gangs` executable, then on PATH.
+pub fn resolve_program(name: &str) -> Result<PathBuf, CliError> {
+    let given = Path::new(name);
+    if given.components().count() > 1 || given.is_absolute() {
+        if given.is_file() {
+            return Ok(given.to_path_buf());
+        }
+        return Err(CliError::invalid(format!(
+            "{name} does not exist or is not a file: check the path"
+        )));
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let path_dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for dir in beside.iter().chain(path_dirs.iter()) {
+        let candidate = dir.join(name);
+        if is_executable(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    let beside = beside
+        .map(|d| format!(" ({})", d.display()))
+        .unwrap_or_default();
+    Err(CliError::invalid(format!(
+        "cannot find `{name}` next to `gangs`{beside} or on PATH: build it (`cargo build --workspace`), put it on PATH, or give its path"
+    )))
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// The last `lines` lines of a log file, for an error message ("" if unreadable or empty).
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..].join(" | ")
+}
+
+/// The arena's own `gangs-server`: a free port, a data dir under the arena's temporary dir.
+/// Killed when dropped (or by [`OwnServer::stop`]).
+pub struct OwnServer {
+    child: Child,
+    pub url: String,
+}
+
+impl OwnServer {
+    /// Starts `gangs-server --listen 127.0.0.1:0 --data-dir DIR/data` with its log in
+    /// `DIR/server.log`, and waits for the address it prints on its first stdout line.
+    pub async fn start(dir: &Path) -> Result<OwnServer, CliError> {
+        let program = resolve_program("gangs-server")?;
+        let log_path = dir.join("server.log");
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| CliError::local(format!("cannot create {}: {e}", log_path.display())))?;
+        let mut child = Command::new(&program)
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            // The own server must not pick up a key or an address meant for another server.
+            .env_remove("GANGS_API_KEY")
+            .env_remove("GANGS_LISTEN")
+            .env_remove("GANGS_DATA_DIR")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| CliError::local(format!("cannot start {}: {e}", program.display())))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let first = tokio::time::timeout(SERVER_START_TIMEOUT, lines.next_line()).await;
+        let failed = |what: String| {
+            let tail = log_tail(&log_path, 5);
+            CliError::local(format!(
+                "{} {what}{}",
+                program.display(),
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {tail}")
+                }
+            ))
+        };
+        let line = match first {
+            Ok(Ok(Some(line))) => line,
+            Ok(Ok(None)) | Ok(Err(_)) => return Err(failed("exited before listening".into())),
+            Err(_) => {
+                return Err(failed(format!(
+                    "printed no address within {}s",
+                    SERVER_START_TIMEOUT.as_secs()
+                )))
+            }
+        };
+        let Some(addr) = line.trim().strip_prefix("gangs-server listening on ") else {
+            return Err(failed(format!(
+                "printed {line:?} instead of its address (is it a gangs-server?)"
+            )));
+        };
+        let url = format!("http://{addr}");
+        // Keep reading stdout so that a later line cannot fill the pipe or hit a closed one.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(OwnServer { child, url })
+    }
+
+    /// Kills the server and waits for it, so that its data dir can be removed.
+    pub async fn stop(mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+/// One bot process of a game.
+pub struct BotProcess {
+    pub seat: usize,
+    pub name: String,
+    pub log: PathBuf,
+    child: Child,
+}
+
+/// Starts `PROGRAM ARGS... --server URL --game GAME --seat S --seed X --quiet` with its stderr
+/// in `log`. Killed when dropped.
+pub fn spawn_bot(
+    program: &Path,
+    bot: &BotCommand,
+    server: &str,
+    game_id: &str,
+    seat: usize,
+    seed: u64,
+    log: PathBuf,
+) -> Result<BotProcess, String> {
+    let log_file =
+        std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let child = Command::new(program)
+        .args(&bot.args)
+        .args(["--server", server, "--game", game_id, "--seat"])
+        .arg(seat.to_string())
+        .arg("--seed")
+        .arg(seed.to_string())
+        .arg("--quiet")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log_file)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start bot {:?} for seat {seat}: {e}", bot.name))?;
+    Ok(BotProcess {
+        seat,
+        name: bot.name.clone(),
+        log,
+        child,
+    })
+}
+
+/// Waits until every bot has exited successfully. The first bot to fail, or the timeout,
+/// ends the wait with an error and kills the others (they could never finish the game).
+pub async fn wait_for_bots(mut bots: Vec<BotProcess>, timeout: Duration) -> Result<(), String> {
+    let start = tokio::time::Instant::now();
+    let mut running: Vec<usize> = (0..bots.len()).collect();
+    let result = loop {
+        let mut failure = None;
+        running.retain(|&i| match bots[i].child.try_wait() {
+            Ok(None) => true,
+            Ok(Some(status)) if status.success() => false,
+            Ok(Some(status)) => {
+                failure.get_or_insert_with(|| bot_failed(&bots[i], status));
+                false
+            }
+            Err(e) => {
+                failure.get_or_insert_with(|| {
+                    format!(
+                        "cannot wait for bot {:?} at seat {}: {e}",
+                        bots[i].name, bots[i].seat
+                    )
+                });
+                false
+            }
+        });
+        if let Some(failure) = failure {
+            break Err(failure);
+        }
+        if running.is_empty() {
+            break Ok(());
+        }
+        if start.elapsed() >= timeout {
+            break Err(format!(
+                "the game did not finish within {}s (raise --game-timeout-secs if the bots are slow)",
+                timeout.as_secs()
+            ));
+        }
+        tokio::time::sleep(POLL_INTERVAL).await;
+    };
+    for &i in &running {
+        let _ = bots[i].child.start_kill();
+        let _ = bots[i].child.wait().await;
+    }
+    result
+}
+
+fn bot_failed(bot: &BotProcess, status: ExitStatus) -> String {
+    let tail = log_tail(&bot.log, 3);
+    format!(
+        "bot {:?} at seat {} exited with {status}{}",
+        bot.name,
+        bot.seat,
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!(": {tail}")
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(bot: &BotCommand) -> Vec<&str> {
+        std::iter::once(bot.program.as_str())
+            .chain(bot.args.iter().map(String::as_str))
+            .collect()
+    }
+
+    #[test]
+    fn commands_split_as_a_shell_would() {
+        let slots = bot_slots(
+            &[
+                "gangs-bot-search --iterations 200".to_string(),
+                r#"my-bot --name "two words" 'x y'"#.to_string(),
+            ],
+            2,
+        )
+        .unwrap();
+        assert_eq!(
+            words(&slots[0]),
+            ["gangs-bot-search", "--iterations", "200"]
+        );
+        assert_eq!(slots[0].name, "gangs-bot-search --iterations 200");
+        assert_eq!(words(&slots[1]), ["my-bot", "--name", "two words", "x y"]);
+    }
+
+    #[test]
+    fn the_last_bot_fills_the_rest() {
+        let slots = bot_slots(&["a".to_string(), "b".to_string()], 4).unwrap();
+        let names: Vec<&str> = slots.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "b", "b"]);
+        assert_eq!(bot_slots(&["a".to_string()], 3).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn bad_bot_lists_are_refused() {
+        assert!(bot_slots(&[], 4).is_err());
+        assert!(bot_slots(&["a".into(), "b".into(), "c".into()], 2).is_err());
+        assert!(bot_slots(&["  ".into()], 2).is_err());
+        assert!(bot_slots(&["bot 'unclosed".into()], 2).is_err());
+    }
+
+    #[test]
+    fn programs_resolve_by_path_or_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such-bot");
+        let e = resolve_program(missing.to_str().unwrap()).unwrap_err();
+        assert!(e.message.contains("does not exist"), "{}", e.message);
+        let e = resolve_program("gangs-no-such-program-anywhere").unwrap_err();
+        assert!(e.message.contains("or on PATH"), "{}", e.message);
+        // `sh` is on PATH on every unix this runs on.
+        #[cfg(unix)]
+        assert!(resolve_program("sh").unwrap().is_absolute());
+    }
+
+    #[test]
+    fn log_tail_keeps_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bot.log");
+        std::fs::write(&path, "one\n\ntwo\nthree\n").unwrap();
+        assert_eq!(log_tail(&path, 2), "two | three");
+        assert_eq!(log_tail(&dir.path().join("none"), 2), "");
+    }
+}
