@@ -179,7 +179,23 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
             tasks.spawn(async move { (game, play_game(&arena, game).await) });
             next += 1;
         }
-        let Some(joined) = tasks.join_next().await else {
+        let joined = tokio::select! {
+            joined = tasks.join_next() => joined,
+            _ = tokio::signal::ctrl_c() => {
+                // The bots sit in process groups of their own, out of the terminal's reach:
+                // aborting the games drops (and so kills) them.
+                tasks.shutdown().await;
+                bar.finish_and_clear();
+                if let Some(server) = own_server {
+                    server.stop().await;
+                }
+                return Err(CliError::new(
+                    "CANCELLED",
+                    format!("interrupted after {} of {total} games", results.len() + failures.len()),
+                ));
+            }
+        };
+        let Some(joined) = joined else {
             break;
         };
         let (game, outcome) =

@@ -186,13 +186,48 @@ impl OwnServer {
     }
 }
 
-/// One bot process of a game.
+/// One bot process of a game, in a process group of its own so that a wrapper's children
+/// (`--bot "sh -c '...'"`, a script starting an interpreter) die with it. Killed with its
+/// group when dropped, so an interrupted or timed-out arena leaves nothing running.
 pub struct BotProcess {
     pub seat: usize,
     pub name: String,
     pub log: PathBuf,
     child: Child,
+    /// The process (and group) id, kept because `Child::id` forgets it once reaped.
+    pid: Option<u32>,
 }
+
+impl BotProcess {
+    /// Kills the bot's process group, then reaps the bot.
+    async fn kill(&mut self) {
+        kill_group(self.pid);
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+impl Drop for BotProcess {
+    fn drop(&mut self) {
+        // The bot itself may have exited while its children live on: the group goes anyway.
+        kill_group(self.pid);
+    }
+}
+
+#[cfg(unix)]
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group `pid`, which the bot
+        // leads (process_group(0) at spawn); it touches no memory. A group already gone
+        // gives ESRCH, which is fine.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: Option<u32>) {}
 
 /// Starts `PROGRAM ARGS... --server URL --game GAME --seat S --seed X --quiet` with its stderr
 /// in `log`. Killed when dropped.
@@ -207,7 +242,10 @@ pub fn spawn_bot(
 ) -> Result<BotProcess, String> {
     let log_file =
         std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let child = Command::new(program)
+    let mut command = Command::new(program);
+    #[cfg(unix)]
+    command.process_group(0);
+    let child = command
         .args(&bot.args)
         .args(["--server", server, "--game", game_id, "--seat"])
         .arg(seat.to_string())
@@ -224,6 +262,7 @@ pub fn spawn_bot(
         seat,
         name: bot.name.clone(),
         log,
+        pid: child.id(),
         child,
     })
 }
@@ -267,9 +306,9 @@ pub async fn wait_for_bots(mut bots: Vec<BotProcess>, timeout: Duration) -> Resu
         tokio::time::sleep(POLL_INTERVAL).await;
     };
     for &i in &running {
-        let _ = bots[i].child.start_kill();
-        let _ = bots[i].child.wait().await;
+        bots[i].kill().await;
     }
+    // Exited bots may have left children in their groups; dropping `bots` kills those.
     result
 }
 
