@@ -31,7 +31,7 @@ use tokio::task::JoinSet;
 const OUTCOME_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub const AFTER_HELP: &str = "\
-Each --bot CMD is split as a shell would (`--bot \"gangs-bot-search --iterations 200\"`); with
+Each --bot CMD is split as a shell would (`--bot \"gangs-bot-search --budget-ms 50\"`); with
 fewer --bot than seats the last one fills the rest. Bare program names are looked for next to
 `gangs`, then on PATH. Bots sharing one CMD are one row of the table, counted per seat and game.
 
@@ -52,7 +52,7 @@ pub struct ArenaArgs {
     #[arg(long = "game", value_name = "KIND")]
     kind: String,
 
-    /// A bot command, e.g. `gangs-bot-random` or "gangs-bot-search --iterations 200"; repeat
+    /// A bot command, e.g. `gangs-bot-random` or "gangs-bot-search --budget-ms 50"; repeat
     /// for several (at most one per seat; the last fills the remaining seats).
     #[arg(long = "bot", value_name = "CMD", required = true)]
     bots: Vec<String>,
