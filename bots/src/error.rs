@@ -1,6 +1,7 @@
 //! What can stop a bot, and which gRPC failures are only the connection's fault (worth a
 //! reconnect) rather than the server refusing the request.
 
+use gangs_proto::code_name;
 use tonic::{Code, Status};
 
 #[derive(Debug)]
@@ -77,29 +78,6 @@ pub fn is_transient(status: &Status) -> bool {
             | Code::ResourceExhausted
             | Code::OutOfRange
     )
-}
-
-/// The canonical gRPC name of a code (`NOT_FOUND`), as other gRPC tools print it.
-pub fn code_name(code: Code) -> &'static str {
-    match code {
-        Code::Ok => "OK",
-        Code::Cancelled => "CANCELLED",
-        Code::Unknown => "UNKNOWN",
-        Code::InvalidArgument => "INVALID_ARGUMENT",
-        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        Code::NotFound => "NOT_FOUND",
-        Code::AlreadyExists => "ALREADY_EXISTS",
-        Code::PermissionDenied => "PERMISSION_DENIED",
-        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        Code::FailedPrecondition => "FAILED_PRECONDITION",
-        Code::Aborted => "ABORTED",
-        Code::OutOfRange => "OUT_OF_RANGE",
-        Code::Unimplemented => "UNIMPLEMENTED",
-        Code::Internal => "INTERNAL",
-        Code::Unavailable => "UNAVAILABLE",
-        Code::DataLoss => "DATA_LOSS",
-        Code::Unauthenticated => "UNAUTHENTICATED",
-    }
 }
 
 #[cfg(test)]

@@ -4,10 +4,11 @@
 
 use crate::action_id::action_id;
 use crate::decision::{decide, Decision};
-use crate::error::{code_name, is_transient};
+use crate::error::is_transient;
 use crate::reconnect::{Client, Reconnector};
 use crate::{logging, BotArgs, BotError, Policy};
 use gangs_games::{describe_action, describe_event};
+use gangs_proto::code_name;
 use gangs_proto::v1 as pb;
 use std::future::Future;
 use std::process::ExitCode;

@@ -2,6 +2,7 @@
 //! stderr; with `--json` the same error also goes to stdout as `{"error", "code"}` (plus
 //! `"seq"` when it concerns one record).
 
+use gangs_proto::code_name;
 use tonic::{Code, Status};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,29 +71,6 @@ impl std::fmt::Display for CliError {
             Some(seq) => write!(f, "seq {seq}: {}", self.message),
             None => f.write_str(&self.message),
         }
-    }
-}
-
-/// The canonical gRPC name of a code, as other gRPC tools print it.
-pub fn code_name(code: Code) -> &'static str {
-    match code {
-        Code::Ok => "OK",
-        Code::Cancelled => "CANCELLED",
-        Code::Unknown => "UNKNOWN",
-        Code::InvalidArgument => "INVALID_ARGUMENT",
-        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        Code::NotFound => "NOT_FOUND",
-        Code::AlreadyExists => "ALREADY_EXISTS",
-        Code::PermissionDenied => "PERMISSION_DENIED",
-        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        Code::FailedPrecondition => "FAILED_PRECONDITION",
-        Code::Aborted => "ABORTED",
-        Code::OutOfRange => "OUT_OF_RANGE",
-        Code::Unimplemented => "UNIMPLEMENTED",
-        Code::Internal => "INTERNAL",
-        Code::Unavailable => "UNAVAILABLE",
-        Code::DataLoss => "DATA_LOSS",
-        Code::Unauthenticated => "UNAUTHENTICATED",
     }
 }
 
