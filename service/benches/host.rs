@@ -106,6 +106,7 @@ async fn main() {
         listen: addr,
         data_dir: dir.path().to_path_buf(),
         api_key: None,
+        watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {

@@ -19,8 +19,8 @@ use tokio::time::Instant;
 use tokio_stream::Stream;
 use tonic::Status;
 
-/// Updates a watcher may have queued before it is cut off as too slow.
-pub const WATCHER_BUFFER: usize = 512;
+/// Updates a watcher may have queued before it is cut off as too slow (`--watch-buffer`).
+pub const DEFAULT_WATCHER_BUFFER: usize = 512;
 /// Longest display name accepted.
 pub const MAX_NAME_LEN: usize = 64;
 /// Longest action id accepted.
@@ -92,6 +92,8 @@ pub struct GameActor {
     id: String,
     store: Store,
     summaries: Summaries,
+    /// Updates a watcher may have queued before it is cut off as too slow.
+    watcher_buffer: usize,
     game: Box<dyn Game>,
     /// The `created` record as stored (seed included).
     created: pb::Created,
@@ -133,6 +135,7 @@ impl GameActor {
         id: String,
         store: Store,
         summaries: Summaries,
+        watcher_buffer: usize,
         created: pb::Created,
         created_reply: Reply<()>,
     ) -> Result<GameHandle, Status> {
@@ -149,7 +152,8 @@ impl GameActor {
             players: game.players() as u32,
             ..created
         };
-        let mut actor = GameActor::empty(id, store, summaries, game, created.clone());
+        let mut actor =
+            GameActor::empty(id, store, summaries, watcher_buffer, game, created.clone());
         let record = actor.push_record(Record::Created(created));
         actor.submit(vec![record], PendingReply::Created(created_reply));
         Ok(actor.spawn())
@@ -160,6 +164,7 @@ impl GameActor {
         id: String,
         store: Store,
         summaries: Summaries,
+        watcher_buffer: usize,
         records: Vec<pb::LogRecord>,
     ) -> Result<GameHandle, String> {
         let mut replayer = Replayer::new();
@@ -191,7 +196,7 @@ impl GameActor {
         let game = replayer
             .into_game()
             .ok_or_else(|| format!("game {id}: empty log"))?;
-        let mut actor = GameActor::empty(id, store, summaries, game, created);
+        let mut actor = GameActor::empty(id, store, summaries, watcher_buffer, game, created);
         for (seat, info) in seats_info {
             actor.tokens.insert(info.token.clone(), seat);
             actor.seats[seat] = Some(info);
@@ -209,6 +214,7 @@ impl GameActor {
         id: String,
         store: Store,
         summaries: Summaries,
+        watcher_buffer: usize,
         game: Box<dyn Game>,
         created: pb::Created,
     ) -> Self {
@@ -218,6 +224,7 @@ impl GameActor {
             id,
             store,
             summaries,
+            watcher_buffer,
             game,
             created,
             records: Vec::new(),
@@ -581,13 +588,14 @@ impl GameActor {
     fn fan_out(&mut self, updates: &[pb::Update]) {
         let spectator = updates.len() - 1;
         let id = &self.id;
+        let buffer = self.watcher_buffer;
         self.watchers.retain(|w| {
             let update = &updates[w.seat.unwrap_or(spectator)];
             // The last free slot is kept for the status that tells a slow watcher it was cut off.
             if w.updates.capacity() <= 1 {
                 tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
                 let _ = w.updates.try_send(Err(Status::resource_exhausted(format!(
-                    "you fell more than {WATCHER_BUFFER} updates behind game {id}: watch again with from_seq = the last seq you received"
+                    "you fell more than {buffer} updates behind game {id}: watch again with from_seq = the last seq you received"
                 ))));
                 return false;
             }
@@ -647,7 +655,7 @@ impl GameActor {
             )));
         }
         let catch_up = self.catch_up(seat, from_seq);
-        let (tx, rx) = mpsc::channel(catch_up.len() + WATCHER_BUFFER + 1);
+        let (tx, rx) = mpsc::channel(catch_up.len() + self.watcher_buffer + 1);
         for update in catch_up {
             tx.try_send(Ok(update))
                 .expect("the channel was sized for the catch-up");

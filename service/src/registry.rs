@@ -13,15 +13,17 @@ pub struct Registry {
     store: Store,
     games: Arc<RwLock<HashMap<String, GameHandle>>>,
     summaries: Summaries,
+    watcher_buffer: usize,
 }
 
 impl Registry {
     /// Rebuilds every game of the log before the server takes calls.
-    pub fn restore(store: Store) -> Result<Registry, String> {
+    pub fn restore(store: Store, watcher_buffer: usize) -> Result<Registry, String> {
         let registry = Registry {
             store: store.clone(),
             games: Arc::default(),
             summaries: Arc::default(),
+            watcher_buffer,
         };
         let logs = store.load_all().map_err(|e| e.0)?;
         let count = logs.len();
@@ -30,6 +32,7 @@ impl Registry {
                 id.clone(),
                 store.clone(),
                 registry.summaries.clone(),
+                watcher_buffer,
                 records,
             )?;
             registry
@@ -60,6 +63,7 @@ impl Registry {
             id.clone(),
             self.store.clone(),
             self.summaries.clone(),
+            self.watcher_buffer,
             created,
             reply,
         )?;

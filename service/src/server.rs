@@ -28,6 +28,10 @@ pub struct Config {
     /// When set, CreateGame requires `authorization: Bearer KEY` metadata.
     #[arg(long, env = "GANGS_API_KEY")]
     pub api_key: Option<String>,
+    /// Updates a watcher may fall behind before it is cut off (RESOURCE_EXHAUSTED; it resumes
+    /// by seq). Bounds the memory a slow watcher costs; a game never waits for a watcher.
+    #[arg(long, env = "GANGS_WATCH_BUFFER", default_value_t = crate::actor::DEFAULT_WATCHER_BUFFER)]
+    pub watch_buffer: usize,
 }
 
 /// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
@@ -37,7 +41,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let (store, flusher) = Store::open(&config.data_dir)?;
-    let registry = Registry::restore(store)?;
+    let registry = Registry::restore(store, config.watch_buffer.max(1))?;
     let service = GamesService::new(registry.clone(), config.api_key.clone());
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();

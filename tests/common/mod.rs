@@ -37,7 +37,13 @@ pub struct Server {
 impl Server {
     /// Starts the server on `127.0.0.1:port` (0: a free port) and waits until it serves.
     pub fn start_on(data_dir: &Path, port: u16) -> Server {
+        Server::start_with(data_dir, port, &[])
+    }
+
+    /// As `start_on`, with extra flags.
+    pub fn start_with(data_dir: &Path, port: u16, flags: &[&str]) -> Server {
         let mut child = Command::new(bin("gangs-server"))
+            .args(flags)
             .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(data_dir)
             .env("RUST_LOG", "warn")
