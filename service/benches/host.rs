@@ -4,7 +4,9 @@
 //! over real gRPC on loopback:
 //! - a plain tonic unary call (the health service's `Check`: no game, no disk) as the baseline;
 //! - `Act` latency (p50/p99) for one Gang of Four game, every action durable before its answer;
-//! - durable actions per second with 64 games played concurrently (group commit at work).
+//! - durable actions per second with 64 games played concurrently (group commit at work);
+//! - beside them, a raw sled `insert` + `flush` on another temporary dir (no gRPC, no game): the
+//!   disk's own floor, so that the Act tail can be told apart from the host's.
 //!
 //! The bench keeps a local replica of each game (same seed and options) only to pick a legal
 //! action for the seat to play; the server decides everything.
@@ -19,6 +21,7 @@ const ECHO_CALLS: usize = 3000;
 const LATENCY_ACTIONS: usize = 2000;
 const CONCURRENT_GAMES: usize = 64;
 const CONCURRENT_SECONDS: u64 = 8;
+const RAW_FLUSHES: usize = 2000;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
@@ -151,6 +154,27 @@ async fn main() {
     }
     latencies.sort();
 
+    // The disk's floor: one small record inserted and flushed, as the flusher does per batch.
+    let raw = tokio::task::spawn_blocking(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = sled::Config::new()
+            .path(dir.path())
+            .flush_every_ms(None)
+            .open()
+            .expect("sled");
+        let mut raw = Vec::with_capacity(RAW_FLUSHES);
+        for i in 0..RAW_FLUSHES as u64 {
+            let t = Instant::now();
+            db.insert(i.to_be_bytes(), vec![0u8; 200]).expect("insert");
+            db.flush().expect("flush");
+            raw.push(t.elapsed());
+        }
+        raw.sort();
+        raw
+    })
+    .await
+    .expect("raw flush task");
+
     // Throughput: 64 games at once, each a sequential player.
     let deadline = Instant::now() + Duration::from_secs(CONCURRENT_SECONDS);
     let start = Instant::now();
@@ -192,9 +216,18 @@ async fn main() {
         ECHO_CALLS
     );
     println!(
-        "Act, one game (durable):     p50 {:>8.1?}  p99 {:>8.1?}  ({} actions)",
+        "sled insert+flush (raw):     p50 {:>8.1?}  p99 {:>8.1?}  p99.9 {:>8.1?}  ({} flushes)",
+        percentile(&raw, 0.5),
+        percentile(&raw, 0.99),
+        percentile(&raw, 0.999),
+        RAW_FLUSHES
+    );
+    println!(
+        "Act, one game (durable):     p50 {:>8.1?}  p90 {:>8.1?}  p99 {:>8.1?}  p99.9 {:>8.1?}  ({} actions)",
         percentile(&latencies, 0.5),
+        percentile(&latencies, 0.9),
         percentile(&latencies, 0.99),
+        percentile(&latencies, 0.999),
         LATENCY_ACTIONS
     );
     println!(

@@ -48,8 +48,11 @@ pub struct Store {
 impl Store {
     /// Opens (or creates) the data dir and starts the flusher thread.
     pub fn open(dir: &Path) -> Result<(Store, FlusherHandle), StoreError> {
+        // sled's own periodic flusher is off: every write is flushed explicitly by the flusher
+        // thread below, so a second, timed flusher would only contend with it.
         let db = sled::Config::new()
             .path(dir)
+            .flush_every_ms(None)
             .open()
             .map_err(|e| StoreError(format!("cannot open the data dir {}: {e}", dir.display())))?;
         let tree = db
