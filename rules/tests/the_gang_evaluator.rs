@@ -1,8 +1,9 @@
 //! The hand evaluator: known hands of every category, the wheel, kickers, perfect ties, 8 cards,
 //! the suitless Jack (never in a flush), and agreement with an independent brute-force evaluator
-//! (every 5-card subset classified naively) on a million random hands.
+//! (every 5-card subset classified naively) on a million random hands, through both the card-slice
+//! and the prepared-hand (`EvalHand`) paths.
 
-use gangs_rules::the_gang::{cards, evaluate, Card, Category, HandValue};
+use gangs_rules::the_gang::{cards, evaluate, Card, Category, EvalHand, Evaluator, HandValue};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -178,6 +179,7 @@ fn agrees_with_brute_force_on_a_million_random_hands() {
     let mut deck = Card::deck();
     deck.push(Card::SUITLESS_JACK);
     let mut previous: Option<(Vec<Card>, HandValue, NaiveValue)> = None;
+    let evaluator = Evaluator::new();
     for i in 0..1_000_000u32 {
         // Mostly 7 cards; some 5, 6 and 8; the suitless Jack in play one hand in four.
         let size = match i % 10 {
@@ -190,6 +192,11 @@ fn agrees_with_brute_force_on_a_million_random_hands() {
         let (hand, _) = deck[..pool].partial_shuffle(&mut rng, size);
         let hand = hand.to_vec();
         let ours = evaluate(&hand);
+        // The prepared path, with the hand split as a board and private cards are.
+        let split = i as usize % (size + 1);
+        let prepared = EvalHand::of(&hand[..split]).union(EvalHand::of(&hand[split..]));
+        assert_eq!(prepared.len(), size);
+        assert_eq!(evaluator.evaluate_hand(prepared), ours, "prepared {hand:?}");
         let naive = naive_best(&hand);
         assert_eq!(ours.category() as u8, naive.0, "category of {hand:?}");
         // The ordering must agree with the naive one against the previous hand.

@@ -17,6 +17,10 @@
 //! perfect hash into a table of the 49,205 rank multisets. The tables (a few hundred KB) are
 //! built once at first use (`OnceLock`), from the general evaluator above, so both paths agree
 //! by construction and the brute-force test checks both.
+//!
+//! [`EvalHand`] is the same key kept as a value: a set of cards that carries its running key
+//! and its suit masks, so cards shared by many hands (the board in a Monte Carlo sample) are
+//! summed once and each player's private cards are added to them (`board.union(private)`).
 
 use super::cards::Card;
 use std::fmt;
@@ -227,13 +231,30 @@ const BUCKET_SHIFT: u32 = 9;
 /// at the fifth card of that suit.
 const SUIT_BIAS: u64 = 0x3333 << 32;
 const FLUSH_BITS: u64 = 0x8888 << 32;
+/// Every key also counts its cards here (the prepared path's size test); 6 bits, far more
+/// than a hand holds.
+const CARD_COUNT_SHIFT: u32 = 56;
+const CARD_COUNT_BITS: u64 = 0x3f << CARD_COUNT_SHIFT;
 
 /// Power-of-two sizes so that masked indices need no bounds checks in the hot path.
 const OFFSETS_LEN: usize = 1 << 14;
 const VALUES_LEN: usize = 1 << 17;
 
+/// Each card's key (rank key + one in its suit's nibble; the suitless Jack's is the mark),
+/// indexed by card id; ids past the suitless Jack are never built.
+const CARD_KEYS: [u64; 256] = {
+    let mut keys = [0u64; 256];
+    let mut id = 0;
+    while id < 52 {
+        keys[id] =
+            (1 << CARD_COUNT_SHIFT) | (1u64 << (32 + 4 * (id & 3))) | RANK_KEYS[id >> 2] as u64;
+        id += 1;
+    }
+    keys[52] = (1 << CARD_COUNT_SHIFT) | SUITLESS_MARK;
+    keys
+};
+
 struct FastTables {
-    card_keys: [u64; 256],
     offsets: Box<[u32; OFFSETS_LEN]>,
     values: Box<[u32; VALUES_LEN]>,
     flush: Box<[u32; 8192]>,
@@ -254,14 +275,6 @@ fn enumerate_multisets(rank: usize, left: u32, counts: &mut [u32; 13], out: &mut
 }
 
 fn build_fast_tables() -> FastTables {
-    let mut card_keys = [0u64; 256];
-    for id in 0..52u32 {
-        let card = Card::from_id(id).expect("suited card");
-        let suit = card.suit().expect("suited") as u64;
-        card_keys[id as usize] = (1u64 << (32 + 4 * suit)) | RANK_KEYS[card.rank() as usize] as u64;
-    }
-    card_keys[Card::SUITLESS_JACK.id() as usize] = SUITLESS_MARK;
-
     // Every multiset of 7 ranks, its key and its value (from a flush-free representative).
     let mut multisets = Vec::new();
     enumerate_multisets(0, 7, &mut [0; 13], &mut multisets);
@@ -341,7 +354,6 @@ fn build_fast_tables() -> FastTables {
     let mut values_table = Box::new([0u32; VALUES_LEN]);
     values_table[..values.len()].copy_from_slice(&values);
     FastTables {
-        card_keys,
         offsets: offsets_table,
         values: values_table,
         flush,
@@ -356,7 +368,7 @@ fn fast_tables() -> &'static FastTables {
 /// Size of the fast path's tables in bytes (for the docs and the bench).
 pub fn fast_table_bytes() -> usize {
     let t = fast_tables();
-    t.card_keys.len() * 8 + (t.offsets.len() + t.values.len() + t.flush.len()) * 4
+    CARD_KEYS.len() * 8 + (t.offsets.len() + t.values.len() + t.flush.len()) * 4
 }
 
 /// Exactly 7 cards: the table-driven fast path (the suitless Jack falls back to the general
@@ -404,13 +416,18 @@ fn evaluate7_with(t: &FastTables, cards: &[Card; 7]) -> HandValue {
     // Each suit's nibble starts at 3, so it reaches 8 (bit 3 set) exactly at 5 cards of the suit.
     let mut sum = SUIT_BIAS;
     for card in cards {
-        sum += t.card_keys[card.byte() as usize];
+        sum += CARD_KEYS[card.byte() as usize];
     }
     // One rare branch for both exceptions: a flush (about 3% of hands) or the suitless Jack.
     if sum & (FLUSH_BITS | SUITLESS_MARK) != 0 {
         return flush_or_suitless(t, cards, sum);
     }
-    let key = sum as u32;
+    rank_multiset_value(t, sum as u32)
+}
+
+/// The value of a flush-free 7-card hand from its rank-key sum (the perfect hash).
+#[inline(always)]
+fn rank_multiset_value(t: &FastTables, key: u32) -> HandValue {
     let bucket = (key >> BUCKET_SHIFT) as usize & (OFFSETS_LEN - 1);
     let slot = t.offsets[bucket] + (key & ((1 << BUCKET_SHIFT) - 1));
     HandValue(t.values[slot as usize & (VALUES_LEN - 1)])
@@ -430,4 +447,109 @@ fn flush_or_suitless(t: &FastTables, cards: &[Card; 7], sum: u64) -> HandValue {
         }
     }
     HandValue(t.flush[mask as usize & 8191])
+}
+
+// ---- prepared hands -----------------------------------------------------------------------------
+
+/// A set of cards prepared for evaluation: its fast-path key and its cards by suit. Build the
+/// cards several hands share once, then add each hand's own cards; [`Evaluator::evaluate_hand`]
+/// gives the same value as [`evaluate`] on the same cards. The sets joined must be disjoint
+/// (one deck, as in play): a card counted twice is not a hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EvalHand {
+    /// Sum of the cards' keys (rank keys low, suit counts from bit 32, the card count from bit
+    /// 56, the suitless mark on top).
+    key: u64,
+    /// Bit `16 * suit + rank` per suited card.
+    suited: u64,
+}
+
+impl EvalHand {
+    pub const EMPTY: EvalHand = EvalHand { key: 0, suited: 0 };
+
+    pub fn of(cards: &[Card]) -> EvalHand {
+        cards
+            .iter()
+            .fold(EvalHand::EMPTY, |hand, &card| hand.with(card))
+    }
+    #[inline(always)]
+    pub fn with(self, card: Card) -> EvalHand {
+        let id = card.byte();
+        let suited = if id < 52 {
+            1u64 << (16 * (id & 3) + (id >> 2))
+        } else {
+            0
+        };
+        debug_assert!(self.suited & suited == 0, "a card added twice");
+        EvalHand {
+            key: self.key + CARD_KEYS[id as usize],
+            suited: self.suited | suited,
+        }
+    }
+    /// The cards of both (disjoint) sets.
+    #[inline(always)]
+    pub fn union(self, other: EvalHand) -> EvalHand {
+        debug_assert!(self.suited & other.suited == 0, "overlapping hands");
+        debug_assert!(
+            self.key & other.key & SUITLESS_MARK == 0,
+            "two suitless Jacks"
+        );
+        EvalHand {
+            key: self.key + other.key,
+            suited: self.suited | other.suited,
+        }
+    }
+    pub fn len(self) -> usize {
+        ((self.key & CARD_COUNT_BITS) >> CARD_COUNT_SHIFT) as usize
+    }
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+    fn suit_masks(self) -> [u32; 4] {
+        [0, 1, 2, 3].map(|suit| (self.suited >> (16 * suit)) as u32 & ALL_RANKS)
+    }
+}
+
+impl Evaluator {
+    /// Same result as [`evaluate`] on the hand's cards.
+    #[inline]
+    pub fn evaluate_hand(&self, hand: EvalHand) -> HandValue {
+        // One test for the common case: exactly 7 cards, no flush, no suitless Jack.
+        let sum = hand.key + SUIT_BIAS;
+        if sum & (CARD_COUNT_BITS | FLUSH_BITS | SUITLESS_MARK) == 7 << CARD_COUNT_SHIFT {
+            return rank_multiset_value(self.tables, sum as u32);
+        }
+        prepared_exception(self.tables, hand)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn prepared_exception(t: &FastTables, hand: EvalHand) -> HandValue {
+    let sum = hand.key + SUIT_BIAS;
+    if hand.len() == 7 && sum & SUITLESS_MARK == 0 {
+        // A 7-card flush: no full house or four of a kind is possible beside it.
+        let suit = ((sum & FLUSH_BITS) >> 32).trailing_zeros() / 4;
+        return HandValue(t.flush[hand.suit_masks()[suit as usize] as usize & 8191]);
+    }
+    evaluate_prepared_general(hand)
+}
+
+/// Any size, the suitless Jack allowed: the rank-count masks rebuilt from the suit masks.
+#[cold]
+fn evaluate_prepared_general(hand: EvalHand) -> HandValue {
+    let suits = hand.suit_masks();
+    let [a, b, c, d] = suits;
+    let mut seen1 = a | b | c | d;
+    let mut seen2 = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d);
+    let mut seen3 = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d);
+    let mut seen4 = a & b & c & d;
+    if hand.key & SUITLESS_MARK != 0 {
+        let jack = 1u32 << super::cards::JACK;
+        seen4 |= seen3 & jack;
+        seen3 |= seen2 & jack;
+        seen2 |= seen1 & jack;
+        seen1 |= jack;
+    }
+    evaluate_masks(suits, seen1, seen2, seen3, seen4)
 }

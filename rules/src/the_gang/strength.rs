@@ -5,7 +5,7 @@
 //! number of players below us.
 
 use super::cards::Card;
-use super::evaluator::evaluate;
+use super::evaluator::{EvalHand, Evaluator};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -60,21 +60,17 @@ pub fn estimate_strength(
     let needed = missing_board + query.others * query.private_per_player;
     assert!(needed <= unseen.len(), "not enough unseen cards to sample");
     let (mut beats, mut ties) = (0u64, 0u64);
-    let mut hand: Vec<Card> = Vec::with_capacity(8);
+    // The known cards are summed once; each sample adds its board and each player's cards.
+    let evaluator = Evaluator::new();
+    let community = EvalHand::of(query.community);
+    let own = EvalHand::of(query.own);
     for _ in 0..samples {
         let (drawn, _) = unseen.partial_shuffle(rng, needed);
         let (board_rest, others) = drawn.split_at(missing_board);
-        let mut board: Vec<Card> = query.community.to_vec();
-        board.extend_from_slice(board_rest);
-        hand.clear();
-        hand.extend_from_slice(query.own);
-        hand.extend_from_slice(&board);
-        let ours = evaluate(&hand);
+        let board = community.union(EvalHand::of(board_rest));
+        let ours = evaluator.evaluate_hand(board.union(own));
         for other in others.chunks(query.private_per_player.max(1)) {
-            hand.clear();
-            hand.extend_from_slice(other);
-            hand.extend_from_slice(&board);
-            let theirs = evaluate(&hand);
+            let theirs = evaluator.evaluate_hand(board.union(EvalHand::of(other)));
             if ours > theirs {
                 beats += 1;
             } else if ours == theirs {
