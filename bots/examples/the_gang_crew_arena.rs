@@ -6,6 +6,7 @@
 //!     --example the_gang_crew_arena -- --team crew --heists 500 --modes basic,advanced,pro,gangster
 //! ```
 //! Games are played until at least `--heists` heists are counted for a mode (a game has 3 to 5).
+//! `--max-moves N` sets the move cap (how much room the team has to talk with its chips).
 
 use std::time::Instant;
 
@@ -40,13 +41,19 @@ struct Cli {
     /// Seed of the first game (game i uses seed + i).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The `max_moves_per_phase` option (0: the rules' default, 6 x players).
+    #[arg(long, default_value_t = 0)]
+    max_moves: u32,
 }
 
 fn main() {
     let cli = Cli::parse();
     for mode in cli.modes.split(',') {
         let started = Instant::now();
-        let opts = options(cli.players, mode);
+        let mut opts = options(cli.players, mode);
+        if let Some(gangs_proto::v1::game_options::Game::TheGang(o)) = &mut opts.game {
+            o.max_moves_per_phase = cli.max_moves;
+        }
         let mut total = GameReport::default();
         let mut games = 0u64;
         let mut wins = 0u64;

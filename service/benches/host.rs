@@ -27,6 +27,14 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+fn print_latencies(label: &str, sorted: &[Duration], unit: &str) {
+    let line: Vec<String> = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)]
+        .iter()
+        .map(|&(name, p)| format!("{name} {:>8.1?}", percentile(sorted, p)))
+        .collect();
+    println!("{label:<28} {}  ({} {unit})", line.join("  "), sorted.len());
+}
+
 struct Game {
     id: String,
     tokens: Vec<String>,
@@ -209,27 +217,9 @@ async fn main() {
             .map(|n| n.get())
             .unwrap_or(0)
     );
-    println!(
-        "tonic echo (health Check):   p50 {:>8.1?}  p99 {:>8.1?}  ({} calls)",
-        percentile(&echo, 0.5),
-        percentile(&echo, 0.99),
-        ECHO_CALLS
-    );
-    println!(
-        "sled insert+flush (raw):     p50 {:>8.1?}  p99 {:>8.1?}  p99.9 {:>8.1?}  ({} flushes)",
-        percentile(&raw, 0.5),
-        percentile(&raw, 0.99),
-        percentile(&raw, 0.999),
-        RAW_FLUSHES
-    );
-    println!(
-        "Act, one game (durable):     p50 {:>8.1?}  p90 {:>8.1?}  p99 {:>8.1?}  p99.9 {:>8.1?}  ({} actions)",
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.9),
-        percentile(&latencies, 0.99),
-        percentile(&latencies, 0.999),
-        LATENCY_ACTIONS
-    );
+    print_latencies("tonic echo (health Check)", &echo, "calls");
+    print_latencies("sled insert+flush (raw)", &raw, "flushes");
+    print_latencies("Act, one game (durable)", &latencies, "actions");
     println!(
         "{CONCURRENT_GAMES} concurrent games:         {:>8.0} durable actions/s  ({total} actions in {elapsed:.1} s)",
         total as f64 / elapsed

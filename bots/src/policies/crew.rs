@@ -5,9 +5,10 @@
 //!   scale (the rank of its hand among every holding the board allows). The team then sorts
 //!   itself with the chip convention of [`protocol`]: one seat moves at a time, each move
 //!   touching a chip says one base-N digit, colliding seats say more digits, and finally every
-//!   seat takes the chip of its place and says `ready`. Streets with locked chips (challenges 2
-//!   and 6) and streets where someone left the convention fall back to a plain claim: take the
-//!   free chip nearest to one's own estimate, then `ready`.
+//!   seat takes the chip of its place and says `ready`. Under a tight move cap (fewer than three
+//!   moves per player) the seats instead claim one chip each in seat order. Streets with locked
+//!   chips (challenges 2 and 6) and streets where someone left the convention fall back to a
+//!   plain claim: take the free chip nearest to one's own estimate, then `ready`.
 //! - **Team guesses** (challenges 4 and 9): on the river the future top seat spells a rank of
 //!   its cards and its category in chip digits; the guessers vote what it said. Without that
 //!   signal they vote the most likely answer by Monte Carlo over deals where the target's hand
@@ -278,6 +279,13 @@ impl CrewPolicy {
                 Some(touch(signal.get(index).copied().unwrap_or(0) + 1))
             }
             Schedule::Place { seat, stars } if seat == me => Some(Action::Take(stars)),
+            Schedule::Claim { seat } if seat == me => {
+                let s = match strength {
+                    Some(s) => s,
+                    None => number as f64 / (params.scale.max(2) - 1) as f64,
+                };
+                return claim(v, me, mine, &holders, s, legal);
+            }
             Schedule::Done => {
                 let ready = v.ready.get(me).copied().unwrap_or(false);
                 // A chipless seat may only be ready once the cap hands it a chip.

@@ -22,8 +22,18 @@
 //!    seats); while some seat does not hold its target chip, the lowest such seat takes it.
 //!    Then everyone says `ready`.
 //!
+//! A move cap too tight for a sort worth having (fewer than `3 × N` moves) leaves no room for
+//! digits: each seat then makes one **claim** in seat order, taking the free chip it thinks
+//! fits ([`Schedule::Claim`]); later seats see the earlier claims.
+//!
 //! A move that does not follow the schedule (a seat that is not crew, a lost update) makes the
 //! street [`Schedule::Broken`]: the policy then plays a plain heuristic instead.
+
+/// Under this many moves per player the sort has too little room to separate the seats that
+/// collide on their first digit, and claims do better (in-process, basic mode, 4 players:
+/// claims open 36% of heists at caps 4 to 11, the sort 27% at a cap of 8, 30% at 10, 84% at 12,
+/// 99% at 16).
+const CLAIMS_BELOW_MOVES_PER_PLAYER: u64 = 3;
 
 /// One chip move as the view lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +95,8 @@ pub enum Schedule {
     Signal { seat: usize, index: usize },
     /// `seat` takes its target chip.
     Place { seat: usize, stars: u8 },
+    /// Tight cap: `seat` takes the free chip of its choice.
+    Claim { seat: usize },
     /// Every seat holds its target: say `ready`.
     Done,
     /// Someone left the convention this street.
@@ -147,13 +159,17 @@ pub fn replay(params: &Params, log: &[LoggedMove]) -> Replay {
             return broken(prefixes, signal);
         }
     }
+    if max < CLAIMS_BELOW_MOVES_PER_PLAYER * n as u64 {
+        return claims(n, max, log);
+    }
 
-    // 1. Sort rounds.
+    // 1. Sort rounds (round 0 always fits: the signal is dropped before it is).
     let mut participants: Vec<usize> = (0..n).collect();
     let mut round = 0;
     while round < digits
         && participants.len() >= if round == 0 { 1 } else { 2 }
-        && used as u64 + participants.len() as u64 + reserve <= max
+        && used as u64 + participants.len() as u64 + if round == 0 { n as u64 } else { reserve }
+            <= max
     {
         for &seat in &participants {
             let Some(m) = log.get(used) else {
@@ -243,6 +259,39 @@ pub fn replay(params: &Params, log: &[LoggedMove]) -> Replay {
     }
 }
 
+/// The tight-cap schedule: seat 0, 1, … each take one free chip, as far as the cap allows.
+fn claims(n: usize, max: u64, log: &[LoggedMove]) -> Replay {
+    let mut holder: Vec<Option<usize>> = vec![None; n];
+    let claims = n.min(max as usize);
+    let broken = Replay {
+        next: Schedule::Broken,
+        prefixes: vec![Vec::new(); n],
+        order: (0..n).collect(),
+        signal: Vec::new(),
+        signaller: None,
+    };
+    for (i, m) in log.iter().enumerate() {
+        if i >= claims || m.seat != i || m.returned || holder[m.stars as usize - 1].is_some() {
+            return broken;
+        }
+        holder[m.stars as usize - 1] = Some(m.seat);
+    }
+    // Weakest first: the holders of 1, 2, … stars, then the seats without a chip.
+    let mut order: Vec<usize> = holder.iter().flatten().copied().collect();
+    order.extend((0..n).filter(|s| !holder.contains(&Some(*s))));
+    Replay {
+        next: if log.len() < claims {
+            Schedule::Claim { seat: log.len() }
+        } else {
+            Schedule::Done
+        },
+        prefixes: vec![Vec::new(); n],
+        order,
+        signal: Vec::new(),
+        signaller: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,7 +309,7 @@ mod tests {
                 ),
                 Schedule::Signal { seat, index } => (seat, signal[index] + 1),
                 Schedule::Place { seat, stars } => (seat, stars),
-                Schedule::Done | Schedule::Broken => return (log, r),
+                Schedule::Claim { .. } | Schedule::Done | Schedule::Broken => return (log, r),
             };
             let returned = holder[stars as usize - 1] == Some(seat);
             for h in holder.iter_mut() {
@@ -325,6 +374,59 @@ mod tests {
         assert_eq!(r.next, Schedule::Done);
         assert_eq!(r.signaller, Some(3));
         assert_eq!(r.signal, vec![3, 0, 2, 1]);
+    }
+
+    #[test]
+    fn a_cap_of_three_times_the_players_sorts_before_it_signals() {
+        // With a team guess pending, the signal gives way to the sort, not the other way round.
+        let params = Params {
+            players: 4,
+            scale: 256,
+            max_moves: 12,
+            signal_digits: 9,
+        };
+        let (log, r) = run(&params, &[10, 200, 70, 140], &[1, 1, 1, 1]);
+        assert_eq!(r.next, Schedule::Done);
+        assert_eq!(r.order, vec![0, 2, 3, 1]);
+        assert!(r.signal.is_empty());
+        assert!(log.len() <= 12);
+    }
+
+    #[test]
+    fn a_tight_cap_turns_the_street_into_claims_in_seat_order() {
+        let params = Params {
+            players: 4,
+            scale: 256,
+            max_moves: 5,
+            signal_digits: 0,
+        };
+        let take = |seat, stars| LoggedMove {
+            seat,
+            stars,
+            returned: false,
+        };
+        assert_eq!(replay(&params, &[]).next, Schedule::Claim { seat: 0 });
+        let log = [take(0, 3), take(1, 1)];
+        assert_eq!(replay(&params, &log).next, Schedule::Claim { seat: 2 });
+        let log = [take(0, 3), take(1, 1), take(2, 4), take(3, 2)];
+        let r = replay(&params, &log);
+        assert_eq!(r.next, Schedule::Done);
+        assert_eq!(r.order, vec![1, 3, 0, 2]);
+        // Out of seat order, or a chip already claimed: the street leaves the convention.
+        assert_eq!(replay(&params, &[take(1, 1)]).next, Schedule::Broken);
+        assert_eq!(
+            replay(&params, &[take(0, 3), take(1, 3)]).next,
+            Schedule::Broken
+        );
+        // A cap below the player count: only the first seats claim.
+        let params = Params {
+            max_moves: 2,
+            ..params
+        };
+        assert_eq!(
+            replay(&params, &[take(0, 2), take(1, 1)]).next,
+            Schedule::Done
+        );
     }
 
     #[test]
