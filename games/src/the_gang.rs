@@ -886,6 +886,15 @@ fn card_word(c: Option<&pb::TheGangCard>) -> String {
         .map_or_else(|| "a card".to_string(), |c| c.to_string())
 }
 
+/// Private cards in an event: absent when the reader may not see them.
+fn private_words(cards: &[pb::TheGangCard]) -> String {
+    if cards.is_empty() {
+        "(hidden)".to_string()
+    } else {
+        cards_words(cards)
+    }
+}
+
 fn cards_words(cards: &[pb::TheGangCard]) -> String {
     cards
         .iter()
@@ -973,20 +982,18 @@ pub fn describe_event(e: &pb::TheGangEvent) -> String {
                 .and_then(Specialist::from_number)
                 .map_or("none", |s| s.name())
         ),
-        Some(ev::Kind::Dealt(d)) => {
-            format!(
-                "seat {} is dealt {} cards {}",
-                d.seat,
-                d.card_count,
-                cards_words(&d.cards)
-            )
-        }
+        Some(ev::Kind::Dealt(d)) => format!(
+            "seat {} is dealt {} cards {}",
+            d.seat,
+            d.card_count,
+            private_words(&d.cards)
+        ),
         Some(ev::Kind::Announced(a)) => announcement_words(a.announcement.as_ref()),
         Some(ev::Kind::Swindled(s)) => format!(
             "swindler: seat {} gets new cards {} (had {})",
             s.seat,
-            cards_words(&s.new_cards),
-            cards_words(&s.old_cards)
+            private_words(&s.new_cards),
+            private_words(&s.old_cards)
         ),
         Some(ev::Kind::CardChosen(c)) => format!("seat {} chose the card to pass", c.seat),
         Some(ev::Kind::CardPassed(p)) => format!(
@@ -999,8 +1006,8 @@ pub fn describe_event(e: &pb::TheGangEvent) -> String {
             "{}: seat {} discards {} and draws {}",
             challenge_name(r.challenge),
             r.seat,
-            cards_words(&r.discarded),
-            cards_words(&r.drawn)
+            private_words(&r.discarded),
+            private_words(&r.drawn)
         ),
         Some(ev::Kind::PhaseOpened(p)) => format!("{} chips open", street_word(p.street)),
         Some(ev::Kind::ChipMoved(m)) => {
