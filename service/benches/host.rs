@@ -4,7 +4,8 @@
 //! over real gRPC on loopback:
 //! - a plain tonic unary call (the health service's `Check`: no game, no disk) as the baseline;
 //! - `Act` latency (p50/p99) for one Gang of Four game, every action durable before its answer;
-//! - durable actions per second with 64 games played concurrently (group commit at work);
+//! - durable actions per second with 64 games played concurrently (group commit at work),
+//!   without watchers and with every seat streaming its view as bots do;
 //! - beside them, a raw sled `insert` + `flush` on another temporary dir (no gRPC, no game): the
 //!   disk's own floor, so that the Act tail can be told apart from the host's.
 //!
@@ -106,6 +107,54 @@ async fn step(client: &mut GamesClient<Channel>, game: &mut Game) -> bool {
     true
 }
 
+/// Durable actions over `CONCURRENT_SECONDS` with `CONCURRENT_GAMES` games played at once;
+/// with `watched`, every seat of every game streams its updates (drained as they come).
+async fn throughput(channel: &Channel, watched: bool) -> (u64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(CONCURRENT_SECONDS);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for g in 0..CONCURRENT_GAMES {
+        let channel = channel.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut client = GamesClient::new(channel);
+            let mut seed = 1000 + g as u64 * 1000 + watched as u64 * 500;
+            let mut actions = 0u64;
+            while Instant::now() < deadline {
+                let mut game = new_game(&mut client, seed).await;
+                if watched {
+                    watch_every_seat(&mut client, &game).await;
+                }
+                while Instant::now() < deadline && step(&mut client, &mut game).await {
+                    actions += 1;
+                }
+                seed += 1;
+            }
+            actions
+        }));
+    }
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("player task");
+    }
+    (total, start.elapsed().as_secs_f64())
+}
+
+/// One drained Watch stream per seat; each ends with the game (or the bench).
+async fn watch_every_seat(client: &mut GamesClient<Channel>, game: &Game) {
+    for token in &game.tokens {
+        let mut stream = client
+            .watch(pb::WatchRequest {
+                game_id: game.id.clone(),
+                token: token.clone(),
+                from_seq: 0,
+            })
+            .await
+            .expect("watch")
+            .into_inner();
+        tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -183,33 +232,10 @@ async fn main() {
     .await
     .expect("raw flush task");
 
-    // Throughput: 64 games at once, each a sequential player.
-    let deadline = Instant::now() + Duration::from_secs(CONCURRENT_SECONDS);
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for g in 0..CONCURRENT_GAMES {
-        let channel = channel.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut client = GamesClient::new(channel);
-            let mut seed = 1000 + g as u64 * 1000;
-            let mut game = new_game(&mut client, seed).await;
-            let mut actions = 0u64;
-            while Instant::now() < deadline {
-                if step(&mut client, &mut game).await {
-                    actions += 1;
-                } else {
-                    seed += 1;
-                    game = new_game(&mut client, seed).await;
-                }
-            }
-            actions
-        }));
-    }
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.expect("player task");
-    }
-    let elapsed = start.elapsed().as_secs_f64();
+    // Throughput: 64 games at once, each a sequential player; then the same with every seat
+    // streaming its view, as bots do (each action then fans out to four watchers).
+    let (total, elapsed) = throughput(&channel, false).await;
+    let (watched_total, watched_elapsed) = throughput(&channel, true).await;
 
     println!(
         "machine: {} cores (shared, noisy: compare ratios)",
@@ -223,6 +249,10 @@ async fn main() {
     println!(
         "{CONCURRENT_GAMES} concurrent games:         {:>8.0} durable actions/s  ({total} actions in {elapsed:.1} s)",
         total as f64 / elapsed
+    );
+    println!(
+        "  ... every seat watching:   {:>8.0} durable actions/s  ({watched_total} actions in {watched_elapsed:.1} s)",
+        watched_total as f64 / watched_elapsed
     );
     println!(
         "ratio Act p50 / echo p50:    {:.1}x",
