@@ -284,7 +284,7 @@ impl CrewPolicy {
                     Some(s) => s,
                     None => number as f64 / (params.scale.max(2) - 1) as f64,
                 };
-                return claim(v, me, mine, &holders, s, legal);
+                claim_in_turn(n, me, &holders, s).map(Action::Take)
             }
             Schedule::Done => {
                 let ready = v.ready.get(me).copied().unwrap_or(false);
@@ -510,6 +510,57 @@ fn claim(
     pick(legal, Action::Take(stars)).or_else(|| pick(legal, Action::Ready).filter(|_| !ready))
 }
 
+/// The chip to claim in the tight-cap schedule, seeing the claims of the seats before: the free
+/// chip under which the order is most likely right. Each earlier claim `c` is read as a
+/// strength uniform on the slice of `0..=1` that makes `c` the nearest chip; each later seat is
+/// below us with probability `strength`, so the free chips below ours must match their count.
+fn claim_in_turn(n: usize, me: usize, holders: &[u32], strength: f64) -> Option<u8> {
+    let taken: Vec<u32> = holders
+        .iter()
+        .enumerate()
+        .filter(|&(seat, &stars)| seat != me && stars != 0)
+        .map(|(_, &stars)| stars)
+        .collect();
+    let later = n - 1 - taken.len();
+    let span = (n - 1).max(1) as f64;
+    let below_claim = |stars: u32| {
+        let low = ((stars as f64 - 1.5) / span).max(0.0);
+        let high = ((stars as f64 - 0.5) / span).min(1.0);
+        let certain = ((strength - low) / (high - low).max(1e-9)).clamp(0.0, 1.0);
+        // Claims are noisy (made among the free chips, from an estimate): never certain.
+        0.1 + 0.8 * certain
+    };
+    let free: Vec<u8> = (1..=n as u8)
+        .filter(|s| !taken.contains(&(*s as u32)))
+        .collect();
+    free.iter().copied().max_by(|&a, &b| {
+        let score = |stars: u8| {
+            let claims: f64 = taken
+                .iter()
+                .map(|&t| {
+                    if t < stars as u32 {
+                        below_claim(t)
+                    } else {
+                        1.0 - below_claim(t)
+                    }
+                })
+                .product();
+            let free_below = free.iter().filter(|&&f| f < stars).count();
+            claims * binomial(later, free_below, strength)
+        };
+        score(a).total_cmp(&score(b))
+    })
+}
+
+/// P(k successes in n trials of probability p).
+fn binomial(n: usize, k: usize, p: f64) -> f64 {
+    if k > n {
+        return 0.0;
+    }
+    let choose: f64 = (0..k).map(|i| (n - i) as f64 / (i + 1) as f64).product();
+    choose * p.powi(k as i32) * (1.0 - p).powi((n - k) as i32)
+}
+
 impl Policy for CrewPolicy {
     fn name(&self) -> &str {
         "crew"
@@ -550,5 +601,35 @@ impl Policy for CrewPolicy {
             pb::TheGangStage::Guessing => self.choose_guess(v, me, &legal),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_claim_follows_the_estimate() {
+        assert_eq!(claim_in_turn(4, 0, &[0, 0, 0, 0], 0.05), Some(1));
+        assert_eq!(claim_in_turn(4, 0, &[0, 0, 0, 0], 0.95), Some(4));
+    }
+
+    #[test]
+    fn later_claims_fit_around_the_earlier_ones() {
+        // Seat 0 claimed the top: a strong hand settles just below it.
+        assert_eq!(claim_in_turn(4, 1, &[4, 0, 0, 0], 0.9), Some(3));
+        // Bottom and top are claimed; a rather weak hand with one seat to come takes the 2,
+        // a rather strong one the 3.
+        assert_eq!(claim_in_turn(4, 2, &[1, 4, 0, 0], 0.3), Some(2));
+        assert_eq!(claim_in_turn(4, 2, &[1, 4, 0, 0], 0.7), Some(3));
+        // The last seat takes what is left.
+        assert_eq!(claim_in_turn(3, 2, &[3, 1, 0], 0.99), Some(2));
+    }
+
+    #[test]
+    fn binomial_sums_to_one() {
+        let total: f64 = (0..=5).map(|k| binomial(5, k, 0.3)).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        assert_eq!(binomial(2, 3, 0.5), 0.0);
     }
 }

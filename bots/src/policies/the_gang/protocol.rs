@@ -31,7 +31,7 @@
 
 /// Under this many moves per player the sort has too little room to separate the seats that
 /// collide on their first digit, and claims do better (in-process, basic mode, 4 players:
-/// claims open 36% of heists at caps 4 to 11, the sort 27% at a cap of 8, 30% at 10, 84% at 12,
+/// claims open 36-38% of heists at caps 4 to 11, the sort 27% at a cap of 8, 30% at 10, 84% at 12,
 /// 99% at 16).
 const CLAIMS_BELOW_MOVES_PER_PLAYER: u64 = 3;
 
