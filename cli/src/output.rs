@@ -117,6 +117,10 @@ pub fn update_json(update: &pb::Update) -> Value {
         "legal_actions": update.legal_actions.iter().map(describe_action).collect::<Vec<_>>(),
         "deadline_unix_ms": update.deadline_unix_ms,
         "view_text": update.view.as_ref().map(render_view).unwrap_or_default(),
+        "view": update
+            .view
+            .as_ref()
+            .map(|v| crate::proto_json::to_json(v, "gangs.v1.GameView")),
         "outcome": update.outcome.as_ref().map(outcome_json),
     })
 }
