@@ -36,3 +36,15 @@ pub fn code_name(code: tonic::Code) -> &'static str {
         Code::Unauthenticated => "UNAUTHENTICATED",
     }
 }
+
+/// The innermost cause of an error ("connection refused" rather than tonic's "transport error"):
+/// what a user can act on. The CLI and the bots print it when the server is unreachable.
+pub fn innermost_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text = s.to_string();
+        source = s.source();
+    }
+    text
+}

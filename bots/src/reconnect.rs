@@ -82,7 +82,7 @@ impl Reconnector {
         loop {
             let last = match self.endpoint.connect().await {
                 Ok(channel) => return Ok(GamesClient::new(channel)),
-                Err(e) => error_chain(&e),
+                Err(e) => gangs_proto::innermost_cause(&e),
             };
             tracing::debug!(url = %self.url, error = %last, "connect failed");
             if self.backoff.is_fresh() {
@@ -102,18 +102,6 @@ impl Reconnector {
             tokio::time::sleep(self.backoff.next_delay()).await;
         }
     }
-}
-
-/// The innermost cause of a transport error ("connection refused" rather than "transport
-/// error").
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text = s.to_string();
-        source = s.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -45,7 +45,10 @@ impl Context {
             Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
         match endpoint.connect().await {
             Ok(channel) => Ok(GamesClient::new(channel)),
-            Err(e) => Err(CliError::unreachable(&self.server, &innermost_cause(&e))),
+            Err(e) => Err(CliError::unreachable(
+                &self.server,
+                &gangs_proto::innermost_cause(&e),
+            )),
         }
     }
 
@@ -174,17 +177,6 @@ pub async fn ready_now<F: Future>(future: F) -> Option<F::Output> {
         Poll::Pending => Poll::Ready(None),
     })
     .await
-}
-
-/// "connection refused" rather than "transport error".
-fn innermost_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text = s.to_string();
-        source = s.source();
-    }
-    text
 }
 
 #[cfg(test)]

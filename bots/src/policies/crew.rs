@@ -77,6 +77,18 @@ fn pick(legal: &[(Action, pb::GameAction)], want: Action) -> Option<pb::GameActi
         .map(|(_, g)| g.clone())
 }
 
+/// The current street's chip moves, in order, as the convention reads them.
+fn logged_moves(v: &pb::TheGangView) -> Vec<LoggedMove> {
+    v.moves
+        .iter()
+        .map(|m| LoggedMove {
+            seat: m.seat as usize,
+            stars: m.stars as u8,
+            returned: m.returned,
+        })
+        .collect()
+}
+
 /// Cards this seat knows are not in the unseen pool: remembered and shown cards.
 fn known_elsewhere(v: &pb::TheGangView, own: &[Card]) -> Vec<Card> {
     let mut known = cards_of(&v.remembered);
@@ -154,15 +166,7 @@ impl CrewPolicy {
         legal: &[(Action, pb::GameAction)],
     ) -> Option<pb::GameAction> {
         let own = cards_of(&v.private_cards);
-        let log: Vec<LoggedMove> = v
-            .moves
-            .iter()
-            .map(|m| LoggedMove {
-                seat: m.seat as usize,
-                stars: m.stars as u8,
-                returned: m.returned,
-            })
-            .collect();
+        let log = logged_moves(v);
 
         // A proposal to vote on: accept, unless it changes a hand mid-way through the river sort.
         if pick(legal, Action::Accept).is_some() {
@@ -364,15 +368,7 @@ impl CrewPolicy {
         // 1. What the top seat spelled on the river.
         let per_player = v.hand_sizes.get(target).copied().unwrap_or(2).max(1) as usize;
         let params = self.river_params(v, per_player);
-        let log: Vec<LoggedMove> = v
-            .moves
-            .iter()
-            .map(|m| LoggedMove {
-                seat: m.seat as usize,
-                stars: m.stars as u8,
-                returned: m.returned,
-            })
-            .collect();
+        let log = logged_moves(v);
         let replay = protocol::replay(&params, &log);
         if replay.next == Schedule::Done
             && replay.signaller == Some(target)
