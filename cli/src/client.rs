@@ -7,6 +7,7 @@ use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use std::future::Future;
 use std::task::Poll;
+use std::time::{Duration, Instant};
 use tonic::transport::{Channel, Endpoint};
 use tonic::Streaming;
 
@@ -134,6 +135,79 @@ impl Context {
                 ),
             ),
             Err(status) => self.refused(status),
+        }
+    }
+}
+
+/// How long `watch` and `play` keep trying to get their stream back, as the bots do.
+pub const RECONNECT_BUDGET: Duration = Duration::from_secs(60);
+
+/// Whether a stream that stopped this way can be picked up again by watching from the last seq:
+/// the server went away or restarted, the connection broke, or this watcher fell behind.
+pub fn is_resumable(end: &Result<(), tonic::Status>) -> bool {
+    use tonic::Code;
+    match end {
+        Ok(()) => true,
+        Err(status) => matches!(
+            status.code(),
+            Code::Unavailable
+                | Code::Unknown
+                | Code::Cancelled
+                | Code::Internal
+                | Code::ResourceExhausted
+        ),
+    }
+}
+
+impl Context {
+    /// After the stream of `game_id` stopped with `end` before the game finished: connects
+    /// again and watches from `last_seq` (no gap, no duplicate), retrying with backoff for up to
+    /// [`RECONNECT_BUDGET`] while the server is unreachable. A stop no reconnect can cure (a
+    /// revoked token, an unknown game) is returned as the error to print.
+    pub async fn resume_watch(
+        &self,
+        game_id: &str,
+        token: &str,
+        last_seq: u64,
+        end: Result<(), tonic::Status>,
+    ) -> Result<(Client, Streaming<pb::Update>), CliError> {
+        if !is_resumable(&end) {
+            return Err(self.stream_ended(end));
+        }
+        let why = match &end {
+            Ok(()) => "the server closed the stream".to_string(),
+            Err(status) => status.message().to_string(),
+        };
+        self.out.note(&format!(
+            "lost the stream of game {game_id} ({why}); reconnecting to {} for up to {} s",
+            self.server,
+            RECONNECT_BUDGET.as_secs()
+        ));
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(100);
+        loop {
+            let attempt = async {
+                let mut client = self.connect().await?;
+                let stream = self.watch(&mut client, game_id, token, last_seq).await?;
+                Ok::<_, CliError>((client, stream))
+            }
+            .await;
+            match attempt {
+                Ok(resumed) => {
+                    self.out
+                        .note(&format!("reconnected; resuming after seq {last_seq}"));
+                    return Ok(resumed);
+                }
+                // Unreachable, or a transport failure while it comes back up.
+                Err(e)
+                    if matches!(e.code.as_str(), "UNAVAILABLE" | "UNKNOWN")
+                        && start.elapsed() < RECONNECT_BUDGET =>
+                {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 }

@@ -45,6 +45,11 @@ impl Output {
         }
     }
 
+    /// A progress note (reconnecting…): on stderr in both modes, so stdout stays pure JSON.
+    pub fn note(&self, text: &str) {
+        eprintln!("{text}");
+    }
+
     /// A non-fatal problem (a refused move in `gangs play`): on stderr for humans, as an error
     /// object on stdout with `--json`.
     pub fn warn(&self, error: &CliError) {

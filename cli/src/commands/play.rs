@@ -128,12 +128,14 @@ impl Session<'_> {
             .context
             .watch(&mut self.client, &self.game_id, &self.token, from_seq)
             .await?;
+        let mut last_seq = from_seq;
         let mut stdin = BufReader::new(tokio::io::stdin()).lines();
         loop {
             tokio::select! {
                 batch = next_batch(&mut stream) => {
                     for update in &batch.updates {
                         out.emit(update_json(update), || update_lines(update).join("\n"));
+                        last_seq = update.seq;
                         if is_finished(update) {
                             out.human(|| update.view.as_ref().map(render_view).unwrap_or_default());
                             return Ok(());
@@ -146,7 +148,13 @@ impl Session<'_> {
                         }
                     }
                     if let Some(end) = batch.end {
-                        return Err(self.context.stream_ended(end));
+                        // The turn shown may be stale after a restart: the resumed stream
+                        // brings the current one.
+                        self.turn = None;
+                        (self.client, stream) = self
+                            .context
+                            .resume_watch(&self.game_id, &self.token, last_seq, end)
+                            .await?;
                     }
                 }
                 line = stdin.next_line() => {
