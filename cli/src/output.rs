@@ -177,7 +177,8 @@ pub fn record_type(record: &pb::LogRecord) -> &'static str {
 }
 
 /// One record of `gangs log` / `gangs replay`. Every record has `seq`, `unix_ms`, `type`,
-/// `seat`, `action` and `events`; some add their own fields.
+/// `seat`, `action` and `events` (as words), and `record`: the whole `LogRecord` in the proto3
+/// JSON mapping, for scripts that want every field; some add their own fields.
 pub fn log_record_json(record: &pb::LogRecord) -> Value {
     let mut value = json!({
         "seq": record.seq,
@@ -186,6 +187,7 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
         "seat": null,
         "action": null,
         "events": [],
+        "record": crate::proto_json::to_json(record, "gangs.v1.LogRecord"),
     });
     match &record.record {
         Some(Record::Created(c)) => {
@@ -388,6 +390,10 @@ mod tests {
         assert_eq!(value["seat"], 2);
         assert_eq!(value["action"], "(empty action)");
         assert_eq!(value["events"], json!(["(empty event)"]));
+        // The whole record, structured, with the proto's field names.
+        assert_eq!(value["record"]["seq"], 9);
+        assert_eq!(value["record"]["acted"]["seat"], 2);
+        assert_eq!(value["record"]["acted"]["action_id"], "a1");
 
         let joined = pb::LogRecord {
             seq: 2,
