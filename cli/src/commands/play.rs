@@ -148,13 +148,16 @@ impl Session<'_> {
                         }
                     }
                     if let Some(end) = batch.end {
-                        // The turn shown may be stale after a restart: the resumed stream
-                        // brings the current one.
-                        self.turn = None;
+                        // The turn shown stays valid: everything shown was durable, and if the
+                        // game moved on meanwhile the resumed stream says so (and a stale
+                        // action is refused by its expected seq).
                         (self.client, stream) = self
                             .context
                             .resume_watch(&self.game_id, &self.token, last_seq, end)
                             .await?;
+                        if let Some(turn) = &self.turn {
+                            out.human(|| prompt_text(turn));
+                        }
                     }
                 }
                 line = stdin.next_line() => {
@@ -226,6 +229,22 @@ impl Session<'_> {
                 ) =>
             {
                 out.warn(&self.context.refused(status));
+            }
+            // The server went away: the move may or may not have been saved. The stream
+            // reconnects; the turn is kept so the move can be typed again.
+            Err(status)
+                if matches!(
+                    status.code(),
+                    Code::Unavailable | Code::Unknown | Code::Cancelled
+                ) =>
+            {
+                out.warn(&CliError::new(
+                    "UNAVAILABLE",
+                    format!(
+                        "no answer from the server for `{words}` ({}): once reconnected, type it again (a move already saved is refused as stale, and the updates show it)",
+                        status.message()
+                    ),
+                ));
             }
             Err(status) => return Err(self.context.refused(status)),
         }
