@@ -35,6 +35,17 @@ fn new_game(
     challenges: &[u32],
     specialists: &[u32],
 ) -> TheGang {
+    new_timed_game(mode, heists, challenges, specialists, None)
+}
+
+/// As `new_game`, with the `phase_deadline_ms` option.
+fn new_timed_game(
+    mode: Mode,
+    heists: Vec<HeistPreset>,
+    challenges: &[u32],
+    specialists: &[u32],
+    deadline_ms: Option<u64>,
+) -> TheGang {
     let players = heists.first().map_or(3, |h| h.private.len());
     let preset = Preset {
         heists,
@@ -47,7 +58,9 @@ fn new_game(
             .map(|&n| Specialist::from_number(n).unwrap())
             .collect(),
     };
-    TheGang::new(Config::new(players, mode), 1, Some(preset)).unwrap()
+    let mut config = Config::new(players, mode);
+    config.phase_deadline_ms = deadline_ms;
+    TheGang::new(config, 1, Some(preset)).unwrap()
 }
 
 /// The whole challenge pile, `first` cards on top (in that order), the rest in number order.
@@ -801,6 +814,79 @@ fn d_team_guess_most_voted_value_ties_broken_by_the_value_voted_first() {
     assert_eq!(run([12, 5, 11]), GuessValue::Rank(12));
 }
 
+#[test]
+fn decision_a_team_guess_deadline_makes_silent_guessers_vote_the_team_answer() {
+    // Heist 2 carries challenge 4 (retinal scan); the red chips in true order make seat 3 the
+    // target, so seats 0, 1 and 2 guess.
+    let guessing = |votes: &[(usize, u8)]| {
+        let (mut g, _) = started(new_timed_game(
+            Mode::Advanced,
+            vec![
+                heist(&[WEAK, MIDDLE, "4h 6s", STRONG], FACE_BOARD, ""),
+                heist(&[WEAK, MIDDLE, "4h 6s", STRONG], FACE_BOARD, ""),
+            ],
+            &pile_with_top(Mode::Advanced, &[4]),
+            &[],
+            Some(1500),
+        ));
+        play_heist(&mut g, true);
+        for _ in 0..4 {
+            let mut order: Vec<_> = (0..4).map(|s| final_value(&g, s)).collect();
+            order.sort();
+            let mut stars = vec![0u8; 4];
+            for (i, (_, seat)) in order.iter().enumerate() {
+                stars[*seat] = i as u8 + 1;
+            }
+            settle(&mut g, &stars);
+        }
+        assert_eq!(g.stage(), Stage::Guessing);
+        assert_eq!(
+            g.phase_deadline_ms(),
+            Some(1500),
+            "a guess waits under the deadline"
+        );
+        let id = g.phase_id();
+        for &(seat, rank) in votes {
+            act(&mut g, seat, Action::Guess(GuessValue::Rank(rank)));
+        }
+        assert_eq!(g.phase_id(), id, "votes do not restart the deadline");
+        let events = g.expire().unwrap();
+        assert_ne!(g.stage(), Stage::Guessing, "the guess is resolved");
+        events
+    };
+    // Seat 0 said K: the silent seats 1 and 2 follow the team's answer.
+    let e = guessing(&[(0, 11)]);
+    let cast: Vec<_> = e
+        .iter()
+        .filter_map(|e| match e {
+            Event::GuessCast { seat, guess } => Some((*seat, *guess)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        cast,
+        vec![(1, GuessValue::Rank(11)), (2, GuessValue::Rank(11))]
+    );
+    assert!(e.iter().any(|e| matches!(
+        e,
+        Event::GuessResolved {
+            answer: GuessValue::Rank(11),
+            correct: false,
+            ..
+        }
+    )));
+    // Nobody voted: everyone votes the lowest rank (a 2); seat 3's aces hold none.
+    let e = guessing(&[]);
+    assert!(e.iter().any(|e| matches!(
+        e,
+        Event::GuessResolved {
+            answer: GuessValue::Rank(0),
+            correct: false,
+            ..
+        }
+    )));
+}
+
 // ---- §7 specialists ----------------------------------------------------------------------------
 
 /// Advanced game whose heist 2 has specialist `n` (heist 1 fails on purpose).
@@ -983,6 +1069,47 @@ fn specialist_6_coordinator_every_player_passes_a_card_to_the_left_at_once() {
     assert_eq!(g.heist().private[1], cards("9h 3d"));
     assert_eq!(g.heist().private[2], cards("Ad 9s"));
     assert_eq!(g.stage(), Stage::Chips(Street::White));
+}
+
+#[test]
+fn decision_the_coordinator_deadline_passes_each_silent_seats_first_card() {
+    let first = heist(&[WEAK, MIDDLE, STRONG], FACE_BOARD, "");
+    let (mut g, _) = started(new_timed_game(
+        Mode::Advanced,
+        vec![first, standard_heist()],
+        &pile_with_top(Mode::Advanced, &[]),
+        &specialist_pile_with_top(6),
+        Some(1000),
+    ));
+    play_heist(&mut g, false);
+    assert_eq!(g.heist().number, 2);
+    assert_eq!(g.stage(), Stage::Coordinating);
+    assert_eq!(
+        g.phase_deadline_ms(),
+        Some(1000),
+        "the choice waits under the deadline"
+    );
+    let id = g.phase_id();
+    act(&mut g, 1, Action::Choose(cards("9s")[0]));
+    let e = g.expire().unwrap();
+    // Seat 0 (2c 3d) and seat 2 (Ah Ad) had not chosen: their first cards go.
+    assert!(e.contains(&Event::CardPassed {
+        from: 0,
+        to: 1,
+        card: cards("2c")[0]
+    }));
+    assert!(e.contains(&Event::CardPassed {
+        from: 1,
+        to: 2,
+        card: cards("9s")[0]
+    }));
+    assert!(e.contains(&Event::CardPassed {
+        from: 2,
+        to: 0,
+        card: cards("Ah")[0]
+    }));
+    assert_eq!(g.stage(), Stage::Chips(Street::White));
+    assert_ne!(g.phase_id(), id, "the white phase has its own deadline");
 }
 
 #[test]

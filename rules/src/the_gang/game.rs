@@ -20,6 +20,13 @@
 //!   clears every `ready` (the team learned something) but is not a chip move. The proposer
 //!   counts as accepting. A deadline drops an open proposal and makes a pending choice by
 //!   default (the first card in seat's hand order; the Hacker's drawn card).
+//! - **Deadlines beyond the chip phases**: §4 gives chip phases a deadline; with
+//!   `phase_deadline_ms` set, the two other stages that wait for players get the same one, so
+//!   that a silent seat can never stall a game. At the Coordinator's deadline every seat that
+//!   has not chosen passes its first card in hand order. At a team guess's deadline every
+//!   silent guesser votes the team's current answer (the most voted value, ties by the first
+//!   voted), or the lowest value (rank 2, high card) if nobody voted; the guess then resolves
+//!   as usual. The votes cast this way are ordinary `GuessCast` events.
 //! - **Team guesses** (4, 9): open after the red phase closes, before the showdown; no chip
 //!   moves remain. If both are active, the rank guess (4) comes first. The guessers are every
 //!   player but the holder of the highest red chip.
@@ -548,16 +555,27 @@ impl TheGang {
     pub fn last_showdown(&self) -> Option<&(Vec<Reveal>, bool)> {
         self.last_showdown.as_ref()
     }
-    /// Changes whenever a chip phase opens.
+    /// Changes whenever a stage with a deadline opens: a chip phase, a Coordinator choice, a
+    /// team guess. (The chip phases' own counter, in `PhaseOpened`, is the high part.)
     pub fn phase_id(&self) -> u64 {
-        self.phase_counter
+        let stage = match self.stage {
+            Stage::Coordinating => 1,
+            Stage::Guessing => 2 + self.heist.guess.as_ref().map_or(0, |g| g.challenge as u64),
+            _ => 0,
+        };
+        (self.phase_counter << 8) | stage
     }
-    /// The deadline of the open chip phase, if the game has one.
+    /// The deadline of the stage waiting for players (a chip phase, a Coordinator choice, a
+    /// team guess), if the game has one.
     pub fn phase_deadline_ms(&self) -> Option<u64> {
-        self.heist
-            .open_phase()
-            .and(self.config.phase_deadline_ms)
-            .filter(|_| !self.is_over())
+        let waiting = match self.stage {
+            Stage::Coordinating | Stage::Guessing => true,
+            Stage::Chips(_) => self.heist.open_phase().is_some(),
+            Stage::NotStarted | Stage::GameOver => false,
+        };
+        self.config
+            .phase_deadline_ms
+            .filter(|_| waiting && !self.is_over())
     }
     /// The challenge and specialist piles, top first (hidden information).
     pub fn piles(&self) -> (Vec<Challenge>, Vec<Specialist>) {
@@ -1048,10 +1066,43 @@ impl TheGang {
     /// The deadline of the open chip phase passed: an open proposal is dropped, a pending
     /// choice is made by default, chipless players get the remaining chips, the phase closes.
     pub fn expire(&mut self) -> Result<Vec<Event>, ActionError> {
-        if self.is_over() || !matches!(self.stage, Stage::Chips(_)) {
-            return Err(ActionError::not_now("no chip phase is open"));
+        if self.is_over() {
+            return Err(ActionError::not_now("the game is over"));
         }
         let mut events = Vec::new();
+        match self.stage {
+            Stage::Chips(_) => {}
+            Stage::Coordinating => {
+                for seat in 0..self.config.players {
+                    if self.heist.coordinator_choices[seat].is_none() {
+                        let card = self.heist.private[seat][0];
+                        self.choose(seat, card, &mut events)?;
+                    }
+                }
+                return Ok(events);
+            }
+            Stage::Guessing => {
+                let guess = self.heist.guess.as_ref().expect("a guess is open");
+                let silent: Vec<usize> = (0..self.config.players)
+                    .filter(|&s| s != guess.target && !guess.votes.iter().any(|(v, _)| *v == s))
+                    .collect();
+                let value = if guess.votes.is_empty() {
+                    match guess.challenge {
+                        Challenge::RetinalScan => GuessValue::Rank(0),
+                        _ => GuessValue::Category(Category::HighCard),
+                    }
+                } else {
+                    team_answer(&guess.votes)
+                };
+                for seat in silent {
+                    self.guess(seat, value, &mut events)?;
+                }
+                return Ok(events);
+            }
+            Stage::NotStarted | Stage::GameOver => {
+                return Err(ActionError::not_now("nothing is waiting for a deadline"))
+            }
+        }
         if self.heist.proposal.take().is_some() {
             events.push(Event::ProposalClosed {
                 accepted: false,
