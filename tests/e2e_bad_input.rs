@@ -186,6 +186,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
         game_id: game_id.clone(),
         seat,
         name: name.into(),
+        join_id: String::new(),
     };
     assert_refused(
         client.join_game(join(Some(4), "x")).await,
@@ -251,6 +252,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
             game_id: other.clone(),
             seat: Some(0),
             name: "o".into(),
+            join_id: String::new(),
         })
         .await
         .unwrap()

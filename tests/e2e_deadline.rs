@@ -22,6 +22,7 @@ async fn chip_phases_expire_on_their_deadline_even_across_a_restart() {
             game_id: game_id.clone(),
             seat: Some(seat),
             name: String::new(),
+            join_id: String::new(),
         };
         client.join_game(join).await.unwrap();
     }

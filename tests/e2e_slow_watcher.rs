@@ -24,6 +24,7 @@ async fn a_stuck_watcher_is_cut_off_and_resumes_by_seq() {
             game_id: game_id.clone(),
             seat: Some(seat),
             name: String::new(),
+            join_id: String::new(),
         };
         tokens.push(client.join_game(join).await.unwrap().into_inner().token);
     }

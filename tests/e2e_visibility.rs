@@ -158,6 +158,7 @@ async fn check_one_game(mut client: GamesClient<Channel>, seed: u64, players: u3
             game_id: game_id.clone(),
             seat: Some(seat),
             name: String::new(),
+            join_id: String::new(),
         };
         tokens.push(client.join_game(join).await.unwrap().into_inner().token);
     }

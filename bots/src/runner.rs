@@ -79,6 +79,7 @@ pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotErr
         game_id: args.game.clone(),
         seat: args.seat,
         token: args.token.clone().unwrap_or_default(),
+        join_id: format!("{:032x}", rand::random::<u128>()),
         last_seq: 0,
         acted_at: None,
         act_failures: (0, 0),
@@ -111,6 +112,8 @@ struct Bot<P> {
     game_id: String,
     seat: Option<u32>,
     token: String,
+    /// Sent with every join attempt: a retry after a lost answer gets the same seat and token.
+    join_id: String,
     /// The newest seq received.
     last_seq: u64,
     /// The seq of the last update acted on successfully.
@@ -146,6 +149,7 @@ impl<P: Policy> Bot<P> {
                 game_id: self.game_id.clone(),
                 seat: self.seat,
                 name: self.name.clone(),
+                join_id: self.join_id.clone(),
             };
             match self.client.join_game(request).await {
                 Ok(response) => {

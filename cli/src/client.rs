@@ -96,6 +96,7 @@ impl Context {
             game_id: game_id.to_string(),
             seat,
             name: name.to_string(),
+            join_id: format!("{:032x}", rand::random::<u128>()),
         };
         Ok(client
             .join_game(request)

@@ -402,6 +402,7 @@ mod tests {
                 seat: 0,
                 name: "ann".into(),
                 token: String::new(),
+                join_id: String::new(),
             })),
         };
         let value = log_record_json(&joined);

@@ -62,6 +62,7 @@ async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
             game_id: id.clone(),
             seat: Some(seat),
             name: format!("bench{seat}"),
+            join_id: String::new(),
         };
         tokens.push(
             client

@@ -34,6 +34,7 @@ pub enum Command {
     Join {
         seat: Option<u32>,
         name: String,
+        join_id: String,
         reply: Reply<pb::JoinGameResponse>,
     },
     Act {
@@ -78,7 +79,8 @@ struct Pending {
 enum PendingReply {
     None,
     Created(Reply<()>),
-    Join(Reply<pb::JoinGameResponse>, pb::JoinGameResponse),
+    /// Several replies when a retry (same join_id) came while the join was being saved.
+    Join(Vec<Reply<pb::JoinGameResponse>>, pb::JoinGameResponse),
     Act(Vec<Reply<pb::ActResponse>>, pb::ActResponse),
 }
 
@@ -106,6 +108,8 @@ pub struct GameActor {
     start_seq: Option<u64>,
     /// (seat, action id) -> seq of the record that applied it.
     action_ids: HashMap<(usize, String), u64>,
+    /// join_id → the answer of the join it made (retries get it again).
+    join_ids: HashMap<String, pb::JoinGameResponse>,
     watchers: Vec<Watcher>,
     pending: VecDeque<Pending>,
     durable_tx: mpsc::UnboundedSender<(u64, Result<(), String>)>,
@@ -170,6 +174,7 @@ impl GameActor {
         let mut replayer = Replayer::new();
         let mut seats_info: Vec<(usize, Seat)> = Vec::new();
         let mut action_ids = Vec::new();
+        let mut join_ids = Vec::new();
         let mut started = None;
         let mut created = None;
         for record in &records {
@@ -178,13 +183,25 @@ impl GameActor {
                 .map_err(|e| format!("game {id}: {e}"))?;
             match &record.record {
                 Some(Record::Created(c)) => created = Some(c.clone()),
-                Some(Record::Joined(j)) => seats_info.push((
-                    j.seat as usize,
-                    Seat {
-                        name: j.name.clone(),
-                        token: j.token.clone(),
-                    },
-                )),
+                Some(Record::Joined(j)) => {
+                    seats_info.push((
+                        j.seat as usize,
+                        Seat {
+                            name: j.name.clone(),
+                            token: j.token.clone(),
+                        },
+                    ));
+                    if !j.join_id.is_empty() {
+                        join_ids.push((
+                            j.join_id.clone(),
+                            pb::JoinGameResponse {
+                                seat: j.seat,
+                                token: j.token.clone(),
+                                seq: record.seq,
+                            },
+                        ));
+                    }
+                }
                 Some(Record::Started(_)) => started = Some(record.seq),
                 Some(Record::Acted(a)) if !a.action_id.is_empty() => {
                     action_ids.push(((a.seat as usize, a.action_id.clone()), record.seq))
@@ -202,6 +219,7 @@ impl GameActor {
             actor.seats[seat] = Some(info);
         }
         actor.action_ids.extend(action_ids);
+        actor.join_ids.extend(join_ids);
         actor.start_seq = started;
         actor.durable_seq = records.len() as u64;
         actor.records = records;
@@ -233,6 +251,7 @@ impl GameActor {
             tokens: HashMap::new(),
             start_seq: None,
             action_ids: HashMap::new(),
+            join_ids: HashMap::new(),
             watchers: Vec::new(),
             pending: VecDeque::new(),
             durable_tx,
@@ -281,12 +300,22 @@ impl GameActor {
             return;
         }
         match command {
-            Command::Join { seat, name, reply } => match self.join(seat, name) {
-                Ok((records, response)) => {
-                    self.submit(records, PendingReply::Join(reply, response))
+            Command::Join {
+                seat,
+                name,
+                join_id,
+                reply,
+            } => {
+                if let Some(first) = self.join_ids.get(&join_id) {
+                    return self.answer_join_retry(first.clone(), reply);
                 }
-                Err(status) => drop(reply.send(Err(status))),
-            },
+                match self.join(seat, name, join_id) {
+                    Ok((records, response)) => {
+                        self.submit(records, PendingReply::Join(vec![reply], response))
+                    }
+                    Err(status) => drop(reply.send(Err(status))),
+                }
+            }
             Command::Act { request, reply } => self.act(request, reply),
             Command::Watch {
                 token,
@@ -330,14 +359,35 @@ impl GameActor {
         })
     }
 
+    /// A join retried with the same join_id: the first answer again, once it is durable.
+    fn answer_join_retry(
+        &mut self,
+        first: pb::JoinGameResponse,
+        reply: Reply<pb::JoinGameResponse>,
+    ) {
+        if first.seq <= self.durable_seq {
+            let _ = reply.send(Ok(first));
+        } else if let Some(pending) = self.pending.iter_mut().find(|p| p.last_seq >= first.seq) {
+            if let PendingReply::Join(replies, _) = &mut pending.reply {
+                replies.push(reply);
+            }
+        }
+    }
+
     fn join(
         &mut self,
         seat: Option<u32>,
         name: String,
+        join_id: String,
     ) -> Result<(Vec<pb::LogRecord>, pb::JoinGameResponse), Status> {
         if name.chars().count() > MAX_NAME_LEN {
             return Err(Status::invalid_argument(format!(
                 "name is longer than {MAX_NAME_LEN} characters"
+            )));
+        }
+        if join_id.len() > MAX_ACTION_ID_LEN {
+            return Err(Status::invalid_argument(format!(
+                "join_id is longer than {MAX_ACTION_ID_LEN} bytes"
             )));
         }
         let players = self.seats.len();
@@ -374,6 +424,7 @@ impl GameActor {
             seat: seat as u32,
             name,
             token: token.clone(),
+            join_id: join_id.clone(),
         };
         let mut records = vec![self.push_record(Record::Joined(joined))];
         let response = pb::JoinGameResponse {
@@ -381,6 +432,9 @@ impl GameActor {
             token,
             seq: records[0].seq,
         };
+        if !join_id.is_empty() {
+            self.join_ids.insert(join_id, response.clone());
+        }
         if self.seats.iter().all(|s| s.is_some()) {
             let events = self.game.start();
             let record = self.push_record(Record::Started(pb::Started { events }));
@@ -548,7 +602,9 @@ impl GameActor {
                 match pending.reply {
                     PendingReply::None => {}
                     PendingReply::Created(r) => drop(r.send(Err(status))),
-                    PendingReply::Join(r, _) => drop(r.send(Err(status))),
+                    PendingReply::Join(rs, _) => rs
+                        .into_iter()
+                        .for_each(|r| drop(r.send(Err(status.clone())))),
                     PendingReply::Act(rs, _) => rs
                         .into_iter()
                         .for_each(|r| drop(r.send(Err(status.clone())))),
@@ -570,7 +626,9 @@ impl GameActor {
             match pending.reply {
                 PendingReply::None => {}
                 PendingReply::Created(r) => drop(r.send(Ok(()))),
-                PendingReply::Join(r, response) => drop(r.send(Ok(response))),
+                PendingReply::Join(rs, response) => rs
+                    .into_iter()
+                    .for_each(|r| drop(r.send(Ok(response.clone())))),
                 PendingReply::Act(rs, response) => rs
                     .into_iter()
                     .for_each(|r| drop(r.send(Ok(response.clone())))),
@@ -803,7 +861,10 @@ fn build_update(
 fn public_record(game: &dyn Game, record: &pb::LogRecord, finished: bool) -> pb::LogRecord {
     let mut record = record.clone();
     match &mut record.record {
-        Some(Record::Joined(j)) => j.token.clear(),
+        Some(Record::Joined(j)) => {
+            j.token.clear();
+            j.join_id.clear();
+        }
         Some(Record::Created(c)) if !finished => {
             c.seed = None;
             c.preset = None;

@@ -86,6 +86,7 @@ impl Games for GamesService {
         let answer = ask(&game, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
+            join_id: request.join_id,
             reply,
         })
         .await?;
