@@ -12,10 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[tokio::test(flavor = "multi_thread")]
-async fn cli_watch_reconnects_after_a_server_kill_and_prints_every_update_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut server = Server::start(dir.path());
+/// A server on `dir` and a short Gang of Four game (to 30 points) waiting for its players.
+async fn short_game(dir: &std::path::Path, seed: u64) -> (Server, String) {
+    let server = Server::start(dir);
     let mut client = server.client().await;
     let options = gangs_games::parse_options(
         "gang-of-four",
@@ -23,16 +22,20 @@ async fn cli_watch_reconnects_after_a_server_kill_and_prints_every_update_once()
         &[("target_score".to_string(), "30".to_string())],
     )
     .expect("options");
-    let game_id = create(&mut client, "gang-of-four", Some(options), 7).await;
+    let game_id = create(&mut client, "gang-of-four", Some(options), seed).await;
+    (server, game_id)
+}
 
-    let mut watch = Command::new(bin("gangs"))
-        .args(["--server", &server.url(), "--json", "watch", &game_id])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start gangs watch");
+/// A child's stdout lines as they come, and its whole stderr once it ends.
+struct Captured {
+    lines: Arc<Mutex<Vec<String>>>,
+    reader: std::thread::JoinHandle<()>,
+    notes: std::thread::JoinHandle<String>,
+}
+
+fn capture(child: &mut std::process::Child) -> Captured {
     let lines = Arc::new(Mutex::new(Vec::<String>::new()));
-    let stdout = watch.stdout.take().expect("stdout");
+    let stdout = child.stdout.take().expect("stdout");
     let reader = {
         let lines = lines.clone();
         std::thread::spawn(move || {
@@ -41,12 +44,35 @@ async fn cli_watch_reconnects_after_a_server_kill_and_prints_every_update_once()
             }
         })
     };
-    let mut stderr = watch.stderr.take().expect("stderr");
+    let mut stderr = child.stderr.take().expect("stderr");
     let notes = std::thread::spawn(move || {
         let mut text = String::new();
         let _ = stderr.read_to_string(&mut text);
         text
     });
+    Captured {
+        lines,
+        reader,
+        notes,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cli_watch_reconnects_after_a_server_kill_and_prints_every_update_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut server, game_id) = short_game(dir.path(), 7).await;
+
+    let mut watch = Command::new(bin("gangs"))
+        .args(["--server", &server.url(), "--json", "watch", &game_id])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start gangs watch");
+    let Captured {
+        lines,
+        reader,
+        notes,
+    } = capture(&mut watch);
 
     // The watcher has printed the game's first record: now the server dies without warning.
     let start = Instant::now();
@@ -116,15 +142,7 @@ fn update_seqs(lines: &[String]) -> (Vec<u64>, Option<serde_json::Value>) {
 #[tokio::test(flavor = "multi_thread")]
 async fn cli_play_reconnects_after_a_server_kill_and_plays_to_the_end() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut server = Server::start(dir.path());
-    let mut client = server.client().await;
-    let options = gangs_games::parse_options(
-        "gang-of-four",
-        Some(4),
-        &[("target_score".to_string(), "30".to_string())],
-    )
-    .expect("options");
-    let game_id = create(&mut client, "gang-of-four", Some(options), 11).await;
+    let (mut server, game_id) = short_game(dir.path(), 11).await;
 
     // A "human" in seat 0 who always answers 1 (the first legal action), a line every 20 ms.
     let mut play = Command::new(bin("gangs"))
@@ -155,22 +173,11 @@ async fn cli_play_reconnects_after_a_server_kill_and_plays_to_the_end() {
             std::thread::sleep(Duration::from_millis(20));
         })
     };
-    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
-    let stdout = play.stdout.take().expect("stdout");
-    let reader = {
-        let lines = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                lines.lock().unwrap().push(line.expect("a line"));
-            }
-        })
-    };
-    let mut stderr = play.stderr.take().expect("stderr");
-    let notes = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
+    let Captured {
+        lines,
+        reader,
+        notes,
+    } = capture(&mut play);
     let mut bots: Vec<_> = (1..4)
         .map(|seat| {
             spawn_bot(

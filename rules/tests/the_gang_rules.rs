@@ -105,6 +105,23 @@ fn final_value(g: &TheGang, seat: usize) -> (gangs_rules::the_gang::HandValue, u
     (evaluate(&hand), seat)
 }
 
+/// Settles the four streets with the chips in the order of the hands' final strength (the
+/// heist succeeds unless a challenge says otherwise); returns the last street's events.
+fn settle_streets_in_true_order(g: &mut TheGang) -> Vec<Event> {
+    let players = g.config().players;
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        let mut order: Vec<_> = (0..players).map(|s| final_value(g, s)).collect();
+        order.sort();
+        let mut stars = vec![0u8; players];
+        for (i, (_, seat)) in order.iter().enumerate() {
+            stars[*seat] = i as u8 + 1;
+        }
+        events = settle(g, &stars);
+    }
+    events
+}
+
 /// Plays the current heist to its end: chips by true final strength (reversed to fail),
 /// correct team guesses, the Coordinator passes each seat's first card.
 fn play_heist(g: &mut TheGang, succeed: bool) -> bool {
@@ -565,18 +582,8 @@ fn with_challenge(n: u32, h: HeistPreset) -> (TheGang, Vec<Event>) {
         &[],
     ));
     let number = g.heist().number;
-    let mut events = Vec::new();
     // Play heist 1 in order; collect heist 2's opening events.
-    let players = g.config().players;
-    for _ in 0..4 {
-        let mut order: Vec<_> = (0..players).map(|s| final_value(&g, s)).collect();
-        order.sort();
-        let mut stars = vec![0u8; players];
-        for (i, (_, seat)) in order.iter().enumerate() {
-            stars[*seat] = i as u8 + 1;
-        }
-        events = settle(&mut g, &stars);
-    }
+    let events = settle_streets_in_true_order(&mut g);
     assert_eq!(g.heist().number, number + 1);
     let start = events
         .iter()
@@ -785,15 +792,7 @@ fn d_team_guess_most_voted_value_ties_broken_by_the_value_voted_first() {
             &[],
         ));
         play_heist(&mut g, true);
-        for _ in 0..4 {
-            let mut order: Vec<_> = (0..4).map(|s| final_value(&g, s)).collect();
-            order.sort();
-            let mut stars = vec![0u8; 4];
-            for (i, (_, seat)) in order.iter().enumerate() {
-                stars[*seat] = i as u8 + 1;
-            }
-            settle(&mut g, &stars);
-        }
+        settle_streets_in_true_order(&mut g);
         let target = g.heist().guess.as_ref().unwrap().target;
         assert_eq!(target, 3);
         let mut e = Vec::new();
@@ -830,15 +829,7 @@ fn decision_a_team_guess_deadline_makes_silent_guessers_vote_the_team_answer() {
             Some(1500),
         ));
         play_heist(&mut g, true);
-        for _ in 0..4 {
-            let mut order: Vec<_> = (0..4).map(|s| final_value(&g, s)).collect();
-            order.sort();
-            let mut stars = vec![0u8; 4];
-            for (i, (_, seat)) in order.iter().enumerate() {
-                stars[*seat] = i as u8 + 1;
-            }
-            settle(&mut g, &stars);
-        }
+        settle_streets_in_true_order(&mut g);
         assert_eq!(g.stage(), Stage::Guessing);
         assert_eq!(
             g.phase_deadline_ms(),
