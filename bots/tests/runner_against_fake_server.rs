@@ -1,7 +1,7 @@
 //! The bot runner against a scripted in-process gRPC server (no rules, no real host): it must
 //! act once on the newest update of a burst, with `expected_seq` and a deterministic action
-//! id; retry the same action id after the connection breaks; stop loudly on refusals and on a
-//! policy that cheats.
+//! id; retry the same action id after the connection breaks; retry a join with the same join
+//! id; stop loudly on refusals and on a policy that cheats.
 
 use gangs_bots::{play, BotArgs, BotError, Policy};
 use gangs_proto::v1 as pb;
@@ -52,6 +52,11 @@ struct Script {
     /// Every `from_seq` watched from.
     watches: Vec<u64>,
     join_error: Option<Status>,
+    /// How the next `JoinGame` calls answer after recording the join (Ok when empty): a lost
+    /// answer to a join the server did make.
+    join_answers: VecDeque<Status>,
+    /// Every `JoinGame` received.
+    joins: Vec<pb::JoinGameRequest>,
 }
 
 #[derive(Clone, Default)]
@@ -79,11 +84,15 @@ impl Games for FakeServer {
         &self,
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
-        let script = self.0.lock().unwrap();
+        let mut script = self.0.lock().unwrap();
         if let Some(error) = &script.join_error {
             return Err(error.clone());
         }
         assert_eq!(request.get_ref().game_id, GAME);
+        script.joins.push(request.get_ref().clone());
+        if let Some(lost) = script.join_answers.pop_front() {
+            return Err(lost);
+        }
         Ok(Response::new(pb::JoinGameResponse {
             seat: SEAT,
             token: "secret".into(),
@@ -249,6 +258,25 @@ async fn retries_the_same_action_id_after_the_connection_breaks() {
     assert_eq!(script.acts[1].expected_seq, Some(2));
     // The second watch starts just before the last seq seen, so seq 2 comes again.
     assert_eq!(script.watches, [1, 1]);
+}
+
+#[tokio::test]
+async fn retries_a_join_with_the_same_join_id_after_a_lost_answer() {
+    let fake = FakeServer::default();
+    {
+        let mut script = fake.0.lock().unwrap();
+        script
+            .history
+            .push(update(2, vec![action(0)], pb::GameStatus::Running));
+        script.join_answers.push_back(Status::unavailable(
+            "simulated crash after the join was saved",
+        ));
+    }
+    run(&fake, LastAction::default()).await.unwrap();
+    let script = fake.0.lock().unwrap();
+    assert_eq!(script.joins.len(), 2);
+    assert!(script.joins[0].join_id.len() >= 32, "a random join id");
+    assert_eq!(script.joins[0].join_id, script.joins[1].join_id);
 }
 
 #[tokio::test]
