@@ -168,6 +168,7 @@ async fn main() {
         data_dir: dir.path().to_path_buf(),
         api_key: None,
         watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
+        keep_finished_ms: 60_000,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {

@@ -14,6 +14,7 @@ use pb::log_record::Record;
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_stream::Stream;
@@ -58,6 +59,15 @@ pub struct GameHandle {
     pub commands: mpsc::Sender<Command>,
 }
 
+impl GameHandle {
+    /// A handle to no actor (closed): a finished game that is only on disk. Sending to it
+    /// fails, which makes the registry reload the game.
+    pub fn unloaded() -> GameHandle {
+        let (commands, _) = mpsc::channel(1);
+        GameHandle { commands }
+    }
+}
+
 struct Seat {
     name: String,
     token: String,
@@ -90,12 +100,21 @@ struct Timer {
     unix_ms: i64,
 }
 
+/// What the server's flags set for every game actor.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Updates a watcher may have queued before it is cut off as too slow.
+    pub watcher_buffer: usize,
+    /// How long a finished game's actor stays in memory after its last request. It then ends,
+    /// freeing the game's records; the registry reloads the game from the log when asked again.
+    pub keep_finished: Duration,
+}
+
 pub struct GameActor {
     id: String,
     store: Store,
     summaries: Summaries,
-    /// Updates a watcher may have queued before it is cut off as too slow.
-    watcher_buffer: usize,
+    settings: Settings,
     game: Box<dyn Game>,
     /// The `created` record as stored (seed included).
     created: pb::Created,
@@ -139,7 +158,7 @@ impl GameActor {
         id: String,
         store: Store,
         summaries: Summaries,
-        watcher_buffer: usize,
+        settings: Settings,
         created: pb::Created,
         created_reply: Reply<()>,
     ) -> Result<GameHandle, Status> {
@@ -156,21 +175,45 @@ impl GameActor {
             players: game.players() as u32,
             ..created
         };
-        let mut actor =
-            GameActor::empty(id, store, summaries, watcher_buffer, game, created.clone());
+        let mut actor = GameActor::empty(id, store, summaries, settings, game, created.clone());
         let record = actor.push_record(Record::Created(created));
         actor.submit(vec![record], PendingReply::Created(created_reply));
         Ok(actor.spawn())
     }
 
-    /// A game rebuilt from its log at startup; every record is checked against the engine.
+    /// A game rebuilt from its log (at startup, or a finished game asked for again), running;
+    /// every record is checked against the engine.
     pub fn restore(
         id: String,
         store: Store,
         summaries: Summaries,
-        watcher_buffer: usize,
+        settings: Settings,
         records: Vec<pb::LogRecord>,
     ) -> Result<GameHandle, String> {
+        Ok(GameActor::rebuild(id, store, summaries, settings, records)?.spawn())
+    }
+
+    /// At startup: a game rebuilt from its log and listed. An unfinished game gets its running
+    /// actor; a finished one is let go at once (`None`: it is reloaded when asked for).
+    pub fn restore_at_startup(
+        id: String,
+        store: Store,
+        summaries: Summaries,
+        settings: Settings,
+        records: Vec<pb::LogRecord>,
+    ) -> Result<Option<GameHandle>, String> {
+        let actor = GameActor::rebuild(id, store, summaries, settings, records)?;
+        Ok((!actor.is_settled()).then(|| actor.spawn()))
+    }
+
+    /// The actor of a game rebuilt from its log, its summary published, not yet running.
+    fn rebuild(
+        id: String,
+        store: Store,
+        summaries: Summaries,
+        settings: Settings,
+        records: Vec<pb::LogRecord>,
+    ) -> Result<GameActor, String> {
         let mut replayer = Replayer::new();
         let mut seats_info: Vec<(usize, Seat)> = Vec::new();
         let mut action_ids = Vec::new();
@@ -213,7 +256,7 @@ impl GameActor {
         let game = replayer
             .into_game()
             .ok_or_else(|| format!("game {id}: empty log"))?;
-        let mut actor = GameActor::empty(id, store, summaries, watcher_buffer, game, created);
+        let mut actor = GameActor::empty(id, store, summaries, settings, game, created);
         for (seat, info) in seats_info {
             actor.tokens.insert(info.token.clone(), seat);
             actor.seats[seat] = Some(info);
@@ -225,14 +268,14 @@ impl GameActor {
         actor.records = records;
         actor.arm_timer();
         actor.publish_summary();
-        Ok(actor.spawn())
+        Ok(actor)
     }
 
     fn empty(
         id: String,
         store: Store,
         summaries: Summaries,
-        watcher_buffer: usize,
+        settings: Settings,
         game: Box<dyn Game>,
         created: pb::Created,
     ) -> Self {
@@ -242,7 +285,7 @@ impl GameActor {
             id,
             store,
             summaries,
-            watcher_buffer,
+            settings,
             game,
             created,
             records: Vec::new(),
@@ -270,6 +313,8 @@ impl GameActor {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         loop {
             let deadline = self.timer.as_ref().map(|t| t.at);
+            // Restarted by every event: a finished game is let go after a quiet spell.
+            let idle = tokio::time::sleep(self.settings.keep_finished);
             tokio::select! {
                 command = commands.recv() => match command {
                     Some(command) => self.handle(command),
@@ -277,6 +322,16 @@ impl GameActor {
                 },
                 Some((seq, result)) = self.durable_rx.recv() => self.on_durable(seq, result),
                 _ = sleep_until_opt(deadline), if deadline.is_some() => self.on_deadline(),
+                _ = idle, if self.is_settled() => {
+                    // No new command gets in from here on (senders see the channel closed and
+                    // reload the game from the log); the ones already queued are answered.
+                    commands.close();
+                    while let Some(command) = commands.recv().await {
+                        self.handle(command);
+                    }
+                    tracing::debug!(game = %self.id, "finished game unloaded");
+                    break;
+                }
             }
         }
         // The server is shutting down: let the pending flushes finish and answer their callers.
@@ -286,6 +341,15 @@ impl GameActor {
                 None => break,
             }
         }
+    }
+
+    /// Over, everything durable, nobody watching, storage healthy: nothing left to do but
+    /// answer reads, which the log can answer as well.
+    fn is_settled(&self) -> bool {
+        self.game.is_over()
+            && self.pending.is_empty()
+            && self.watchers.is_empty()
+            && self.broken.is_none()
     }
 
     fn handle(&mut self, command: Command) {
@@ -646,7 +710,7 @@ impl GameActor {
     fn fan_out(&mut self, updates: &[pb::Update]) {
         let spectator = updates.len() - 1;
         let id = &self.id;
-        let buffer = self.watcher_buffer;
+        let buffer = self.settings.watcher_buffer;
         self.watchers.retain(|w| {
             let update = &updates[w.seat.unwrap_or(spectator)];
             // The last free slot is kept for the status that tells a slow watcher it was cut off.
@@ -713,7 +777,7 @@ impl GameActor {
             )));
         }
         let catch_up = self.catch_up(seat, from_seq);
-        let (tx, rx) = mpsc::channel(catch_up.len() + self.watcher_buffer + 1);
+        let (tx, rx) = mpsc::channel(catch_up.len() + self.settings.watcher_buffer + 1);
         for update in catch_up {
             tx.try_send(Ok(update))
                 .expect("the channel was sized for the catch-up");

@@ -6,7 +6,7 @@ use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
 use std::pin::Pin;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
@@ -43,19 +43,33 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Sends a command to a game's actor and waits for its answer.
+/// Sends a command to a game's actor and waits for its answer. A finished game whose actor
+/// was unloaded is reloaded from the log first.
 async fn ask<T>(
-    game: &GameHandle,
+    registry: &Registry,
+    game_id: &str,
     make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
 ) -> Result<T, Status> {
     let (reply, answer) = oneshot::channel();
-    game.commands
-        .send(make(reply))
-        .await
-        .map_err(|_| Status::unavailable("the server is shutting down"))?;
-    answer
-        .await
-        .map_err(|_| Status::unavailable("the server is shutting down"))?
+    let mut command = make(reply);
+    let mut game: GameHandle = registry.get(game_id)?;
+    // Two tries suffice: a reloaded finished game stays loaded for a whole quiet spell.
+    for _ in 0..3 {
+        match game.commands.send(command).await {
+            Ok(()) => {
+                return answer
+                    .await
+                    .map_err(|_| Status::unavailable("the server is shutting down"))?
+            }
+            Err(mpsc::error::SendError(back)) => {
+                command = back;
+                game = registry.revive(game_id).await?;
+            }
+        }
+    }
+    Err(Status::unavailable(format!(
+        "game {game_id} could not be reloaded: try again"
+    )))
 }
 
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
@@ -82,8 +96,7 @@ impl Games for GamesService {
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         let request = request.into_inner();
-        let game = self.registry.get(&request.game_id)?;
-        let answer = ask(&game, |reply| Command::Join {
+        let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
             join_id: request.join_id,
@@ -100,8 +113,7 @@ impl Games for GamesService {
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<UpdateStream>, Status> {
         let request = request.into_inner();
-        let game = self.registry.get(&request.game_id)?;
-        let stream = ask(&game, |reply| Command::Watch {
+        let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
             reply,
@@ -115,8 +127,12 @@ impl Games for GamesService {
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
         let request = request.into_inner();
-        let game = self.registry.get(&request.game_id)?;
-        let answer = ask(&game, |reply| Command::Act { request, reply }).await?;
+        let game_id = request.game_id.clone();
+        let answer = ask(&self.registry, &game_id, |reply| Command::Act {
+            request,
+            reply,
+        })
+        .await?;
         Ok(Response::new(answer))
     }
 
@@ -127,8 +143,7 @@ impl Games for GamesService {
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
         let request = request.into_inner();
-        let game = self.registry.get(&request.game_id)?;
-        let records = ask(&game, |reply| Command::GetLog {
+        let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,
         })

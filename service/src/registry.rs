@@ -1,7 +1,9 @@
 //! Every game the server knows, by id: creation, lookup, listing, and the rebuild from the log
 //! at startup. Each game's state lives in its actor (`actor.rs`); this is only the directory.
+//! A finished game's actor ends after a quiet spell; the game is then reloaded from the log
+//! when someone asks for it again (`revive`), so memory holds the live games, not the history.
 
-use crate::actor::{GameActor, GameHandle, Summaries};
+use crate::actor::{GameActor, GameHandle, Settings, Summaries};
 use crate::store::{Store, GAME_ID_LEN};
 use gangs_proto::v1 as pb;
 use std::collections::HashMap;
@@ -13,35 +15,39 @@ pub struct Registry {
     store: Store,
     games: Arc<RwLock<HashMap<String, GameHandle>>>,
     summaries: Summaries,
-    watcher_buffer: usize,
+    settings: Settings,
 }
 
 impl Registry {
     /// Rebuilds every game of the log before the server takes calls.
-    pub fn restore(store: Store, watcher_buffer: usize) -> Result<Registry, String> {
+    pub fn restore(store: Store, settings: Settings) -> Result<Registry, String> {
         let registry = Registry {
             store: store.clone(),
             games: Arc::default(),
             summaries: Arc::default(),
-            watcher_buffer,
+            settings,
         };
-        let logs = store.load_all().map_err(|e| e.0)?;
-        let count = logs.len();
-        for (id, records) in logs {
-            let handle = GameActor::restore(
+        // One game at a time, so that memory holds one finished game's log at most.
+        let ids = store.game_ids().map_err(|e| e.0)?;
+        let count = ids.len();
+        let mut running = 0;
+        for id in ids {
+            let records = store.load_game(&id).map_err(|e| e.0)?;
+            let handle = GameActor::restore_at_startup(
                 id.clone(),
                 store.clone(),
                 registry.summaries.clone(),
-                watcher_buffer,
+                settings,
                 records,
             )?;
+            running += handle.is_some() as usize;
             registry
                 .games
                 .write()
                 .expect("games lock")
-                .insert(id, handle);
+                .insert(id, handle.unwrap_or_else(GameHandle::unloaded));
         }
-        tracing::info!(games = count, "rebuilt the games from the log");
+        tracing::info!(games = count, running, "rebuilt the games from the log");
         Ok(registry)
     }
 
@@ -63,7 +69,7 @@ impl Registry {
             id.clone(),
             self.store.clone(),
             self.summaries.clone(),
-            self.watcher_buffer,
+            self.settings,
             created,
             reply,
         )?;
@@ -99,6 +105,61 @@ impl Registry {
             .ok_or_else(|| {
                 Status::not_found(format!("no game {id:?}: `gangs games` lists the games"))
             })
+    }
+
+    /// The game's actor again after the one in the directory ended (a finished game unloaded
+    /// after a quiet spell): rebuilt from the log. Concurrent revivals may both rebuild; the
+    /// directory keeps one, the other ends on its own (a finished game changes no more).
+    pub async fn revive(&self, id: &str) -> Result<GameHandle, Status> {
+        if let Some(handle) = self.live(id) {
+            return Ok(handle);
+        }
+        let store = self.store.clone();
+        let game_id = id.to_string();
+        let records = tokio::task::spawn_blocking(move || store.load_game(&game_id))
+            .await
+            .map_err(|e| Status::internal(format!("reloading game {id}: {e}")))?
+            .map_err(|e| Status::internal(format!("reloading game {id}: {}", e.0)))?;
+        if records.is_empty() {
+            return Err(Status::not_found(format!(
+                "no game {id:?}: `gangs games` lists the games"
+            )));
+        }
+        let handle = GameActor::restore(
+            id.to_string(),
+            self.store.clone(),
+            self.summaries.clone(),
+            self.settings,
+            records,
+        )
+        .map_err(Status::internal)?;
+        let mut games = self.games.write().expect("games lock");
+        match games.get(id) {
+            Some(other) if !other.commands.is_closed() => Ok(other.clone()),
+            _ => {
+                games.insert(id.to_string(), handle.clone());
+                Ok(handle)
+            }
+        }
+    }
+
+    fn live(&self, id: &str) -> Option<GameHandle> {
+        self.games
+            .read()
+            .expect("games lock")
+            .get(id)
+            .filter(|h| !h.commands.is_closed())
+            .cloned()
+    }
+
+    /// Games whose actor is in memory now (finished games unloaded are not counted).
+    pub fn loaded_games(&self) -> usize {
+        self.games
+            .read()
+            .expect("games lock")
+            .values()
+            .filter(|h| !h.commands.is_closed())
+            .count()
     }
 
     pub fn list(&self) -> Vec<pb::GameSummary> {

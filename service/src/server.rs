@@ -32,6 +32,10 @@ pub struct Config {
     /// by seq). Bounds the memory a slow watcher costs; a game never waits for a watcher.
     #[arg(long, env = "GANGS_WATCH_BUFFER", default_value_t = crate::actor::DEFAULT_WATCHER_BUFFER)]
     pub watch_buffer: usize,
+    /// Milliseconds a finished game stays in memory after its last request; it is then
+    /// reloaded from the log when asked for again (memory holds the live games, not the history).
+    #[arg(long, env = "GANGS_KEEP_FINISHED_MS", default_value_t = 60_000)]
+    pub keep_finished_ms: u64,
 }
 
 /// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
@@ -41,7 +45,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let (store, flusher) = Store::open(&config.data_dir)?;
-    let registry = Registry::restore(store, config.watch_buffer.max(1))?;
+    let settings = crate::actor::Settings {
+        watcher_buffer: config.watch_buffer.max(1),
+        keep_finished: std::time::Duration::from_millis(config.keep_finished_ms),
+    };
+    let registry = Registry::restore(store, settings)?;
     let service = GamesService::new(registry.clone(), config.api_key.clone());
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();

@@ -10,7 +10,7 @@
 
 use gangs_proto::v1 as pb;
 use prost::Message;
-use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::mpsc as std_mpsc;
 use tokio::sync::oneshot;
@@ -38,6 +38,9 @@ struct Append {
     done: oneshot::Sender<Result<(), StoreError>>,
 }
 
+/// sled's page cache.
+const CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// Handle to the log; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -53,6 +56,9 @@ impl Store {
         let db = sled::Config::new()
             .path(dir)
             .flush_every_ms(None)
+            // The log is written far more than read (reads: startup, reloading a finished
+            // game), so a small page cache will do; sled's default would grow to 1 GB.
+            .cache_capacity(CACHE_BYTES)
             .open()
             .map_err(|e| StoreError(format!("cannot open the data dir {}: {e}", dir.display())))?;
         let tree = db
@@ -93,23 +99,47 @@ impl Store {
     }
 
     /// Every game's records in seq order, read once at startup.
-    pub fn load_all(&self) -> Result<BTreeMap<String, Vec<pb::LogRecord>>, StoreError> {
-        let mut games: BTreeMap<String, Vec<pb::LogRecord>> = BTreeMap::new();
-        for entry in self.tree.iter() {
+    /// One game's records, in seq order (empty if the game is unknown).
+    pub fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        let mut records = Vec::new();
+        for entry in self.tree.scan_prefix(game_id.as_bytes()) {
             let (key, value) =
                 entry.map_err(|e| StoreError(format!("cannot read the log: {e}")))?;
+            if key.len() != GAME_ID_LEN + 8 {
+                continue;
+            }
+            let record = pb::LogRecord::decode(value.as_ref())
+                .map_err(|e| StoreError(format!("game {game_id}: undecodable record: {e}")))?;
+            records.push(record);
+        }
+        Ok(records)
+    }
+
+    /// Every game id in the log, in order: one key read per game (each read skips past the
+    /// rest of that game's records).
+    pub fn game_ids(&self) -> Result<Vec<String>, StoreError> {
+        let read_error = |e: sled::Error| StoreError(format!("cannot read the log: {e}"));
+        let mut ids = Vec::new();
+        let mut next = self.tree.first().map_err(read_error)?;
+        while let Some((key, _)) = next {
             if key.len() != GAME_ID_LEN + 8 {
                 return Err(StoreError(format!(
                     "malformed log key of {} bytes",
                     key.len()
                 )));
             }
-            let game_id = String::from_utf8_lossy(&key[..GAME_ID_LEN]).into_owned();
-            let record = pb::LogRecord::decode(value.as_ref())
-                .map_err(|e| StoreError(format!("game {game_id}: undecodable record: {e}")))?;
-            games.entry(game_id).or_default().push(record);
+            let id = &key[..GAME_ID_LEN];
+            ids.push(String::from_utf8_lossy(id).into_owned());
+            let mut last_of_game = id.to_vec();
+            last_of_game.extend_from_slice(&[0xff; 8]);
+            next = self
+                .tree
+                .range((Bound::Excluded(last_of_game), Bound::Unbounded))
+                .next()
+                .transpose()
+                .map_err(read_error)?;
         }
-        Ok(games)
+        Ok(ids)
     }
 }
 

@@ -1,0 +1,159 @@
+//! A finished game leaves memory after a quiet spell (and is not loaded at startup), and comes
+//! back from the log on demand: its log, its seats' streams and its refusals are the same as
+//! before it left.
+
+use gangs_proto::v1 as pb;
+use gangs_service::actor::Settings;
+use gangs_service::api::GamesService;
+use gangs_service::registry::Registry;
+use gangs_service::store::Store;
+use pb::games_server::Games;
+use rand::{Rng, SeedableRng};
+use std::time::Duration;
+use tokio_stream::StreamExt;
+use tonic::{Code, Request};
+
+const QUIET: Duration = Duration::from_millis(150);
+
+async fn log_of(service: &GamesService, game_id: &str) -> Vec<pb::LogRecord> {
+    let request = Request::new(pb::GetLogRequest {
+        game_id: game_id.to_string(),
+        from_seq: 0,
+    });
+    let stream = service.get_log(request).await.unwrap().into_inner();
+    stream.map(|r| r.unwrap()).collect::<Vec<_>>().await
+}
+
+async fn wait_unloaded(registry: &Registry) {
+    for _ in 0..100 {
+        if registry.loaded_games() == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the finished game stayed in memory");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_game_is_unloaded_then_served_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _flusher) = Store::open(dir.path()).unwrap();
+    let settings = Settings {
+        watcher_buffer: 64,
+        keep_finished: QUIET,
+    };
+    let registry = Registry::restore(store.clone(), settings).unwrap();
+    let service = GamesService::new(registry.clone(), None);
+
+    // A short Gang of Four game, played to the end with random legal actions.
+    let options = gangs_games::parse_options(
+        "gang-of-four",
+        Some(3),
+        &[("target_score".to_string(), "20".to_string())],
+    )
+    .unwrap();
+    let game_id = service
+        .create_game(Request::new(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            options: Some(options),
+            seed: Some(3),
+            preset: None,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game_id;
+    let mut tokens = Vec::new();
+    for seat in 0..3 {
+        let joined = service
+            .join_game(Request::new(pb::JoinGameRequest {
+                game_id: game_id.clone(),
+                seat: Some(seat),
+                name: format!("p{seat}"),
+                join_id: String::new(),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        tokens.push(joined.token);
+    }
+    let mut replica = gangs_games::new_game("gang-of-four", Some(&options), 3, None).unwrap();
+    replica.start();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    while !replica.is_over() {
+        let (seat, legal) = (0..3)
+            .map(|s| (s, replica.legal_actions(s)))
+            .find(|(_, a)| !a.is_empty())
+            .unwrap();
+        let action = legal[rng.random_range(0..legal.len())].clone();
+        replica.act(seat, &action).unwrap();
+        service
+            .act(Request::new(pb::ActRequest {
+                game_id: game_id.clone(),
+                token: tokens[seat].clone(),
+                action: Some(action),
+                expected_seq: None,
+                action_id: String::new(),
+            }))
+            .await
+            .unwrap();
+    }
+    let log_before = log_of(&service, &game_id).await;
+    assert_eq!(registry.loaded_games(), 1);
+
+    // Quiet: the game leaves memory, but stays listed.
+    wait_unloaded(&registry).await;
+    let listed = registry.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].status, pb::GameStatus::Finished as i32);
+
+    // Asked again: the same log, from disk.
+    assert_eq!(log_of(&service, &game_id).await, log_before);
+    assert_eq!(registry.loaded_games(), 1, "reloaded on demand");
+    wait_unloaded(&registry).await;
+
+    // A seat's stream: every update, then the end; its token still works.
+    let stream = service
+        .watch(Request::new(pb::WatchRequest {
+            game_id: game_id.clone(),
+            token: tokens[1].clone(),
+            from_seq: 0,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let updates: Vec<_> = stream.map(|u| u.unwrap()).collect().await;
+    assert_eq!(updates.len(), log_before.len());
+    assert_eq!(
+        updates.last().unwrap().status,
+        pb::GameStatus::Finished as i32
+    );
+    wait_unloaded(&registry).await;
+
+    // And the game still refuses what a finished game refuses.
+    let refused = service
+        .act(Request::new(pb::ActRequest {
+            game_id: game_id.clone(),
+            token: tokens[0].clone(),
+            action: Some(pb::GameAction::default()),
+            expected_seq: None,
+            action_id: String::new(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(refused.message().contains("over"), "{}", refused.message());
+
+    // A restart (a new directory over the same log) lists the finished game without loading
+    // it, and serves it on demand.
+    let restarted = Registry::restore(store, settings).unwrap();
+    assert_eq!(
+        restarted.loaded_games(),
+        0,
+        "finished games stay on disk at startup"
+    );
+    assert_eq!(restarted.list(), registry.list());
+    let service = GamesService::new(restarted.clone(), None);
+    assert_eq!(log_of(&service, &game_id).await, log_before);
+    assert_eq!(restarted.loaded_games(), 1);
+}
