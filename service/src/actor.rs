@@ -314,7 +314,9 @@ impl GameActor {
         loop {
             let deadline = self.timer.as_ref().map(|t| t.at);
             // Restarted by every event: a finished game is let go after a quiet spell.
-            let idle = tokio::time::sleep(self.settings.keep_finished);
+            let unload_at = self
+                .is_settled()
+                .then(|| Instant::now() + self.settings.keep_finished);
             tokio::select! {
                 command = commands.recv() => match command {
                     Some(command) => self.handle(command),
@@ -322,7 +324,7 @@ impl GameActor {
                 },
                 Some((seq, result)) = self.durable_rx.recv() => self.on_durable(seq, result),
                 _ = sleep_until_opt(deadline), if deadline.is_some() => self.on_deadline(),
-                _ = idle, if self.is_settled() => {
+                _ = sleep_until_opt(unload_at), if unload_at.is_some() => {
                     // No new command gets in from here on (senders see the channel closed and
                     // reload the game from the log); the ones already queued are answered.
                     commands.close();
