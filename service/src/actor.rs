@@ -181,33 +181,10 @@ impl GameActor {
         Ok(actor.spawn())
     }
 
-    /// A game rebuilt from its log (at startup, or a finished game asked for again), running;
-    /// every record is checked against the engine.
-    pub fn restore(
-        id: String,
-        store: Store,
-        summaries: Summaries,
-        settings: Settings,
-        records: Vec<pb::LogRecord>,
-    ) -> Result<GameHandle, String> {
-        Ok(GameActor::rebuild(id, store, summaries, settings, records)?.spawn())
-    }
-
-    /// At startup: a game rebuilt from its log and listed. An unfinished game gets its running
-    /// actor; a finished one is let go at once (`None`: it is reloaded when asked for).
-    pub fn restore_at_startup(
-        id: String,
-        store: Store,
-        summaries: Summaries,
-        settings: Settings,
-        records: Vec<pb::LogRecord>,
-    ) -> Result<Option<GameHandle>, String> {
-        let actor = GameActor::rebuild(id, store, summaries, settings, records)?;
-        Ok((!actor.is_settled()).then(|| actor.spawn()))
-    }
-
-    /// The actor of a game rebuilt from its log, its summary published, not yet running.
-    fn rebuild(
+    /// A game rebuilt from its log (at startup, or a finished game asked for again), its
+    /// summary published, not yet running (`spawn` runs it); every record is checked against
+    /// the engine.
+    pub fn rebuild(
         id: String,
         store: Store,
         summaries: Summaries,
@@ -304,7 +281,7 @@ impl GameActor {
         }
     }
 
-    fn spawn(self) -> GameHandle {
+    pub fn spawn(self) -> GameHandle {
         let (tx, rx) = mpsc::channel(1024);
         tokio::spawn(self.run(rx));
         GameHandle { commands: tx }
@@ -347,7 +324,7 @@ impl GameActor {
 
     /// Over, everything durable, nobody watching, storage healthy: nothing left to do but
     /// answer reads, which the log can answer as well.
-    fn is_settled(&self) -> bool {
+    pub fn is_settled(&self) -> bool {
         self.game.is_over()
             && self.pending.is_empty()
             && self.watchers.is_empty()

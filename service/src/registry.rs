@@ -33,19 +33,25 @@ impl Registry {
         let mut running = 0;
         for id in ids {
             let records = store.load_game(&id).map_err(|e| e.0)?;
-            let handle = GameActor::restore_at_startup(
+            let actor = GameActor::rebuild(
                 id.clone(),
                 store.clone(),
                 registry.summaries.clone(),
                 settings,
                 records,
             )?;
-            running += handle.is_some() as usize;
+            // A finished game is listed, and loaded only when asked for.
+            let handle = if actor.is_settled() {
+                GameHandle::unloaded()
+            } else {
+                running += 1;
+                actor.spawn()
+            };
             registry
                 .games
                 .write()
                 .expect("games lock")
-                .insert(id, handle.unwrap_or_else(GameHandle::unloaded));
+                .insert(id, handle);
         }
         tracing::info!(games = count, running, "rebuilt the games from the log");
         Ok(registry)
@@ -125,14 +131,15 @@ impl Registry {
                 "no game {id:?}: `gangs games` lists the games"
             )));
         }
-        let handle = GameActor::restore(
+        let handle = GameActor::rebuild(
             id.to_string(),
             self.store.clone(),
             self.summaries.clone(),
             self.settings,
             records,
         )
-        .map_err(Status::internal)?;
+        .map_err(Status::internal)?
+        .spawn();
         let mut games = self.games.write().expect("games lock");
         match games.get(id) {
             Some(other) if !other.commands.is_closed() => Ok(other.clone()),
