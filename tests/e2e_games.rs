@@ -10,17 +10,17 @@ use gangs_proto::v1 as pb;
 use prost::Message;
 use std::time::Duration;
 
-/// Collects a spectator's updates until the stream ends or `until` says stop.
-async fn spectate(
-    server_url: String,
-    game_id: String,
-    from_seq: u64,
-    stop_at_seq: Option<u64>,
-) -> Vec<pb::Update> {
+type Spectator = (
+    pb::games_client::GamesClient<tonic::transport::Channel>,
+    tonic::Streaming<pb::Update>,
+);
+
+/// A spectator's stream, open (its catch-up and live updates are then certain to come).
+async fn open_spectator(server_url: String, game_id: String, from_seq: u64) -> Spectator {
     let mut client = pb::games_client::GamesClient::connect(server_url)
         .await
         .expect("connect");
-    let mut stream = client
+    let stream = client
         .watch(pb::WatchRequest {
             game_id,
             token: String::new(),
@@ -29,6 +29,12 @@ async fn spectate(
         .await
         .expect("watch")
         .into_inner();
+    (client, stream)
+}
+
+/// Collects a spectator's updates until the stream ends or `stop_at_seq` is reached.
+async fn collect_updates(spectator: Spectator, stop_at_seq: Option<u64>) -> Vec<pb::Update> {
+    let (_client, mut stream) = spectator;
     let mut updates = Vec::new();
     while let Ok(Some(update)) = stream.message().await {
         let seq = update.seq;
@@ -38,6 +44,19 @@ async fn spectate(
         }
     }
     updates
+}
+
+async fn spectate(
+    server_url: String,
+    game_id: String,
+    from_seq: u64,
+    stop_at_seq: Option<u64>,
+) -> Vec<pb::Update> {
+    collect_updates(
+        open_spectator(server_url, game_id, from_seq).await,
+        stop_at_seq,
+    )
+    .await
 }
 
 fn assert_contiguous(updates: &[pb::Update], from_seq: u64) {
@@ -107,7 +126,9 @@ async fn play_through_a_crash(tables: Vec<TableSpec>) {
     }
     // A spectator follows the first game; everything it receives was acknowledged as durable.
     let watched = games[0].game_id.clone();
-    let before_crash = tokio::spawn(spectate(server.url(), watched.clone(), 0, None));
+    // Its stream is open before the crash can come (the bots are already playing).
+    let spectator = open_spectator(server.url(), watched.clone(), 0).await;
+    let before_crash = tokio::spawn(collect_updates(spectator, None));
 
     // Let the games run a little, then kill the server without warning.
     let mut progressed = false;
