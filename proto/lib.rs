@@ -1,5 +1,6 @@
 //! The `gangs.v1` contract, generated from `proto/*.proto` at build time (see `build.rs`).
-//! Everything that crosses the wire is defined there; this crate only exposes it.
+//! Everything that crosses the wire is defined there; this crate exposes it, with the few
+//! helpers every client needs (`code_name`, `innermost_cause`, `retry`).
 
 #![allow(clippy::large_enum_variant, clippy::doc_lazy_continuation)]
 
@@ -11,6 +12,8 @@ pub mod v1 {
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("gangs_descriptor");
 
 pub use v1::*;
+
+pub mod retry;
 
 /// The canonical name of a gRPC status code (`NOT_FOUND`), as other gRPC tools print it: the
 /// CLI's `--json` errors and the bots' logs use it.

@@ -26,6 +26,23 @@ async fn short_game(dir: &std::path::Path, seed: u64) -> (Server, String) {
     (server, game_id)
 }
 
+/// `gangs-bot-random` in each of `seats`.
+fn random_bots(
+    server: &Server,
+    game_id: &str,
+    seats: std::ops::Range<u32>,
+) -> Vec<std::process::Child> {
+    seats
+        .map(|seat| spawn_bot("gangs-bot-random", server, game_id, Some(seat), seat as u64))
+        .collect()
+}
+
+/// Waits for the capture threads of an ended child; returns its stderr.
+fn finish(reader: std::thread::JoinHandle<()>, notes: std::thread::JoinHandle<String>) -> String {
+    reader.join().expect("stdout reader");
+    notes.join().expect("stderr reader")
+}
+
 /// A child's stdout lines as they come, and its whole stderr once it ends.
 struct Captured {
     lines: Arc<Mutex<Vec<String>>>,
@@ -88,23 +105,12 @@ async fn cli_watch_reconnects_after_a_server_kill_and_prints_every_update_once()
     server.restart();
 
     // The game is played after the restart; the watcher must follow it to the end by itself.
-    let mut bots: Vec<_> = (0..4)
-        .map(|seat| {
-            spawn_bot(
-                "gangs-bot-random",
-                &server,
-                &game_id,
-                Some(seat),
-                seat as u64,
-            )
-        })
-        .collect();
+    let mut bots = random_bots(&server, &game_id, 0..4);
     let exit = wait_with_timeout(&mut watch, Duration::from_secs(180));
     for bot in &mut bots {
         wait_with_timeout(bot, Duration::from_secs(60));
     }
-    reader.join().expect("stdout reader");
-    let notes = notes.join().expect("stderr reader");
+    let notes = finish(reader, notes);
     assert!(exit.success(), "gangs watch failed: {notes}");
     assert!(
         notes.contains("reconnected; resuming after seq 1"),
@@ -178,17 +184,7 @@ async fn cli_play_reconnects_after_a_server_kill_and_plays_to_the_end() {
         reader,
         notes,
     } = capture(&mut play);
-    let mut bots: Vec<_> = (1..4)
-        .map(|seat| {
-            spawn_bot(
-                "gangs-bot-random",
-                &server,
-                &game_id,
-                Some(seat),
-                seat as u64,
-            )
-        })
-        .collect();
+    let mut bots = random_bots(&server, &game_id, 1..4);
 
     // Once the game is under way, the human stops typing; when the game waits for the human,
     // the server dies without warning and comes back. The prompt shown before the crash must
@@ -218,9 +214,8 @@ async fn cli_play_reconnects_after_a_server_kill_and_plays_to_the_end() {
     for bot in &mut bots {
         wait_with_timeout(bot, Duration::from_secs(60));
     }
-    reader.join().expect("stdout reader");
     typist.join().expect("typist");
-    let notes = notes.join().expect("stderr reader");
+    let notes = finish(reader, notes);
     assert!(exit.success(), "gangs play failed: {notes}");
     assert!(
         notes.contains("reconnected"),

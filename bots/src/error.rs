@@ -2,7 +2,7 @@
 //! reconnect) rather than the server refusing the request.
 
 use gangs_proto::code_name;
-use tonic::{Code, Status};
+use tonic::Status;
 
 #[derive(Debug)]
 pub enum BotError {
@@ -64,38 +64,11 @@ impl std::fmt::Display for BotError {
 
 impl std::error::Error for BotError {}
 
-/// The failure is the connection's (server down, restarting, stream cut), not a verdict on the
-/// request: reconnect and try again. A server killed mid-stream surfaces as UNAVAILABLE,
-/// UNKNOWN, INTERNAL (h2 errors, broken pipes) or CANCELLED depending on timing.
-pub fn is_transient(status: &Status) -> bool {
-    matches!(
-        status.code(),
-        Code::Unavailable
-            | Code::Unknown
-            | Code::Internal
-            | Code::Cancelled
-            | Code::DeadlineExceeded
-            | Code::ResourceExhausted
-            | Code::OutOfRange
-    )
-}
+pub use gangs_proto::retry::is_transient;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn transport_trouble_is_transient_verdicts_are_not() {
-        assert!(is_transient(&Status::unavailable("connection refused")));
-        assert!(is_transient(&Status::unknown("transport error")));
-        assert!(is_transient(&Status::resource_exhausted(
-            "watcher too slow"
-        )));
-        assert!(!is_transient(&Status::not_found("no such game")));
-        assert!(!is_transient(&Status::invalid_argument("bad card")));
-        assert!(!is_transient(&Status::aborted("stale seq")));
-        assert!(!is_transient(&Status::failed_precondition("not your turn")));
-    }
 
     #[test]
     fn messages_say_what_to_do() {

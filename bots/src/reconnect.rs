@@ -3,39 +3,12 @@
 
 use crate::BotError;
 use gangs_proto::v1::games_client::GamesClient;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tonic::transport::{Channel, Endpoint};
 
 pub type Client = GamesClient<Channel>;
 
-pub const FIRST_DELAY: Duration = Duration::from_millis(100);
-pub const MAX_DELAY: Duration = Duration::from_secs(1);
-pub const OUTAGE_BUDGET: Duration = Duration::from_secs(60);
-
-/// Delays between attempts: 100 ms, 200 ms, 400 ms, 800 ms, 1 s, 1 s...
-#[derive(Debug, Clone)]
-pub struct Backoff {
-    next: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff { next: FIRST_DELAY }
-    }
-}
-
-impl Backoff {
-    /// No delay handed out yet.
-    pub fn is_fresh(&self) -> bool {
-        self.next == FIRST_DELAY
-    }
-
-    pub fn next_delay(&mut self) -> Duration {
-        let delay = self.next;
-        self.next = (self.next * 2).min(MAX_DELAY);
-        delay
-    }
-}
+pub use gangs_proto::retry::{Backoff, FIRST_DELAY, MAX_DELAY, OUTAGE_BUDGET};
 
 /// Connects to one server URL, and again after failures, within the outage budget.
 pub struct Reconnector {
@@ -107,13 +80,6 @@ impl Reconnector {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_doubles_up_to_one_second() {
-        let mut b = Backoff::default();
-        let delays: Vec<u64> = (0..7).map(|_| b.next_delay().as_millis() as u64).collect();
-        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000, 1000]);
-    }
 
     #[test]
     fn bad_url_is_a_clear_error() {

@@ -79,7 +79,7 @@ pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotErr
         game_id: args.game.clone(),
         seat: args.seat,
         token: args.token.clone().unwrap_or_default(),
-        join_id: format!("{:032x}", rand::random::<u128>()),
+        join_id: gangs_proto::retry::new_join_id(),
         last_seq: 0,
         acted_at: None,
         act_failures: (0, 0),

@@ -3,11 +3,12 @@
 
 use crate::error::CliError;
 use crate::output::Output;
+use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use std::future::Future;
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tonic::transport::{Channel, Endpoint};
 use tonic::Streaming;
 
@@ -96,7 +97,7 @@ impl Context {
             game_id: game_id.to_string(),
             seat,
             name: name.to_string(),
-            join_id: format!("{:032x}", rand::random::<u128>()),
+            join_id: gangs_proto::retry::new_join_id(),
         };
         Ok(client
             .join_game(request)
@@ -140,30 +141,10 @@ impl Context {
     }
 }
 
-/// How long `watch` and `play` keep trying to get their stream back, as the bots do.
-pub const RECONNECT_BUDGET: Duration = Duration::from_secs(60);
-
-/// Whether a stream that stopped this way can be picked up again by watching from the last seq:
-/// the server went away or restarted, the connection broke, or this watcher fell behind.
-pub fn is_resumable(end: &Result<(), tonic::Status>) -> bool {
-    use tonic::Code;
-    match end {
-        Ok(()) => true,
-        Err(status) => matches!(
-            status.code(),
-            Code::Unavailable
-                | Code::Unknown
-                | Code::Cancelled
-                | Code::Internal
-                | Code::ResourceExhausted
-        ),
-    }
-}
-
 impl Context {
     /// After the stream of `game_id` stopped with `end` before the game finished: connects
-    /// again and watches from `last_seq` (no gap, no duplicate), retrying with backoff for up to
-    /// [`RECONNECT_BUDGET`] while the server is unreachable. A stop no reconnect can cure (a
+    /// again and watches from `last_seq` (no gap, no duplicate), retrying with the bots' backoff
+    /// for up to their outage budget while the server is unreachable. A stop no reconnect can cure (a
     /// revoked token, an unknown game) is returned as the error to print.
     pub async fn resume_watch(
         &self,
@@ -172,7 +153,7 @@ impl Context {
         last_seq: u64,
         end: Result<(), tonic::Status>,
     ) -> Result<(Client, Streaming<pb::Update>), CliError> {
-        if !is_resumable(&end) {
+        if end.as_ref().is_err_and(|status| !is_transient(status)) {
             return Err(self.stream_ended(end));
         }
         let why = match &end {
@@ -182,10 +163,10 @@ impl Context {
         self.out.note(&format!(
             "lost the stream of game {game_id} ({why}); reconnecting to {} for up to {} s",
             self.server,
-            RECONNECT_BUDGET.as_secs()
+            OUTAGE_BUDGET.as_secs()
         ));
         let start = Instant::now();
-        let mut delay = Duration::from_millis(100);
+        let mut backoff = Backoff::default();
         loop {
             let attempt = async {
                 let mut client = self.connect().await?;
@@ -202,10 +183,9 @@ impl Context {
                 // Unreachable, or a transport failure while it comes back up.
                 Err(e)
                     if matches!(e.code.as_str(), "UNAVAILABLE" | "UNKNOWN")
-                        && start.elapsed() < RECONNECT_BUDGET =>
+                        && start.elapsed() < OUTAGE_BUDGET =>
                 {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(1));
+                    tokio::time::sleep(backoff.next_delay()).await;
                 }
                 Err(e) => return Err(e),
             }

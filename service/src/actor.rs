@@ -71,6 +71,20 @@ impl GameHandle {
 struct Seat {
     name: String,
     token: String,
+    /// The request's join_id (may be empty): a retry with it gets this seat's answer again.
+    join_id: String,
+    /// Seq of the `joined` record.
+    joined_seq: u64,
+}
+
+impl Seat {
+    fn join_answer(&self, seat: usize) -> pb::JoinGameResponse {
+        pb::JoinGameResponse {
+            seat: seat as u32,
+            token: self.token.clone(),
+            seq: self.joined_seq,
+        }
+    }
 }
 
 struct Watcher {
@@ -127,8 +141,6 @@ pub struct GameActor {
     start_seq: Option<u64>,
     /// (seat, action id) -> seq of the record that applied it.
     action_ids: HashMap<(usize, String), u64>,
-    /// join_id → the answer of the join it made (retries get it again).
-    join_ids: HashMap<String, pb::JoinGameResponse>,
     watchers: Vec<Watcher>,
     pending: VecDeque<Pending>,
     durable_tx: mpsc::UnboundedSender<(u64, Result<(), String>)>,
@@ -194,7 +206,6 @@ impl GameActor {
         let mut replayer = Replayer::new();
         let mut seats_info: Vec<(usize, Seat)> = Vec::new();
         let mut action_ids = Vec::new();
-        let mut join_ids = Vec::new();
         let mut started = None;
         let mut created = None;
         for record in &records {
@@ -203,25 +214,15 @@ impl GameActor {
                 .map_err(|e| format!("game {id}: {e}"))?;
             match &record.record {
                 Some(Record::Created(c)) => created = Some(c.clone()),
-                Some(Record::Joined(j)) => {
-                    seats_info.push((
-                        j.seat as usize,
-                        Seat {
-                            name: j.name.clone(),
-                            token: j.token.clone(),
-                        },
-                    ));
-                    if !j.join_id.is_empty() {
-                        join_ids.push((
-                            j.join_id.clone(),
-                            pb::JoinGameResponse {
-                                seat: j.seat,
-                                token: j.token.clone(),
-                                seq: record.seq,
-                            },
-                        ));
-                    }
-                }
+                Some(Record::Joined(j)) => seats_info.push((
+                    j.seat as usize,
+                    Seat {
+                        name: j.name.clone(),
+                        token: j.token.clone(),
+                        join_id: j.join_id.clone(),
+                        joined_seq: record.seq,
+                    },
+                )),
                 Some(Record::Started(_)) => started = Some(record.seq),
                 Some(Record::Acted(a)) if !a.action_id.is_empty() => {
                     action_ids.push(((a.seat as usize, a.action_id.clone()), record.seq))
@@ -239,7 +240,6 @@ impl GameActor {
             actor.seats[seat] = Some(info);
         }
         actor.action_ids.extend(action_ids);
-        actor.join_ids.extend(join_ids);
         actor.start_seq = started;
         actor.durable_seq = records.len() as u64;
         actor.records = records;
@@ -271,7 +271,6 @@ impl GameActor {
             tokens: HashMap::new(),
             start_seq: None,
             action_ids: HashMap::new(),
-            join_ids: HashMap::new(),
             watchers: Vec::new(),
             pending: VecDeque::new(),
             durable_tx,
@@ -349,8 +348,8 @@ impl GameActor {
                 join_id,
                 reply,
             } => {
-                if let Some(first) = self.join_ids.get(&join_id) {
-                    return self.answer_join_retry(first.clone(), reply);
+                if let Some(first) = self.seat_joined_with(&join_id) {
+                    return self.answer_join_retry(first, reply);
                 }
                 match self.join(seat, name, join_id) {
                     Ok((records, response)) => {
@@ -399,6 +398,15 @@ impl GameActor {
         }
         self.tokens.get(token).copied().ok_or_else(|| {
             Status::permission_denied(format!("this token holds no seat in game {}", self.id))
+        })
+    }
+
+    /// The answer of the join made with `join_id`, if any (an empty id never matches).
+    fn seat_joined_with(&self, join_id: &str) -> Option<pb::JoinGameResponse> {
+        self.seats.iter().enumerate().find_map(|(seat, s)| {
+            s.as_ref()
+                .filter(|s| !join_id.is_empty() && s.join_id == join_id)
+                .map(|s| s.join_answer(seat))
         })
     }
 
@@ -459,25 +467,21 @@ impl GameActor {
         // 128 random bits from the OS-seeded CSPRNG: unguessable.
         let token = format!("{:032x}", rand::random::<u128>());
         self.tokens.insert(token.clone(), seat);
-        self.seats[seat] = Some(Seat {
-            name: name.clone(),
-            token: token.clone(),
-        });
         let joined = pb::Joined {
             seat: seat as u32,
-            name,
+            name: name.clone(),
             token: token.clone(),
             join_id: join_id.clone(),
         };
         let mut records = vec![self.push_record(Record::Joined(joined))];
-        let response = pb::JoinGameResponse {
-            seat: seat as u32,
+        let taken = Seat {
+            name,
             token,
-            seq: records[0].seq,
+            join_id,
+            joined_seq: records[0].seq,
         };
-        if !join_id.is_empty() {
-            self.join_ids.insert(join_id, response.clone());
-        }
+        let response = taken.join_answer(seat);
+        self.seats[seat] = Some(taken);
         if self.seats.iter().all(|s| s.is_some()) {
             let events = self.game.start();
             let record = self.push_record(Record::Started(pb::Started { events }));

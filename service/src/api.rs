@@ -53,7 +53,8 @@ async fn ask<T>(
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
     let mut game: GameHandle = registry.get(game_id)?;
-    // Two tries suffice: a reloaded finished game stays loaded for a whole quiet spell.
+    // A reloaded finished game stays loaded for a whole quiet spell, so one reload is enough
+    // unless that spell is near zero; a few tries cover that too.
     for _ in 0..3 {
         match game.commands.send(command).await {
             Ok(()) => {

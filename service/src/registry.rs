@@ -33,13 +33,7 @@ impl Registry {
         let mut running = 0;
         for id in ids {
             let records = store.load_game(&id).map_err(|e| e.0)?;
-            let actor = GameActor::rebuild(
-                id.clone(),
-                store.clone(),
-                registry.summaries.clone(),
-                settings,
-                records,
-            )?;
+            let actor = registry.rebuild(&id, records)?;
             // A finished game is listed, and loaded only when asked for.
             let handle = if actor.is_settled() {
                 GameHandle::unloaded()
@@ -131,15 +125,7 @@ impl Registry {
                 "no game {id:?}: `gangs games` lists the games"
             )));
         }
-        let handle = GameActor::rebuild(
-            id.to_string(),
-            self.store.clone(),
-            self.summaries.clone(),
-            self.settings,
-            records,
-        )
-        .map_err(Status::internal)?
-        .spawn();
+        let handle = self.rebuild(id, records).map_err(Status::internal)?.spawn();
         let mut games = self.games.write().expect("games lock");
         match games.get(id) {
             Some(other) if !other.commands.is_closed() => Ok(other.clone()),
@@ -148,6 +134,17 @@ impl Registry {
                 Ok(handle)
             }
         }
+    }
+
+    /// A game's actor rebuilt from its records (listed, not yet running).
+    fn rebuild(&self, id: &str, records: Vec<pb::LogRecord>) -> Result<GameActor, String> {
+        GameActor::rebuild(
+            id.to_string(),
+            self.store.clone(),
+            self.summaries.clone(),
+            self.settings,
+            records,
+        )
     }
 
     fn live(&self, id: &str) -> Option<GameHandle> {

@@ -98,16 +98,12 @@ impl Store {
         rx
     }
 
-    /// Every game's records in seq order, read once at startup.
     /// One game's records, in seq order (empty if the game is unknown).
     pub fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
         let mut records = Vec::new();
         for entry in self.tree.scan_prefix(game_id.as_bytes()) {
-            let (key, value) =
-                entry.map_err(|e| StoreError(format!("cannot read the log: {e}")))?;
-            if key.len() != GAME_ID_LEN + 8 {
-                continue;
-            }
+            let (key, value) = entry.map_err(read_error)?;
+            game_id_of(&key)?;
             let record = pb::LogRecord::decode(value.as_ref())
                 .map_err(|e| StoreError(format!("game {game_id}: undecodable record: {e}")))?;
             records.push(record);
@@ -118,17 +114,10 @@ impl Store {
     /// Every game id in the log, in order: one key read per game (each read skips past the
     /// rest of that game's records).
     pub fn game_ids(&self) -> Result<Vec<String>, StoreError> {
-        let read_error = |e: sled::Error| StoreError(format!("cannot read the log: {e}"));
         let mut ids = Vec::new();
         let mut next = self.tree.first().map_err(read_error)?;
         while let Some((key, _)) = next {
-            if key.len() != GAME_ID_LEN + 8 {
-                return Err(StoreError(format!(
-                    "malformed log key of {} bytes",
-                    key.len()
-                )));
-            }
-            let id = &key[..GAME_ID_LEN];
+            let id = game_id_of(&key)?;
             ids.push(String::from_utf8_lossy(id).into_owned());
             let mut last_of_game = id.to_vec();
             last_of_game.extend_from_slice(&[0xff; 8]);
@@ -141,6 +130,21 @@ impl Store {
         }
         Ok(ids)
     }
+}
+
+fn read_error(e: sled::Error) -> StoreError {
+    StoreError(format!("cannot read the log: {e}"))
+}
+
+/// The game id part of a log key (`game id ++ seq`), or the error a malformed key is.
+fn game_id_of(key: &[u8]) -> Result<&[u8], StoreError> {
+    if key.len() != GAME_ID_LEN + 8 {
+        return Err(StoreError(format!(
+            "malformed log key of {} bytes",
+            key.len()
+        )));
+    }
+    Ok(&key[..GAME_ID_LEN])
 }
 
 fn log_key(game_id: &str, seq: u64) -> Vec<u8> {

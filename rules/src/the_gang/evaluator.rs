@@ -2,9 +2,9 @@
 //! the Driver's pre-flop announcement), with the suitless Jack counted for pairs and straights but
 //! never for a flush.
 //!
-//! Design: one pass over the cards builds four 13-bit suit masks and bit-sliced "rank seen at
-//! least 1/2/3/4 times" masks (four ORs/ANDs per card, no branches, no tables); every category
-//! then falls out of a few mask operations. Ace-low straights come from rotating the ace into
+//! Design: the cards become four 13-bit suit masks (an [`EvalHand`]), from which bit-sliced
+//! "rank seen at least 1/2/3/4 times" masks follow by ANDs and ORs (the suitless Jack adds one
+//! Jack; no branches, no tables); every category then falls out of a few mask operations. Ace-low straights come from rotating the ace into
 //! bit 0. The result packs the category in the top byte and the ranks that order hands of that
 //! category below it, so comparing two [`HandValue`]s as integers orders the hands; identical
 //! 5-card rank sets give equal values (suits never break ties).
@@ -147,18 +147,24 @@ pub fn evaluate(cards: &[Card]) -> HandValue {
 
 /// The general evaluator (any number of cards, the suitless Jack allowed).
 pub fn evaluate_general(cards: &[Card]) -> HandValue {
-    let mut suits = [0u32; 4];
-    let (mut seen1, mut seen2, mut seen3, mut seen4) = (0u32, 0u32, 0u32, 0u32);
-    for &card in cards {
-        let id = card.id();
-        let bit = 1u32 << card.rank();
-        seen4 |= seen3 & bit;
-        seen3 |= seen2 & bit;
-        seen2 |= seen1 & bit;
-        seen1 |= bit;
-        if id < 52 {
-            suits[(id & 3) as usize] |= bit;
-        }
+    evaluate_set(EvalHand::of(cards))
+}
+
+/// Any number of cards, the suitless Jack allowed: the rank-count masks are derived from the
+/// four suit masks (a rank is seen twice when two suits hold it, ...), then the Jack adds one.
+fn evaluate_set(hand: EvalHand) -> HandValue {
+    let suits = hand.suit_masks();
+    let [a, b, c, d] = suits;
+    let mut seen1 = a | b | c | d;
+    let mut seen2 = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d);
+    let mut seen3 = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d);
+    let mut seen4 = a & b & c & d;
+    if hand.key & SUITLESS_MARK != 0 {
+        let jack = 1u32 << super::cards::JACK;
+        seen4 |= seen3 & jack;
+        seen3 |= seen2 & jack;
+        seen2 |= seen1 & jack;
+        seen1 |= jack;
     }
     evaluate_masks(suits, seen1, seen2, seen3, seen4)
 }
@@ -420,7 +426,7 @@ fn evaluate7_with(t: &FastTables, cards: &[Card; 7]) -> HandValue {
     }
     // One rare branch for both exceptions: a flush (about 3% of hands) or the suitless Jack.
     if sum & (FLUSH_BITS | SUITLESS_MARK) != 0 {
-        return flush_or_suitless(t, cards, sum);
+        return off_fast_path(t, EvalHand::of(cards));
     }
     rank_multiset_value(t, sum as u32)
 }
@@ -431,22 +437,6 @@ fn rank_multiset_value(t: &FastTables, key: u32) -> HandValue {
     let bucket = (key >> BUCKET_SHIFT) as usize & (OFFSETS_LEN - 1);
     let slot = t.offsets[bucket] + (key & ((1 << BUCKET_SHIFT) - 1));
     HandValue(t.values[slot as usize & (VALUES_LEN - 1)])
-}
-
-#[cold]
-#[inline(never)]
-fn flush_or_suitless(t: &FastTables, cards: &[Card; 7], sum: u64) -> HandValue {
-    if sum & SUITLESS_MARK != 0 {
-        return evaluate_general(cards);
-    }
-    let suit = ((sum & FLUSH_BITS) >> 32).trailing_zeros() / 4;
-    let mut mask = 0u32;
-    for card in cards {
-        if card.id() & 3 == suit {
-            mask |= 1 << (card.id() >> 2);
-        }
-    }
-    HandValue(t.flush[mask as usize & 8191])
 }
 
 // ---- prepared hands -----------------------------------------------------------------------------
@@ -519,37 +509,20 @@ impl Evaluator {
         if sum & (CARD_COUNT_BITS | FLUSH_BITS | SUITLESS_MARK) == 7 << CARD_COUNT_SHIFT {
             return rank_multiset_value(self.tables, sum as u32);
         }
-        prepared_exception(self.tables, hand)
+        off_fast_path(self.tables, hand)
     }
 }
 
+/// Off the fast path, for slices and prepared hands alike: a 7-card flush from the flush table,
+/// anything else (another size, the suitless Jack) by the general evaluator.
 #[cold]
 #[inline(never)]
-fn prepared_exception(t: &FastTables, hand: EvalHand) -> HandValue {
+fn off_fast_path(t: &FastTables, hand: EvalHand) -> HandValue {
     let sum = hand.key + SUIT_BIAS;
     if hand.len() == 7 && sum & SUITLESS_MARK == 0 {
         // A 7-card flush: no full house or four of a kind is possible beside it.
         let suit = ((sum & FLUSH_BITS) >> 32).trailing_zeros() / 4;
         return HandValue(t.flush[hand.suit_masks()[suit as usize] as usize & 8191]);
     }
-    evaluate_prepared_general(hand)
-}
-
-/// Any size, the suitless Jack allowed: the rank-count masks rebuilt from the suit masks.
-#[cold]
-fn evaluate_prepared_general(hand: EvalHand) -> HandValue {
-    let suits = hand.suit_masks();
-    let [a, b, c, d] = suits;
-    let mut seen1 = a | b | c | d;
-    let mut seen2 = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d);
-    let mut seen3 = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d);
-    let mut seen4 = a & b & c & d;
-    if hand.key & SUITLESS_MARK != 0 {
-        let jack = 1u32 << super::cards::JACK;
-        seen4 |= seen3 & jack;
-        seen3 |= seen2 & jack;
-        seen2 |= seen1 & jack;
-        seen1 |= jack;
-    }
-    evaluate_masks(suits, seen1, seen2, seen3, seen4)
+    evaluate_set(hand)
 }

@@ -1063,46 +1063,58 @@ impl TheGang {
         }
     }
 
-    /// The deadline of the open chip phase passed: an open proposal is dropped, a pending
-    /// choice is made by default, chipless players get the remaining chips, the phase closes.
+    /// The deadline of the stage waiting for players passed. A chip phase: an open proposal is
+    /// dropped, a pending choice is made by default, chipless players get the remaining chips,
+    /// the phase closes. A Coordinator choice or a team guess: the silent seats' part is played
+    /// for them (see the decisions above).
     pub fn expire(&mut self) -> Result<Vec<Event>, ActionError> {
         if self.is_over() {
             return Err(ActionError::not_now("the game is over"));
         }
         let mut events = Vec::new();
         match self.stage {
-            Stage::Chips(_) => {}
-            Stage::Coordinating => {
-                for seat in 0..self.config.players {
-                    if self.heist.coordinator_choices[seat].is_none() {
-                        let card = self.heist.private[seat][0];
-                        self.choose(seat, card, &mut events)?;
-                    }
-                }
-                return Ok(events);
-            }
-            Stage::Guessing => {
-                let guess = self.heist.guess.as_ref().expect("a guess is open");
-                let silent: Vec<usize> = (0..self.config.players)
-                    .filter(|&s| s != guess.target && !guess.votes.iter().any(|(v, _)| *v == s))
-                    .collect();
-                let value = if guess.votes.is_empty() {
-                    match guess.challenge {
-                        Challenge::RetinalScan => GuessValue::Rank(0),
-                        _ => GuessValue::Category(Category::HighCard),
-                    }
-                } else {
-                    team_answer(&guess.votes)
-                };
-                for seat in silent {
-                    self.guess(seat, value, &mut events)?;
-                }
-                return Ok(events);
-            }
+            Stage::Chips(_) => self.expire_chip_phase(&mut events)?,
+            Stage::Coordinating => self.expire_coordinator(&mut events)?,
+            Stage::Guessing => self.expire_guess(&mut events)?,
             Stage::NotStarted | Stage::GameOver => {
                 return Err(ActionError::not_now("nothing is waiting for a deadline"))
             }
         }
+        Ok(events)
+    }
+
+    /// Every seat that has not chosen passes its first card.
+    fn expire_coordinator(&mut self, events: &mut Vec<Event>) -> Result<(), ActionError> {
+        for seat in 0..self.config.players {
+            if self.heist.coordinator_choices[seat].is_none() {
+                let card = self.heist.private[seat][0];
+                self.choose(seat, card, events)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every silent guesser votes the team's current answer, or the lowest value.
+    fn expire_guess(&mut self, events: &mut Vec<Event>) -> Result<(), ActionError> {
+        let guess = self.heist.guess.as_ref().expect("a guess is open");
+        let silent: Vec<usize> = (0..self.config.players)
+            .filter(|&s| s != guess.target && !guess.votes.iter().any(|(v, _)| *v == s))
+            .collect();
+        let value = if guess.votes.is_empty() {
+            match guess.challenge {
+                Challenge::RetinalScan => GuessValue::Rank(0),
+                _ => GuessValue::Category(Category::HighCard),
+            }
+        } else {
+            team_answer(&guess.votes)
+        };
+        for seat in silent {
+            self.guess(seat, value, events)?;
+        }
+        Ok(())
+    }
+
+    fn expire_chip_phase(&mut self, events: &mut Vec<Event>) -> Result<(), ActionError> {
         if self.heist.proposal.take().is_some() {
             events.push(Event::ProposalClosed {
                 accepted: false,
@@ -1125,10 +1137,10 @@ impl TheGang {
                     (seat, card)
                 }
             };
-            self.choose(seat, card, &mut events)?;
+            self.choose(seat, card, events)?;
         }
-        self.try_close_phase(true, &mut events);
-        Ok(events)
+        self.try_close_phase(true, events);
+        Ok(())
     }
 
     fn check_propose(&self, seat: usize, use_: SpecialistUse) -> Result<(), ActionError> {
