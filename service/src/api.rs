@@ -2,22 +2,52 @@
 //! the request to the game's actor. No game logic here.
 
 use crate::actor::{Command, GameHandle, UpdateStream};
+use crate::cluster::{Cluster, Route};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
+use gangs_proto::v1::games_client::GamesClient;
 use pb::games_server::Games;
 use std::pin::Pin;
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 pub struct GamesService {
     registry: Registry,
     api_key: Option<String>,
+    /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
+    cluster: Option<Arc<Cluster>>,
 }
 
 impl GamesService {
     pub fn new(registry: Registry, api_key: Option<String>) -> Self {
-        GamesService { registry, api_key }
+        GamesService {
+            registry,
+            api_key,
+            cluster: None,
+        }
+    }
+
+    /// A node of a cluster (`--store nats://…`): see `cluster.rs`.
+    pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// The owner's client when another node runs `game_id`; None to serve it here.
+    async fn forward_to(&self, game_id: &str) -> Result<Option<GamesClient<Channel>>, Status> {
+        let Some(cluster) = &self.cluster else {
+            return Ok(None);
+        };
+        if game_id.is_empty() {
+            return Err(Status::invalid_argument("game_id is required"));
+        }
+        match cluster.route(game_id, &self.registry).await? {
+            Route::Local => Ok(None),
+            Route::Owner(client) => Ok(Some(client)),
+        }
     }
 
     fn check_api_key<T>(&self, request: &Request<T>) -> Result<(), Status> {
@@ -52,7 +82,14 @@ async fn ask<T>(
 ) -> Result<T, Status> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
-    let mut game: GameHandle = registry.get(game_id)?;
+    let mut game: GameHandle = match registry.get(game_id) {
+        Ok(game) => game,
+        // A node of a cluster knows only the games it runs: the others are in the log.
+        Err(status) if status.code() == tonic::Code::NotFound && registry.is_lazy() => {
+            registry.revive(game_id).await?
+        }
+        Err(status) => return Err(status),
+    };
     // A reloaded finished game stays loaded for a whole quiet spell, so one reload is enough
     // unless that spell is near zero; a few tries cover that too.
     for _ in 0..3 {
@@ -89,7 +126,11 @@ impl Games for GamesService {
                 gangs_games::KINDS.join(", ")
             )));
         }
-        Ok(Response::new(self.registry.create(request).await?))
+        let created = self.registry.create(request).await?;
+        if let Some(cluster) = &self.cluster {
+            cluster.claim_new(&created.game_id).await?;
+        }
+        Ok(Response::new(created))
     }
 
     async fn join_game(
@@ -97,6 +138,9 @@ impl Games for GamesService {
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         let request = request.into_inner();
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.join_game(request).await;
+        }
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
@@ -114,6 +158,10 @@ impl Games for GamesService {
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<UpdateStream>, Status> {
         let request = request.into_inner();
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            let stream = owner.watch(request).await?.into_inner();
+            return Ok(Response::new(Box::pin(stream) as UpdateStream));
+        }
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
@@ -128,6 +176,9 @@ impl Games for GamesService {
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
         let request = request.into_inner();
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.act(request).await;
+        }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
             request,
@@ -144,6 +195,10 @@ impl Games for GamesService {
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
         let request = request.into_inner();
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            let stream = owner.get_log(request).await?.into_inner();
+            return Ok(Response::new(Box::pin(stream) as LogStream));
+        }
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,
@@ -158,8 +213,10 @@ impl Games for GamesService {
         &self,
         _request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        Ok(Response::new(pb::ListGamesResponse {
-            games: self.registry.list(),
-        }))
+        let games = match &self.cluster {
+            Some(cluster) => cluster.list(self.registry.list()),
+            None => self.registry.list(),
+        };
+        Ok(Response::new(pb::ListGamesResponse { games }))
     }
 }

@@ -1,7 +1,7 @@
 //! `gangs-server`: parses the configuration, sets up tracing (`RUST_LOG`), binds and serves.
 
 use clap::Parser;
-use gangs_service::server::{run, shutdown_signal, Config};
+use gangs_service::server::{migrate, run, shutdown_signal, Config, ServerCommand};
 
 #[tokio::main]
 async fn main() {
@@ -13,6 +13,21 @@ async fn main() {
         .with_writer(std::io::stderr)
         .init();
     let config = Config::parse();
+    if let Some(ServerCommand::Migrate { from, to }) = &config.command {
+        match migrate(from, to, &config.store).await {
+            Ok(done) => {
+                println!(
+                    "migrated {} game(s), {} record(s) to {to}; {} game(s) were already there",
+                    done.games, done.records, done.already_there
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("gangs-server migrate: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     let listener = match tokio::net::TcpListener::bind(config.listen).await {
         Ok(listener) => listener,
         Err(e) => {

@@ -16,9 +16,39 @@ pub struct Registry {
     games: Arc<RwLock<HashMap<String, GameHandle>>>,
     summaries: Summaries,
     settings: Settings,
+    /// Games are loaded on demand only (a node of a cluster): an unknown id is looked up in
+    /// the log.
+    lazy: bool,
 }
 
 impl Registry {
+    /// An empty directory: games are loaded from the log when asked for (a node of a cluster,
+    /// where running every game of the shared log on every node would make them race).
+    pub fn lazy(store: Store, settings: Settings) -> Registry {
+        Registry {
+            store,
+            games: Arc::default(),
+            summaries: Arc::default(),
+            settings,
+            lazy: true,
+        }
+    }
+
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Forgets a game's actor (it ends after answering what it has pending): another node runs
+    /// the game now, or is about to, and this node's state of it may be stale.
+    pub fn evict(&self, id: &str) {
+        self.games.write().expect("games lock").remove(id);
+    }
+
+    /// Whether the game's actor runs here now.
+    pub fn is_loaded(&self, id: &str) -> bool {
+        self.live(id).is_some()
+    }
+
     /// Rebuilds every game of the log before the server takes calls.
     pub async fn restore(store: Store, settings: Settings) -> Result<Registry, String> {
         let registry = Registry {
@@ -26,6 +56,7 @@ impl Registry {
             games: Arc::default(),
             summaries: Arc::default(),
             settings,
+            lazy: false,
         };
         // One game at a time, so that memory holds one finished game's log at most.
         let ids = store.game_ids().await.map_err(|e| e.message)?;

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod nats;
+
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
 use std::io::{BufRead, BufReader};
@@ -32,6 +34,8 @@ pub struct Server {
     pub child: Child,
     pub addr: String,
     pub data_dir: PathBuf,
+    /// The extra flags it was started with (a restart keeps them).
+    pub flags: Vec<String>,
 }
 
 impl Server {
@@ -65,6 +69,7 @@ impl Server {
             child,
             addr,
             data_dir: data_dir.to_path_buf(),
+            flags: flags.iter().map(|f| f.to_string()).collect(),
         }
     }
 
@@ -91,7 +96,10 @@ impl Server {
         self.kill9();
         // The port was just released; retry briefly in case the OS holds it.
         for _ in 0..50 {
-            let server = std::panic::catch_unwind(|| Server::start_on(&self.data_dir, self.port()));
+            let flags: Vec<&str> = self.flags.iter().map(String::as_str).collect();
+            let server = std::panic::catch_unwind(|| {
+                Server::start_with(&self.data_dir, self.port(), &flags)
+            });
             if let Ok(server) = server {
                 // The old process is already reaped; dropping it is harmless.
                 *self = server;
