@@ -71,14 +71,14 @@ pub struct KindInfo {
     pub options: &'static [OptionSpec],
     /// The CLI's action words, for `gangs act --help`.
     pub action_help: &'static str,
-    new_game: fn(
-        Option<&pb::GameOptions>,
-        u64,
-        Option<&pb::PresetDeals>,
-    ) -> Result<Box<dyn Game>, Refusal>,
-    parse_options: fn(Option<u32>, &[(String, String)]) -> Result<pb::GameOptions, Refusal>,
+    new_game: NewGame,
+    parse_options: ParseOptions,
     parse_action: fn(&[String]) -> Result<pb::GameAction, Refusal>,
 }
+
+type NewGame =
+    fn(Option<&pb::GameOptions>, u64, Option<&pb::PresetDeals>) -> Result<Box<dyn Game>, Refusal>;
+type ParseOptions = fn(Option<u32>, &[(String, String)]) -> Result<pb::GameOptions, Refusal>;
 
 static KIND_LIST: [KindInfo; 2] = [
     KindInfo {
