@@ -111,7 +111,9 @@ pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
             (joined.token, joined.seq.saturating_sub(1))
         }
     };
-    if let Some(game_kind) = GameKind::from_name(&kind).filter(|_| tui::wanted(args.plain, context.out.json)) {
+    if let Some(game_kind) =
+        GameKind::from_name(&kind).filter(|_| tui::wanted(args.plain, context.out.json))
+    {
         let table = Table {
             context,
             client,
@@ -395,6 +397,42 @@ mod tests {
         // An unknown kind makes the words parser refuse, whatever the game modules accept.
         let e = parse_choice("chess", "play r7", &legal()).unwrap_err();
         assert_eq!(e.code, "INVALID_ARGUMENT");
+    }
+
+    fn gang_update(seq: u64, street: i32, moves_made: u32) -> pb::Update {
+        pb::Update {
+            seq,
+            view: Some(pb::GameView {
+                game: Some(pb::game_view::Game::TheGang(pb::TheGangView {
+                    heist: 1,
+                    stage: pb::TheGangStage::Chips as i32,
+                    street,
+                    moves_made,
+                    ..Default::default()
+                })),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_gang_prompts_once_per_street_not_per_chip_move() {
+        let white = pb::TheGangStreet::White as i32;
+        let yellow = pb::TheGangStreet::Yellow as i32;
+        assert_eq!(
+            turn_key(&gang_update(5, white, 1)),
+            turn_key(&gang_update(6, white, 2))
+        );
+        assert_ne!(
+            turn_key(&gang_update(6, white, 2)),
+            turn_key(&gang_update(9, yellow, 0))
+        );
+        // Gang of Four: every update that offers actions is a new turn.
+        let gof = |seq| pb::Update {
+            seq,
+            ..Default::default()
+        };
+        assert_ne!(turn_key(&gof(3)), turn_key(&gof(7)));
     }
 
     #[test]

@@ -216,7 +216,10 @@ impl App {
     }
 
     fn send(&mut self, action: pb::GameAction) -> Command {
-        self.say(Tone::Info, format!("sending `{}`…", describe_action(&action)));
+        self.say(
+            Tone::Info,
+            format!("sending `{}`…", describe_action(&action)),
+        );
         Command::Act(action)
     }
 
@@ -327,8 +330,10 @@ impl App {
         let (Some(view), Some(seat)) = (self.gof_view(), self.seat) else {
             return Err("not a legal play now".into());
         };
-        Err(selection::engine_refusal(view, seat, &self.selection, false)
-            .unwrap_or_else(|| "not among the legal plays now".into()))
+        Err(
+            selection::engine_refusal(view, seat, &self.selection, false)
+                .unwrap_or_else(|| "not among the legal plays now".into()),
+        )
     }
 
     fn cycle_legal(&mut self, step: isize) {
@@ -423,7 +428,10 @@ impl App {
 
     fn on_gang_key(&mut self, key: KeyEvent) -> Command {
         let n = self.legal().len();
-        let voting = self.legal().iter().any(|a| matches!(gang_kind(a), Some(GangAction::Vote(_))));
+        let voting = self
+            .legal()
+            .iter()
+            .any(|a| matches!(gang_kind(a), Some(GangAction::Vote(_))));
         match key.code {
             KeyCode::Up => self.menu = self.menu.saturating_sub(1),
             KeyCode::Down => self.menu = (self.menu + 1).min(n.saturating_sub(1)),
@@ -559,7 +567,10 @@ mod tests {
         app.on_key(key(KeyCode::Char(' ')));
         assert_eq!(app.selection, Selection::from([37, 39]));
         assert_eq!(app.feedback.as_ref().unwrap().0, Tone::Good);
-        assert_eq!(app.on_key(key(KeyCode::Enter)), Command::Act(gof_play(&[37, 39])));
+        assert_eq!(
+            app.on_key(key(KeyCode::Enter)),
+            Command::Act(gof_play(&[37, 39]))
+        );
     }
 
     #[test]
@@ -571,7 +582,10 @@ mod tests {
         assert_eq!(app.selection, Selection::from([37, 44]));
         let (tone, text) = app.feedback.clone().unwrap();
         assert_eq!(tone, Tone::Bad);
-        assert!(text.contains("a pair needs two cards of the same value"), "{text}");
+        assert!(
+            text.contains("a pair needs two cards of the same value"),
+            "{text}"
+        );
         assert_eq!(app.on_key(key(KeyCode::Enter)), Command::None);
         // A leader may not pass: `p` says so in the engine's words.
         app.on_key(key(KeyCode::Esc));

@@ -65,7 +65,9 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourVie
             format!("Deal {}", view.deal_number),
             Style::new().add_modifier(Modifier::BOLD),
         ),
-        Span::raw(format!("  ·  play goes {direction}  ·  game to {target} points")),
+        Span::raw(format!(
+            "  ·  play goes {direction}  ·  game to {target} points"
+        )),
     ])];
     lines.push(Line::from(""));
     for s in &view.seats {
@@ -152,7 +154,8 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourVie
             } else {
                 lines.push(Line::from("The trick:"));
                 for play in &view.trick {
-                    let mut spans = vec![Span::raw(format!("  {:<15} ", seat_name(app, play.seat)))];
+                    let mut spans =
+                        vec![Span::raw(format!("  {:<15} ", seat_name(app, play.seat)))];
                     if play.pass {
                         spans.push(Span::styled("passes", Style::new().fg(Color::DarkGray)));
                     } else {
@@ -241,7 +244,13 @@ fn draw_hand(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourView
         .title(title);
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(vec![Line::from(cards), Line::from(marks), Line::from(""), typed]).block(block),
+        Paragraph::new(vec![
+            Line::from(cards),
+            Line::from(marks),
+            Line::from(""),
+            typed,
+        ])
+        .block(block),
         area,
     );
 }

@@ -44,7 +44,11 @@ pub fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
             "  ·  game over (q leaves)",
             Style::new().add_modifier(Modifier::BOLD),
         ));
-    } else if app.update.as_ref().is_some_and(|u| u.status == gangs_proto::v1::GameStatus::Waiting as i32) {
+    } else if app
+        .update
+        .as_ref()
+        .is_some_and(|u| u.status == gangs_proto::v1::GameStatus::Waiting as i32)
+    {
         spans.push(Span::raw("  ·  waiting for players"));
     }
     if !app.status.is_empty() {

@@ -147,7 +147,8 @@ fn read_keys(stop: Arc<AtomicBool>) -> tokio::sync::mpsc::UnboundedReceiver<Even
     receiver
 }
 
-type Resumed<'a> = Pin<Box<dyn Future<Output = Result<(Client, tonic::Streaming<pb::Update>), CliError>> + 'a>>;
+type Resumed<'a> =
+    Pin<Box<dyn Future<Output = Result<(Client, tonic::Streaming<pb::Update>), CliError>> + 'a>>;
 
 struct Driver<'a> {
     context: &'a Context,
@@ -183,7 +184,8 @@ impl<'a> Driver<'a> {
                 .draw(|frame| draw(frame, &self.app))
                 .map_err(screen_error)?;
             tokio::select! {
-                batch = next_batch(stream.as_mut().expect("a stream")), if stream.is_some() => {
+                // (A disabled branch's expression is still evaluated: the async block defers it.)
+                batch = async { next_batch(stream.as_mut().expect("a stream")).await }, if stream.is_some() => {
                     for update in batch.updates {
                         self.last_seq = update.seq;
                         self.app.on_update(update);

@@ -72,7 +72,9 @@ pub fn matching_action(
                     && play.card_ids.iter().all(|id| selection.contains(id))
             }
             Some(ActionKind::GiveBack(give)) => {
-                selection.len() == 1 && give.card_id.is_some_and(|id| selection.contains(&id))
+                !announce
+                    && selection.len() == 1
+                    && give.card_id.is_some_and(|id| selection.contains(&id))
             }
             _ => false,
         })
@@ -125,15 +127,18 @@ pub fn engine_refusal(
             announce,
         }
     };
-    state.check(seat as u8, mv).err().map(|refusal| refusal.to_string())
+    state
+        .check(seat as u8, mv)
+        .err()
+        .map(|refusal| refusal.to_string())
 }
 
 /// The deal as far as `seat` knows it: its own hand, the table, the passes since, who
 /// announced or is barred. The other hands are filled with cards this seat does not hold
 /// (their sizes are right; which cards they are never matters to a refusal).
 fn rebuild_deal(view: &pb::GangOfFourView, seat: u32) -> Result<DealState, String> {
-    let options = gangs_games::gang_of_four::engine_options(view.options.as_ref())
-        .map_err(|e| e.message)?;
+    let options =
+        gangs_games::gang_of_four::engine_options(view.options.as_ref()).map_err(|e| e.message)?;
     let players = options.players as usize;
     let hand = mask_of(view.hand.iter().map(|c| c.id));
     let table = view
@@ -171,14 +176,7 @@ fn rebuild_deal(view: &pb::GangOfFourView, seat: u32) -> Result<DealState, Strin
     };
     let passes = view.trick.iter().rev().take_while(|p| p.pass).count() as u8;
     let mut state = DealState::from_parts(
-        options,
-        hands,
-        direction,
-        seat as u8,
-        table,
-        passes,
-        announced,
-        barred,
+        options, hands, direction, seat as u8, table, passes, announced, barred,
     )
     .map_err(|e| e.to_string())?;
     if view.must_play_multicolor_one {
@@ -203,17 +201,33 @@ mod tests {
     #[test]
     fn typed_values_and_words_pick_held_cards() {
         let hand = hand();
-        assert_eq!(resolve_typed(&hand, "7 7").unwrap(), Selection::from([37, 39]));
-        assert_eq!(resolve_typed(&hand, "r7 Y7").unwrap(), Selection::from([39, 41]));
-        assert_eq!(resolve_typed(&hand, "1 1").unwrap(), Selection::from([0, 6]));
-        assert_eq!(resolve_typed(&hand, "gp dr").unwrap(), Selection::from([61, 63]));
+        assert_eq!(
+            resolve_typed(&hand, "7 7").unwrap(),
+            Selection::from([37, 39])
+        );
+        assert_eq!(
+            resolve_typed(&hand, "r7 Y7").unwrap(),
+            Selection::from([39, 41])
+        );
+        assert_eq!(
+            resolve_typed(&hand, "1 1").unwrap(),
+            Selection::from([0, 6])
+        );
+        assert_eq!(
+            resolve_typed(&hand, "gp dr").unwrap(),
+            Selection::from([61, 63])
+        );
         assert_eq!(resolve_typed(&hand, "").unwrap(), Selection::new());
         assert_eq!(
             resolve_typed(&hand, "7 7 7 7").unwrap_err(),
             "you hold no (more) 7"
         );
-        assert!(resolve_typed(&hand, "x9").unwrap_err().contains("`x9` is no card"));
-        assert!(resolve_typed(&hand, "11").unwrap_err().contains("is no card"));
+        assert!(resolve_typed(&hand, "x9")
+            .unwrap_err()
+            .contains("`x9` is no card"));
+        assert!(resolve_typed(&hand, "11")
+            .unwrap_err()
+            .contains("is no card"));
     }
 
     fn play(ids: &[u32], announce: bool) -> pb::GameAction {
@@ -230,7 +244,11 @@ mod tests {
 
     #[test]
     fn a_selection_matches_the_legal_play_with_the_same_cards() {
-        let legal = vec![play(&[37], false), play(&[37, 39], false), play(&[37, 39], true)];
+        let legal = vec![
+            play(&[37], false),
+            play(&[37, 39], false),
+            play(&[37, 39], true),
+        ];
         assert_eq!(
             matching_action(&legal, &Selection::from([39, 37]), false),
             Some(legal[1].clone())
@@ -267,8 +285,14 @@ mod tests {
     fn the_engine_says_why_a_selection_is_refused() {
         let mut view = view_leading(hand());
         let refusal = engine_refusal(&view, 0, &Selection::from([0, 37]), false).unwrap();
-        assert!(refusal.contains("a pair needs two cards of the same value"), "{refusal}");
-        assert_eq!(engine_refusal(&view, 0, &Selection::from([37, 39]), false), None);
+        assert!(
+            refusal.contains("a pair needs two cards of the same value"),
+            "{refusal}"
+        );
+        assert_eq!(
+            engine_refusal(&view, 0, &Selection::from([37, 39]), false),
+            None
+        );
         let pass = engine_refusal(&view, 0, &Selection::new(), false).unwrap();
         assert!(pass.contains("a leader may not pass"), "{pass}");
         // A pair of 7s on the table: a single does not beat it.

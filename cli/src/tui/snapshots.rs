@@ -17,7 +17,9 @@ const HEIGHT: u16 = 34;
 
 fn render(app: &App) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test terminal");
-    terminal.draw(|frame| super::draw(frame, app)).expect("draw");
+    terminal
+        .draw(|frame| super::draw(frame, app))
+        .expect("draw");
     terminal.backend().buffer().clone()
 }
 
@@ -67,7 +69,12 @@ fn screenshot_path(name: &str) -> PathBuf {
 }
 
 /// The update a seat would get now from an in-process game.
-fn update_for(game: &dyn gangs_games::Game, seat: u32, seq: u64, events: Vec<pb::GameEvent>) -> pb::Update {
+fn update_for(
+    game: &dyn gangs_games::Game,
+    seat: u32,
+    seq: u64,
+    events: Vec<pb::GameEvent>,
+) -> pb::Update {
     pb::Update {
         seq,
         events: events
@@ -139,7 +146,10 @@ fn gang_of_four_screen() {
         );
         x += 4;
     }
-    assert!(view.hand.iter().any(|c| c.color == pb::GangOfFourColor::Red as i32));
+    assert!(view
+        .hand
+        .iter()
+        .any(|c| c.color == pb::GangOfFourColor::Red as i32));
 }
 
 #[test]
@@ -166,7 +176,9 @@ fn the_gang_screen() {
     };
     let ready = pb::GameAction {
         game: Some(pb::game_action::Game::TheGang(pb::TheGangAction {
-            kind: Some(pb::the_gang_action::Kind::Ready(pb::the_gang_action::Ready {})),
+            kind: Some(pb::the_gang_action::Kind::Ready(
+                pb::the_gang_action::Ready {},
+            )),
         })),
     };
     let moves = [
@@ -200,7 +212,14 @@ fn the_gang_screen() {
     assert_eq!(buffer[(yellow, row)].bg, Color::Yellow);
     // Three community cards on white, face-down places for the other two.
     let community = find_row(&buffer, "Community");
-    assert_eq!(text.lines().nth(community as usize).unwrap().matches('░').count(), 4);
+    assert_eq!(
+        text.lines()
+            .nth(community as usize)
+            .unwrap()
+            .matches('░')
+            .count(),
+        4
+    );
 }
 
 fn key(code: ratatui::crossterm::event::KeyCode) -> ratatui::crossterm::event::KeyEvent {
@@ -249,7 +268,10 @@ fn svg_of(buffer: &Buffer) -> String {
         w * CELL_W,
         h * CELL_H
     );
-    let _ = writeln!(svg, r##"<rect width="100%" height="100%" fill="#1e1e1e"/>"##);
+    let _ = writeln!(
+        svg,
+        r##"<rect width="100%" height="100%" fill="#1e1e1e"/>"##
+    );
     for y in 0..buffer.area.height {
         for x in 0..buffer.area.width {
             let cell = &buffer[(x, y)];

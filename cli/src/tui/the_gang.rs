@@ -205,7 +205,9 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) 
                     format!("seat {} returns ★{}", m.seat, m.stars)
                 } else {
                     match m.from_seat {
-                        Some(from) => format!("seat {} takes ★{} from seat {from}", m.seat, m.stars),
+                        Some(from) => {
+                            format!("seat {} takes ★{} from seat {from}", m.seat, m.stars)
+                        }
                         None => format!("seat {} takes ★{}", m.seat, m.stars),
                     }
                 };
@@ -215,13 +217,14 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) 
         lines.push(Line::from(format!("This street: {}", moves.join("  "))));
     }
     for a in &view.announcements {
-        lines.push(Line::from(format!(
-            "Announced: {}",
-            announcement_text(a)
-        )));
+        lines.push(Line::from(format!("Announced: {}", announcement_text(a))));
     }
     if let Some(guess) = &view.guess {
-        let what = if guess.challenge == 4 { "a rank" } else { "the hand category" };
+        let what = if guess.challenge == 4 {
+            "a rank"
+        } else {
+            "the hand category"
+        };
         let votes: Vec<String> = guess
             .votes
             .iter()
@@ -230,13 +233,21 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) 
         lines.push(Line::from(format!(
             "Guess: name {what} of seat {}'s hand. Votes: {}",
             guess.target,
-            if votes.is_empty() { "none yet".into() } else { votes.join(", ") }
+            if votes.is_empty() {
+                "none yet".into()
+            } else {
+                votes.join(", ")
+            }
         )));
     }
     if !view.last_showdown.is_empty() {
         let mut spans = vec![Span::raw(format!(
             "Last showdown ({}): ",
-            if view.last_heist_success { "vault" } else { "alarm" }
+            if view.last_heist_success {
+                "vault"
+            } else {
+                "alarm"
+            }
         ))];
         for r in &view.last_showdown {
             spans.push(Span::raw(format!("seat {} ", r.seat)));
@@ -402,9 +413,7 @@ fn draw_menu(frame: &mut Frame, area: Rect, app: &App) {
     } else {
         Style::new().fg(Color::Cyan)
     };
-    let block = Block::bordered()
-        .border_style(style)
-        .title(" Your move ");
+    let block = Block::bordered().border_style(style).title(" Your move ");
     // Keep the highlighted entry in sight when the list is long.
     let visible = area.height.saturating_sub(4) as usize;
     let scroll = app.menu.saturating_sub(visible.saturating_sub(1)) as u16;
@@ -426,7 +435,11 @@ fn draw_dialog(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView)
     let Some(usage) = &proposal.specialist_use else {
         return;
     };
-    let mut what = format!("{} for seat {}", specialist_name(usage.specialist), usage.seat);
+    let mut what = format!(
+        "{} for seat {}",
+        specialist_name(usage.specialist),
+        usage.seat
+    );
     match usage.specialist {
         1 => what.push_str(&format!(", shown to seat {}", usage.to_seat)),
         4 => what.push_str(&format!(", rank {}", rank_word(usage.rank))),
@@ -445,7 +458,11 @@ fn draw_dialog(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView)
         Line::from(specialist_text(usage.specialist)),
         Line::from(format!(
             "Accepted so far: {}",
-            if accepted.is_empty() { "nobody".into() } else { accepted.join(", ") }
+            if accepted.is_empty() {
+                "nobody".into()
+            } else {
+                accepted.join(", ")
+            }
         )),
         Line::from(""),
     ];

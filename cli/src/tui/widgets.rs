@@ -157,12 +157,21 @@ mod tests {
         assert_eq!(r7.style.bg, Some(Color::Red));
         assert_eq!(gof_card(&card("g10", 10, C::Green)).content, "10 ");
         let m1 = gof_card(&card("m1", 1, C::Multicolor));
-        assert_eq!((m1.content.as_ref(), m1.style.bg), ("M1 ", Some(Color::Magenta)));
+        assert_eq!(
+            (m1.content.as_ref(), m1.style.bg),
+            ("M1 ", Some(Color::Magenta))
+        );
         assert!(m1.style.add_modifier.contains(Modifier::BOLD));
         let yp = gof_card(&card("yp", 11, C::Yellow));
-        assert_eq!((yp.content.as_ref(), yp.style.bg), ("Ph ", Some(Color::Yellow)));
+        assert_eq!(
+            (yp.content.as_ref(), yp.style.bg),
+            ("Ph ", Some(Color::Yellow))
+        );
         let dr = gof_card(&card("dr", 12, C::None));
-        assert_eq!((dr.content.as_ref(), dr.style.bg), ("Dr ", Some(Color::Black)));
+        assert_eq!(
+            (dr.content.as_ref(), dr.style.bg),
+            ("Dr ", Some(Color::Black))
+        );
     }
 
     #[test]
@@ -178,7 +187,10 @@ mod tests {
             rank: 12,
             suit: pb::the_gang_card::Suit::Hearts as i32,
         });
-        assert_eq!((queen.content.as_ref(), queen.style.fg), (" Q♥ ", Some(Color::Red)));
+        assert_eq!(
+            (queen.content.as_ref(), queen.style.fg),
+            (" Q♥ ", Some(Color::Red))
+        );
     }
 
     #[test]
