@@ -717,6 +717,20 @@ fn challenge_8_blackout_is_active_for_the_views() {
         matches!(&e[0], Event::HeistStarted { challenges, .. } if challenges == &vec![Challenge::Blackout])
     );
     assert!(g.heist().is_active(Challenge::Blackout));
+    // The white chips are on the table during the white street only.
+    let (mut g, _) = with_challenge(8, standard_heist());
+    assert_eq!(g.heist().chips_on_table().len(), 1);
+    settle(&mut g, &[1, 2, 3]);
+    let on_table = g.heist().chips_on_table();
+    assert_eq!(on_table.len(), 1, "the white chips are removed");
+    assert_eq!(on_table[0].street, Street::Yellow);
+    assert!(on_table[0].holder.iter().all(|h| h.is_none()));
+    // The engine still knows them (the showdown and challenges 3 and 7 read them).
+    assert_eq!(g.heist().phase(Street::White).unwrap().chip_of(0), Some(1));
+    // Without the blackout every street stays on the table.
+    let (mut g, _) = with_challenge(2, standard_heist());
+    settle(&mut g, &[2, 3, 1]);
+    assert_eq!(g.heist().chips_on_table().len(), 2);
 }
 
 #[test]
