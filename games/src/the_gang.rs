@@ -79,8 +79,9 @@ fn category_to_pb(c: Category) -> i32 {
 }
 
 fn category_from_pb(c: i32) -> Result<Category, RuleError> {
-    u32::try_from(c - 1)
-        .ok()
+    // Checked: a wire value of i32::MIN must be refused, not overflow.
+    c.checked_sub(1)
+        .and_then(|c| u32::try_from(c).ok())
         .and_then(Category::from_index)
         .ok_or_else(|| RuleError::invalid("unknown hand category"))
 }
@@ -90,7 +91,8 @@ fn street_to_pb(s: Street) -> i32 {
 }
 
 fn street_from_pb(s: i32) -> Option<Street> {
-    Street::ALL.get((s - 1) as usize).copied()
+    let index = usize::try_from(s.checked_sub(1)?).ok()?;
+    Street::ALL.get(index).copied()
 }
 
 fn face(rank: u8) -> u32 {
@@ -437,6 +439,10 @@ fn mode_to_pb(m: Mode) -> pb::TheGangMode {
     }
 }
 
+/// The accepted `phase_deadline_ms`: long enough for a bot to answer, short enough that every
+/// deadline stays far inside the clocks' range (no overflow in `now + deadline`).
+pub const PHASE_DEADLINE_MS: std::ops::RangeInclusive<u64> = 100..=7 * 24 * 3600 * 1000;
+
 /// The engine config for wire options, every default filled in.
 pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, RuleError> {
     let o = options.cloned().unwrap_or_default();
@@ -451,6 +457,15 @@ pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Ru
     let mut config = Config::new(players, mode_from_pb(o.mode)?);
     if o.max_moves_per_phase != 0 {
         config.max_moves_per_phase = o.max_moves_per_phase;
+    }
+    if let Some(ms) = o.phase_deadline_ms {
+        if !PHASE_DEADLINE_MS.contains(&ms) {
+            return Err(RuleError::invalid(format!(
+                "phase_deadline_ms must be {} to {} (100 ms to 7 days), not {ms}",
+                PHASE_DEADLINE_MS.start(),
+                PHASE_DEADLINE_MS.end()
+            )));
+        }
     }
     config.phase_deadline_ms = o.phase_deadline_ms;
     Ok(config)
@@ -772,8 +787,14 @@ pub fn parse_options(
                 RuleError::invalid(format!("option {key}: expected a number, got {value:?}"))
             })
         };
+        // Never narrowed with `as`: players=4294967299 must be refused, not become 3.
+        let small_number = || {
+            u32::try_from(number()?).map_err(|_| {
+                RuleError::invalid(format!("option {key}: {value} is too large"))
+            })
+        };
         match key.as_str() {
-            "players" => o.players = number()? as u32,
+            "players" => o.players = small_number()?,
             "mode" => {
                 o.mode = mode_to_pb(Mode::parse(value).ok_or_else(|| {
                     RuleError::invalid(format!(
@@ -781,7 +802,7 @@ pub fn parse_options(
                     ))
                 })?) as i32
             }
-            "max_moves_per_phase" => o.max_moves_per_phase = number()? as u32,
+            "max_moves_per_phase" => o.max_moves_per_phase = small_number()?,
             "phase_deadline_ms" => o.phase_deadline_ms = Some(number()?),
             other => {
                 return Err(RuleError::invalid(format!(
