@@ -4,7 +4,8 @@
 //! - `bounds.rs`: the size limits of every id and string a client sends;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `actor.rs`: one task per game, the only owner of its state; durability then fan-out;
-//! - `store.rs`: the one place that talks to sled; group commit on a dedicated thread.
+//! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
+//!   place that talks to sled (group commit on a dedicated thread).
 
 pub mod actor;
 pub mod api;
