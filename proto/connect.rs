@@ -66,9 +66,12 @@ pub fn endpoint(url: &str, ca: Option<&Path>) -> Result<Endpoint, BadEndpoint> {
         }
         None => config.with_native_roots(),
     };
-    endpoint
-        .tls_config(config)
-        .map_err(|e| BadEndpoint(format!("cannot set up TLS for {url}: {}", crate::innermost_cause(&e))))
+    endpoint.tls_config(config).map_err(|e| {
+        BadEndpoint(format!(
+            "cannot set up TLS for {url}: {}",
+            crate::innermost_cause(&e)
+        ))
+    })
 }
 
 /// What to tell the user when connecting failed on TLS (an untrusted or wrong certificate, a

@@ -183,7 +183,13 @@ async fn time_options_outside_their_range_and_extreme_enums_are_refused() {
             .unwrap_err();
         assert_clear(&status, Code::InvalidArgument, "phase_deadline_ms must be");
     }
-    assert!(client.list_games(pb::ListGamesRequest::default()).await.unwrap().into_inner().games.is_empty());
+    assert!(client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .games
+        .is_empty());
 
     // A running The Gang game, and a guess whose category is i32::MIN: refused, the game's
     // actor alive (a debug build panics on overflow, which would kill it).
@@ -203,11 +209,13 @@ async fn time_options_outside_their_range_and_extreme_enums_are_refused() {
     }
     let guess = pb::GameAction {
         game: Some(pb::game_action::Game::TheGang(pb::TheGangAction {
-            kind: Some(pb::the_gang_action::Kind::Guess(pb::the_gang_action::Guess {
-                value: Some(pb::TheGangGuessValue {
-                    value: Some(pb::the_gang_guess_value::Value::Category(i32::MIN)),
-                }),
-            })),
+            kind: Some(pb::the_gang_action::Kind::Guess(
+                pb::the_gang_action::Guess {
+                    value: Some(pb::TheGangGuessValue {
+                        value: Some(pb::the_gang_guess_value::Value::Category(i32::MIN)),
+                    }),
+                },
+            )),
         })),
     };
     let before = status_of(&mut client, &game_id).await.last_seq;
@@ -222,7 +230,10 @@ async fn time_options_outside_their_range_and_extreme_enums_are_refused() {
             .await
             .unwrap_err();
         assert!(
-            matches!(status.code(), Code::InvalidArgument | Code::FailedPrecondition),
+            matches!(
+                status.code(),
+                Code::InvalidArgument | Code::FailedPrecondition
+            ),
             "{status:?}"
         );
     }

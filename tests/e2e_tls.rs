@@ -36,14 +36,22 @@ async fn a_whole_game_over_tls_with_the_cli_and_bots() {
     let game_id = created["game_id"].as_str().expect("game_id").to_string();
 
     let mut bots: Vec<_> = (0..3u32)
-        .map(|seat| spawn_bot("gangs-bot-greedy", &server, &game_id, Some(seat), seat as u64))
+        .map(|seat| {
+            spawn_bot(
+                "gangs-bot-greedy",
+                &server,
+                &game_id,
+                Some(seat),
+                seat as u64,
+            )
+        })
         .collect();
     // The CLI follows the game to its end as a spectator, over TLS too.
     let (code, out) = gangs_cli(&server, &["watch", &game_id, "--json"]);
     assert_eq!(code, 0, "gangs watch over TLS: {out}");
     let last: serde_json::Value =
         serde_json::from_str(out.lines().last().expect("updates")).expect("json");
-    assert_eq!(last["status"], "FINISHED", "the last update: {last}");
+    assert_eq!(last["status"], "finished", "the last update: {last}");
     for bot in &mut bots {
         let status = wait_with_timeout(bot, Duration::from_secs(120));
         assert!(status.success(), "a bot failed over TLS: {status:?}");
@@ -70,7 +78,10 @@ async fn clients_that_do_not_trust_the_certificate_or_speak_plain_http_are_refus
         .output()
         .expect("run gangs");
     let text = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "an untrusted certificate was accepted");
+    assert!(
+        !output.status.success(),
+        "an untrusted certificate was accepted"
+    );
     assert!(
         text.to_lowercase().contains("certificate"),
         "the error should say the certificate is the problem: {text}"
@@ -81,7 +92,10 @@ async fn clients_that_do_not_trust_the_certificate_or_speak_plain_http_are_refus
         .args(["--server", &http, "games"])
         .output()
         .expect("run gangs");
-    assert!(!output.status.success(), "plain http to a TLS server worked");
+    assert!(
+        !output.status.success(),
+        "plain http to a TLS server worked"
+    );
 
     // --ca with an http:// URL: the user meant TLS and is told so.
     let output = std::process::Command::new(bin("gangs"))

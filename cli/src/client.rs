@@ -7,9 +7,9 @@ use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use std::future::Future;
+use std::path::PathBuf;
 use std::task::Poll;
 use std::time::Instant;
-use std::path::PathBuf;
 use tonic::transport::Channel;
 use tonic::Streaming;
 
@@ -42,12 +42,10 @@ impl Context {
             .map_err(|e| CliError::invalid(e.0))?;
         match endpoint.connect().await {
             Ok(channel) => Ok(GamesClient::new(channel)),
-            Err(e) => Err(
-                match gangs_proto::connect::tls_failure(&self.server, &e) {
-                    Some(why) => CliError::new("UNAVAILABLE", why),
-                    None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),
-                },
-            ),
+            Err(e) => Err(match gangs_proto::connect::tls_failure(&self.server, &e) {
+                Some(why) => CliError::new("UNAVAILABLE", why),
+                None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),
+            }),
         }
     }
 

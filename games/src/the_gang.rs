@@ -789,9 +789,8 @@ pub fn parse_options(
         };
         // Never narrowed with `as`: players=4294967299 must be refused, not become 3.
         let small_number = || {
-            u32::try_from(number()?).map_err(|_| {
-                RuleError::invalid(format!("option {key}: {value} is too large"))
-            })
+            u32::try_from(number()?)
+                .map_err(|_| RuleError::invalid(format!("option {key}: {value} is too large")))
         };
         match key.as_str() {
             "players" => o.players = small_number()?,

@@ -45,14 +45,22 @@ fn command_line_numbers_are_not_truncated() {
             error.message
         );
     }
-    let error = parse_options("the-gang", None, &pairs("max_moves_per_phase", "4294967296"))
-        .err()
-        .expect("refused");
+    let error = parse_options(
+        "the-gang",
+        None,
+        &pairs("max_moves_per_phase", "4294967296"),
+    )
+    .err()
+    .expect("refused");
     assert!(error.message.contains("too large"), "{}", error.message);
     let error = parse_options("the-gang", None, &pairs("phase_deadline_ms", "0"))
         .err()
         .expect("refused");
-    assert!(error.message.contains("phase_deadline_ms"), "{}", error.message);
+    assert!(
+        error.message.contains("phase_deadline_ms"),
+        "{}",
+        error.message
+    );
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! the request to the game's actor. No game logic here.
 
 use crate::actor::{Command, GameHandle, UpdateStream, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
-use crate::bounds::{bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES};
+use crate::bounds::{
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;

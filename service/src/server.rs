@@ -149,7 +149,9 @@ fn request_size_status(
 ) -> http::Response<tonic::body::Body> {
     let too_large = tonic::Status::from_header_map(response.headers()).is_some_and(|status| {
         status.code() == tonic::Code::OutOfRange
-            && status.message().contains("decoded message length too large")
+            && status
+                .message()
+                .contains("decoded message length too large")
     });
     if too_large {
         let status = tonic::Status::resource_exhausted(format!(
