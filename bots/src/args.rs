@@ -32,8 +32,9 @@ pub struct BotArgs {
     #[arg(long)]
     pub seed: Option<u64>,
 
-    /// Log only warnings and errors (RUST_LOG still wins).
-    #[arg(long)]
+    /// Log only warnings and errors (RUST_LOG still wins). The arena asks for this through
+    /// the environment (GANGS_BOT_QUIET=1), never with a flag (bot contract, docs/bots.md).
+    #[arg(long, env = "GANGS_BOT_QUIET")]
     pub quiet: bool,
 }
 

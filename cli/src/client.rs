@@ -34,6 +34,12 @@ impl Context {
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
+        Ok(GamesClient::new(self.channel().await?))
+    }
+
+    /// A connection to the server, for any of its services (`gangs health` asks the standard
+    /// health service over it).
+    pub async fn channel(&self) -> Result<Channel, CliError> {
         let bad_url = |reason: String| {
             CliError::invalid(format!(
                 "invalid server URL {:?} ({reason}): use e.g. --server http://127.0.0.1:50051",
@@ -46,7 +52,7 @@ impl Context {
         let endpoint =
             Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
         match endpoint.connect().await {
-            Ok(channel) => Ok(GamesClient::new(channel)),
+            Ok(channel) => Ok(channel),
             Err(e) => Err(CliError::unreachable(
                 &self.server,
                 &gangs_proto::innermost_cause(&e),

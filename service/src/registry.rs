@@ -178,6 +178,16 @@ impl Registry {
         games
     }
 
+    /// How many games are not finished (waiting for seats or running), for the metrics.
+    pub fn live_games(&self) -> usize {
+        use pb::GameStatus::{Running, Waiting};
+        let summaries = self.summaries.lock().expect("summaries lock");
+        summaries
+            .values()
+            .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
+            .count()
+    }
+
     /// Stops every actor (they finish their pending flushes first).
     pub fn close(&self) {
         self.games.write().expect("games lock").clear();

@@ -36,6 +36,12 @@ pub struct Config {
     /// reloaded from the log when asked for again (memory holds the live games, not the history).
     #[arg(long, env = "GANGS_KEEP_FINISHED_MS", default_value_t = 60_000)]
     pub keep_finished_ms: u64,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100); off when absent.
+    #[arg(long, env = "GANGS_METRICS", value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Log lines on stderr as `text` (colours only on a terminal) or `json` (one object per line).
+    #[arg(long, env = "GANGS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::logging::LogFormat,
 }
 
 /// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
@@ -44,12 +50,21 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // The addresses first (the metrics port), then the data dir: whatever is taken stops the
+    // start before a single log line.
+    if let Some(addr) = config.metrics {
+        crate::metrics::serve(addr)?;
+    }
     let (store, flusher) = Store::open(&config.data_dir)?;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
         keep_finished: std::time::Duration::from_millis(config.keep_finished_ms),
     };
     let registry = Registry::restore(store, settings)?;
+    if config.metrics.is_some() {
+        let games = registry.clone();
+        crate::metrics::sample(move || games.live_games());
+    }
     let service = GamesService::new(registry.clone(), config.api_key.clone());
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -66,6 +81,9 @@ pub async fn run(
         .build_v1alpha()?;
 
     tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), "gangs-server ready");
+    // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
+    // wait for this line (port 0 tells them the address).
+    println!("gangs-server listening on {}", listener.local_addr()?);
     // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
     // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));

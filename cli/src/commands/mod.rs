@@ -4,6 +4,7 @@
 mod act;
 mod arena;
 mod games;
+mod health;
 mod join;
 mod log;
 mod new;
@@ -35,6 +36,9 @@ pub enum Command {
     /// Play a seat yourself, in the terminal.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
     Play(play::PlayArgs),
+    /// Ask the server's gRPC health service whether it serves; exit code 0 if it does (for
+    /// container health checks and scripts).
+    Health(health::HealthArgs),
     /// Play bots against each other for many games; prints wins, shares and ratings.
     #[command(after_help = arena::AFTER_HELP)]
     Arena(arena::ArenaArgs),
@@ -51,5 +55,6 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,
+        Command::Health(args) => health::run(args, context).await,
     }
 }
