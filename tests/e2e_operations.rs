@@ -76,7 +76,11 @@ async fn metrics_move_while_a_game_is_played() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let metrics = format!("127.0.0.1:{port}");
-    let server = Server::start_with(dir.path(), 0, &["--metrics", &metrics, "--watch-buffer", "4"]);
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &["--metrics", &metrics, "--watch-buffer", "4"],
+    );
     let kind = [("kind", "gang-of-four")];
 
     let idle = scrape(port);
@@ -86,7 +90,10 @@ async fn metrics_move_while_a_game_is_played() {
         "gangs_actions_total",
         "gangs_watchers_cut_off_total",
     ] {
-        assert!(idle.contains(series), "{series} missing before any game:\n{idle}");
+        assert!(
+            idle.contains(series),
+            "{series} missing before any game:\n{idle}"
+        );
     }
     assert_eq!(value(&idle, "gangs_live_games", &[]), 0.0);
     assert_eq!(value(&idle, "gangs_actions_total", &kind), 0.0);
@@ -195,13 +202,28 @@ async fn metrics_move_while_a_game_is_played() {
         value(&text, "gangs_act_duration_seconds_count", &[]),
         played as f64 + 1.0
     );
-    assert!(value(&text, "gangs_act_duration_seconds_bucket", &[("le", "+Inf")]) > 0.0);
+    assert!(
+        value(
+            &text,
+            "gangs_act_duration_seconds_bucket",
+            &[("le", "+Inf")]
+        ) > 0.0
+    );
     // Every record went through a group commit: create, 4 joins, start, each action.
     let batches = value(&text, "gangs_log_batch_records_count", &[]);
     let records = value(&text, "gangs_log_batch_records_sum", &[]);
-    assert!(batches >= 1.0 && records >= played as f64 + 6.0, "{batches} batches, {records} records");
-    assert_eq!(value(&text, "gangs_log_flush_duration_seconds_count", &[]), batches);
-    assert_eq!(value(&text, "gangs_log_append_duration_seconds_count", &[]), batches);
+    assert!(
+        batches >= 1.0 && records >= played as f64 + 6.0,
+        "{batches} batches, {records} records"
+    );
+    assert_eq!(
+        value(&text, "gangs_log_flush_duration_seconds_count", &[]),
+        batches
+    );
+    assert_eq!(
+        value(&text, "gangs_log_append_duration_seconds_count", &[]),
+        batches
+    );
     assert_eq!(
         value(
             &text,
@@ -218,11 +240,27 @@ async fn metrics_move_while_a_game_is_played() {
         ),
         1.0
     );
-    assert_eq!(value(&text, "gangs_watchers_cut_off_total", &[]), 1.0, "{text}");
+    assert_eq!(
+        value(&text, "gangs_watchers_cut_off_total", &[]),
+        1.0,
+        "{text}"
+    );
 
     // The stuck spectator goes away: the watcher gauge comes back down.
     drop(stuck);
-    scrape_until(port, "no watcher left", |t| value(t, "gangs_watchers", &[]) == 0.0);
+    scrape_until(port, "no watcher left", |t| {
+        value(t, "gangs_watchers", &[]) == 0.0
+    });
+
+    // The metrics hold nothing that keeps the server from stopping on SIGTERM.
+    let mut server = server;
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let exit = wait_with_timeout(&mut server.child, Duration::from_secs(20));
+    assert!(exit.success(), "{exit}");
 }
 
 /// Starts `gangs-server ARGS` with stderr into `log` (a file, not a terminal) and waits for
@@ -254,7 +292,10 @@ fn a_log_file_holds_no_colour_codes_and_json_logs_are_json() {
     server.wait().unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("gangs-server ready"), "{text}");
-    assert!(!text.contains('\u{1b}'), "ANSI escape codes in a log file:\n{text:?}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "ANSI escape codes in a log file:\n{text:?}"
+    );
 
     let log = dir.path().join("json.log");
     let mut server = server_logging_to(&dir.path().join("b"), &log, &["--log-format", "json"]);
@@ -271,7 +312,10 @@ fn a_log_file_holds_no_colour_codes_and_json_logs_are_json() {
         .find(|l| l["fields"]["message"] == "gangs-server ready")
         .unwrap_or_else(|| panic!("no ready line in {text}"));
     assert_eq!(ready["level"], "INFO");
-    assert!(ready["fields"]["listen"].as_str().unwrap().starts_with("127.0.0.1:"));
+    assert!(ready["fields"]["listen"]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.1:"));
     assert!(ready["timestamp"].is_string());
 }
 
@@ -311,7 +355,10 @@ fn a_second_server_on_the_same_port_or_data_dir_exits_with_one_clear_line() {
     );
 
     let (stdout, stderr) = refused_start(&["--listen", "127.0.0.1:0"], &first.data_dir);
-    assert!(!stdout.contains("listening"), "said listening before failing: {stdout}");
+    assert!(
+        !stdout.contains("listening"),
+        "said listening before failing: {stdout}"
+    );
     assert_eq!(stderr.len(), 1, "{stderr:?}");
     assert!(
         stderr[0].contains("is in use by another gangs-server"),
@@ -348,7 +395,11 @@ fn gangs_health_says_serving_and_fails_without_a_server() {
     assert_ne!(code, 0, "{out}");
     drop(server);
     let output = Command::new(bin("gangs"))
-        .args(["--server", &format!("http://127.0.0.1:{}", free_port()), "health"])
+        .args([
+            "--server",
+            &format!("http://127.0.0.1:{}", free_port()),
+            "health",
+        ])
         .output()
         .unwrap();
     assert_ne!(output.status.code(), Some(0));

@@ -257,15 +257,18 @@ def play(args):
 
 
 def act(stub, game, token, seq, action, action_id):
-    """Sends one action. True when answered (accepted, or refused as stale: the game moved on);
-    False when the server could not be reached (the caller resends after watching again)."""
+    """Sends one action. True when answered: accepted, or refused because the game moved on
+    (ABORTED: a stale expected_seq; FAILED_PRECONDITION: not now, e.g. another player's move or
+    the game's end came first; the next update tells). False when the server could not be
+    reached (the caller resends after watching again). Anything else is a bug: raised."""
     request = pb.ActRequest(
         game_id=game, token=token, action=action, expected_seq=seq, action_id=action_id
     )
     try:
         stub.Act(request, timeout=10)
     except grpc.RpcError as e:
-        if e.code() == grpc.StatusCode.ABORTED:
+        if e.code() in (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION):
+            log(f"seq {seq}: {e.code().name}: {e.details()}")
             return True
         if e.code() in TRANSIENT or e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
             return False

@@ -28,8 +28,7 @@ use tonic::Status;
 
 /// Latency buckets (seconds): 50 µs to 2.5 s.
 const LATENCY_BUCKETS: [f64; 14] = [
-    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
-    2.5,
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 2.5,
 ];
 /// Batch-size buckets (records).
 const BATCH_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
@@ -43,7 +42,10 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
         .with_http_listener(addr)
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
         .and_then(|b| {
-            b.set_buckets_for_metric(Matcher::Full("gangs_log_batch_records".into()), &BATCH_BUCKETS)
+            b.set_buckets_for_metric(
+                Matcher::Full("gangs_log_batch_records".into()),
+                &BATCH_BUCKETS,
+            )
         })
         .map_err(|e| format!("metrics: {e}"))?;
     let (recorder, exporter) = builder
@@ -62,17 +64,24 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
     gauge!("gangs_watchers").set(0.0);
     counter!("gangs_watchers_cut_off_total").absolute(0);
     for kind in gangs_games::KINDS {
-        counter!("gangs_actions_total", "kind" => *kind).absolute(0);
+        counter!("gangs_actions_total", "kind" => kind).absolute(0);
     }
     Ok(())
 }
 
 fn describe() {
     use ::metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
-    describe_gauge!("gangs_live_games", "Games not finished (waiting for seats or running).");
+    describe_gauge!(
+        "gangs_live_games",
+        "Games not finished (waiting for seats or running)."
+    );
     describe_gauge!("gangs_watchers", "Open Watch streams.");
     describe_counter!("gangs_actions_total", "Accepted actions, by game kind.");
-    describe_histogram!("gangs_act_duration_seconds", Unit::Seconds, "Act latency, any outcome.");
+    describe_histogram!(
+        "gangs_act_duration_seconds",
+        Unit::Seconds,
+        "Act latency, any outcome."
+    );
     describe_histogram!(
         "gangs_log_append_duration_seconds",
         Unit::Seconds,
@@ -88,7 +97,10 @@ fn describe() {
         "gangs_watchers_cut_off_total",
         "Watchers cut off for falling behind (RESOURCE_EXHAUSTED)."
     );
-    describe_counter!("gangs_rpc_errors_total", "Refused calls, by method and gRPC status code.");
+    describe_counter!(
+        "gangs_rpc_errors_total",
+        "Refused calls, by method and gRPC status code."
+    );
 }
 
 /// Refreshes the sampled gauges every second from `live_games` (a count the registry gives).

@@ -177,14 +177,18 @@ impl Registry {
         games
     }
 
-    /// How many games are not finished (waiting for seats or running), for the metrics.
-    pub fn live_games(&self) -> usize {
-        use pb::GameStatus::{Running, Waiting};
-        let summaries = self.summaries.lock().expect("summaries lock");
-        summaries
-            .values()
-            .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
-            .count()
+    /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
+    /// It holds only the summaries, never the store: the store must close at shutdown.
+    pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
+        let summaries = self.summaries.clone();
+        move || {
+            use pb::GameStatus::{Running, Waiting};
+            let summaries = summaries.lock().expect("summaries lock");
+            summaries
+                .values()
+                .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
+                .count()
+        }
     }
 
     /// Stops every actor (they finish their pending flushes first).

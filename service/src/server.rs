@@ -62,8 +62,7 @@ pub async fn run(
     };
     let registry = Registry::restore(store, settings).await?;
     if config.metrics.is_some() {
-        let games = registry.clone();
-        crate::metrics::sample(move || games.live_games());
+        crate::metrics::sample(registry.live_games_counter());
     }
     let service = GamesService::new(registry.clone(), config.api_key.clone());
 

@@ -43,8 +43,8 @@ pub async fn run(args: HealthArgs, context: &Context) -> Result<(), CliError> {
             ),
         )
     })??;
-    let status = ServingStatus::try_from(answer.into_inner().status)
-        .unwrap_or(ServingStatus::Unknown);
+    let status =
+        ServingStatus::try_from(answer.into_inner().status).unwrap_or(ServingStatus::Unknown);
     let name = status.as_str_name();
     if status != ServingStatus::Serving {
         return Err(CliError::new(

@@ -52,7 +52,7 @@ impl SledStore {
             .open()
             .map_err(|e| match e {
                 // sled locks its `db` file: another process holds the data dir.
-                sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
+                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
                     StoreError::unavailable(format!(
                         "the data dir {} is in use by another gangs-server (choose another --data-dir or stop that server)",
                         dir.display()
