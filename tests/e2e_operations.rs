@@ -404,3 +404,42 @@ fn gangs_health_says_serving_and_fails_without_a_server() {
         .unwrap();
     assert_ne!(output.status.code(), Some(0));
 }
+
+#[test]
+fn gangs_rules_prints_the_engine_schema_and_new_help_points_to_it() {
+    for kind in gangs_games::kinds() {
+        let output = Command::new(bin("gangs"))
+            .args(["rules", kind.name, "--json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let rows = printed["options"].as_array().unwrap();
+        assert_eq!(rows.len(), kind.options.len());
+        for (row, spec) in rows.iter().zip(kind.options) {
+            assert_eq!(row["key"], spec.key);
+            assert_eq!(row["type"], spec.kind.name());
+            assert_eq!(row["default"], spec.default);
+            assert_eq!(row["range"], spec.accepts());
+            assert_eq!(row["meaning"], spec.meaning);
+        }
+        let human = Command::new(bin("gangs"))
+            .args(["rules", kind.name])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&human.stdout);
+        for spec in kind.options {
+            assert!(text.contains(spec.key), "{text}");
+        }
+    }
+    let unknown = Command::new(bin("gangs"))
+        .args(["rules", "chess"])
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+    let help = Command::new(bin("gangs"))
+        .args(["new", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("gangs rules KIND"));
+}

@@ -233,3 +233,65 @@ fn the_declared_rust_version_is_what_the_dependencies_need() {
         "rustc {running} is older than {declared}"
     );
 }
+
+/// The option table of a rules page: rows of (key, type, default, range), `\|` unescaped.
+fn option_table(page: &str) -> Vec<[String; 4]> {
+    let start = page
+        .find("| key | type | default | range | meaning |")
+        .expect("an option table");
+    page[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|line| {
+            let cells: Vec<String> = line
+                .replace("\\|", "\u{0}")
+                .split('|')
+                .map(|c| c.trim().replace('\u{0}', "|"))
+                .collect();
+            // cells[0] is the empty text before the first `|`.
+            [
+                cells[1].trim_matches('`').to_string(),
+                cells[2].clone(),
+                cells[3].clone(),
+                cells[4].clone(),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn the_rules_pages_list_exactly_the_options_of_the_engines_schemas() {
+    for kind in gangs_games::kinds() {
+        let path = root().join(format!("docs/rules/{}.md", kind.name));
+        let page =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let documented = option_table(&page);
+        let declared: Vec<[String; 4]> = kind
+            .options
+            .iter()
+            .map(|spec| {
+                [
+                    spec.key.to_string(),
+                    spec.kind.name().to_string(),
+                    spec.default.to_string(),
+                    spec.accepts(),
+                ]
+            })
+            .collect();
+        for row in &declared {
+            assert!(
+                documented.contains(row),
+                "{}: the engine declares {row:?}, the page's table does not have that row",
+                path.display()
+            );
+        }
+        for row in &documented {
+            assert!(
+                declared.contains(row),
+                "{}: the table has {row:?}, the engine declares no such option",
+                path.display()
+            );
+        }
+    }
+}

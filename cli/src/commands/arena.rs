@@ -66,7 +66,7 @@ pub struct ArenaArgs {
     #[arg(long)]
     players: Option<u32>,
 
-    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = super::new::parse_key_value)]
     options: Vec<(String, String)>,
 
