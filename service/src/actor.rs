@@ -549,6 +549,7 @@ impl GameActor {
             .action
             .ok_or_else(|| Status::invalid_argument("the request has no action"))?;
         let events = self.game.act(seat, &action).map_err(rule_status)?;
+        crate::metrics::action_accepted(self.game.kind());
         let acted = pb::Acted {
             seat: seat as u32,
             action: Some(action),
@@ -699,6 +700,7 @@ impl GameActor {
             // The last free slot is kept for the status that tells a slow watcher it was cut off.
             if w.updates.capacity() <= 1 {
                 tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
+                crate::metrics::watcher_cut_off();
                 let _ = w.updates.try_send(Err(Status::resource_exhausted(format!(
                     "you fell more than {buffer} updates behind game {id}: watch again with from_seq = the last seq you received"
                 ))));
