@@ -1,10 +1,14 @@
 //! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
 //! the request to the game's actor. No game logic here.
 
-use crate::actor::{Command, GameHandle, UpdateStream};
+use crate::actor::{Command, GameHandle, UpdateStream, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
+use crate::bounds::{
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
+use prost::Message;
 use std::pin::Pin;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
@@ -50,6 +54,14 @@ async fn ask<T>(
     game_id: &str,
     make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
 ) -> Result<T, Status> {
+    ask_game(registry, game_id, make).await.map_err(bounded)
+}
+
+async fn ask_game<T>(
+    registry: &Registry,
+    game_id: &str,
+    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
+) -> Result<T, Status> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
     let mut game: GameHandle = registry.get(game_id)?;
@@ -81,15 +93,21 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        self.check_api_key(&request)?;
-        let request = request.into_inner();
-        if request.kind.is_empty() {
-            return Err(Status::invalid_argument(format!(
-                "kind is required: one of {}",
-                gangs_games::KINDS.join(", ")
-            )));
+        let created = async {
+            self.check_api_key(&request)?;
+            let request = request.into_inner();
+            check_len("kind", &request.kind, MAX_KIND_BYTES)?;
+            if request.kind.is_empty() {
+                return Err(Status::invalid_argument(format!(
+                    "kind is required: one of {}",
+                    gangs_games::KINDS.join(", ")
+                )));
+            }
+            self.registry.create(request).await.map_err(bounded)
         }
-        Ok(Response::new(self.registry.create(request).await?))
+        .await;
+        crate::metrics::rpc_result("CreateGame", &created);
+        Ok(Response::new(created?))
     }
 
     async fn join_game(
@@ -97,44 +115,63 @@ impl Games for GamesService {
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
+        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
+        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
             join_id: request.join_id,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::rpc_result("JoinGame", &answer);
+        Ok(Response::new(answer?))
     }
 
-    type WatchStream = UpdateStream;
+    type WatchStream = crate::metrics::Watched<UpdateStream>;
 
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
-    ) -> Result<Response<UpdateStream>, Status> {
+    ) -> Result<Response<Self::WatchStream>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
-        Ok(Response::new(stream))
+        .await;
+        crate::metrics::rpc_result("Watch", &stream);
+        Ok(Response::new(crate::metrics::Watched::new(stream?)))
     }
 
     async fn act(
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
+        let started = std::time::Instant::now();
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
+        let action_bytes = request.action.as_ref().map_or(0, |a| a.encoded_len());
+        if action_bytes > MAX_ACTION_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
+            )));
+        }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
             request,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::act_answered(started, &answer);
+        Ok(Response::new(answer?))
     }
 
     type GetLogStream = LogStream;
@@ -144,11 +181,14 @@ impl Games for GamesService {
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
+        .await;
+        crate::metrics::rpc_result("GetLog", &records);
+        let records = records?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
             records.into_iter().map(Ok),
         ))))

@@ -1,13 +1,18 @@
 //! The game host. Map:
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
+//! - `bounds.rs`: the size limits of every id and string a client sends;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `actor.rs`: one task per game, the only owner of its state; durability then fan-out;
 //! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
-//!   place that talks to sled (group commit on a dedicated thread).
+//!   place that talks to sled (group commit on a dedicated thread);
+//! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs.
 
 pub mod actor;
 pub mod api;
+pub mod bounds;
+pub mod logging;
+pub mod metrics;
 pub mod registry;
 pub mod server;
 pub mod store;

@@ -103,7 +103,10 @@ impl Registry {
             .get(id)
             .cloned()
             .ok_or_else(|| {
-                Status::not_found(format!("no game {id:?}: `gangs games` lists the games"))
+                Status::not_found(format!(
+                    "no game {}: `gangs games` lists the games",
+                    gangs_proto::quoted(id)
+                ))
             })
     }
 
@@ -175,6 +178,20 @@ impl Registry {
             .collect();
         games.sort_by(|a, b| a.game_id.cmp(&b.game_id));
         games
+    }
+
+    /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
+    /// It holds only the summaries, never the store: the store must close at shutdown.
+    pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
+        let summaries = self.summaries.clone();
+        move || {
+            use pb::GameStatus::{Running, Waiting};
+            let summaries = summaries.lock().expect("summaries lock");
+            summaries
+                .values()
+                .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
+                .count()
+        }
     }
 
     /// Stops every actor (they finish their pending flushes first).
