@@ -1,14 +1,33 @@
 //! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
-//! the request to the game's actor. No game logic here.
+//! the request to the game's actor. No game logic here. The one place where the host's
+//! [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, UpdateStream};
+use crate::actor::{Command, GameHandle, Reply};
+use crate::error::{HostError, HostResult};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
 use std::pin::Pin;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
+
+impl From<HostError> for Status {
+    fn from(error: HostError) -> Status {
+        match error {
+            HostError::NotFound(m) => Status::not_found(m),
+            HostError::Invalid(m) => Status::invalid_argument(m),
+            HostError::NotNow(m) => Status::failed_precondition(m),
+            HostError::Permission(m) => Status::permission_denied(m),
+            HostError::Unauthenticated(m) => Status::unauthenticated(m),
+            HostError::StaleSeq(m) => Status::aborted(m),
+            HostError::OutOfRange(m) => Status::out_of_range(m),
+            HostError::Exhausted(m) => Status::resource_exhausted(m),
+            HostError::Storage(m) | HostError::Unavailable(m) => Status::unavailable(m),
+            HostError::Internal(m) => Status::internal(m),
+        }
+    }
+}
 
 pub struct GamesService {
     registry: Registry,
@@ -48,8 +67,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 async fn ask<T>(
     registry: &Registry,
     game_id: &str,
-    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
-) -> Result<T, Status> {
+    make: impl FnOnce(Reply<T>) -> Command,
+) -> HostResult<T> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
     let mut game: GameHandle = registry.get(game_id)?;
@@ -60,7 +79,7 @@ async fn ask<T>(
             Ok(()) => {
                 return answer
                     .await
-                    .map_err(|_| Status::unavailable("the server is shutting down"))?
+                    .map_err(|_| HostError::Unavailable("the server is shutting down".into()))?
             }
             Err(mpsc::error::SendError(back)) => {
                 command = back;
@@ -68,12 +87,13 @@ async fn ask<T>(
             }
         }
     }
-    Err(Status::unavailable(format!(
+    Err(HostError::Unavailable(format!(
         "game {game_id} could not be reloaded: try again"
     )))
 }
 
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
+type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Games for GamesService {
@@ -120,7 +140,9 @@ impl Games for GamesService {
             reply,
         })
         .await?;
-        Ok(Response::new(stream))
+        Ok(Response::new(Box::pin(
+            stream.map(|update| update.map_err(Status::from)),
+        )))
     }
 
     async fn act(

@@ -2,11 +2,14 @@
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
-//! - `actor.rs`: one task per game, the only owner of its state; durability then fan-out;
+//! - `actor/`: one task per game, the only owner of its state (seats, act, durability then
+//!   fan-out, watch, timers: one file each);
+//! - `error.rs`: the host's domain error; `api.rs` alone turns it into gRPC statuses;
 //! - `store.rs`: the one place that talks to sled; group commit on a dedicated thread.
 
 pub mod actor;
 pub mod api;
+pub mod error;
 pub mod registry;
 pub mod server;
 pub mod store;
