@@ -5,7 +5,8 @@
 //! - `actor/`: one task per game, the only owner of its state (seats, act, durability then
 //!   fan-out, watch, timers: one file each);
 //! - `error.rs`: the host's domain error; `api.rs` alone turns it into gRPC statuses;
-//! - `store.rs`: the one place that talks to sled; group commit on a dedicated thread.
+//! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
+//!   place that talks to sled (group commit on a dedicated thread).
 
 pub mod actor;
 pub mod api;
