@@ -2,7 +2,7 @@
 //! The actor, the registry and the store boundary speak only this type; `api.rs` is the one
 //! place that turns it into a gRPC status (`impl From<HostError> for tonic::Status` there).
 
-use gangs_games::{ErrorKind, RuleError};
+use gangs_games::{Refusal, RefusalKind};
 
 /// Why the host refused or could not serve a request. Every variant carries a message a bot
 /// author understands (it becomes the status message as is).
@@ -60,11 +60,12 @@ impl std::fmt::Display for HostError {
 impl std::error::Error for HostError {}
 
 /// An engine's refusal, kept as its kind says: malformed input or not now.
-impl From<RuleError> for HostError {
-    fn from(error: RuleError) -> Self {
-        match error.kind {
-            ErrorKind::Invalid => HostError::Invalid(error.message),
-            ErrorKind::NotNow => HostError::NotNow(error.message),
+impl From<Refusal> for HostError {
+    fn from(error: Refusal) -> Self {
+        let message = error.message().to_string();
+        match error.kind() {
+            RefusalKind::Invalid => HostError::Invalid(message),
+            RefusalKind::NotNow => HostError::NotNow(message),
         }
     }
 }
