@@ -676,3 +676,70 @@ async fn outside_a_terminal_play_prints_each_change_once() {
         "seat 0's answers were sent:\n{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gangs_watch_shows_the_table_to_a_spectator_and_to_a_seat() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path());
+    let mut client = server.client().await;
+    let game = create(&mut client, "gang-of-four", None, 11).await;
+    // Seat 0 is taken here and never plays: the game starts and waits on it at some point.
+    let token = client
+        .join_game(pb::JoinGameRequest {
+            game_id: game.clone(),
+            name: "held".into(),
+            seat: Some(0),
+            ..Default::default()
+        })
+        .await
+        .expect("join")
+        .into_inner()
+        .token;
+    let mut bots: Vec<_> = (1..4)
+        .map(|seat| spawn_bot("gangs-bot-random", &server, &game, Some(seat), seat as u64))
+        .collect();
+    let watch = |extra: &[&str]| {
+        let mut command = vec![
+            bin("gangs").display().to_string(),
+            "--server".into(),
+            server.url(),
+            "watch".into(),
+            game.clone(),
+        ];
+        command.extend(extra.iter().map(|w| w.to_string()));
+        Tmux::start(&command)
+    };
+    let spectator = watch(&[]);
+    let seat = watch(&["--seat", "0", "--token", &token]);
+    let seen = spectator.wait_for("the dealt table", Duration::from_secs(15), |s| {
+        s.contains("spectator") && s.contains("Deal 1")
+    });
+    assert!(!seen.contains("Your hand"), "no private cards:\n{seen}");
+    assert!(!seen.contains("waiting for players"), "{seen}");
+    let mine = seat.wait_for("the seat's table", Duration::from_secs(15), |s| {
+        s.contains("watching as seat 0") && s.contains("Your hand")
+    });
+    assert!(mine.contains("seat 0 (you)"), "{mine}");
+    // Read-only: keys that would play do nothing but `q` leaves.
+    let seq = seq_of(&mine);
+    seat.keys(&["Tab", "Enter", "p"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let records = log(&mut client, &game).await;
+    assert!(
+        !records.iter().any(|r| matches!(
+            &r.record,
+            Some(pb::log_record::Record::Acted(a)) if a.seat == 0
+        )),
+        "watching sends no action (seq was {seq:?})"
+    );
+    for table in [&spectator, &seat] {
+        table.keys(&["q"]);
+        table.wait_for("the exit", Duration::from_secs(5), |s| {
+            s.contains("[exit 0]")
+        });
+    }
+    for bot in &mut bots {
+        let _ = bot.kill();
+        let _ = bot.wait();
+    }
+}
