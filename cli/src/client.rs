@@ -7,9 +7,10 @@ use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use std::future::Future;
+use std::path::PathBuf;
 use std::task::Poll;
 use std::time::Instant;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::Streaming;
 
 pub type Client = GamesClient<Channel>;
@@ -21,6 +22,8 @@ pub struct Context {
     /// `--server` or GANGS_SERVER was given (not the default): `gangs arena` then uses that
     /// server instead of starting its own.
     pub server_given: bool,
+    /// `--ca`: the certificate(s) to trust for an `https://` server.
+    pub ca: Option<PathBuf>,
 }
 
 impl Context {
@@ -29,28 +32,26 @@ impl Context {
             server,
             out,
             server_given: false,
+            ca: None,
         }
     }
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
-        let bad_url = |reason: String| {
-            CliError::invalid(format!(
-                "invalid server URL {:?} ({reason}): use e.g. --server http://127.0.0.1:50051",
-                self.server
-            ))
-        };
-        if !(self.server.starts_with("http://") || self.server.starts_with("https://")) {
-            return Err(bad_url("it must start with http:// or https://".into()));
-        }
-        let endpoint =
-            Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
+        Ok(GamesClient::new(self.channel().await?))
+    }
+
+    /// A connection to the server, for any of its services (`gangs health` asks the standard
+    /// health service over it).
+    pub async fn channel(&self) -> Result<Channel, CliError> {
+        let endpoint = gangs_proto::connect::endpoint(&self.server, self.ca.as_deref())
+            .map_err(|e| CliError::invalid(e.0))?;
         match endpoint.connect().await {
-            Ok(channel) => Ok(GamesClient::new(channel)),
-            Err(e) => Err(CliError::unreachable(
-                &self.server,
-                &gangs_proto::innermost_cause(&e),
-            )),
+            Ok(channel) => Ok(channel),
+            Err(e) => Err(match gangs_proto::connect::tls_failure(&self.server, &e) {
+                Some(why) => CliError::new("UNAVAILABLE", why),
+                None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),
+            }),
         }
     }
 
@@ -153,6 +154,20 @@ impl Context {
         last_seq: u64,
         end: Result<(), tonic::Status>,
     ) -> Result<(Client, Streaming<pb::Update>), CliError> {
+        self.resume_watch_with(game_id, token, last_seq, end, &|note| self.out.note(note))
+            .await
+    }
+
+    /// [`Context::resume_watch`] with its progress notes given to `note` (the full-screen
+    /// table shows them in its status line instead of writing over the screen).
+    pub async fn resume_watch_with(
+        &self,
+        game_id: &str,
+        token: &str,
+        last_seq: u64,
+        end: Result<(), tonic::Status>,
+        note: &dyn Fn(&str),
+    ) -> Result<(Client, Streaming<pb::Update>), CliError> {
         if end.as_ref().is_err_and(|status| !is_transient(status)) {
             return Err(self.stream_ended(end));
         }
@@ -160,7 +175,7 @@ impl Context {
             Ok(()) => "the server closed the stream".to_string(),
             Err(status) => status.message().to_string(),
         };
-        self.out.note(&format!(
+        note(&format!(
             "lost the stream of game {game_id} ({why}); reconnecting to {} for up to {} s",
             self.server,
             OUTAGE_BUDGET.as_secs()
@@ -176,8 +191,7 @@ impl Context {
             .await;
             match attempt {
                 Ok(resumed) => {
-                    self.out
-                        .note(&format!("reconnected; resuming after seq {last_seq}"));
+                    note(&format!("reconnected; resuming after seq {last_seq}"));
                     return Ok(resumed);
                 }
                 // Unreachable, or a transport failure while it comes back up.

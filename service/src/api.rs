@@ -1,18 +1,41 @@
 //! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
-//! the request to the game's actor. No game logic here.
+//! the request to the game's actor. No game logic here. The one place where the host's
+//! [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, UpdateStream};
+use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
+use crate::bounds::{
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+};
 use crate::cluster::{Cluster, Route};
+use crate::error::{HostError, HostResult};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
 use pb::games_server::Games;
+use prost::Message;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
+
+impl From<HostError> for Status {
+    fn from(error: HostError) -> Status {
+        match error {
+            HostError::NotFound(m) => Status::not_found(m),
+            HostError::Invalid(m) => Status::invalid_argument(m),
+            HostError::NotNow(m) => Status::failed_precondition(m),
+            HostError::Permission(m) => Status::permission_denied(m),
+            HostError::Unauthenticated(m) => Status::unauthenticated(m),
+            HostError::StaleSeq(m) => Status::aborted(m),
+            HostError::OutOfRange(m) => Status::out_of_range(m),
+            HostError::Exhausted(m) => Status::resource_exhausted(m),
+            HostError::Storage(m) | HostError::Unavailable(m) => Status::unavailable(m),
+            HostError::Internal(m) => Status::internal(m),
+        }
+    }
+}
 
 pub struct GamesService {
     registry: Registry,
@@ -41,9 +64,6 @@ impl GamesService {
         let Some(cluster) = &self.cluster else {
             return Ok(None);
         };
-        if game_id.is_empty() {
-            return Err(Status::invalid_argument("game_id is required"));
-        }
         match cluster.route(game_id, &self.registry).await? {
             Route::Local => Ok(None),
             Route::Owner(client) => Ok(Some(client)),
@@ -78,17 +98,25 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 async fn ask<T>(
     registry: &Registry,
     game_id: &str,
-    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
+    make: impl FnOnce(Reply<T>) -> Command,
 ) -> Result<T, Status> {
+    ask_game(registry, game_id, make)
+        .await
+        .map_err(|error| bounded(error.into()))
+}
+
+async fn ask_game<T>(
+    registry: &Registry,
+    game_id: &str,
+    make: impl FnOnce(Reply<T>) -> Command,
+) -> HostResult<T> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
     let mut game: GameHandle = match registry.get(game_id) {
         Ok(game) => game,
         // A node of a cluster knows only the games it runs: the others are in the log.
-        Err(status) if status.code() == tonic::Code::NotFound && registry.is_lazy() => {
-            registry.revive(game_id).await?
-        }
-        Err(status) => return Err(status),
+        Err(HostError::NotFound(_)) if registry.is_lazy() => registry.revive(game_id).await?,
+        Err(error) => return Err(error),
     };
     // A reloaded finished game stays loaded for a whole quiet spell, so one reload is enough
     // unless that spell is near zero; a few tries cover that too.
@@ -97,7 +125,7 @@ async fn ask<T>(
             Ok(()) => {
                 return answer
                     .await
-                    .map_err(|_| Status::unavailable("the server is shutting down"))?
+                    .map_err(|_| HostError::Unavailable("the server is shutting down".into()))?
             }
             Err(mpsc::error::SendError(back)) => {
                 command = back;
@@ -105,12 +133,13 @@ async fn ask<T>(
             }
         }
     }
-    Err(Status::unavailable(format!(
+    Err(HostError::Unavailable(format!(
         "game {game_id} could not be reloaded: try again"
     )))
 }
 
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
+type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Games for GamesService {
@@ -118,19 +147,29 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        self.check_api_key(&request)?;
-        let request = request.into_inner();
-        if request.kind.is_empty() {
-            return Err(Status::invalid_argument(format!(
-                "kind is required: one of {}",
-                gangs_games::KINDS.join(", ")
-            )));
+        let created = async {
+            self.check_api_key(&request)?;
+            let request = request.into_inner();
+            check_len("kind", &request.kind, MAX_KIND_BYTES)?;
+            if request.kind.is_empty() {
+                return Err(Status::invalid_argument(format!(
+                    "kind is required: one of {}",
+                    gangs_games::KINDS.join(", ")
+                )));
+            }
+            let created = self
+                .registry
+                .create(request)
+                .await
+                .map_err(|error| bounded(error.into()))?;
+            if let Some(cluster) = &self.cluster {
+                cluster.claim_new(&created.game_id).await?;
+            }
+            Ok(created)
         }
-        let created = self.registry.create(request).await?;
-        if let Some(cluster) = &self.cluster {
-            cluster.claim_new(&created.game_id).await?;
-        }
-        Ok(Response::new(created))
+        .await;
+        crate::metrics::rpc_result("CreateGame", &created);
+        Ok(Response::new(created?))
     }
 
     async fn join_game(
@@ -138,6 +177,10 @@ impl Games for GamesService {
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
+        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
+        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
             return owner.join_game(request).await;
         }
@@ -147,35 +190,54 @@ impl Games for GamesService {
             join_id: request.join_id,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::rpc_result("JoinGame", &answer);
+        Ok(Response::new(answer?))
     }
 
-    type WatchStream = UpdateStream;
+    type WatchStream = crate::metrics::Watched<UpdateStream>;
 
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
-    ) -> Result<Response<UpdateStream>, Status> {
+    ) -> Result<Response<Self::WatchStream>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
             let stream = owner.watch(request).await?.into_inner();
-            return Ok(Response::new(Box::pin(stream) as UpdateStream));
+            return Ok(Response::new(crate::metrics::Watched::new(
+                Box::pin(stream) as UpdateStream,
+            )));
         }
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
-        Ok(Response::new(stream))
+        .await;
+        crate::metrics::rpc_result("Watch", &stream);
+        let stream = stream?.map(|update| update.map_err(Status::from));
+        Ok(Response::new(crate::metrics::Watched::new(Box::pin(
+            stream,
+        ))))
     }
 
     async fn act(
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
+        let started = std::time::Instant::now();
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
+        let action_bytes = request.action.as_ref().map_or(0, |a| a.encoded_len());
+        if action_bytes > MAX_ACTION_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
+            )));
+        }
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
             return owner.act(request).await;
         }
@@ -184,8 +246,9 @@ impl Games for GamesService {
             request,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::act_answered(started, &answer);
+        Ok(Response::new(answer?))
     }
 
     type GetLogStream = LogStream;
@@ -195,6 +258,7 @@ impl Games for GamesService {
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
             let stream = owner.get_log(request).await?.into_inner();
             return Ok(Response::new(Box::pin(stream) as LogStream));
@@ -203,7 +267,9 @@ impl Games for GamesService {
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
+        .await;
+        crate::metrics::rpc_result("GetLog", &records);
+        let records = records?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
             records.into_iter().map(Ok),
         ))))

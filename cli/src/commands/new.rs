@@ -20,7 +20,7 @@ pub struct NewArgs {
     #[arg(long)]
     seed: Option<u64>,
 
-    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     options: Vec<(String, String)>,
 
@@ -52,7 +52,7 @@ pub async fn run(args: NewArgs, context: &Context) -> Result<(), CliError> {
     } else {
         Some(
             gangs_games::parse_options(&args.kind, args.players, &args.options)
-                .map_err(|e| CliError::invalid(e.message))?,
+                .map_err(|e| CliError::invalid(e.to_string()))?,
         )
     };
     let mut request = tonic::Request::new(pb::CreateGameRequest {

@@ -173,6 +173,58 @@ async fn last_stream_seq(stream: &stream::Stream, game_id: &str) -> Result<u64, 
     }
 }
 
+/// Where a writer that knows nothing of a game yet appends `record`.
+enum Expected {
+    /// After the message with this stream sequence (0: the game's first record).
+    After(u64),
+    /// The very same record is already the game's last (a retry): stored at this sequence.
+    AlreadyStored(u64),
+}
+
+/// Reads the game's last message and checks that `record` follows it. The expected-sequence
+/// header alone only proves that nobody wrote between this read and the publish; the record's
+/// own seq proves that the log this writer continues is the one it was built from, so a writer
+/// whose game moved on elsewhere gets a Conflict instead of appending a second record N.
+async fn expected_before(
+    stream: &stream::Stream,
+    game_id: &str,
+    record: &pb::LogRecord,
+) -> Result<Expected, StoreError> {
+    let conflict = |found: u64| {
+        StoreError::conflict(format!(
+            "game {game_id}: record {} does not follow the log's last record {found} (another node appended to it)",
+            record.seq
+        ))
+    };
+    let message = match stream
+        .get_last_raw_message_by_subject(&subject(game_id))
+        .await
+    {
+        Ok(message) => message,
+        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {
+            return if record.seq == 1 {
+                Ok(Expected::After(0))
+            } else {
+                Err(conflict(0))
+            };
+        }
+        Err(e) => return Err(unavailable("cannot read the log", e)),
+    };
+    let stored = pb::LogRecord::decode(message.payload.as_ref()).map_err(|e| {
+        StoreError::corrupt(format!(
+            "game {game_id}: undecodable record at stream sequence {}: {e}",
+            message.sequence
+        ))
+    })?;
+    if stored.seq + 1 == record.seq {
+        Ok(Expected::After(message.sequence))
+    } else if stored == *record {
+        Ok(Expected::AlreadyStored(message.sequence))
+    } else {
+        Err(conflict(stored.seq))
+    }
+}
+
 /// One game's writer: publishes each append's records in order, each expecting the previous
 /// one's stream sequence. Ends when idle (the store forgets it) or after a failure (every
 /// queued append fails with it, and the next append starts from the stream's state again).
@@ -203,8 +255,12 @@ async fn write_game(
         for record in &append.records {
             let expected = match last {
                 Some(seq) => seq,
-                None => match last_stream_seq(&stream, &game_id).await {
-                    Ok(seq) => seq,
+                None => match expected_before(&stream, &game_id, record).await {
+                    Ok(Expected::After(seq)) => seq,
+                    Ok(Expected::AlreadyStored(seq)) => {
+                        last = Some(seq);
+                        continue;
+                    }
                     Err(e) => {
                         result = Err(e);
                         break;
@@ -219,14 +275,12 @@ async fn write_game(
                 }
             }
         }
-        let failed = result.is_err();
         let _ = append.done.send(result.clone());
-        if failed {
+        if let Err(error) = result {
             // Whatever was queued behind a failure fails too: a log never has a hole.
             appends.close();
             while let Some(queued) = appends.recv().await {
-                let error = result.clone().err().expect("failed");
-                let _ = queued.done.send(Err(error));
+                let _ = queued.done.send(Err(error.clone()));
             }
             return;
         }
