@@ -125,7 +125,7 @@ pub fn update_json(update: &pb::Update) -> Value {
         "view": update
             .view
             .as_ref()
-            .map(|v| crate::proto_json::to_json(v, "gangs.v1.GameView")),
+            .map(|v| gangs_proto::json::to_json(v, "gangs.v1.GameView")),
         "outcome": update.outcome.as_ref().map(outcome_json),
     })
 }
@@ -187,7 +187,7 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
         "seat": null,
         "action": null,
         "events": [],
-        "record": crate::proto_json::to_json(record, "gangs.v1.LogRecord"),
+        "record": gangs_proto::json::to_json(record, "gangs.v1.LogRecord"),
     });
     match &record.record {
         Some(Record::Created(c)) => {

@@ -6,9 +6,12 @@
 //! ([`Game::view`] and [`Game::redact`]). The CLI and the bots use the same modules for card
 //! words and action words.
 
+pub mod game_file;
 pub mod gang_of_four;
 pub mod replay;
+pub mod summary;
 pub mod the_gang;
+pub mod update;
 
 use gangs_proto::v1 as pb;
 
