@@ -634,7 +634,7 @@ impl GameActor {
         tokio::spawn(async move {
             let result = match done.await {
                 Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(e.0),
+                Ok(Err(e)) => Err(e.message),
                 Err(_) => Err("the store stopped".to_string()),
             };
             let _ = notify.send((last_seq, result));
