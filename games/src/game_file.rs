@@ -115,7 +115,7 @@ impl GameFile {
             game_id: game_id.to_string(),
             kind: created.kind.clone(),
             players: created.players,
-            options: created.options.clone(),
+            options: created.options,
             seed: created.seed,
             seats,
             created_unix_ms: records.first().map(|r| r.unix_ms).unwrap_or_default(),
