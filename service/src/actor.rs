@@ -9,7 +9,7 @@
 
 use crate::store::Store;
 use gangs_games::update::{build_update, record_events};
-use gangs_games::{new_game, replay::Replayer, ErrorKind, Game, RuleError};
+use gangs_games::{new_game, replay::Replayer, Game, Refusal, RefusalKind};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use std::collections::{HashMap, VecDeque};
@@ -158,10 +158,10 @@ pub fn unix_ms() -> i64 {
         .unwrap_or(0)
 }
 
-pub fn rule_status(error: RuleError) -> Status {
-    match error.kind {
-        ErrorKind::Invalid => Status::invalid_argument(error.message),
-        ErrorKind::NotNow => Status::failed_precondition(error.message),
+pub fn rule_status(error: Refusal) -> Status {
+    match error.kind() {
+        RefusalKind::Invalid => Status::invalid_argument(error.message()),
+        RefusalKind::NotNow => Status::failed_precondition(error.message()),
     }
 }
 
