@@ -38,10 +38,16 @@ impl Context {
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
+        Ok(GamesClient::new(self.channel().await?))
+    }
+
+    /// A connection to the server, for any of its services (`gangs health` asks the standard
+    /// health service over it).
+    pub async fn channel(&self) -> Result<Channel, CliError> {
         let endpoint = gangs_proto::connect::endpoint(&self.server, self.ca.as_deref())
             .map_err(|e| CliError::invalid(e.0))?;
         match endpoint.connect().await {
-            Ok(channel) => Ok(GamesClient::new(channel)),
+            Ok(channel) => Ok(channel),
             Err(e) => Err(match gangs_proto::connect::tls_failure(&self.server, &e) {
                 Some(why) => CliError::new("UNAVAILABLE", why),
                 None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),

@@ -2,7 +2,7 @@
 //! `gangs replay --summary`. Only public events are read (deal scores, showdowns, chip moves),
 //! so a running game's public log summarizes too, up to its last finished deal or heist.
 
-use crate::the_gang::{cards_words, category_word, street_word};
+use crate::the_gang::words::{cards_words, category_word, street_word};
 use gangs_proto::v1 as pb;
 use gangs_rules::the_gang::{Challenge, Specialist};
 use pb::gang_of_four_event::Kind as Gof;

@@ -169,6 +169,8 @@ async fn main() {
         api_key: None,
         watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
         keep_finished_ms: 60_000,
+        metrics: None,
+        log_format: gangs_service::logging::LogFormat::Text,
         max_request_bytes: gangs_service::server::MAX_REQUEST_BYTES,
         tls_cert: None,
         tls_key: None,

@@ -8,7 +8,6 @@
 //! update out to the watchers, each receiving what its seat may see (`Game::view`/`redact`).
 
 use crate::store::Store;
-use gangs_games::update::{build_update, record_events};
 use gangs_games::{new_game, replay::Replayer, Game, Refusal, RefusalKind};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -550,6 +549,7 @@ impl GameActor {
             .action
             .ok_or_else(|| Status::invalid_argument("the request has no action"))?;
         let events = self.game.act(seat, &action).map_err(rule_status)?;
+        crate::metrics::action_accepted(self.game.kind());
         let acted = pb::Acted {
             seat: seat as u32,
             action: Some(action),
@@ -700,6 +700,7 @@ impl GameActor {
             // The last free slot is kept for the status that tells a slow watcher it was cut off.
             if w.updates.capacity() <= 1 {
                 tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
+                crate::metrics::watcher_cut_off();
                 let _ = w.updates.try_send(Err(Status::resource_exhausted(format!(
                     "you fell more than {buffer} updates behind game {id}: watch again with from_seq = the last seq you received"
                 ))));
@@ -817,7 +818,7 @@ impl GameActor {
         self.records[..self.durable_seq as usize]
             .iter()
             .filter(|r| r.seq > from_seq)
-            .map(|r| public_record(&*self.game, r, finished))
+            .map(|r| self.game.public_record(r, finished))
             .collect()
     }
 
@@ -849,43 +850,57 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-/// A record as `GetLog` shows it: tokens never; while the game runs, nothing hidden (no seed,
-/// no preset, no actions, events as a spectator sees them).
-fn public_record(game: &dyn Game, record: &pb::LogRecord, finished: bool) -> pb::LogRecord {
-    let mut record = record.clone();
-    match &mut record.record {
-        Some(Record::Joined(j)) => {
-            j.token.clear();
-            j.join_id.clear();
-        }
-        Some(Record::Created(c)) if !finished => {
-            c.seed = None;
-            c.preset = None;
-        }
-        Some(Record::Started(s)) if !finished => {
-            s.events = s
-                .events
-                .iter()
-                .filter_map(|e| game.redact(e, None))
-                .collect();
-        }
-        Some(Record::Acted(a)) if !finished => {
-            a.action = None;
-            a.action_id.clear();
-            a.events = a
-                .events
-                .iter()
-                .filter_map(|e| game.redact(e, None))
-                .collect();
-        }
-        Some(Record::Expired(e)) if !finished => {
-            e.events = e
-                .events
-                .iter()
-                .filter_map(|ev| game.redact(ev, None))
-                .collect();
-        }
-        _ => {}
+fn record_events(record: &pb::LogRecord) -> &[pb::GameEvent] {
+    match &record.record {
+        Some(Record::Started(s)) => &s.events,
+        Some(Record::Acted(a)) => &a.events,
+        Some(Record::Expired(e)) => &e.events,
+        _ => &[],
     }
-    record
+}
+
+/// What `seat` (or a spectator) receives for `record`, with the game in the state right after it.
+fn build_update(
+    game: &dyn Game,
+    record: &pb::LogRecord,
+    seat: Option<usize>,
+    started: bool,
+    seats_taken: u32,
+    deadline_unix_ms: Option<i64>,
+) -> pb::Update {
+    let over = game.is_over();
+    let status = if over {
+        pb::GameStatus::Finished
+    } else if started {
+        pb::GameStatus::Running
+    } else {
+        pb::GameStatus::Waiting
+    };
+    let actor = match &record.record {
+        Some(Record::Acted(a)) => Some(a.seat),
+        Some(Record::Joined(j)) => Some(j.seat),
+        _ => None,
+    };
+    pb::Update {
+        seq: record.seq,
+        events: record_events(record)
+            .iter()
+            .filter_map(|e| game.redact(e, seat))
+            .collect(),
+        actor,
+        view: started.then(|| game.view(seat)),
+        legal_actions: match seat {
+            Some(s) if started && !over => game.legal_actions(s),
+            _ => Vec::new(),
+        },
+        deadline_unix_ms: if started && !over {
+            deadline_unix_ms
+        } else {
+            None
+        },
+        status: status as i32,
+        outcome: if over { game.outcome() } else { None },
+        seat: seat.map(|s| s as u32),
+        seats_taken,
+    }
 }

@@ -93,18 +93,21 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        self.check_api_key(&request)?;
-        let request = request.into_inner();
-        check_len("kind", &request.kind, MAX_KIND_BYTES)?;
-        if request.kind.is_empty() {
-            return Err(Status::invalid_argument(format!(
-                "kind is required: one of {}",
-                gangs_games::KINDS.join(", ")
-            )));
+        let created = async {
+            self.check_api_key(&request)?;
+            let request = request.into_inner();
+            check_len("kind", &request.kind, MAX_KIND_BYTES)?;
+            if request.kind.is_empty() {
+                return Err(Status::invalid_argument(format!(
+                    "kind is required: one of {}",
+                    gangs_games::KINDS.join(", ")
+                )));
+            }
+            self.registry.create(request).await.map_err(bounded)
         }
-        Ok(Response::new(
-            self.registry.create(request).await.map_err(bounded)?,
-        ))
+        .await;
+        crate::metrics::rpc_result("CreateGame", &created);
+        Ok(Response::new(created?))
     }
 
     async fn join_game(
@@ -122,16 +125,17 @@ impl Games for GamesService {
             join_id: request.join_id,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::rpc_result("JoinGame", &answer);
+        Ok(Response::new(answer?))
     }
 
-    type WatchStream = UpdateStream;
+    type WatchStream = crate::metrics::Watched<UpdateStream>;
 
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
-    ) -> Result<Response<UpdateStream>, Status> {
+    ) -> Result<Response<Self::WatchStream>, Status> {
         let request = request.into_inner();
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
@@ -140,14 +144,16 @@ impl Games for GamesService {
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
-        Ok(Response::new(stream))
+        .await;
+        crate::metrics::rpc_result("Watch", &stream);
+        Ok(Response::new(crate::metrics::Watched::new(stream?)))
     }
 
     async fn act(
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
+        let started = std::time::Instant::now();
         let request = request.into_inner();
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
@@ -163,8 +169,9 @@ impl Games for GamesService {
             request,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::act_answered(started, &answer);
+        Ok(Response::new(answer?))
     }
 
     type GetLogStream = LogStream;
@@ -179,7 +186,9 @@ impl Games for GamesService {
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
+        .await;
+        crate::metrics::rpc_result("GetLog", &records);
+        let records = records?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
             records.into_iter().map(Ok),
         ))))

@@ -5,11 +5,14 @@
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `actor.rs`: one task per game, the only owner of its state; durability then fan-out;
 //! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
-//!   place that talks to sled (group commit on a dedicated thread).
+//!   place that talks to sled (group commit on a dedicated thread);
+//! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs.
 
 pub mod actor;
 pub mod api;
 pub mod bounds;
+pub mod logging;
+pub mod metrics;
 pub mod registry;
 pub mod server;
 pub mod store;

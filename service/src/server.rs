@@ -37,6 +37,12 @@ pub struct Config {
     /// reloaded from the log when asked for again (memory holds the live games, not the history).
     #[arg(long, env = "GANGS_KEEP_FINISHED_MS", default_value_t = 60_000)]
     pub keep_finished_ms: u64,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100); off when absent.
+    #[arg(long, env = "GANGS_METRICS", value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Log lines on stderr as `text` (colours only on a terminal) or `json` (one object per line).
+    #[arg(long, env = "GANGS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::logging::LogFormat,
     /// Largest request accepted, in bytes (1024 to 16777216); a larger one is refused with
     /// RESOURCE_EXHAUSTED.
     #[arg(long, env = "GANGS_MAX_REQUEST_BYTES", default_value_t = MAX_REQUEST_BYTES,
@@ -80,6 +86,11 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // The addresses first (the metrics port), then the data dir: whatever is taken stops the
+    // start before a single log line.
+    if let Some(addr) = config.metrics {
+        crate::metrics::serve(addr)?;
+    }
     let tls = tls_config(&config)?;
     let (store, closer) = SledStore::open(&config.data_dir)?;
     let settings = crate::actor::Settings {
@@ -87,6 +98,9 @@ pub async fn run(
         keep_finished: std::time::Duration::from_millis(config.keep_finished_ms),
     };
     let registry = Registry::restore(store, settings).await?;
+    if config.metrics.is_some() {
+        crate::metrics::sample(registry.live_games_counter());
+    }
     let service = GamesService::new(registry.clone(), config.api_key.clone());
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -103,6 +117,9 @@ pub async fn run(
         .build_v1alpha()?;
 
     tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready");
+    // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
+    // wait for this line (port 0 tells them the address).
+    println!("gangs-server listening on {}", listener.local_addr()?);
     // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
     // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));

@@ -3,7 +3,8 @@
 //!
 //! The arena starts its own `gangs-server` on a free port with a temporary data dir, unless
 //! `--server` (or GANGS_SERVER) is given. Per game it creates the game, starts one bot process
-//! per seat (`CMD... --server URL --game GAME --seat S --seed X --quiet`), waits for them all
+//! per seat (`CMD... --server URL --game GAME --seat S --seed X`, the bot contract of
+//! `docs/bots.md`, with `GANGS_BOT_QUIET=1` in its environment), waits for them all
 //! to exit, and reads the outcome as a spectator. Seats rotate between games; `--duplicate`
 //! replays each deal sequence once per rotation. `arena/processes.rs` runs the processes,
 //! `arena/stats.rs` does the arithmetic.
@@ -65,7 +66,7 @@ pub struct ArenaArgs {
     #[arg(long)]
     players: Option<u32>,
 
-    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = super::new::parse_key_value)]
     options: Vec<(String, String)>,
 
