@@ -10,6 +10,7 @@ mod client;
 mod commands;
 mod error;
 mod output;
+mod tui;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
