@@ -24,7 +24,7 @@ pub struct ExportArgs {
 
 pub async fn run(args: ExportArgs, context: &Context) -> Result<(), CliError> {
     let mut client = context.connect().await?;
-    let file = fetch(&mut client, context, &args.game).await?;
+    let file = fetch(&mut client, &context.server, &args.game).await?;
     let Some(path) = &args.output else {
         let mut stdout = std::io::stdout().lock();
         return file
@@ -56,19 +56,20 @@ pub async fn run(args: ExportArgs, context: &Context) -> Result<(), CliError> {
 /// A game's file from the server's log.
 pub async fn fetch(
     client: &mut crate::client::Client,
-    context: &Context,
+    server: &str,
     game_id: &str,
 ) -> Result<GameFile, CliError> {
+    let refused = |status: tonic::Status| CliError::from_status(server, &status);
     let mut stream = client
         .get_log(pb::GetLogRequest {
             game_id: game_id.to_string(),
             from_seq: 0,
         })
         .await
-        .map_err(|s| context.refused(s))?
+        .map_err(refused)?
         .into_inner();
     let mut records = Vec::new();
-    while let Some(record) = stream.message().await.map_err(|s| context.refused(s))? {
+    while let Some(record) = stream.message().await.map_err(refused)? {
         records.push(record);
     }
     GameFile::from_log(game_id, records).map_err(|e| {

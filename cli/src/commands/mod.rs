@@ -6,6 +6,7 @@ mod arena;
 mod export;
 mod games;
 mod health;
+mod import;
 mod join;
 mod log;
 mod new;
@@ -35,6 +36,9 @@ pub enum Command {
     Log(log::LogArgs),
     /// Write a game as a portable game file (JSON Lines: a header, then every log record).
     Export(export::ExportArgs),
+    /// Load a finished game from its game file into the server (a new id, marked imported),
+    /// after checking it with the rules engine.
+    Import(import::ImportArgs),
     /// Rebuild a finished game (from the server or a game file) with the rules engine: verify
     /// it, show the state at any seq, or summarize it deal by deal.
     Replay(replay::ReplayArgs),
@@ -60,6 +64,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Games(args) => games::run(args, context).await,
         Command::Log(args) => log::run(args, context).await,
         Command::Export(args) => export::run(args, context).await,
+        Command::Import(args) => import::run(args, context).await,
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,

@@ -98,7 +98,7 @@ async fn load(args: &ReplayArgs, context: &Context) -> Result<Source, CliError> 
     }
     let game_id = args.game.clone().expect("clap requires a game or a file");
     let mut client = context.connect().await?;
-    let file = super::export::fetch(&mut client, context, &game_id).await?;
+    let file = super::export::fetch(&mut client, &context.server, &game_id).await?;
     Ok(Source {
         name: format!("game {game_id}"),
         game_id,
