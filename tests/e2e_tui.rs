@@ -317,6 +317,14 @@ async fn q_leaves_the_table_and_the_token_takes_the_seat_back() {
     tmux.wait_for("the table", Duration::from_secs(10), |s| {
         s.contains("waiting for players")
     });
+    // A smaller terminal: the table is drawn again to its size.
+    tmux.tmux(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    let small = tmux.wait_for("the table at 80x24", Duration::from_secs(5), |s| {
+        s.lines().count() <= 24
+            && s.lines()
+                .any(|l| l.starts_with("└") && l.chars().count() == 80)
+    });
+    assert!(small.contains("playing seat 2"), "{small}");
     tmux.keys(&["q"]);
     let left = tmux.wait_for("the exit", Duration::from_secs(5), |s| {
         s.contains("[exit 0]")
@@ -370,9 +378,10 @@ fn heist(private: [[(u32, u32); 2]; 3], community: [(u32, u32); 5]) -> pb::the_g
 
 /// Heist 1: seat 0 holds the one best hand (a straight to the Jack), seats 1 and 2 tie on
 /// the board's straight; seat 0 keeps a low red chip, so it reveals before a weaker hand and
-/// the heist fails. The Hacker is then the specialist of heist 2; if a bot proposes its use,
-/// seat 0 answers the dialog (the crew bots' proposals are not forced by these deals, so the
-/// answer is not asserted here).
+/// the heist fails. The Driver is then the specialist of heist 2, where seats 1 and 2 hold
+/// middling hands (J8, T7: about even against one other hand): the crew bots propose the
+/// Driver for such a hand at the first street's start, before any chip move, so seat 0 waits
+/// there for the proposal and answers it.
 fn the_gang_preset() -> pb::PresetDeals {
     let (c, d, h, s) = (0, 1, 2, 3);
     pb::PresetDeals {
@@ -383,12 +392,12 @@ fn the_gang_preset() -> pb::PresetDeals {
                     [(5, c), (6, d), (7, h), (8, s), (9, c)],
                 ),
                 heist(
-                    [[(14, s), (14, h)], [(2, c), (7, d)], [(3, d), (8, c)]],
+                    [[(14, s), (14, h)], [(11, c), (8, d)], [(10, d), (7, c)]],
                     [(13, s), (12, d), (9, h), (5, s), (4, c)],
                 ),
             ],
             challenge_order: vec![],
-            specialist_order: vec![5, 1, 2, 3, 4, 6, 7, 8, 9, 10],
+            specialist_order: vec![2, 1, 3, 4, 5, 6, 7, 8, 9, 10],
         })),
     }
 }
@@ -410,10 +419,14 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::start(dir.path());
     let mut client = server.client().await;
+    // A phase deadline far beyond the test's length: the clock shows, nothing expires.
     let options = gangs_games::parse_options(
         "the-gang",
         Some(3),
-        &[("mode".to_string(), "advanced".to_string())],
+        &[
+            ("mode".to_string(), "advanced".to_string()),
+            ("phase_deadline_ms".to_string(), "600000".to_string()),
+        ],
     )
     .expect("options");
     let game = client
@@ -435,11 +448,11 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
         .map(|seat| spawn_bot("gangs-bot-crew", &server, &game, Some(seat), seat as u64))
         .collect();
 
-    let (mut took, mut answered) = (false, false);
+    let (mut took, mut answered, mut clock_seen) = (false, false, false);
     let start = Instant::now();
     loop {
         assert!(
-            start.elapsed() < Duration::from_secs(50),
+            start.elapsed() < Duration::from_secs(60),
             "the game took too long:\n{}",
             tmux.screen()
         );
@@ -447,12 +460,27 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
         if screen.contains("game over (q leaves)") {
             break;
         }
+        // The chip phase's deadline counts down in the header (10 minutes from its opening).
+        clock_seen |= screen.contains("⏱ 10:00") || screen.contains("⏱ 9:5");
         let seq = seq_of(&screen);
-        if screen.contains("y accept") {
+        if screen.contains("Heist 2") && !answered {
+            assert!(
+                screen.contains("Specialist 2 driver"),
+                "heist 1 was meant to fail and bring the Driver:\n{screen}"
+            );
+            // No chip move of seat 0 before the bots' proposal: wait for the dialog.
+            let dialog = tmux.wait_for("a bot's Driver proposal", Duration::from_secs(15), |s| {
+                s.contains("y accept")
+            });
+            assert!(dialog.contains("proposes: driver for seat"), "{dialog}");
+            let seq = seq_of(&dialog);
+            tmux.keys(&["y"]);
+            wait_past(&tmux, seq);
+            answered = true;
+        } else if screen.contains("y accept") {
             assert!(screen.contains("proposes: "), "{screen}");
             tmux.keys(&["y"]);
             moved_past(&tmux, seq, Duration::from_secs(5));
-            answered = true;
         } else if screen.contains("chip yet: press its number") {
             tmux.keys(&["1"]);
             if moved_past(&tmux, seq, Duration::from_secs(2)) {
@@ -474,6 +502,8 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
     }
     let end = tmux.screen();
     assert!(took, "seat 0 took a chip");
+    assert!(answered, "seat 0 answered a proposal");
+    assert!(clock_seen, "the phase clock was never shown");
     assert!(
         end.contains("The gang wins") || end.contains("The gang loses"),
         "{end}"
@@ -486,7 +516,7 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
     for bot in &mut bots {
         wait_with_timeout(bot, Duration::from_secs(10));
     }
-    // The log holds seat 0's chip moves and its vote.
+    // The log holds seat 0's chip moves and its vote on the proposal.
     let records = log(&mut client, &game).await;
     let acted: Vec<String> = records
         .iter()
@@ -498,5 +528,226 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
         })
         .collect();
     assert!(acted.iter().any(|a| a.starts_with("take ")), "{acted:?}");
-    assert_eq!(acted.iter().any(|a| a == "accept"), answered, "{acted:?}");
+    assert!(acted.iter().any(|a| a == "accept"), "{acted:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_status_line_follows_a_server_restart_and_plain_stays_lines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(dir.path());
+    let mut client = server.client().await;
+    let game = create(&mut client, "gang-of-four", None, 9).await;
+    let tmux = Tmux::start(&gangs_play(&server, &game, 1));
+    tmux.wait_for("the table", Duration::from_secs(10), |s| {
+        s.contains("waiting for players")
+    });
+    server.kill9();
+    let lost = tmux.wait_for("the reconnect status", Duration::from_secs(10), |s| {
+        s.contains("connection lost: reconnecting")
+    });
+    assert!(lost.contains("playing seat 1"), "the table stays:\n{lost}");
+    server.restart();
+    let back = tmux.wait_for("the reconnection", Duration::from_secs(30), |s| {
+        s.contains("reconnected; resuming after seq")
+    });
+    assert!(
+        !back.contains("connection lost"),
+        "the status line is cleared:\n{back}"
+    );
+    // Still the seat's table: a second seat joining shows up.
+    let mut client = server.client().await;
+    client
+        .join_game(pb::JoinGameRequest {
+            game_id: game.clone(),
+            name: "other".into(),
+            seat: Some(3),
+            ..Default::default()
+        })
+        .await
+        .expect("join");
+    tmux.wait_for("the join after the restart", Duration::from_secs(10), |s| {
+        s.contains("2 seat(s) taken")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the exit", Duration::from_secs(5), |s| {
+        s.contains("[exit 0]")
+    });
+
+    // `--plain` in a terminal: the line interface, no full-screen table.
+    let plain = Tmux::start(&[
+        bin("gangs").display().to_string(),
+        "--server".into(),
+        server.url(),
+        "watch".into(),
+        game.clone(),
+        "--plain".into(),
+    ]);
+    let lines = plain.wait_for("the lines", Duration::from_secs(10), |s| {
+        s.contains("2 seat(s) taken")
+    });
+    assert!(
+        lines.contains("1 seat(s) taken") && !lines.contains("spectator"),
+        "{lines}"
+    );
+}
+
+/// Parses an update line of the line interface (`{seq:>5}  words`) into its seq.
+fn update_line_seq(line: &str) -> Option<u64> {
+    if line.len() < 8 || line.get(5..7) != Some("  ") {
+        return None;
+    }
+    line.get(..5)?.trim().parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn outside_a_terminal_play_prints_each_change_once() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path());
+    let mut client = server.client().await;
+    // Short phase deadlines: the streets close by themselves whatever seat 0 does.
+    let options = gangs_games::parse_options(
+        "the-gang",
+        Some(3),
+        &[("phase_deadline_ms".to_string(), "400".to_string())],
+    )
+    .expect("options");
+    let game = create(&mut client, "the-gang", Some(options), 13).await;
+    let mut play = Command::new(bin("gangs"))
+        .args(["--server", &server.url(), "play", &game, "--seat", "0"])
+        .args(["--name", "piped"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start gangs play");
+    let mut stdin = play.stdin.take().expect("stdin");
+    let stdout = play.stdout.take().expect("stdout");
+    // A person at a pipe: at each prompt, the first listed action.
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("a number, action words") {
+                let _ = writeln!(stdin, "1");
+            }
+            lines.push(line);
+        }
+        lines
+    });
+    let mut bots: Vec<_> = (1..3)
+        .map(|seat| spawn_bot("gangs-bot-crew", &server, &game, Some(seat), seat as u64))
+        .collect();
+    let exit = wait_with_timeout(&mut play, Duration::from_secs(90));
+    let lines = reader.join().expect("the reader");
+    let text = lines.join("\n");
+    assert!(exit.success(), "gangs play failed:\n{text}");
+    for bot in &mut bots {
+        wait_with_timeout(bot, Duration::from_secs(10));
+    }
+    assert!(text.contains("game over: "), "{text}");
+
+    // Each update once, in order: no seq comes back after a later one.
+    let mut seqs: Vec<u64> = lines.iter().filter_map(|l| update_line_seq(l)).collect();
+    seqs.dedup();
+    assert!(seqs.len() > 20, "{text}");
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "an update was printed twice or out of order: {seqs:?}"
+    );
+    // The whole view only when a street starts (and once at the end), not per chip move.
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    let views = lines
+        .iter()
+        .filter(|l| l.starts_with("heist ") && l.contains(" | vaults "))
+        .count();
+    let prompts = count("your turn (seq ");
+    let streets = lines.iter().filter(|l| l.ends_with(" chips open")).count();
+    let turns = lines
+        .iter()
+        .filter(|l| l.starts_with("       your turn (") && l.ends_with(" legal actions)"))
+        .count();
+    assert!(prompts >= 4, "seat 0 was prompted:\n{text}");
+    assert_eq!(views, prompts + 1, "a view per prompt and the final one");
+    assert!(
+        prompts <= streets,
+        "{prompts} prompts for {streets} streets:\n{text}"
+    );
+    assert!(
+        turns >= 2 * prompts,
+        "{turns} updates offered actions, {prompts} prompts"
+    );
+    assert!(
+        text.contains("you played `"),
+        "seat 0's answers were sent:\n{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gangs_watch_shows_the_table_to_a_spectator_and_to_a_seat() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(dir.path());
+    let mut client = server.client().await;
+    let game = create(&mut client, "gang-of-four", None, 11).await;
+    // Seat 0 is taken here and never plays: the game starts and waits on it at some point.
+    let token = client
+        .join_game(pb::JoinGameRequest {
+            game_id: game.clone(),
+            name: "held".into(),
+            seat: Some(0),
+            ..Default::default()
+        })
+        .await
+        .expect("join")
+        .into_inner()
+        .token;
+    let mut bots: Vec<_> = (1..4)
+        .map(|seat| spawn_bot("gangs-bot-random", &server, &game, Some(seat), seat as u64))
+        .collect();
+    let watch = |extra: &[&str]| {
+        let mut command = vec![
+            bin("gangs").display().to_string(),
+            "--server".into(),
+            server.url(),
+            "watch".into(),
+            game.clone(),
+        ];
+        command.extend(extra.iter().map(|w| w.to_string()));
+        Tmux::start(&command)
+    };
+    let spectator = watch(&[]);
+    let seat = watch(&["--seat", "0", "--token", &token]);
+    let seen = spectator.wait_for("the dealt table", Duration::from_secs(15), |s| {
+        s.contains("spectator") && s.contains("Deal 1")
+    });
+    assert!(!seen.contains("Your hand"), "no private cards:\n{seen}");
+    assert!(!seen.contains("waiting for players"), "{seen}");
+    let mine = seat.wait_for("the seat's table", Duration::from_secs(15), |s| {
+        s.contains("watching as seat 0") && s.contains("Your hand")
+    });
+    assert!(mine.contains("seat 0 (you)"), "{mine}");
+    // Read-only: keys that would play do nothing but `q` leaves.
+    let seq = seq_of(&mine);
+    seat.keys(&["Tab", "Enter", "p"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let records = log(&mut client, &game).await;
+    assert!(
+        !records.iter().any(|r| matches!(
+            &r.record,
+            Some(pb::log_record::Record::Acted(a)) if a.seat == 0
+        )),
+        "watching sends no action (seq was {seq:?})"
+    );
+    for table in [&spectator, &seat] {
+        table.keys(&["q"]);
+        table.wait_for("the exit", Duration::from_secs(5), |s| {
+            s.contains("[exit 0]")
+        });
+    }
+    for bot in &mut bots {
+        let _ = bot.kill();
+        let _ = bot.wait();
+    }
 }

@@ -17,7 +17,7 @@ use clap::Args;
 use gangs_games::{describe_action, render_view};
 use gangs_proto::v1 as pb;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::io::BufRead;
 use tonic::Code;
 
 #[derive(Args)]
@@ -142,6 +142,22 @@ pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
     session.play(from_seq).await
 }
 
+/// The lines typed on stdin, read on a thread of its own. Not tokio's stdin: its read sits
+/// on the runtime's blocking pool, and the runtime waits for it at exit, so the command would
+/// hang after the game's end until another line came. A plain thread dies with the process.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>> {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let failed = line.is_err();
+            if sender.send(line).is_err() || failed {
+                break;
+            }
+        }
+    });
+    receiver
+}
+
 struct Session<'a> {
     context: &'a Context,
     client: Client,
@@ -180,7 +196,7 @@ impl Session<'_> {
             .watch(&mut self.client, &self.game_id, &self.token, from_seq)
             .await?;
         let mut last_seq = from_seq;
-        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        let mut stdin = stdin_lines();
         loop {
             tokio::select! {
                 batch = next_batch(&mut stream) => {
@@ -214,11 +230,11 @@ impl Session<'_> {
                         }
                     }
                 }
-                line = stdin.next_line() => {
-                    let line = line.map_err(|e| CliError::local(format!("cannot read stdin: {e}")))?;
+                line = stdin.recv() => {
                     let Some(line) = line else {
                         return Err(self.left("stdin closed"));
                     };
+                    let line = line.map_err(|e| CliError::local(format!("cannot read stdin: {e}")))?;
                     if self.on_line(&line).await? {
                         return Err(self.left("you quit"));
                     }

@@ -594,6 +594,40 @@ mod tests {
     }
 
     #[test]
+    fn a_play_that_leaves_one_card_asks_about_the_announcement() {
+        let mut app = gof_app();
+        // Manual last card: the pair 7 7 leaves one card, so it comes with and without the flag.
+        let announced = |ids: &[u32]| {
+            let mut action = gof_play(ids);
+            if let Some(pb::game_action::Game::GangOfFour(a)) = action.game.as_mut() {
+                if let Some(GofAction::Play(p)) = a.kind.as_mut() {
+                    p.announce_last_card = true;
+                }
+            }
+            action
+        };
+        if let Some(update) = app.update.as_mut() {
+            update.legal_actions = vec![gof_play(&[37, 39]), announced(&[37, 39])];
+        }
+        app.on_key(key(KeyCode::Tab));
+        assert_eq!(app.on_key(key(KeyCode::Enter)), Command::None);
+        assert!(matches!(app.prompt, Some(Prompt::AnnounceLastCard { .. })));
+        // Other keys wait for the answer; `y` sends the play with the announcement.
+        assert_eq!(app.on_key(key(KeyCode::Char('p'))), Command::None);
+        assert_eq!(
+            app.on_key(key(KeyCode::Char('y'))),
+            Command::Act(announced(&[37, 39]))
+        );
+        assert_eq!(app.prompt, None);
+        // `n` sends it without.
+        app.on_key(key(KeyCode::Enter));
+        assert_eq!(
+            app.on_key(key(KeyCode::Char('n'))),
+            Command::Act(gof_play(&[37, 39]))
+        );
+    }
+
+    #[test]
     fn tab_cycles_the_legal_plays() {
         let mut app = gof_app();
         app.on_key(key(KeyCode::Tab));

@@ -20,16 +20,25 @@ pub fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
         super::app::GameKind::TheGang => "The Gang",
     };
     let seq = app.update.as_ref().map_or(0, |u| u.seq);
-    let mut spans = vec![
-        Span::styled(
-            format!(" {kind} "),
-            Style::new()
-                .fg(Color::Black)
-                .bg(Color::Cyan)
-                .add_modifier(Modifier::BOLD),
-        ),
-        Span::raw(format!(" game {}  ·  {who}  ·  seq {seq}", app.game_id)),
-    ];
+    let mut spans = vec![Span::styled(
+        format!(" {kind} "),
+        Style::new()
+            .fg(Color::Black)
+            .bg(Color::Cyan)
+            .add_modifier(Modifier::BOLD),
+    )];
+    // The connection's state comes first, so a narrow terminal still shows it.
+    if !app.status.is_empty() {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(
+            format!(" {} ", app.status),
+            Style::new().fg(Color::Black).bg(Color::Yellow),
+        ));
+    }
+    spans.push(Span::raw(format!(
+        " game {}  ·  {who}  ·  seq {seq}",
+        app.game_id
+    )));
     if let Some(left) = app.deadline_left_ms() {
         let style = if left < 10_000 {
             Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
@@ -50,13 +59,6 @@ pub fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
         .is_some_and(|u| u.status == gangs_proto::v1::GameStatus::Waiting as i32)
     {
         spans.push(Span::raw("  ·  waiting for players"));
-    }
-    if !app.status.is_empty() {
-        spans.push(Span::raw("  ·  "));
-        spans.push(Span::styled(
-            app.status.clone(),
-            Style::new().fg(Color::Black).bg(Color::Yellow),
-        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

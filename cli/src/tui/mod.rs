@@ -176,10 +176,19 @@ impl<'a> Driver<'a> {
         let token = self.token.clone();
         let mut stream = Some(stream);
         let mut resuming: Option<Resumed<'_>> = None;
+        // When the stream was lost, for the status line's count while reconnecting.
+        let mut lost_at: Option<std::time::Instant> = None;
         let mut tick = tokio::time::interval(Duration::from_millis(250));
         let screen_error = |e: std::io::Error| CliError::local(format!("cannot draw: {e}"));
         loop {
             self.app.now_ms = now_ms();
+            if let Some(lost_at) = lost_at {
+                self.app.status = format!(
+                    "connection lost: reconnecting… {} s (after seq {})",
+                    lost_at.elapsed().as_secs(),
+                    self.last_seq
+                );
+            }
             terminal
                 .draw(|frame| draw(frame, &self.app))
                 .map_err(screen_error)?;
@@ -193,7 +202,7 @@ impl<'a> Driver<'a> {
                     if let Some(end) = batch.end {
                         stream = None;
                         if !self.app.finished() {
-                            self.app.status = "connection lost: reconnecting…".into();
+                            lost_at = Some(std::time::Instant::now());
                             let last_seq = self.last_seq;
                             let (game_id, token) = (game_id.as_str(), token.as_str());
                             resuming = Some(Box::pin(async move {
@@ -204,6 +213,7 @@ impl<'a> Driver<'a> {
                 }
                 resumed = async { resuming.as_mut().expect("a reconnect").await }, if resuming.is_some() => {
                     resuming = None;
+                    lost_at = None;
                     let (client, resumed) = resumed?;
                     self.client = client;
                     stream = Some(resumed);

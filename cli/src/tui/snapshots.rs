@@ -333,3 +333,27 @@ fn css(color: Color, foreground: bool) -> &'static str {
         _ => "#d4d4d4",
     }
 }
+
+#[test]
+fn the_clock_counts_down_and_the_status_line_shows_a_reconnect() {
+    let mut app = gang_of_four_app();
+    if let Some(update) = app.update.as_mut() {
+        update.deadline_unix_ms = Some(70_000);
+    }
+    let header = |app: &App| row_text(&render(app), 0);
+    app.now_ms = 4_500;
+    assert!(header(&app).contains("⏱ 1:06"), "{}", header(&app));
+    app.now_ms = 61_000;
+    let buffer = render(&app);
+    let clock = find_in_row(&buffer, 0, "⏱ 0:09");
+    assert_eq!(buffer[(clock, 0)].fg, Color::Red, "under ten seconds: red");
+    // Past the deadline the clock stops at zero.
+    app.now_ms = 90_000;
+    assert!(header(&app).contains("⏱ 0:00"), "{}", header(&app));
+    app.status = "connection lost: reconnecting… 3 s (after seq 12)".into();
+    assert!(
+        header(&app).contains("connection lost: reconnecting… 3 s"),
+        "{}",
+        header(&app)
+    );
+}
