@@ -1,18 +1,37 @@
 //! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
-//! the request to the game's actor. No game logic here.
+//! the request to the game's actor. No game logic here. The one place where the host's
+//! [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, UpdateStream, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
+use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
 use crate::bounds::{
     bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
 };
+use crate::error::{HostError, HostResult};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
 use prost::Message;
 use std::pin::Pin;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
+
+impl From<HostError> for Status {
+    fn from(error: HostError) -> Status {
+        match error {
+            HostError::NotFound(m) => Status::not_found(m),
+            HostError::Invalid(m) => Status::invalid_argument(m),
+            HostError::NotNow(m) => Status::failed_precondition(m),
+            HostError::Permission(m) => Status::permission_denied(m),
+            HostError::Unauthenticated(m) => Status::unauthenticated(m),
+            HostError::StaleSeq(m) => Status::aborted(m),
+            HostError::OutOfRange(m) => Status::out_of_range(m),
+            HostError::Exhausted(m) => Status::resource_exhausted(m),
+            HostError::Storage(m) | HostError::Unavailable(m) => Status::unavailable(m),
+            HostError::Internal(m) => Status::internal(m),
+        }
+    }
+}
 
 pub struct GamesService {
     registry: Registry,
@@ -52,16 +71,18 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 async fn ask<T>(
     registry: &Registry,
     game_id: &str,
-    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
+    make: impl FnOnce(Reply<T>) -> Command,
 ) -> Result<T, Status> {
-    ask_game(registry, game_id, make).await.map_err(bounded)
+    ask_game(registry, game_id, make)
+        .await
+        .map_err(|error| bounded(error.into()))
 }
 
 async fn ask_game<T>(
     registry: &Registry,
     game_id: &str,
-    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
-) -> Result<T, Status> {
+    make: impl FnOnce(Reply<T>) -> Command,
+) -> HostResult<T> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
     let mut game: GameHandle = registry.get(game_id)?;
@@ -72,7 +93,7 @@ async fn ask_game<T>(
             Ok(()) => {
                 return answer
                     .await
-                    .map_err(|_| Status::unavailable("the server is shutting down"))?
+                    .map_err(|_| HostError::Unavailable("the server is shutting down".into()))?
             }
             Err(mpsc::error::SendError(back)) => {
                 command = back;
@@ -80,12 +101,13 @@ async fn ask_game<T>(
             }
         }
     }
-    Err(Status::unavailable(format!(
+    Err(HostError::Unavailable(format!(
         "game {game_id} could not be reloaded: try again"
     )))
 }
 
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
+type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Games for GamesService {
@@ -103,7 +125,10 @@ impl Games for GamesService {
                     gangs_games::KINDS.join(", ")
                 )));
             }
-            self.registry.create(request).await.map_err(bounded)
+            self.registry
+                .create(request)
+                .await
+                .map_err(|error| bounded(error.into()))
         }
         .await;
         crate::metrics::rpc_result("CreateGame", &created);
@@ -146,7 +171,10 @@ impl Games for GamesService {
         })
         .await;
         crate::metrics::rpc_result("Watch", &stream);
-        Ok(Response::new(crate::metrics::Watched::new(stream?)))
+        let stream = stream?.map(|update| update.map_err(Status::from));
+        Ok(Response::new(crate::metrics::Watched::new(Box::pin(
+            stream,
+        ))))
     }
 
     async fn act(

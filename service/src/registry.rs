@@ -4,11 +4,11 @@
 //! when someone asks for it again (`revive`), so memory holds the live games, not the history.
 
 use crate::actor::{GameActor, GameHandle, Settings, Summaries};
+use crate::error::{HostError, HostResult};
 use crate::store::{Store, GAME_ID_LEN};
 use gangs_proto::v1 as pb;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
-use tonic::Status;
 
 #[derive(Clone)]
 pub struct Registry {
@@ -20,7 +20,7 @@ pub struct Registry {
 
 impl Registry {
     /// Rebuilds every game of the log before the server takes calls.
-    pub async fn restore(store: Store, settings: Settings) -> Result<Registry, String> {
+    pub async fn restore(store: Store, settings: Settings) -> HostResult<Registry> {
         let registry = Registry {
             store: store.clone(),
             games: Arc::default(),
@@ -28,11 +28,17 @@ impl Registry {
             settings,
         };
         // One game at a time, so that memory holds one finished game's log at most.
-        let ids = store.game_ids().await.map_err(|e| e.message)?;
+        let ids = store
+            .game_ids()
+            .await
+            .map_err(|e| HostError::Storage(e.message))?;
         let count = ids.len();
         let mut running = 0;
         for id in ids {
-            let records = store.load_game(&id).await.map_err(|e| e.message)?;
+            let records = store
+                .load_game(&id)
+                .await
+                .map_err(|e| HostError::Storage(e.message))?;
             let actor = registry.rebuild(&id, records)?;
             // A finished game is listed, and loaded only when asked for.
             let handle = if actor.is_settled() {
@@ -54,7 +60,7 @@ impl Registry {
     pub async fn create(
         &self,
         request: pb::CreateGameRequest,
-    ) -> Result<pb::CreateGameResponse, Status> {
+    ) -> HostResult<pb::CreateGameResponse> {
         let id = new_game_id();
         let seed = request.seed.unwrap_or_else(rand::random);
         let created = pb::Created {
@@ -75,7 +81,7 @@ impl Registry {
         )?;
         durable
             .await
-            .map_err(|_| Status::internal("the game stopped before it was saved"))??;
+            .map_err(|_| HostError::Internal("the game stopped before it was saved".into()))??;
         let players = self
             .summaries
             .lock()
@@ -93,27 +99,22 @@ impl Registry {
         })
     }
 
-    pub fn get(&self, id: &str) -> Result<GameHandle, Status> {
+    pub fn get(&self, id: &str) -> HostResult<GameHandle> {
         if id.is_empty() {
-            return Err(Status::invalid_argument("game_id is required"));
+            return Err(HostError::Invalid("game_id is required".into()));
         }
         self.games
             .read()
             .expect("games lock")
             .get(id)
             .cloned()
-            .ok_or_else(|| {
-                Status::not_found(format!(
-                    "no game {}: `gangs games` lists the games",
-                    gangs_proto::quoted(id)
-                ))
-            })
+            .ok_or_else(|| not_found(id))
     }
 
     /// The game's actor again after the one in the directory ended (a finished game unloaded
     /// after a quiet spell): rebuilt from the log. Concurrent revivals may both rebuild; the
     /// directory keeps one, the other ends on its own (a finished game changes no more).
-    pub async fn revive(&self, id: &str) -> Result<GameHandle, Status> {
+    pub async fn revive(&self, id: &str) -> HostResult<GameHandle> {
         if let Some(handle) = self.live(id) {
             return Ok(handle);
         }
@@ -121,13 +122,11 @@ impl Registry {
             .store
             .load_game(id)
             .await
-            .map_err(|e| Status::internal(format!("reloading game {id}: {e}")))?;
+            .map_err(|e| HostError::Internal(format!("reloading game {id}: {e}")))?;
         if records.is_empty() {
-            return Err(Status::not_found(format!(
-                "no game {id:?}: `gangs games` lists the games"
-            )));
+            return Err(not_found(id));
         }
-        let handle = self.rebuild(id, records).map_err(Status::internal)?.spawn();
+        let handle = self.rebuild(id, records)?.spawn();
         let mut games = self.games.write().expect("games lock");
         match games.get(id) {
             Some(other) if !other.commands.is_closed() => Ok(other.clone()),
@@ -139,7 +138,7 @@ impl Registry {
     }
 
     /// A game's actor rebuilt from its records (listed, not yet running).
-    fn rebuild(&self, id: &str, records: Vec<pb::LogRecord>) -> Result<GameActor, String> {
+    fn rebuild(&self, id: &str, records: Vec<pb::LogRecord>) -> HostResult<GameActor> {
         GameActor::rebuild(
             id.to_string(),
             self.store.clone(),
@@ -198,6 +197,13 @@ impl Registry {
     pub fn close(&self) {
         self.games.write().expect("games lock").clear();
     }
+}
+
+fn not_found(id: &str) -> HostError {
+    HostError::NotFound(format!(
+        "no game {}: `gangs games` lists the games",
+        gangs_proto::quoted(id)
+    ))
 }
 
 fn new_game_id() -> String {
