@@ -317,6 +317,14 @@ async fn q_leaves_the_table_and_the_token_takes_the_seat_back() {
     tmux.wait_for("the table", Duration::from_secs(10), |s| {
         s.contains("waiting for players")
     });
+    // A smaller terminal: the table is drawn again to its size.
+    tmux.tmux(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    let small = tmux.wait_for("the table at 80x24", Duration::from_secs(5), |s| {
+        s.lines().count() <= 24
+            && s.lines()
+                .any(|l| l.starts_with("└") && l.chars().count() == 80)
+    });
+    assert!(small.contains("playing seat 2"), "{small}");
     tmux.keys(&["q"]);
     let left = tmux.wait_for("the exit", Duration::from_secs(5), |s| {
         s.contains("[exit 0]")
