@@ -248,6 +248,21 @@ pub async fn ready_now<F: Future>(future: F) -> Option<F::Output> {
     .await
 }
 
+/// `request` with `authorization: Bearer KEY` metadata when a key is given (`--api-key`): what a
+/// server started with --api-key asks of the calls that create games.
+pub fn with_api_key<T>(
+    mut request: tonic::Request<T>,
+    key: Option<&str>,
+) -> Result<tonic::Request<T>, CliError> {
+    if let Some(key) = key {
+        let value = format!("Bearer {key}").parse().map_err(|_| {
+            CliError::invalid("the API key holds characters not allowed in a header")
+        })?;
+        request.metadata_mut().insert("authorization", value);
+    }
+    Ok(request)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! What a seat (or the spectator) receives for one log record: the `Update` the server sends
-//! live (`service/src/actor.rs`), and `gangs replay --at` rebuilds from a finished log. One
+//! live (`service/src/actor/watch.rs`), and `gangs replay --at` rebuilds from a finished log. One
 //! function for both, so a replayed view is exactly the one the seat saw.
 
 use crate::Game;

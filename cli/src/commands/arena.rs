@@ -342,18 +342,16 @@ async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
         )
     };
     let mut client = arena.client.clone();
-    let mut request = tonic::Request::new(pb::CreateGameRequest {
-        kind: arena.kind.clone(),
-        options: Some(arena.options),
-        seed: Some(seed),
-        preset: None,
-    });
-    if let Some(key) = &arena.api_key {
-        let value = format!("Bearer {key}")
-            .parse()
-            .map_err(|_| "the API key holds characters not allowed in a header".to_string())?;
-        request.metadata_mut().insert("authorization", value);
-    }
+    let request = crate::client::with_api_key(
+        tonic::Request::new(pb::CreateGameRequest {
+            kind: arena.kind.clone(),
+            options: Some(arena.options),
+            seed: Some(seed),
+            preset: None,
+        }),
+        arena.api_key.as_deref(),
+    )
+    .map_err(|e| e.message)?;
     let game_id = client
         .create_game(request)
         .await

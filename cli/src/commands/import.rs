@@ -35,13 +35,10 @@ pub async fn run(args: ImportArgs, context: &Context) -> Result<(), CliError> {
     file.verify()
         .map_err(|e| CliError::invalid(format!("{name} cannot be imported: {e}")))?;
     let from = file.header.game_id.clone();
-    let mut request = tonic::Request::new(tokio_stream::iter(parts(file)));
-    if let Some(key) = &args.api_key {
-        let value = format!("Bearer {key}").parse().map_err(|_| {
-            CliError::invalid("the API key holds characters not allowed in a header")
-        })?;
-        request.metadata_mut().insert("authorization", value);
-    }
+    let request = crate::client::with_api_key(
+        tonic::Request::new(tokio_stream::iter(parts(file))),
+        args.api_key.as_deref(),
+    )?;
     let mut client = context.connect().await?;
     let imported = client
         .import_game(request)

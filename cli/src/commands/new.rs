@@ -55,18 +55,15 @@ pub async fn run(args: NewArgs, context: &Context) -> Result<(), CliError> {
                 .map_err(|e| CliError::invalid(e.to_string()))?,
         )
     };
-    let mut request = tonic::Request::new(pb::CreateGameRequest {
-        kind: args.kind.clone(),
-        options,
-        seed: args.seed,
-        preset: None,
-    });
-    if let Some(key) = &args.api_key {
-        let value = format!("Bearer {key}").parse().map_err(|_| {
-            CliError::invalid("the API key holds characters not allowed in a header")
-        })?;
-        request.metadata_mut().insert("authorization", value);
-    }
+    let request = crate::client::with_api_key(
+        tonic::Request::new(pb::CreateGameRequest {
+            kind: args.kind.clone(),
+            options,
+            seed: args.seed,
+            preset: None,
+        }),
+        args.api_key.as_deref(),
+    )?;
     let mut client = context.connect().await?;
     let created = client
         .create_game(request)

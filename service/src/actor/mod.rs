@@ -369,13 +369,3 @@ impl GameActor {
             .insert(self.id.clone(), summary);
     }
 }
-
-/// The engine events a record carries (none for records about seats).
-fn record_events(record: &pb::LogRecord) -> &[pb::GameEvent] {
-    match &record.record {
-        Some(Record::Started(s)) => &s.events,
-        Some(Record::Acted(a)) => &a.events,
-        Some(Record::Expired(e)) => &e.events,
-        _ => &[],
-    }
-}
