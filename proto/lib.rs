@@ -13,6 +13,7 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("gang
 
 pub use v1::*;
 
+pub mod auth;
 pub mod retry;
 
 /// The canonical name of a gRPC status code (`NOT_FOUND`), as other gRPC tools print it: the

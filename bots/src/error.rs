@@ -8,6 +8,8 @@ use tonic::Status;
 pub enum BotError {
     /// `--server` is not a usable URL.
     BadServerUrl { url: String, reason: String },
+    /// `--api-key` cannot travel in a header.
+    BadKey(String),
     /// The server stayed unreachable for the whole retry budget.
     ServerLost {
         url: String,
@@ -34,6 +36,7 @@ impl std::fmt::Display for BotError {
                 f,
                 "invalid server URL {url:?} ({reason}): use e.g. --server http://127.0.0.1:50051"
             ),
+            BotError::BadKey(reason) => write!(f, "invalid --api-key: {reason}"),
             BotError::ServerLost { url, seconds, last } => write!(
                 f,
                 "cannot reach the server at {url} for {seconds} s (last error: {last}): is `gangs-server` running?"

@@ -2,11 +2,12 @@
 //! for at most 60 s of continuous outage, then give up with a clear error.
 
 use crate::BotError;
-use gangs_proto::v1::games_client::GamesClient;
+use gangs_proto::auth::{ApiKey, KeyedClient};
 use std::time::Instant;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
-pub type Client = GamesClient<Channel>;
+/// A client that sends the bot's `--api-key` with every call.
+pub type Client = KeyedClient;
 
 pub use gangs_proto::retry::{Backoff, FIRST_DELAY, MAX_DELAY, OUTAGE_BUDGET};
 
@@ -14,12 +15,13 @@ pub use gangs_proto::retry::{Backoff, FIRST_DELAY, MAX_DELAY, OUTAGE_BUDGET};
 pub struct Reconnector {
     url: String,
     endpoint: Endpoint,
+    key: ApiKey,
     backoff: Backoff,
     outage_since: Option<Instant>,
 }
 
 impl Reconnector {
-    pub fn new(url: &str) -> Result<Self, BotError> {
+    pub fn new(url: &str, key: Option<&str>) -> Result<Self, BotError> {
         let bad_url = |reason: String| BotError::BadServerUrl {
             url: url.to_string(),
             reason,
@@ -29,9 +31,11 @@ impl Reconnector {
         }
         let endpoint =
             Endpoint::from_shared(url.to_string()).map_err(|e| bad_url(e.to_string()))?;
+        let key = ApiKey::new(key).map_err(BotError::BadKey)?;
         Ok(Reconnector {
             url: url.to_string(),
             endpoint,
+            key,
             backoff: Backoff::default(),
             outage_since: None,
         })
@@ -54,7 +58,7 @@ impl Reconnector {
         tracing::debug!(url = %self.url, why, "connecting");
         loop {
             let last = match self.endpoint.connect().await {
-                Ok(channel) => return Ok(GamesClient::new(channel)),
+                Ok(channel) => return Ok(self.key.client(channel)),
                 Err(e) => gangs_proto::innermost_cause(&e),
             };
             tracing::debug!(url = %self.url, error = %last, "connect failed");
@@ -83,7 +87,7 @@ mod tests {
 
     #[test]
     fn bad_url_is_a_clear_error() {
-        let err = Reconnector::new("not a url").err().unwrap();
+        let err = Reconnector::new("not a url", None).err().unwrap();
         assert!(err.to_string().contains("--server http://"));
     }
 }

@@ -3,16 +3,17 @@
 
 use crate::error::CliError;
 use crate::output::Output;
+use gangs_proto::auth::{ApiKey, KeyedClient};
 use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
-use pb::games_client::GamesClient;
 use std::future::Future;
 use std::task::Poll;
 use std::time::Instant;
 use tonic::transport::{Channel, Endpoint};
 use tonic::Streaming;
 
-pub type Client = GamesClient<Channel>;
+/// A client that sends the `--api-key` with every call.
+pub type Client = KeyedClient;
 
 /// What every command gets: where the server is and how to print.
 pub struct Context {
@@ -21,6 +22,8 @@ pub struct Context {
     /// `--server` or GANGS_SERVER was given (not the default): `gangs arena` then uses that
     /// server instead of starting its own.
     pub server_given: bool,
+    /// `--api-key` or GANGS_API_KEY, sent with every call.
+    pub api_key: ApiKey,
 }
 
 impl Context {
@@ -29,6 +32,7 @@ impl Context {
             server,
             out,
             server_given: false,
+            api_key: ApiKey::none(),
         }
     }
 
@@ -46,7 +50,7 @@ impl Context {
         let endpoint =
             Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
         match endpoint.connect().await {
-            Ok(channel) => Ok(GamesClient::new(channel)),
+            Ok(channel) => Ok(self.api_key.client(channel)),
             Err(e) => Err(CliError::unreachable(
                 &self.server,
                 &gangs_proto::innermost_cause(&e),
@@ -65,24 +69,18 @@ impl Context {
         client: &mut Client,
         game_id: &str,
     ) -> Result<pb::GameSummary, CliError> {
-        let games = client
-            .list_games(pb::ListGamesRequest {})
+        let found = find_summary(client, game_id)
             .await
-            .map_err(|s| self.refused(s))?
-            .into_inner()
-            .games;
-        games
-            .into_iter()
-            .find(|g| g.game_id == game_id)
-            .ok_or_else(|| {
-                CliError::new(
-                    "NOT_FOUND",
-                    format!(
-                        "no game {game_id:?} on the server at {}: `gangs games` lists them",
-                        self.server
-                    ),
-                )
-            })
+            .map_err(|s| self.refused(s))?;
+        found.ok_or_else(|| {
+            CliError::new(
+                "NOT_FOUND",
+                format!(
+                    "no game {game_id:?} on the server at {}: `gangs games` lists them",
+                    self.server
+                ),
+            )
+        })
     }
 
     /// Takes a seat (the given one, or the first free one).
@@ -92,12 +90,15 @@ impl Context {
         game_id: &str,
         seat: Option<u32>,
         name: &str,
+        invitation: Option<&str>,
     ) -> Result<pb::JoinGameResponse, CliError> {
         let request = pb::JoinGameRequest {
             game_id: game_id.to_string(),
             seat,
             name: name.to_string(),
             join_id: gangs_proto::retry::new_join_id(),
+            invitation: invitation.unwrap_or_default().to_string(),
+            ..Default::default()
         };
         Ok(client
             .join_game(request)
@@ -190,6 +191,31 @@ impl Context {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// A game's summary, paging through ListGames (the server answers a page at a time).
+pub async fn find_summary(
+    client: &mut Client,
+    game_id: &str,
+) -> Result<Option<pb::GameSummary>, tonic::Status> {
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                page_size: 1000,
+                page_token,
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        if let Some(found) = page.games.into_iter().find(|g| g.game_id == game_id) {
+            return Ok(Some(found));
+        }
+        if page.next_page_token.is_empty() {
+            return Ok(None);
+        }
+        page_token = page.next_page_token;
     }
 }
 

@@ -27,6 +27,8 @@ pub struct Replayer {
     game: Option<Box<dyn Game>>,
     seats_taken: usize,
     last_seq: u64,
+    /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
+    ended: Option<pb::ended::Reason>,
 }
 
 impl Default for Replayer {
@@ -41,6 +43,7 @@ impl Replayer {
             game: None,
             seats_taken: 0,
             last_seq: 0,
+            ended: None,
         }
     }
 
@@ -57,6 +60,11 @@ impl Replayer {
         self.last_seq
     }
 
+    /// Why the game ended other than by its rules, if an `ended` record closed the log.
+    pub fn ended(&self) -> Option<pb::ended::Reason> {
+        self.ended
+    }
+
     /// Applies one record. Seqs must follow each other from 1.
     pub fn apply(&mut self, record: &pb::LogRecord) -> Result<(), ReplayError> {
         let seq = record.seq;
@@ -66,6 +74,9 @@ impl Replayer {
                 "expected seq {}, found {seq}",
                 self.last_seq + 1
             )));
+        }
+        if self.ended.is_some() {
+            return Err(fail("a record after the `ended` record".into()));
         }
         match &record.record {
             None => return Err(fail("empty record".into())),
@@ -133,6 +144,16 @@ impl Replayer {
                     .expire()
                     .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
                 compare(&expired.events, &events).map_err(fail)?;
+            }
+            Some(Record::Ended(ended)) => {
+                let game = self
+                    .game
+                    .as_ref()
+                    .ok_or_else(|| fail("end before `created`".into()))?;
+                if game.is_over() {
+                    return Err(fail("an `ended` record after the game finished".into()));
+                }
+                self.ended = Some(ended.reason());
             }
         }
         self.last_seq = seq;

@@ -51,6 +51,7 @@ async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
             options: Some(options),
             seed: Some(seed),
             preset: None,
+            ..Default::default()
         })
         .await
         .expect("create")
@@ -63,6 +64,7 @@ async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
             seat: Some(seat),
             name: format!("bench{seat}"),
             join_id: String::new(),
+            ..Default::default()
         };
         tokens.push(
             client
@@ -169,6 +171,10 @@ async fn main() {
         api_key: None,
         watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
         keep_finished_ms: 60_000,
+        player_key: None,
+        fill_timeout: Duration::from_secs(3600),
+        idle_timeout: Duration::from_secs(24 * 3600),
+        retain_finished: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {

@@ -1,10 +1,10 @@
-//! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
-//! the request to the game's actor. No game logic here. The one place where the host's
-//! [`HostError`] becomes a gRPC status.
+//! The `gangs.v1.Games` gRPC service: checks each request's key and shape, finds the game,
+//! and hands the request to the game's actor. No game logic here. The one place where the
+//! host's [`HostError`] becomes a gRPC status.
 
 use crate::actor::{Command, GameHandle, Reply};
 use crate::error::{HostError, HostResult};
-use crate::registry::Registry;
+use crate::registry::{ListQuery, Registry};
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
 use std::pin::Pin;
@@ -31,30 +31,75 @@ impl From<HostError> for Status {
 
 pub struct GamesService {
     registry: Registry,
-    api_key: Option<String>,
+    keys: Keys,
+}
+
+/// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
+#[derive(Debug, Clone, Default)]
+pub struct Keys {
+    /// May do everything.
+    pub admin: Option<String>,
+    /// May join, watch, act, read logs and list games; not create or cancel.
+    pub player: Option<String>,
+}
+
+/// What a call needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// The admin key (create, cancel).
+    Admin,
+    /// The player key or the admin key.
+    Player,
 }
 
 impl GamesService {
     pub fn new(registry: Registry, api_key: Option<String>) -> Self {
-        GamesService { registry, api_key }
+        GamesService::with_keys(
+            registry,
+            Keys {
+                admin: api_key,
+                player: None,
+            },
+        )
     }
 
-    fn check_api_key<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let Some(key) = &self.api_key else {
+    pub fn with_keys(registry: Registry, keys: Keys) -> Self {
+        GamesService { registry, keys }
+    }
+
+    /// Checks the call's `authorization: Bearer KEY` metadata when the server has keys.
+    fn check_key<T>(&self, request: &Request<T>, access: Access, what: &str) -> Result<(), Status> {
+        let Some(admin) = &self.keys.admin else {
             return Ok(());
         };
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match given {
-            Some(given) if constant_time_eq(given.as_bytes(), key.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::permission_denied("wrong API key")),
-            None => Err(Status::unauthenticated(
-                "this server requires an API key to create games: send `authorization: Bearer KEY` metadata",
-            )),
+        let header = request.metadata().get("authorization");
+        let Some(header) = header else {
+            return Err(Status::unauthenticated(format!(
+                "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY)"
+            )));
+        };
+        let given = header
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(|| {
+                Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
+            })?;
+        if constant_time_eq(given.as_bytes(), admin.as_bytes()) {
+            return Ok(());
         }
+        let player = self.keys.player.as_ref();
+        if player.is_some_and(|p| constant_time_eq(given.as_bytes(), p.as_bytes())) {
+            return match access {
+                Access::Player => Ok(()),
+                Access::Admin => Err(Status::permission_denied(format!(
+                    "the player key may not {what}: that needs the admin key (--api-key)"
+                ))),
+            };
+        }
+        Err(Status::permission_denied(format!(
+            "wrong key: this server does not know the key sent in `authorization` (to {what})"
+        )))
     }
 }
 
@@ -101,7 +146,7 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        self.check_api_key(&request)?;
+        self.check_key(&request, Access::Admin, "create games")?;
         let request = request.into_inner();
         if request.kind.is_empty() {
             return Err(Status::invalid_argument(format!(
@@ -112,15 +157,31 @@ impl Games for GamesService {
         Ok(Response::new(self.registry.create(request).await?))
     }
 
+    async fn cancel_game(
+        &self,
+        request: Request<pb::CancelGameRequest>,
+    ) -> Result<Response<pb::CancelGameResponse>, Status> {
+        self.check_key(&request, Access::Admin, "cancel games")?;
+        let request = request.into_inner();
+        let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
+            reason: request.reason,
+            reply,
+        })
+        .await?;
+        Ok(Response::new(answer))
+    }
+
     async fn join_game(
         &self,
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
+        self.check_key(&request, Access::Player, "join games")?;
         let request = request.into_inner();
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
             join_id: request.join_id,
+            invitation: request.invitation,
             reply,
         })
         .await?;
@@ -133,6 +194,7 @@ impl Games for GamesService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<UpdateStream>, Status> {
+        self.check_key(&request, Access::Player, "watch games")?;
         let request = request.into_inner();
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
@@ -149,6 +211,7 @@ impl Games for GamesService {
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
+        self.check_key(&request, Access::Player, "act")?;
         let request = request.into_inner();
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
@@ -165,6 +228,7 @@ impl Games for GamesService {
         &self,
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
+        self.check_key(&request, Access::Player, "read logs")?;
         let request = request.into_inner();
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
@@ -178,10 +242,32 @@ impl Games for GamesService {
 
     async fn list_games(
         &self,
-        _request: Request<pb::ListGamesRequest>,
+        request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        self.check_key(&request, Access::Player, "list games")?;
+        let request = request.into_inner();
+        let status = match pb::GameStatus::try_from(request.status) {
+            Ok(pb::GameStatus::Unspecified) => None,
+            Ok(status) => Some(status),
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "unknown status {}: use a GameStatus value",
+                    request.status
+                )))
+            }
+        };
+        let query = ListQuery {
+            page_size: request.page_size,
+            page_token: request.page_token,
+            kind: request.kind,
+            status,
+            created_after_unix_ms: request.created_after_unix_ms,
+            created_before_unix_ms: request.created_before_unix_ms,
+        };
+        let (games, next_page_token) = self.registry.list(&query)?;
         Ok(Response::new(pb::ListGamesResponse {
-            games: self.registry.list(),
+            games,
+            next_page_token,
         }))
     }
 }

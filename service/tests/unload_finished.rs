@@ -41,6 +41,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
     let settings = Settings {
         watcher_buffer: 64,
         keep_finished: QUIET,
+        ..Settings::default()
     };
     let registry = Registry::restore(store.clone(), settings).await.unwrap();
     let service = GamesService::new(registry.clone(), None);
@@ -58,6 +59,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
             options: Some(options),
             seed: Some(3),
             preset: None,
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -71,6 +73,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
                 seat: Some(seat),
                 name: format!("p{seat}"),
                 join_id: String::new(),
+                ..Default::default()
             }))
             .await
             .unwrap()

@@ -11,7 +11,7 @@
 mod processes;
 mod stats;
 
-use crate::client::{Client, Context};
+use crate::client::{find_summary, Client, Context};
 use crate::error::CliError;
 use crate::output::status_name;
 use clap::Args;
@@ -87,10 +87,6 @@ pub struct ArenaArgs {
     /// an error.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     game_timeout_secs: u64,
-
-    /// The server's API key, if --server runs with --api-key (the arena's own server has none).
-    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
-    api_key: Option<String>,
 }
 
 /// What every game task needs.
@@ -104,7 +100,6 @@ struct Arena {
     duplicate: bool,
     timeout: Duration,
     server: String,
-    api_key: Option<String>,
     client: Client,
     log_dir: PathBuf,
 }
@@ -151,7 +146,12 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let server = own_server
         .as_ref()
         .map_or_else(|| context.server.clone(), |s| s.url.clone());
-    let client = Context::new(server.clone(), context.out).connect().await?;
+    let mut arena_context = Context::new(server.clone(), context.out);
+    // The key (--api-key) is for --server; the arena's own server has none.
+    if own_server.is_none() {
+        arena_context.api_key = context.api_key.clone();
+    }
+    let client = arena_context.connect().await?;
     let arena = Arc::new(Arena {
         kind: args.kind.clone(),
         options,
@@ -162,7 +162,6 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         duplicate: args.duplicate,
         timeout: Duration::from_secs(args.game_timeout_secs),
         server: server.clone(),
-        api_key: args.api_key.filter(|_| own_server.is_none()),
         client,
         log_dir: dir.path().to_path_buf(),
     });
@@ -295,18 +294,12 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
         )
     };
     let mut client = arena.client.clone();
-    let mut request = tonic::Request::new(pb::CreateGameRequest {
+    let request = pb::CreateGameRequest {
         kind: arena.kind.clone(),
         options: Some(arena.options),
         seed: Some(seed),
-        preset: None,
-    });
-    if let Some(key) = &arena.api_key {
-        let value = format!("Bearer {key}")
-            .parse()
-            .map_err(|_| "the API key holds characters not allowed in a header".to_string())?;
-        request.metadata_mut().insert("authorization", value);
-    }
+        ..Default::default()
+    };
     let game_id = client
         .create_game(request)
         .await
@@ -346,15 +339,9 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
 
 /// The spectator's update of a finished game's last record: its outcome and final view.
 async fn final_update(client: &mut Client, game_id: &str) -> Result<pb::Update, String> {
-    let games = client
-        .list_games(pb::ListGamesRequest {})
+    let summary = find_summary(client, game_id)
         .await
         .map_err(|s| format!("cannot list the games: {}", s.message()))?
-        .into_inner()
-        .games;
-    let summary = games
-        .into_iter()
-        .find(|g| g.game_id == game_id)
         .ok_or("the server no longer lists the game")?;
     if summary.status != pb::GameStatus::Finished as i32 {
         return Err(format!(

@@ -5,7 +5,7 @@
 
 use crate::client::Context;
 use crate::error::CliError;
-use crate::output::{log_record_json, log_record_lines, outcome_json};
+use crate::output::{ended_word, log_record_json, log_record_lines, outcome_json};
 use clap::Args;
 use gangs_games::render_view;
 use gangs_games::replay::Replayer;
@@ -60,12 +60,17 @@ pub async fn run(args: ReplayArgs, context: &Context) -> Result<(), CliError> {
 
     let game = replayer.game();
     let outcome = game.and_then(|g| g.outcome());
+    let ended = records.iter().find_map(|r| match &r.record {
+        Some(Record::Ended(e)) => Some(e),
+        _ => None,
+    });
     let count = records.len();
     context.out.emit(
         json!({
             "verified": true,
             "records": count,
             "outcome": outcome.as_ref().map(outcome_json),
+            "ended": ended.map(ended_word),
         }),
         || {
             let mut lines = Vec::new();
@@ -75,6 +80,9 @@ pub async fn run(args: ReplayArgs, context: &Context) -> Result<(), CliError> {
                 }
                 if let Some(outcome) = &outcome {
                     lines.push(format!("game over: {}", outcome.summary));
+                }
+                if let Some(ended) = ended {
+                    lines.push(format!("game {}: {}", ended_word(ended), ended.detail));
                 }
             }
             lines.push(format!(

@@ -2,7 +2,7 @@
 //! fanned out to (a slow one is cut off, never waited for), the catch-up of a watcher joining
 //! late, and the log as `GetLog` shows it.
 
-use super::{record_events, GameActor, UpdateStream};
+use super::{ended_status, record_events, GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
 use gangs_games::{replay::Replayer, Game};
 use gangs_proto::v1 as pb;
@@ -91,7 +91,7 @@ impl GameActor {
                 .expect("the channel was sized for the catch-up");
         }
         // A finished game's stream ends after the catch-up.
-        if !(self.game.is_over() && self.pending.is_empty()) {
+        if !(self.is_over() && self.pending.is_empty()) {
             self.watchers.push(Watcher { seat, updates: tx });
         }
         Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
@@ -138,7 +138,7 @@ impl GameActor {
 
     /// The durable records after `from_seq` as `GetLog` shows them.
     pub(super) fn log(&self, from_seq: u64) -> Vec<pb::LogRecord> {
-        let finished = self.game.is_over();
+        let finished = self.is_over();
         self.records[..self.durable_seq as usize]
             .iter()
             .filter(|r| r.seq > from_seq)
@@ -156,8 +156,15 @@ fn build_update(
     seats_taken: u32,
     deadline_unix_ms: Option<i64>,
 ) -> pb::Update {
-    let over = game.is_over();
-    let status = if over {
+    // An `ended` record is the last: the update it makes is the final one.
+    let ended = match &record.record {
+        Some(Record::Ended(e)) => Some(e.reason()),
+        _ => None,
+    };
+    let over = game.is_over() || ended.is_some();
+    let status = if let Some(reason) = ended {
+        ended_status(reason)
+    } else if over {
         pb::GameStatus::Finished
     } else if started {
         pb::GameStatus::Running
@@ -187,7 +194,7 @@ fn build_update(
             None
         },
         status: status as i32,
-        outcome: if over { game.outcome() } else { None },
+        outcome: if game.is_over() { game.outcome() } else { None },
         seat: seat.map(|s| s as u32),
         seats_taken,
     }
@@ -202,9 +209,13 @@ fn public_record(game: &dyn Game, record: &pb::LogRecord, finished: bool) -> pb:
             j.token.clear();
             j.join_id.clear();
         }
-        Some(Record::Created(c)) if !finished => {
-            c.seed = None;
-            c.preset = None;
+        Some(Record::Created(c)) => {
+            c.invitations.clear();
+            c.create_id.clear();
+            if !finished {
+                c.seed = None;
+                c.preset = None;
+            }
         }
         Some(Record::Started(s)) if !finished => {
             s.events = s
