@@ -290,8 +290,9 @@ async fn list_games_pages_and_filters() {
     assert_eq!(pages, 3);
     assert_eq!(seen, made);
 
+    let lister = client.clone();
     let list = |request: pb::ListGamesRequest| {
-        let mut client = client.clone();
+        let mut client = lister.clone();
         async move {
             client
                 .list_games(request)

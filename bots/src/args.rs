@@ -12,6 +12,11 @@ pub struct BotArgs {
     #[arg(long, env = "GANGS_SERVER", default_value = "http://127.0.0.1:50051")]
     pub server: String,
 
+    /// For an `https://` server: a PEM file of the certificate(s) to trust (its self-signed
+    /// certificate or a private CA); without it the system's roots.
+    #[arg(long, env = "GANGS_CA")]
+    pub ca: Option<std::path::PathBuf>,
+
     /// The id of the game to join (see `gangs games`).
     #[arg(long)]
     pub game: String,
@@ -40,8 +45,14 @@ pub struct BotArgs {
     #[arg(long)]
     pub seed: Option<u64>,
 
-    /// Log only warnings and errors (RUST_LOG still wins).
-    #[arg(long)]
+    /// Log only warnings and errors (RUST_LOG still wins). The arena asks for this through
+    /// the environment (GANGS_BOT_QUIET=1), never with a flag (bot contract, docs/bots.md).
+    #[arg(
+        long,
+        env = "GANGS_BOT_QUIET",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
     pub quiet: bool,
 }
 
@@ -99,6 +110,24 @@ mod tests {
         assert_eq!(cli.bot.seed, Some(7));
         assert_eq!(cli.bot.name.as_deref(), Some("zed"));
         assert!(cli.bot.quiet);
+    }
+
+    #[test]
+    fn quiet_also_from_the_environment_as_the_arena_asks() {
+        // The only test that sets GANGS_BOT_QUIET; the others do not look at `quiet` unset.
+        std::env::set_var("GANGS_BOT_QUIET", "1");
+        let quiet = Cli::try_parse_from(["bot", "--game", "g"])
+            .unwrap()
+            .bot
+            .quiet;
+        std::env::set_var("GANGS_BOT_QUIET", "0");
+        let loud = Cli::try_parse_from(["bot", "--game", "g"])
+            .unwrap()
+            .bot
+            .quiet;
+        std::env::remove_var("GANGS_BOT_QUIET");
+        assert!(quiet);
+        assert!(!loud);
     }
 
     #[test]

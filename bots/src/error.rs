@@ -6,8 +6,8 @@ use tonic::Status;
 
 #[derive(Debug)]
 pub enum BotError {
-    /// `--server` is not a usable URL.
-    BadServerUrl { url: String, reason: String },
+    /// `--server` (with `--ca`) is not usable: the message says why.
+    BadServer(gangs_proto::connect::BadEndpoint),
     /// `--api-key` cannot travel in a header.
     BadKey(String),
     /// The server stayed unreachable for the whole retry budget.
@@ -32,10 +32,7 @@ pub enum BotError {
 impl std::fmt::Display for BotError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BotError::BadServerUrl { url, reason } => write!(
-                f,
-                "invalid server URL {url:?} ({reason}): use e.g. --server http://127.0.0.1:50051"
-            ),
+            BotError::BadServer(why) => write!(f, "{why}"),
             BotError::BadKey(reason) => write!(f, "invalid --api-key: {reason}"),
             BotError::ServerLost { url, seconds, last } => write!(
                 f,

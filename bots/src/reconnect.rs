@@ -3,6 +3,7 @@
 
 use crate::BotError;
 use gangs_proto::auth::{ApiKey, KeyedClient};
+use std::path::Path;
 use std::time::Instant;
 use tonic::transport::Endpoint;
 
@@ -21,16 +22,10 @@ pub struct Reconnector {
 }
 
 impl Reconnector {
-    pub fn new(url: &str, key: Option<&str>) -> Result<Self, BotError> {
-        let bad_url = |reason: String| BotError::BadServerUrl {
-            url: url.to_string(),
-            reason,
-        };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(bad_url("it must start with http:// or https://".into()));
-        }
-        let endpoint =
-            Endpoint::from_shared(url.to_string()).map_err(|e| bad_url(e.to_string()))?;
+    /// `ca`: the PEM certificate(s) to trust for an `https://` server (else the system roots).
+    /// `key`: the `--api-key` sent with every call.
+    pub fn new(url: &str, ca: Option<&Path>, key: Option<&str>) -> Result<Self, BotError> {
+        let endpoint = gangs_proto::connect::endpoint(url, ca).map_err(BotError::BadServer)?;
         let key = ApiKey::new(key).map_err(BotError::BadKey)?;
         Ok(Reconnector {
             url: url.to_string(),
@@ -59,7 +54,12 @@ impl Reconnector {
         loop {
             let last = match self.endpoint.connect().await {
                 Ok(channel) => return Ok(self.key.client(channel)),
-                Err(e) => gangs_proto::innermost_cause(&e),
+                Err(e) => match gangs_proto::connect::tls_failure(&self.url, &e) {
+                    Some(why) => {
+                        return Err(BotError::BadServer(gangs_proto::connect::BadEndpoint(why)))
+                    }
+                    None => gangs_proto::innermost_cause(&e),
+                },
             };
             tracing::debug!(url = %self.url, error = %last, "connect failed");
             if self.backoff.is_fresh() {
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn bad_url_is_a_clear_error() {
-        let err = Reconnector::new("not a url", None).err().unwrap();
+        let err = Reconnector::new("not a url", None, None).err().unwrap();
         assert!(err.to_string().contains("--server http://"));
     }
 }

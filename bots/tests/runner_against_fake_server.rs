@@ -161,6 +161,13 @@ impl Games for FakeServer {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
+
+    async fn cancel_game(
+        &self,
+        _: Request<pb::CancelGameRequest>,
+    ) -> Result<Response<pb::CancelGameResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
 }
 
 /// Serves `fake` on a free port; returns its URL.
@@ -178,12 +185,15 @@ async fn serve(fake: FakeServer) -> String {
 fn args(url: String) -> BotArgs {
     BotArgs {
         server: url,
+        ca: None,
         game: GAME.into(),
         seat: None,
         name: None,
         token: None,
         seed: Some(1),
         quiet: true,
+        invitation: None,
+        api_key: None,
     }
 }
 

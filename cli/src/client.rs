@@ -7,9 +7,10 @@ use gangs_proto::auth::{ApiKey, KeyedClient};
 use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
 use std::future::Future;
+use std::path::PathBuf;
 use std::task::Poll;
 use std::time::Instant;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::Streaming;
 
 /// A client that sends the `--api-key` with every call.
@@ -24,6 +25,8 @@ pub struct Context {
     pub server_given: bool,
     /// `--api-key` or GANGS_API_KEY, sent with every call.
     pub api_key: ApiKey,
+    /// `--ca`: the certificate(s) to trust for an `https://` server.
+    pub ca: Option<PathBuf>,
 }
 
 impl Context {
@@ -33,28 +36,26 @@ impl Context {
             out,
             server_given: false,
             api_key: ApiKey::none(),
+            ca: None,
         }
     }
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
-        let bad_url = |reason: String| {
-            CliError::invalid(format!(
-                "invalid server URL {:?} ({reason}): use e.g. --server http://127.0.0.1:50051",
-                self.server
-            ))
-        };
-        if !(self.server.starts_with("http://") || self.server.starts_with("https://")) {
-            return Err(bad_url("it must start with http:// or https://".into()));
-        }
-        let endpoint =
-            Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
+        Ok(self.api_key.client(self.channel().await?))
+    }
+
+    /// A connection to the server, for any of its services (`gangs health` asks the standard
+    /// health service over it).
+    pub async fn channel(&self) -> Result<Channel, CliError> {
+        let endpoint = gangs_proto::connect::endpoint(&self.server, self.ca.as_deref())
+            .map_err(|e| CliError::invalid(e.0))?;
         match endpoint.connect().await {
-            Ok(channel) => Ok(self.api_key.client(channel)),
-            Err(e) => Err(CliError::unreachable(
-                &self.server,
-                &gangs_proto::innermost_cause(&e),
-            )),
+            Ok(channel) => Ok(channel),
+            Err(e) => Err(match gangs_proto::connect::tls_failure(&self.server, &e) {
+                Some(why) => CliError::new("UNAVAILABLE", why),
+                None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),
+            }),
         }
     }
 

@@ -170,7 +170,7 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
     lines
 }
 
-/// `created`, `joined`, `started`, `acted`, `expired`.
+/// `created`, `joined`, `started`, `acted`, `expired`, `ended`.
 pub fn record_type(record: &pb::LogRecord) -> &'static str {
     match &record.record {
         Some(Record::Created(_)) => "created",
@@ -178,6 +178,7 @@ pub fn record_type(record: &pb::LogRecord) -> &'static str {
         Some(Record::Started(_)) => "started",
         Some(Record::Acted(_)) => "acted",
         Some(Record::Expired(_)) => "expired",
+        Some(Record::Ended(_)) => "ended",
         None => "empty",
     }
 }

@@ -25,7 +25,9 @@ impl std::error::Error for ReplayError {}
 /// Applies records one by one, checking each against the engine.
 pub struct Replayer {
     game: Option<Box<dyn Game>>,
-    seats_taken: usize,
+    /// Per seat: joined. A seat joins once; every seat joins before `started`.
+    seats: Vec<bool>,
+    started: bool,
     last_seq: u64,
     /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
     ended: Option<pb::ended::Reason>,
@@ -41,7 +43,8 @@ impl Replayer {
     pub fn new() -> Self {
         Replayer {
             game: None,
-            seats_taken: 0,
+            seats: Vec::new(),
+            started: false,
             last_seq: 0,
             ended: None,
         }
@@ -94,6 +97,7 @@ impl Replayer {
                     created.preset.as_ref(),
                 )
                 .map_err(|e| fail(format!("cannot create the game: {e}")))?;
+                self.seats = vec![false; game.players()];
                 self.game = Some(game);
             }
             Some(Record::Joined(joined)) => {
@@ -108,13 +112,31 @@ impl Replayer {
                         game.players()
                     )));
                 }
-                self.seats_taken += 1;
+                let seat = joined.seat as usize;
+                if self.seats[seat] {
+                    return Err(fail(format!("seat {seat} joins twice")));
+                }
+                if self.started {
+                    return Err(fail(format!("seat {seat} joins after `started`")));
+                }
+                self.seats[seat] = true;
             }
             Some(Record::Started(started)) => {
                 let game = self
                     .game
                     .as_mut()
                     .ok_or_else(|| fail("start before `created`".into()))?;
+                if self.started {
+                    return Err(fail("a second `started` record".into()));
+                }
+                let taken = self.seats.iter().filter(|&&t| t).count();
+                if taken != self.seats.len() {
+                    return Err(fail(format!(
+                        "`started` with {taken} of {} seats taken",
+                        self.seats.len()
+                    )));
+                }
+                self.started = true;
                 let events = game.start();
                 compare(&started.events, &events).map_err(fail)?;
             }

@@ -175,6 +175,11 @@ async fn main() {
         fill_timeout: Duration::from_secs(3600),
         idle_timeout: Duration::from_secs(24 * 3600),
         retain_finished: None,
+        metrics: None,
+        log_format: gangs_service::logging::LogFormat::Text,
+        max_request_bytes: gangs_service::server::MAX_REQUEST_BYTES,
+        tls_cert: None,
+        tls_key: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {

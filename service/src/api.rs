@@ -2,11 +2,15 @@
 //! and hands the request to the game's actor. No game logic here. The one place where the
 //! host's [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, Reply};
+use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
+use crate::bounds::{
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+};
 use crate::error::{HostError, HostResult};
 use crate::registry::{ListQuery, Registry};
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
+use prost::Message;
 use std::pin::Pin;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::{Stream, StreamExt};
@@ -113,6 +117,16 @@ async fn ask<T>(
     registry: &Registry,
     game_id: &str,
     make: impl FnOnce(Reply<T>) -> Command,
+) -> Result<T, Status> {
+    ask_game(registry, game_id, make)
+        .await
+        .map_err(|error| bounded(error.into()))
+}
+
+async fn ask_game<T>(
+    registry: &Registry,
+    game_id: &str,
+    make: impl FnOnce(Reply<T>) -> Command,
 ) -> HostResult<T> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
@@ -146,15 +160,24 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        self.check_key(&request, Access::Admin, "create games")?;
-        let request = request.into_inner();
-        if request.kind.is_empty() {
-            return Err(Status::invalid_argument(format!(
-                "kind is required: one of {}",
-                gangs_games::KINDS.join(", ")
-            )));
+        let created = async {
+            self.check_key(&request, Access::Admin, "create games")?;
+            let request = request.into_inner();
+            check_len("kind", &request.kind, MAX_KIND_BYTES)?;
+            if request.kind.is_empty() {
+                return Err(Status::invalid_argument(format!(
+                    "kind is required: one of {}",
+                    gangs_games::KINDS.join(", ")
+                )));
+            }
+            self.registry
+                .create(request)
+                .await
+                .map_err(|error| bounded(error.into()))
         }
-        Ok(Response::new(self.registry.create(request).await?))
+        .await;
+        crate::metrics::rpc_result("CreateGame", &created);
+        Ok(Response::new(created?))
     }
 
     async fn cancel_game(
@@ -163,6 +186,7 @@ impl Games for GamesService {
     ) -> Result<Response<pb::CancelGameResponse>, Status> {
         self.check_key(&request, Access::Admin, "cancel games")?;
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
             reason: request.reason,
             reply,
@@ -177,6 +201,10 @@ impl Games for GamesService {
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         self.check_key(&request, Access::Player, "join games")?;
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
+        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
+        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
@@ -184,42 +212,58 @@ impl Games for GamesService {
             invitation: request.invitation,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::rpc_result("JoinGame", &answer);
+        Ok(Response::new(answer?))
     }
 
-    type WatchStream = UpdateStream;
+    type WatchStream = crate::metrics::Watched<UpdateStream>;
 
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
-    ) -> Result<Response<UpdateStream>, Status> {
+    ) -> Result<Response<Self::WatchStream>, Status> {
         self.check_key(&request, Access::Player, "watch games")?;
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
-        Ok(Response::new(Box::pin(
-            stream.map(|update| update.map_err(Status::from)),
-        )))
+        .await;
+        crate::metrics::rpc_result("Watch", &stream);
+        let stream = stream?.map(|update| update.map_err(Status::from));
+        Ok(Response::new(crate::metrics::Watched::new(Box::pin(
+            stream,
+        ))))
     }
 
     async fn act(
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
+        let started = std::time::Instant::now();
         self.check_key(&request, Access::Player, "act")?;
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
+        let action_bytes = request.action.as_ref().map_or(0, |a| a.encoded_len());
+        if action_bytes > MAX_ACTION_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
+            )));
+        }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
             request,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::act_answered(started, &answer);
+        Ok(Response::new(answer?))
     }
 
     type GetLogStream = LogStream;
@@ -230,11 +274,14 @@ impl Games for GamesService {
     ) -> Result<Response<LogStream>, Status> {
         self.check_key(&request, Access::Player, "read logs")?;
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
+        .await;
+        crate::metrics::rpc_result("GetLog", &records);
+        let records = records?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
             records.into_iter().map(Ok),
         ))))

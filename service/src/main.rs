@@ -1,18 +1,13 @@
-//! `gangs-server`: parses the configuration, sets up tracing (`RUST_LOG`), binds and serves.
+//! `gangs-server`: parses the configuration, sets up logging (`RUST_LOG`, `--log-format`),
+//! binds and serves.
 
 use clap::Parser;
 use gangs_service::server::{run, shutdown_signal, Config};
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let config = Config::parse();
+    gangs_service::logging::init(config.log_format);
     let listener = match tokio::net::TcpListener::bind(config.listen).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -20,10 +15,7 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    // One line on stdout with the bound address, so scripts can start it with port 0.
-    if let Ok(addr) = listener.local_addr() {
-        println!("gangs-server listening on {addr}");
-    }
+    // `run` prints "gangs-server listening on ADDR" once it can serve.
     if let Err(e) = run(config, listener, shutdown_signal()).await {
         eprintln!("gangs-server: {e}");
         std::process::exit(1);

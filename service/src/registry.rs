@@ -338,6 +338,20 @@ impl Registry {
         Ok(old.len())
     }
 
+    /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
+    /// It holds only the summaries, never the store: the store must close at shutdown.
+    pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
+        let summaries = self.summaries.clone();
+        move || {
+            use pb::GameStatus::{Running, Waiting};
+            let summaries = summaries.lock().expect("summaries lock");
+            summaries
+                .values()
+                .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
+                .count()
+        }
+    }
+
     /// Stops every actor (they finish their pending flushes first).
     pub fn close(&self) {
         self.games.write().expect("games lock").clear();
@@ -383,7 +397,10 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
 }
 
 fn not_found(id: &str) -> HostError {
-    HostError::NotFound(format!("no game {id:?}: `gangs games` lists the games"))
+    HostError::NotFound(format!(
+        "no game {}: `gangs games` lists the games",
+        gangs_proto::quoted(id)
+    ))
 }
 
 fn new_game_id() -> String {

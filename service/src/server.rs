@@ -9,9 +9,10 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+use tonic::transport::{Identity, ServerTlsConfig};
 
-/// Largest request accepted; a game's action is a few dozen bytes.
-pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+/// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
+pub const MAX_REQUEST_BYTES: u32 = 64 * 1024;
 
 #[derive(Debug, Clone, clap::Parser)]
 #[command(
@@ -58,6 +59,47 @@ pub struct Config {
     /// reloaded from the log when asked for again (memory holds the live games, not the history).
     #[arg(long, env = "GANGS_KEEP_FINISHED_MS", default_value_t = 60_000)]
     pub keep_finished_ms: u64,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100); off when absent.
+    #[arg(long, env = "GANGS_METRICS", value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Log lines on stderr as `text` (colours only on a terminal) or `json` (one object per line).
+    #[arg(long, env = "GANGS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::logging::LogFormat,
+    /// Largest request accepted, in bytes (1024 to 16777216); a larger one is refused with
+    /// RESOURCE_EXHAUSTED.
+    #[arg(long, env = "GANGS_MAX_REQUEST_BYTES", default_value_t = MAX_REQUEST_BYTES,
+          value_parser = clap::value_parser!(u32).range(1024..=16 * 1024 * 1024))]
+    pub max_request_bytes: u32,
+    /// Serve TLS with this PEM certificate chain (with --tls-key); clients then use https://.
+    #[arg(long, env = "GANGS_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "GANGS_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+/// The server's TLS identity from `--tls-cert`/`--tls-key`, checked before the server starts so
+/// that a wrong file is a clear error at startup rather than failed handshakes later.
+fn tls_config(config: &Config) -> Result<Option<ServerTlsConfig>, String> {
+    let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
+        return Ok(None);
+    };
+    let read = |flag: &str, path: &PathBuf, marker: &str| {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("cannot read {flag} {}: {e}", path.display()))?;
+        if !String::from_utf8_lossy(&pem).contains(marker) {
+            return Err(format!(
+                "{flag} {} is not a PEM file (no `{marker}` line)",
+                path.display()
+            ));
+        }
+        Ok(pem)
+    };
+    let cert = read("--tls-cert", cert, "-----BEGIN CERTIFICATE-----")?;
+    let key = read("--tls-key", key, "PRIVATE KEY-----")?;
+    Ok(Some(
+        ServerTlsConfig::new().identity(Identity::from_pem(cert, key)),
+    ))
 }
 
 /// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
@@ -66,6 +108,12 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // The addresses first (the metrics port), then the data dir: whatever is taken stops the
+    // start before a single log line.
+    if let Some(addr) = config.metrics {
+        crate::metrics::serve(addr)?;
+    }
+    let tls = tls_config(&config)?;
     let (store, closer) = SledStore::open(&config.data_dir)?;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
@@ -74,6 +122,9 @@ pub async fn run(
         idle_timeout: config.idle_timeout,
     };
     let registry = Registry::restore(store, settings).await?;
+    if config.metrics.is_some() {
+        crate::metrics::sample(registry.live_games_counter());
+    }
     let keys = crate::api::Keys {
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
@@ -96,7 +147,10 @@ pub async fn run(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), "gangs-server ready");
+    tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready");
+    // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
+    // wait for this line (port 0 tells them the address).
+    println!("gangs-server listening on {}", listener.local_addr()?);
     // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
     // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
@@ -107,11 +161,21 @@ pub async fn run(
         shutdown.await;
         closing.close();
     };
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .map_err(|e| format!("--tls-cert/--tls-key: {}", gangs_proto::innermost_cause(&e)))?;
+    }
+    let max_request_bytes = usize::try_from(config.max_request_bytes).unwrap_or(usize::MAX);
+    builder
+        .layer(tower::util::MapResponseLayer::new(move |response| {
+            request_size_status(response, max_request_bytes)
+        }))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(GamesServer::new(service).max_decoding_message_size(MAX_REQUEST_BYTES))
+        .add_service(GamesServer::new(service).max_decoding_message_size(max_request_bytes))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     tracing::info!("shutting down: finishing pending writes");
@@ -162,6 +226,29 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .filter(|&ms| ms <= 100 * 365 * 86_400_000)
         .map(Duration::from_millis)
         .ok_or_else(|| format!("{text:?} is longer than 100 years"))
+}
+
+/// tonic refuses a request over `max_decoding_message_size` with OUT_OF_RANGE and a message
+/// that names no flag; a client should get RESOURCE_EXHAUSTED naming the limit and the flag that
+/// sets it (gRPC's code for a message too large). Such a refusal is a trailers-only response, so
+/// its status is in the headers.
+fn request_size_status(
+    mut response: http::Response<tonic::body::Body>,
+    limit: usize,
+) -> http::Response<tonic::body::Body> {
+    let too_large = tonic::Status::from_header_map(response.headers()).is_some_and(|status| {
+        status.code() == tonic::Code::OutOfRange
+            && status
+                .message()
+                .contains("decoded message length too large")
+    });
+    if too_large {
+        let status = tonic::Status::resource_exhausted(format!(
+            "the request is larger than this server's limit of {limit} bytes (--max-request-bytes)"
+        ));
+        let _ = status.add_header(response.headers_mut());
+    }
+    response
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -3,7 +3,8 @@
 //!
 //! The arena starts its own `gangs-server` on a free port with a temporary data dir, unless
 //! `--server` (or GANGS_SERVER) is given. Per game it creates the game, starts one bot process
-//! per seat (`CMD... --server URL --game GAME --seat S --seed X --quiet`), waits for them all
+//! per seat (`CMD... --server URL --game GAME --seat S --seed X`, the bot contract of
+//! `docs/bots.md`, with `GANGS_BOT_QUIET=1` in its environment), waits for them all
 //! to exit, and reads the outcome as a spectator. Seats rotate between games; `--duplicate`
 //! replays each deal sequence once per rotation. `arena/processes.rs` runs the processes,
 //! `arena/stats.rs` does the arithmetic.
@@ -65,7 +66,7 @@ pub struct ArenaArgs {
     #[arg(long)]
     players: Option<u32>,
 
-    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = super::new::parse_key_value)]
     options: Vec<(String, String)>,
 
@@ -100,6 +101,8 @@ struct Arena {
     duplicate: bool,
     timeout: Duration,
     server: String,
+    /// `--ca` for an external `https://` server, passed on to every bot.
+    ca: Option<PathBuf>,
     client: Client,
     log_dir: PathBuf,
 }
@@ -146,12 +149,15 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let server = own_server
         .as_ref()
         .map_or_else(|| context.server.clone(), |s| s.url.clone());
-    let mut arena_context = Context::new(server.clone(), context.out);
-    // The key (--api-key) is for --server; the arena's own server has none.
+    // The own server speaks plain http and has no keys: --ca and --api-key are for an
+    // external server only.
+    let ca = context.ca.clone().filter(|_| own_server.is_none());
+    let mut server_context = Context::new(server.clone(), context.out);
+    server_context.ca = ca.clone();
     if own_server.is_none() {
-        arena_context.api_key = context.api_key.clone();
+        server_context.api_key = context.api_key.clone();
     }
-    let client = arena_context.connect().await?;
+    let client = server_context.connect().await?;
     let arena = Arc::new(Arena {
         kind: args.kind.clone(),
         options,
@@ -162,6 +168,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         duplicate: args.duplicate,
         timeout: Duration::from_secs(args.game_timeout_secs),
         server: server.clone(),
+        ca,
         client,
         log_dir: dir.path().to_path_buf(),
     });
@@ -315,6 +322,7 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
             &arena.programs[slot],
             bot,
             &arena.server,
+            arena.ca.as_deref(),
             &game_id,
             seat,
             stats::bot_seed(arena.base_seed, game, slot),

@@ -5,11 +5,13 @@ mod act;
 mod arena;
 mod cancel;
 mod games;
+mod health;
 mod join;
 mod log;
 mod new;
 mod play;
 mod replay;
+mod rules;
 mod watch;
 
 use crate::client::Context;
@@ -38,6 +40,11 @@ pub enum Command {
     /// Play a seat yourself, in the terminal.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
     Play(play::PlayArgs),
+    /// A game's options: key, type, default, range, meaning (from the engine's own schema).
+    Rules(rules::RulesArgs),
+    /// Ask the server's gRPC health service whether it serves; exit code 0 if it does (for
+    /// container health checks and scripts).
+    Health(health::HealthArgs),
     /// Play bots against each other for many games; prints wins, shares and ratings.
     #[command(after_help = arena::AFTER_HELP)]
     Arena(arena::ArenaArgs),
@@ -55,5 +62,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,
+        Command::Health(args) => health::run(args, context).await,
+        Command::Rules(args) => rules::run(args, context).await,
     }
 }

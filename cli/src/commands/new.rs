@@ -21,7 +21,7 @@ pub struct NewArgs {
     #[arg(long)]
     seed: Option<u64>,
 
-    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     options: Vec<(String, String)>,
 

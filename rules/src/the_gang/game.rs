@@ -352,6 +352,17 @@ impl Heist {
     pub fn phase(&self, street: Street) -> Option<&ChipPhase> {
         self.phases.iter().find(|p| p.street == street)
     }
+    /// The chip phases whose chips are still on the table: every street's, or under Blackout
+    /// (challenge 8) only the current street's, since "at the start of each street, the
+    /// previous street's chips are removed: players must remember them". The engine keeps
+    /// every phase (the showdown and challenges 3 and 7 read them); views show only these.
+    pub fn chips_on_table(&self) -> &[ChipPhase] {
+        if self.is_active(Challenge::Blackout) {
+            &self.phases[self.phases.len().saturating_sub(1)..]
+        } else {
+            &self.phases[..]
+        }
+    }
 }
 
 /// Compares two revealed hands, the Muscle's holder beating every hand of its category.

@@ -1,4 +1,4 @@
-//! The Gang: a cooperative Texas Hold'em for 3 to 6 players (rules: `shared/rules/the-gang.md`),
+//! The Gang: a cooperative Texas Hold'em for 3 to 6 players (rules: `docs/rules/the-gang.md`),
 //! as a pure, deterministic engine. Every mode (basic, advanced, pro, gangster), all 10
 //! challenge cards and all 10 specialist cards.
 //!

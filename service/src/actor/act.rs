@@ -82,6 +82,7 @@ impl GameActor {
             .action
             .ok_or_else(|| HostError::Invalid("the request has no action".into()))?;
         let events = self.game.act(seat, &action)?;
+        crate::metrics::action_accepted(self.game.kind());
         let acted = pb::Acted {
             seat: seat as u32,
             action: Some(action),

@@ -24,6 +24,7 @@ impl GameActor {
             // The last free slot is kept for the status that tells a slow watcher it was cut off.
             if w.updates.capacity() <= 1 {
                 tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
+                crate::metrics::watcher_cut_off();
                 let _ = w.updates.try_send(Err(HostError::Exhausted(format!(
                     "you fell more than {buffer} updates behind game {id}: watch again with from_seq = the last seq you received"
                 ))));
@@ -142,7 +143,7 @@ impl GameActor {
         self.records[..self.durable_seq as usize]
             .iter()
             .filter(|r| r.seq > from_seq)
-            .map(|r| public_record(&*self.game, r, finished))
+            .map(|r| self.game.public_record(r, finished))
             .collect()
     }
 }
@@ -198,49 +199,4 @@ fn build_update(
         seat: seat.map(|s| s as u32),
         seats_taken,
     }
-}
-
-/// A record as `GetLog` shows it: tokens never; while the game runs, nothing hidden (no seed,
-/// no preset, no actions, events as a spectator sees them).
-fn public_record(game: &dyn Game, record: &pb::LogRecord, finished: bool) -> pb::LogRecord {
-    let mut record = record.clone();
-    match &mut record.record {
-        Some(Record::Joined(j)) => {
-            j.token.clear();
-            j.join_id.clear();
-        }
-        Some(Record::Created(c)) => {
-            c.invitations.clear();
-            c.create_id.clear();
-            if !finished {
-                c.seed = None;
-                c.preset = None;
-            }
-        }
-        Some(Record::Started(s)) if !finished => {
-            s.events = s
-                .events
-                .iter()
-                .filter_map(|e| game.redact(e, None))
-                .collect();
-        }
-        Some(Record::Acted(a)) if !finished => {
-            a.action = None;
-            a.action_id.clear();
-            a.events = a
-                .events
-                .iter()
-                .filter_map(|e| game.redact(e, None))
-                .collect();
-        }
-        Some(Record::Expired(e)) if !finished => {
-            e.events = e
-                .events
-                .iter()
-                .filter_map(|ev| game.redact(ev, None))
-                .collect();
-        }
-        _ => {}
-    }
-    record
 }

@@ -230,12 +230,19 @@ fn kill_group(pid: Option<u32>) {
 #[cfg(not(unix))]
 fn kill_group(_pid: Option<u32>) {}
 
-/// Starts `PROGRAM ARGS... --server URL --game GAME --seat S --seed X --quiet` with its stderr
-/// in `log`. Killed when dropped.
+/// The environment variable that asks a bot to log only warnings and errors (bot contract).
+pub const QUIET_ENV: &str = "GANGS_BOT_QUIET";
+
+/// Starts `PROGRAM ARGS... --server URL [--ca FILE] --game GAME --seat S --seed X` with its
+/// stderr in `log`: the arguments of the bot contract (`docs/bots.md`; `--ca` only when the
+/// arena itself was given `--ca`), so a bot with a strict argument parser plays too. The wish
+/// for quiet logs travels in the environment (`GANGS_BOT_QUIET=1`). Killed when dropped.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_bot(
     program: &Path,
     bot: &BotCommand,
     server: &str,
+    ca: Option<&Path>,
     game_id: &str,
     seat: usize,
     seed: u64,
@@ -246,13 +253,16 @@ pub fn spawn_bot(
     let mut command = Command::new(program);
     #[cfg(unix)]
     command.process_group(0);
+    command.args(&bot.args).args(["--server", server]);
+    if let Some(ca) = ca {
+        command.arg("--ca").arg(ca);
+    }
     let child = command
-        .args(&bot.args)
-        .args(["--server", server, "--game", game_id, "--seat"])
+        .args(["--game", game_id, "--seat"])
         .arg(seat.to_string())
         .arg("--seed")
         .arg(seed.to_string())
-        .arg("--quiet")
+        .env(QUIET_ENV, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log_file)
