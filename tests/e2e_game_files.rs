@@ -302,7 +302,7 @@ async fn at_matches_the_recorded_watch(kind: &str, players: u32, seed: u64) {
             game_id: game.clone(),
             seat: Some(0),
             name: "test".into(),
-            join_id: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -33,6 +33,14 @@ pub struct BotArgs {
     #[arg(long)]
     pub token: Option<String>,
 
+    /// The seat's invitation, for a game created with reserved seats (it decides the seat).
+    #[arg(long)]
+    pub invitation: Option<String>,
+
+    /// The key of a server started with --api-key/--player-key, sent with every call.
+    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
     /// Seed of the policy's random number generator; omitted: a random seed (logged).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -80,9 +88,24 @@ mod tests {
         assert!(cli.bot.server.starts_with("http://"));
 
         let cli = Cli::try_parse_from([
-            "bot", "--game", "g1", "--seat", "2", "--seed", "7", "--name", "zed", "--quiet",
+            "bot",
+            "--game",
+            "g1",
+            "--seat",
+            "2",
+            "--seed",
+            "7",
+            "--name",
+            "zed",
+            "--quiet",
+            "--invitation",
+            "inv",
+            "--api-key",
+            "k",
         ])
         .unwrap();
+        assert_eq!(cli.bot.invitation.as_deref(), Some("inv"));
+        assert_eq!(cli.bot.api_key.as_deref(), Some("k"));
         assert_eq!(cli.bot.seat, Some(2));
         assert_eq!(cli.bot.seed, Some(7));
         assert_eq!(cli.bot.name.as_deref(), Some("zed"));

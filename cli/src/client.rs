@@ -3,9 +3,9 @@
 
 use crate::error::CliError;
 use crate::output::Output;
+use gangs_proto::auth::{ApiKey, KeyedClient};
 use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
-use pb::games_client::GamesClient;
 use std::future::Future;
 use std::path::PathBuf;
 use std::task::Poll;
@@ -13,7 +13,8 @@ use std::time::Instant;
 use tonic::transport::Channel;
 use tonic::Streaming;
 
-pub type Client = GamesClient<Channel>;
+/// A client that sends the `--api-key` with every call.
+pub type Client = KeyedClient;
 
 /// What every command gets: where the server is and how to print.
 pub struct Context {
@@ -22,6 +23,8 @@ pub struct Context {
     /// `--server` or GANGS_SERVER was given (not the default): `gangs arena` then uses that
     /// server instead of starting its own.
     pub server_given: bool,
+    /// `--api-key` or GANGS_API_KEY, sent with every call.
+    pub api_key: ApiKey,
     /// `--ca`: the certificate(s) to trust for an `https://` server.
     pub ca: Option<PathBuf>,
 }
@@ -32,13 +35,14 @@ impl Context {
             server,
             out,
             server_given: false,
+            api_key: ApiKey::none(),
             ca: None,
         }
     }
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
-        Ok(GamesClient::new(self.channel().await?))
+        Ok(self.api_key.client(self.channel().await?))
     }
 
     /// A connection to the server, for any of its services (`gangs health` asks the standard
@@ -66,24 +70,18 @@ impl Context {
         client: &mut Client,
         game_id: &str,
     ) -> Result<pb::GameSummary, CliError> {
-        let games = client
-            .list_games(pb::ListGamesRequest {})
+        let found = find_summary(client, game_id)
             .await
-            .map_err(|s| self.refused(s))?
-            .into_inner()
-            .games;
-        games
-            .into_iter()
-            .find(|g| g.game_id == game_id)
-            .ok_or_else(|| {
-                CliError::new(
-                    "NOT_FOUND",
-                    format!(
-                        "no game {game_id:?} on the server at {}: `gangs games` lists them",
-                        self.server
-                    ),
-                )
-            })
+            .map_err(|s| self.refused(s))?;
+        found.ok_or_else(|| {
+            CliError::new(
+                "NOT_FOUND",
+                format!(
+                    "no game {game_id:?} on the server at {}: `gangs games` lists them",
+                    self.server
+                ),
+            )
+        })
     }
 
     /// Takes a seat (the given one, or the first free one).
@@ -93,12 +91,14 @@ impl Context {
         game_id: &str,
         seat: Option<u32>,
         name: &str,
+        invitation: Option<&str>,
     ) -> Result<pb::JoinGameResponse, CliError> {
         let request = pb::JoinGameRequest {
             game_id: game_id.to_string(),
             seat,
             name: name.to_string(),
             join_id: gangs_proto::retry::new_join_id(),
+            invitation: invitation.unwrap_or_default().to_string(),
         };
         Ok(client
             .join_game(request)
@@ -207,6 +207,31 @@ impl Context {
     }
 }
 
+/// A game's summary, paging through ListGames (the server answers a page at a time).
+pub async fn find_summary(
+    client: &mut Client,
+    game_id: &str,
+) -> Result<Option<pb::GameSummary>, tonic::Status> {
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                page_size: 1000,
+                page_token,
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        if let Some(found) = page.games.into_iter().find(|g| g.game_id == game_id) {
+            return Ok(Some(found));
+        }
+        if page.next_page_token.is_empty() {
+            return Ok(None);
+        }
+        page_token = page.next_page_token;
+    }
+}
+
 /// A burst of updates received back to back, and whether the stream stopped behind them.
 pub struct Batch {
     pub updates: Vec<pb::Update>,
@@ -246,21 +271,6 @@ pub async fn ready_now<F: Future>(future: F) -> Option<F::Output> {
         Poll::Pending => Poll::Ready(None),
     })
     .await
-}
-
-/// `request` with `authorization: Bearer KEY` metadata when a key is given (`--api-key`): what a
-/// server started with --api-key asks of the calls that create games.
-pub fn with_api_key<T>(
-    mut request: tonic::Request<T>,
-    key: Option<&str>,
-) -> Result<tonic::Request<T>, CliError> {
-    if let Some(key) = key {
-        let value = format!("Bearer {key}").parse().map_err(|_| {
-            CliError::invalid("the API key holds characters not allowed in a header")
-        })?;
-        request.metadata_mut().insert("authorization", value);
-    }
-    Ok(request)
 }
 
 #[cfg(test)]

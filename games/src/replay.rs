@@ -29,6 +29,8 @@ pub struct Replayer {
     seats: Vec<bool>,
     started: bool,
     last_seq: u64,
+    /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
+    ended: Option<pb::ended::Reason>,
 }
 
 impl Default for Replayer {
@@ -44,6 +46,7 @@ impl Replayer {
             seats: Vec::new(),
             started: false,
             last_seq: 0,
+            ended: None,
         }
     }
 
@@ -60,6 +63,11 @@ impl Replayer {
         self.last_seq
     }
 
+    /// Why the game ended other than by its rules, if an `ended` record closed the log.
+    pub fn ended(&self) -> Option<pb::ended::Reason> {
+        self.ended
+    }
+
     /// Applies one record. Seqs must follow each other from 1.
     pub fn apply(&mut self, record: &pb::LogRecord) -> Result<(), ReplayError> {
         let seq = record.seq;
@@ -69,6 +77,9 @@ impl Replayer {
                 "expected seq {}, found {seq}",
                 self.last_seq + 1
             )));
+        }
+        if self.ended.is_some() {
+            return Err(fail("a record after the `ended` record".into()));
         }
         match &record.record {
             None => return Err(fail("empty record".into())),
@@ -155,6 +166,16 @@ impl Replayer {
                     .expire()
                     .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
                 compare(&expired.events, &events).map_err(fail)?;
+            }
+            Some(Record::Ended(ended)) => {
+                let game = self
+                    .game
+                    .as_ref()
+                    .ok_or_else(|| fail("end before `created`".into()))?;
+                if game.is_over() {
+                    return Err(fail("an `ended` record after the game finished".into()));
+                }
+                self.ended = Some(ended.reason());
             }
         }
         self.last_seq = seq;

@@ -25,8 +25,15 @@ pub fn build_update(
     seats_taken: u32,
     deadline_unix_ms: Option<i64>,
 ) -> pb::Update {
-    let over = game.is_over();
-    let status = if over {
+    // An `ended` record (a cancelled or abandoned game) is the last: its update is the final one.
+    let ended = match &record.record {
+        Some(Record::Ended(e)) => Some(e.reason()),
+        _ => None,
+    };
+    let over = game.is_over() || ended.is_some();
+    let status = if let Some(reason) = ended {
+        ended_status(reason)
+    } else if over {
         pb::GameStatus::Finished
     } else if started {
         pb::GameStatus::Running
@@ -56,8 +63,16 @@ pub fn build_update(
             None
         },
         status: status as i32,
-        outcome: if over { game.outcome() } else { None },
+        outcome: if game.is_over() { game.outcome() } else { None },
         seat: seat.map(|s| s as u32),
         seats_taken,
+    }
+}
+
+/// The status of a game closed by an `ended` record.
+pub fn ended_status(reason: pb::ended::Reason) -> pb::GameStatus {
+    match reason {
+        pb::ended::Reason::Abandoned => pb::GameStatus::Abandoned,
+        pb::ended::Reason::Cancelled | pb::ended::Reason::Unspecified => pb::GameStatus::Cancelled,
     }
 }

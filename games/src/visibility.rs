@@ -8,7 +8,7 @@
 //!   seed or the preset while the game runs.
 //! - A **spectator** (and the public log of a running game) sees what every seat may see:
 //!   no hidden card at all.
-//! - **Tokens and join ids** are never shown, not even once the game is over.
+//! - **Tokens, join ids, invitations and create ids** are never shown, not even once the game is over.
 //! - Once the game is **over**, the log is complete (seed, preset, actions, complete events):
 //!   it must replay byte for byte (`gangs replay --verify`).
 
@@ -41,12 +41,19 @@ pub fn public_record(
             seed,
             preset,
             players,
+            reserve_seats,
+            invitations: _,
+            create_id: _,
         })) => Some(Record::Created(pb::Created {
             kind: kind.clone(),
             options: *options,
             seed: seed.filter(|_| finished),
             preset: preset.clone().filter(|_| finished),
             players: *players,
+            reserve_seats: *reserve_seats,
+            // Secrets, like tokens: never shown, not even once the game is over.
+            invitations: Vec::new(),
+            create_id: String::new(),
         })),
         Some(Record::Joined(pb::Joined {
             seat,
@@ -80,6 +87,11 @@ pub fn public_record(
         Some(Record::Expired(pb::Expired { events: e })) => {
             Some(Record::Expired(pb::Expired { events: events(e) }))
         }
+        // Why the game ended (cancelled, abandoned) is public.
+        Some(Record::Ended(pb::Ended { reason, detail })) => Some(Record::Ended(pb::Ended {
+            reason: *reason,
+            detail: detail.clone(),
+        })),
     };
     let pb::LogRecord {
         seq,

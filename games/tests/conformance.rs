@@ -340,15 +340,23 @@ fn check_record<W: Hidden>(
     );
     check_rules(&found, None, "public log record");
     match &public.record {
-        Some(Record::Created(c)) => assert!(c.seed.is_none() && c.preset.is_none()),
+        Some(Record::Created(c)) => assert!(
+            c.seed.is_none()
+                && c.preset.is_none()
+                && c.invitations.is_empty()
+                && c.create_id.is_empty()
+        ),
         Some(Record::Joined(j)) => assert!(j.token.is_empty() && j.join_id.is_empty()),
         Some(Record::Acted(a)) => assert!(a.action.is_none() && a.action_id.is_empty()),
-        Some(Record::Started(_)) | Some(Record::Expired(_)) | None => {}
+        Some(Record::Started(_)) | Some(Record::Expired(_)) | Some(Record::Ended(_)) | None => {}
     }
-    // Once over, the log is complete except tokens.
+    // Once over, the log is complete except secrets (tokens, join ids, invitations, create id).
     let finished = game.public_record(record, true);
     match (&finished.record, &record.record) {
         (Some(Record::Joined(j)), _) => assert!(j.token.is_empty() && j.join_id.is_empty()),
+        (Some(Record::Created(c)), _) => {
+            assert!(c.invitations.is_empty() && c.create_id.is_empty())
+        }
         (a, b) => assert_eq!(a, b),
     }
 }
@@ -446,6 +454,7 @@ where
                 seed: Some(seed),
                 preset: None,
                 players: game.players() as u32,
+                ..Default::default()
             })),
         }];
         for seat in 0..game.players() {

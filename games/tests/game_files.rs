@@ -25,8 +25,8 @@ pub fn played_log(kind: &str, players: u32, seed: u64) -> Vec<pb::LogRecord> {
         kind: kind.into(),
         options: Some(game.options()),
         seed: Some(seed),
-        preset: None,
         players,
+        ..Default::default()
     }));
     for seat in 0..players {
         push(Record::Joined(pb::Joined {

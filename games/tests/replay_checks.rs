@@ -14,6 +14,7 @@ fn created(players: u32) -> Record {
         seed: Some(5),
         preset: None,
         players,
+        ..Default::default()
     })
 }
 

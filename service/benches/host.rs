@@ -60,6 +60,7 @@ async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
             options: Some(options),
             seed: Some(seed),
             preset: None,
+            ..Default::default()
         })
         .await
         .expect("create")
@@ -72,6 +73,7 @@ async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
             seat: Some(seat),
             name: format!("bench{seat}"),
             join_id: String::new(),
+            ..Default::default()
         };
         tokens.push(
             client
@@ -185,6 +187,10 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
         api_key: None,
         watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
         keep_finished_ms: 60_000,
+        player_key: None,
+        fill_timeout: Duration::from_secs(3600),
+        idle_timeout: Duration::from_secs(24 * 3600),
+        retain_finished: None,
         metrics: None,
         log_format: gangs_service::logging::LogFormat::Text,
         max_request_bytes: gangs_service::server::MAX_REQUEST_BYTES,

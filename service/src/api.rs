@@ -1,6 +1,6 @@
-//! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
-//! the request to the game's actor. No game logic here. The one place where the host's
-//! [`HostError`] becomes a gRPC status.
+//! The `gangs.v1.Games` gRPC service: checks each request's key and shape, finds the game,
+//! and hands the request to the game's actor. No game logic here. The one place where the
+//! host's [`HostError`] becomes a gRPC status.
 
 use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
 use crate::bounds::{
@@ -9,7 +9,7 @@ use crate::bounds::{
 };
 use crate::cluster::{Cluster, Route};
 use crate::error::{HostError, HostResult};
-use crate::registry::Registry;
+use crate::registry::{ListQuery, Registry};
 use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
@@ -41,18 +41,38 @@ impl From<HostError> for Status {
 
 pub struct GamesService {
     registry: Registry,
-    api_key: Option<String>,
+    keys: Keys,
     /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
     cluster: Option<Arc<Cluster>>,
 }
 
+/// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
+#[derive(Debug, Clone, Default)]
+pub struct Keys {
+    /// May do everything.
+    pub admin: Option<String>,
+    /// May join, watch, act, read logs and list games; not create or cancel.
+    pub player: Option<String>,
+}
+
+/// What a call needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// The admin key (create, cancel).
+    Admin,
+    /// The player key or the admin key.
+    Player,
+}
+
 impl GamesService {
     pub fn new(registry: Registry, api_key: Option<String>) -> Self {
-        GamesService {
+        GamesService::with_keys(
             registry,
-            api_key,
-            cluster: None,
-        }
+            Keys {
+                admin: api_key,
+                player: None,
+            },
+        )
     }
 
     /// A node of a cluster (`--store nats://…`): see `cluster.rs`.
@@ -72,22 +92,69 @@ impl GamesService {
         }
     }
 
-    fn check_api_key<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let Some(key) = &self.api_key else {
+    pub fn with_keys(registry: Registry, keys: Keys) -> Self {
+        GamesService {
+            registry,
+            keys,
+            cluster: None,
+        }
+    }
+
+    /// Checks the call's `authorization: Bearer KEY` metadata when the server has keys.
+    fn check_key<T>(&self, request: &Request<T>, access: Access, what: &str) -> Result<(), Status> {
+        let Some(admin) = &self.keys.admin else {
             return Ok(());
         };
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match given {
-            Some(given) if constant_time_eq(given.as_bytes(), key.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::permission_denied("wrong API key")),
-            None => Err(Status::unauthenticated(
-                "this server requires an API key to create or import games: send `authorization: Bearer KEY` metadata",
-            )),
+        let header = request.metadata().get("authorization");
+        let Some(header) = header else {
+            return Err(Status::unauthenticated(format!(
+                "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY)"
+            )));
+        };
+        let given = header
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(|| {
+                Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
+            })?;
+        if constant_time_eq(given.as_bytes(), admin.as_bytes()) {
+            return Ok(());
         }
+        let player = self.keys.player.as_ref();
+        if player.is_some_and(|p| constant_time_eq(given.as_bytes(), p.as_bytes())) {
+            return match access {
+                Access::Player => Ok(()),
+                Access::Admin => Err(Status::permission_denied(format!(
+                    "the player key may not {what}: that needs the admin key (--api-key)"
+                ))),
+            };
+        }
+        Err(Status::permission_denied(format!(
+            "wrong key: this server does not know the key sent in `authorization` (to {what})"
+        )))
+    }
+}
+
+/// The `authorization` metadata of a call, passed on when the call is forwarded to the node
+/// that runs the game: that node checks the key again.
+struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl Credentials {
+    fn split<T>(request: Request<T>) -> (Credentials, T) {
+        let credentials = Credentials(request.metadata().get("authorization").cloned());
+        (credentials, request.into_inner())
+    }
+
+    /// `message` as a request with these credentials.
+    fn on<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        request
     }
 }
 
@@ -150,7 +217,7 @@ impl Games for GamesService {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let created = async {
-            self.check_api_key(&request)?;
+            self.check_key(&request, Access::Admin, "create games")?;
             let request = request.into_inner();
             check_len("kind", &request.kind, MAX_KIND_BYTES)?;
             if request.kind.is_empty() {
@@ -174,22 +241,42 @@ impl Games for GamesService {
         Ok(Response::new(created?))
     }
 
+    async fn cancel_game(
+        &self,
+        request: Request<pb::CancelGameRequest>,
+    ) -> Result<Response<pb::CancelGameResponse>, Status> {
+        self.check_key(&request, Access::Admin, "cancel games")?;
+        let (credentials, request) = Credentials::split(request);
+        check_game_id(&request.game_id)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.cancel_game(credentials.on(request)).await;
+        }
+        let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
+            reason: request.reason,
+            reply,
+        })
+        .await?;
+        Ok(Response::new(answer))
+    }
+
     async fn join_game(
         &self,
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
-        let request = request.into_inner();
+        self.check_key(&request, Access::Player, "join games")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
         check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
         check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            return owner.join_game(request).await;
+            return owner.join_game(credentials.on(request)).await;
         }
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
             join_id: request.join_id,
+            invitation: request.invitation,
             reply,
         })
         .await;
@@ -203,11 +290,12 @@ impl Games for GamesService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let request = request.into_inner();
+        self.check_key(&request, Access::Player, "watch games")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            let stream = owner.watch(request).await?.into_inner();
+            let stream = owner.watch(credentials.on(request)).await?.into_inner();
             return Ok(Response::new(crate::metrics::Watched::new(
                 Box::pin(stream) as UpdateStream,
             )));
@@ -230,7 +318,8 @@ impl Games for GamesService {
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
         let started = std::time::Instant::now();
-        let request = request.into_inner();
+        self.check_key(&request, Access::Player, "act")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
@@ -241,7 +330,7 @@ impl Games for GamesService {
             )));
         }
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            return owner.act(request).await;
+            return owner.act(credentials.on(request)).await;
         }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
@@ -259,10 +348,11 @@ impl Games for GamesService {
         &self,
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
-        let request = request.into_inner();
+        self.check_key(&request, Access::Player, "read logs")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            let stream = owner.get_log(request).await?.into_inner();
+            let stream = owner.get_log(credentials.on(request)).await?.into_inner();
             return Ok(Response::new(Box::pin(stream) as LogStream));
         }
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
@@ -279,13 +369,38 @@ impl Games for GamesService {
 
     async fn list_games(
         &self,
-        _request: Request<pb::ListGamesRequest>,
+        request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        let games = match &self.cluster {
-            Some(cluster) => cluster.list(self.registry.list()),
-            None => self.registry.list(),
+        self.check_key(&request, Access::Player, "list games")?;
+        let request = request.into_inner();
+        let status = match pb::GameStatus::try_from(request.status) {
+            Ok(pb::GameStatus::Unspecified) => None,
+            Ok(status) => Some(status),
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "unknown status {}: use a GameStatus value",
+                    request.status
+                )))
+            }
         };
-        Ok(Response::new(pb::ListGamesResponse { games }))
+        let query = ListQuery {
+            page_size: request.page_size,
+            page_token: request.page_token,
+            kind: request.kind,
+            status,
+            created_after_unix_ms: request.created_after_unix_ms,
+            created_before_unix_ms: request.created_before_unix_ms,
+        };
+        let (games, next_page_token) = match &self.cluster {
+            Some(cluster) => {
+                crate::registry::page(cluster.list(self.registry.summaries()), &query)?
+            }
+            None => self.registry.list(&query)?,
+        };
+        Ok(Response::new(pb::ListGamesResponse {
+            games,
+            next_page_token,
+        }))
     }
 
     async fn import_game(
@@ -293,7 +408,7 @@ impl Games for GamesService {
         request: Request<tonic::Streaming<pb::ImportGameRequest>>,
     ) -> Result<Response<pb::ImportGameResponse>, Status> {
         let imported = async {
-            self.check_api_key(&request)?;
+            self.check_key(&request, Access::Admin, "import games")?;
             let (header, records) = read_import(request.into_inner()).await?;
             self.registry
                 .import(header, records)

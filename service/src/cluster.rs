@@ -244,7 +244,7 @@ impl Cluster {
         let changed: Vec<pb::GameSummary> = {
             let written = self.written.lock().expect("written lock");
             registry
-                .list()
+                .summaries()
                 .into_iter()
                 .filter(|s| owned.contains(&s.game_id) && written.get(&s.game_id) != Some(s))
                 .collect()

@@ -11,6 +11,7 @@ use gangs_proto::v1::games_server::GamesServer;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 use tonic::transport::{Identity, ServerTlsConfig};
 
 /// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
@@ -29,9 +30,30 @@ pub struct Config {
     /// Where the game log (embedded sled database) lives.
     #[arg(long, env = "GANGS_DATA_DIR", default_value = "./gangs-data")]
     pub data_dir: PathBuf,
-    /// When set, CreateGame requires `authorization: Bearer KEY` metadata.
-    #[arg(long, env = "GANGS_API_KEY")]
+    /// The admin key: when set, every call (health and reflection excepted) needs
+    /// `authorization: Bearer KEY` metadata with this key (may do everything) or the player key.
+    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// The player key (needs --api-key): may join, watch, act, read logs and list games, not
+    /// create or cancel games.
+    #[arg(
+        long,
+        env = "GANGS_PLAYER_KEY",
+        hide_env_values = true,
+        requires = "api_key"
+    )]
+    pub player_key: Option<String>,
+    /// A game whose seats are not all taken this long after its creation ends as abandoned
+    /// (e.g. 1h, 30m, 90s, 500ms).
+    #[arg(long, env = "GANGS_FILL_TIMEOUT", default_value = "1h", value_parser = parse_duration)]
+    pub fill_timeout: Duration,
+    /// A running game without a clock where nobody acts this long ends as abandoned.
+    #[arg(long, env = "GANGS_IDLE_TIMEOUT", default_value = "24h", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// Delete the logs of games over (finished, cancelled, abandoned) for longer than this
+    /// (e.g. 30d); omitted: keep them forever.
+    #[arg(long, env = "GANGS_RETAIN_FINISHED", value_parser = parse_duration)]
+    pub retain_finished: Option<Duration>,
     /// Updates a watcher may fall behind before it is cut off (RESOURCE_EXHAUSTED; it resumes
     /// by seq). Bounds the memory a slow watcher costs; a game never waits for a watcher.
     #[arg(long, env = "GANGS_WATCH_BUFFER", default_value_t = crate::actor::DEFAULT_WATCHER_BUFFER)]
@@ -236,12 +258,18 @@ pub async fn run(
     let (store, closer, jetstream) = config.store.open(&config.data_dir).await?;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
-        keep_finished: std::time::Duration::from_millis(config.keep_finished_ms),
+        keep_finished: Duration::from_millis(config.keep_finished_ms),
+        fill_timeout: config.fill_timeout,
+        idle_timeout: config.idle_timeout,
+    };
+    let keys = crate::api::Keys {
+        admin: config.api_key.clone(),
+        player: config.player_key.clone(),
     };
     let (registry, service) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
-            let service = GamesService::new(registry.clone(), config.api_key.clone());
+            let service = GamesService::with_keys(registry.clone(), keys.clone());
             (registry, service)
         }
         // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
@@ -254,12 +282,15 @@ pub async fn run(
             let cluster =
                 Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
             let service =
-                GamesService::new(registry.clone(), config.api_key.clone()).with_cluster(cluster);
+                GamesService::with_keys(registry.clone(), keys.clone()).with_cluster(cluster);
             (registry, service)
         }
     };
     if config.metrics.is_some() {
         crate::metrics::sample(registry.live_games_counter());
+    }
+    if let Some(retain) = config.retain_finished {
+        tokio::spawn(delete_old_games(registry.clone(), retain));
     }
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -322,6 +353,47 @@ pub async fn run(
     Ok(())
 }
 
+/// Deletes the logs of games over for longer than `retain`, now and then (often enough that
+/// a log outlives its retention by a small fraction of it, at most a minute).
+async fn delete_old_games(registry: Registry, retain: Duration) {
+    let every = (retain / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+    loop {
+        if let Err(e) = registry.delete_over_before(retain).await {
+            tracing::error!("deleting old games: {e}");
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// A duration as a number and a unit: `500ms`, `90s`, `30m`, `1h`, `30d`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: use e.g. 500ms, 90s, 30m, 1h, 30d"))?;
+    let unit_ms: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => {
+            return Err(format!(
+                "{text:?} has no known unit: use ms, s, m, h or d (e.g. 30d)"
+            ))
+        }
+    };
+    number
+        .checked_mul(unit_ms)
+        .filter(|&ms| ms <= 100 * 365 * 86_400_000)
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{text:?} is longer than 100 years"))
+}
+
 /// tonic refuses a request over `max_decoding_message_size` with OUT_OF_RANGE and a message
 /// that names no flag; a client should get RESOURCE_EXHAUSTED naming the limit and the flag that
 /// sets it (gRPC's code for a message too large). Such a refusal is a trailers-only response, so
@@ -364,5 +436,23 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        assert!(parse_duration("30").is_err());
+        assert!(parse_duration("d").is_err());
+        assert!(parse_duration("5w").is_err());
+        assert!(parse_duration("99999999999999999d").is_err());
     }
 }

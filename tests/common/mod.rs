@@ -252,6 +252,7 @@ pub async fn create(
             options,
             seed: Some(seed),
             preset: None,
+            ..Default::default()
         })
         .await
         .expect("create game")
@@ -278,7 +279,7 @@ pub async fn log(client: &mut GamesClient<Channel>, game_id: &str) -> Vec<pb::Lo
 
 pub async fn status(client: &mut GamesClient<Channel>, game_id: &str) -> pb::GameSummary {
     let games = client
-        .list_games(pb::ListGamesRequest {})
+        .list_games(pb::ListGamesRequest::default())
         .await
         .expect("list")
         .into_inner()

@@ -14,7 +14,7 @@ mod processes;
 mod results;
 mod stats;
 
-use crate::client::{Client, Context};
+use crate::client::{find_summary, Client, Context};
 use crate::error::CliError;
 use crate::output::status_name;
 use clap::Args;
@@ -101,10 +101,6 @@ pub struct ArenaArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     game_timeout_secs: u64,
 
-    /// The server's API key, if --server runs with --api-key (the arena's own server has none).
-    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
-    api_key: Option<String>,
-
     /// Keep every game's file and the results (`results.csv`, `results.jsonl`) in this
     /// directory (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -124,7 +120,6 @@ struct Arena {
     server: String,
     /// `--ca` for an external `https://` server, passed on to every bot.
     ca: Option<PathBuf>,
-    api_key: Option<String>,
     client: Client,
     log_dir: PathBuf,
     /// `--out`: where game files go.
@@ -183,10 +178,14 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let server = own_server
         .as_ref()
         .map_or_else(|| context.server.clone(), |s| s.url.clone());
-    // The own server speaks plain http: --ca is for an external server only.
+    // The own server speaks plain http and has no keys: --ca and --api-key are for an
+    // external server only.
     let ca = context.ca.clone().filter(|_| own_server.is_none());
     let mut server_context = Context::new(server.clone(), context.out);
     server_context.ca = ca.clone();
+    if own_server.is_none() {
+        server_context.api_key = context.api_key.clone();
+    }
     let client = server_context.connect().await?;
     let arena = Arc::new(Arena {
         kind: args.kind.clone(),
@@ -199,7 +198,6 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         timeout: Duration::from_secs(args.game_timeout_secs),
         server: server.clone(),
         ca,
-        api_key: args.api_key.filter(|_| own_server.is_none()),
         client,
         log_dir: dir.path().to_path_buf(),
         out: args.out.clone(),
@@ -342,16 +340,12 @@ async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
         )
     };
     let mut client = arena.client.clone();
-    let request = crate::client::with_api_key(
-        tonic::Request::new(pb::CreateGameRequest {
-            kind: arena.kind.clone(),
-            options: Some(arena.options),
-            seed: Some(seed),
-            preset: None,
-        }),
-        arena.api_key.as_deref(),
-    )
-    .map_err(|e| e.message)?;
+    let request = pb::CreateGameRequest {
+        kind: arena.kind.clone(),
+        options: Some(arena.options),
+        seed: Some(seed),
+        ..Default::default()
+    };
     let game_id = client
         .create_game(request)
         .await
@@ -443,15 +437,9 @@ async fn keep_file(
 
 /// The spectator's update of a finished game's last record: its outcome and final view.
 async fn final_update(client: &mut Client, game_id: &str) -> Result<pb::Update, String> {
-    let games = client
-        .list_games(pb::ListGamesRequest {})
+    let summary = find_summary(client, game_id)
         .await
         .map_err(|s| format!("cannot list the games: {}", s.message()))?
-        .into_inner()
-        .games;
-    let summary = games
-        .into_iter()
-        .find(|g| g.game_id == game_id)
         .ok_or("the server no longer lists the game")?;
     if summary.status != pb::GameStatus::Finished as i32 {
         return Err(format!(

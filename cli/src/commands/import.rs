@@ -20,10 +20,6 @@ const PART_BYTES: usize = 32 * 1024;
 pub struct ImportArgs {
     /// The game file (`gangs export` writes one).
     file: PathBuf,
-
-    /// The server's API key, if it runs with --api-key.
-    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
-    api_key: Option<String>,
 }
 
 pub async fn run(args: ImportArgs, context: &Context) -> Result<(), CliError> {
@@ -35,10 +31,7 @@ pub async fn run(args: ImportArgs, context: &Context) -> Result<(), CliError> {
     file.verify()
         .map_err(|e| CliError::invalid(format!("{name} cannot be imported: {e}")))?;
     let from = file.header.game_id.clone();
-    let request = crate::client::with_api_key(
-        tonic::Request::new(tokio_stream::iter(parts(file))),
-        args.api_key.as_deref(),
-    )?;
+    let request = tokio_stream::iter(parts(file));
     let mut client = context.connect().await?;
     let imported = client
         .import_game(request)

@@ -3,6 +3,7 @@
 
 mod act;
 mod arena;
+mod cancel;
 mod export;
 mod games;
 mod health;
@@ -30,8 +31,10 @@ pub enum Command {
     /// Play one action for a seat.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
     Act(act::ActArgs),
-    /// List the server's games.
+    /// List the server's games (a page at a time, filtered).
     Games(games::GamesArgs),
+    /// End a waiting or running game as cancelled (needs the admin key).
+    Cancel(cancel::CancelArgs),
     /// Print a game's log records (everything once the game is over).
     Log(log::LogArgs),
     /// Write a game as a portable game file (JSON Lines: a header, then every log record).
@@ -62,6 +65,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Watch(args) => watch::run(args, context).await,
         Command::Act(args) => act::run(args, context).await,
         Command::Games(args) => games::run(args, context).await,
+        Command::Cancel(args) => cancel::run(args, context).await,
         Command::Log(args) => log::run(args, context).await,
         Command::Export(args) => export::run(args, context).await,
         Command::Import(args) => import::run(args, context).await,

@@ -96,7 +96,7 @@ pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
         None => {
             let name = args.name.unwrap_or_else(default_name);
             let joined = context
-                .join(&mut client, &args.game, args.seat, &name)
+                .join(&mut client, &args.game, args.seat, &name, None)
                 .await?;
             context.out.emit(
                 json!({ "game_id": args.game, "seat": joined.seat, "token": joined.token }),

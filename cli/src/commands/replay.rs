@@ -12,7 +12,9 @@
 
 use crate::client::Context;
 use crate::error::CliError;
-use crate::output::{log_record_json, log_record_lines, outcome_json, update_json, update_lines};
+use crate::output::{
+    ended_word, log_record_json, log_record_lines, outcome_json, update_json, update_lines,
+};
 use clap::{ArgGroup, Args};
 use gangs_games::game_file::{GameFile, GameFileError};
 use gangs_games::render_view;
@@ -187,6 +189,10 @@ fn replay_all(args: &ReplayArgs, source: &Source, context: &Context) -> Result<(
     }
     let game = replayer.game();
     let outcome = game.and_then(|g| g.outcome());
+    let ended = source.records.iter().find_map(|r| match &r.record {
+        Some(Record::Ended(e)) => Some(e),
+        _ => None,
+    });
     let count = source.records.len();
     context.out.emit(
         json!({
@@ -194,6 +200,7 @@ fn replay_all(args: &ReplayArgs, source: &Source, context: &Context) -> Result<(
             "game_id": source.game_id,
             "records": count,
             "outcome": outcome.as_ref().map(outcome_json),
+            "ended": ended.map(ended_word),
         }),
         || {
             let mut lines = Vec::new();
@@ -203,6 +210,9 @@ fn replay_all(args: &ReplayArgs, source: &Source, context: &Context) -> Result<(
                 }
                 if let Some(outcome) = &outcome {
                     lines.push(format!("game over: {}", outcome.summary));
+                }
+                if let Some(ended) = ended {
+                    lines.push(format!("game {}: {}", ended_word(ended), ended.detail));
                 }
             }
             lines.push(format!(

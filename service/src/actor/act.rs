@@ -3,7 +3,7 @@
 
 use super::durability::PendingReply;
 use super::{GameActor, Reply, MAX_ACTION_ID_LEN};
-use crate::error::{HostError, HostResult};
+use crate::error::{quote, HostError, HostResult};
 use gangs_games::update::record_events;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -20,9 +20,13 @@ impl GameActor {
             ));
             return drop(reply.send(Err(error)));
         }
-        // A retry: answer as the first time, apply nothing.
+        // A retry: answer as the first time, apply nothing; the same id for another action is
+        // a client bug, which must not look like success.
         if !request.action_id.is_empty() {
             if let Some(&seq) = self.action_ids.get(&(seat, request.action_id.clone())) {
+                if let Err(error) = self.same_action(seq, &request) {
+                    return drop(reply.send(Err(error)));
+                }
                 return self.answer_when_durable(seq, reply, |actor| actor.act_response(seq, seat));
             }
         }
@@ -34,19 +38,38 @@ impl GameActor {
         }
     }
 
+    /// Whether a request reusing the action_id of record `seq` asks for the same thing.
+    fn same_action(&self, seq: u64, request: &pb::ActRequest) -> HostResult<()> {
+        let Some(Record::Acted(first)) = &self.records[seq as usize - 1].record else {
+            return Ok(());
+        };
+        let same_seq = request.expected_seq.is_none_or(|e| e + 1 == seq);
+        if first.action == request.action && same_seq {
+            return Ok(());
+        }
+        Err(HostError::Invalid(format!(
+            "action_id {} was already used for a different action (seq {seq}): draw a new action_id for a new action",
+            quote(&request.action_id)
+        )))
+    }
+
     fn apply_action(
         &mut self,
         seat: usize,
         request: pb::ActRequest,
     ) -> HostResult<(Vec<pb::LogRecord>, pb::ActResponse)> {
+        // Precedence (documented in the proto): over, then not started, then a stale seq.
+        if self.is_over() {
+            return Err(HostError::NotNow(match self.ended {
+                None => "the game is over".to_string(),
+                Some(_) => format!("the game is over: it was {}", self.over_word()),
+            }));
+        }
         if self.start_seq.is_none() {
             let missing = self.seats.len() as u32 - self.seats_taken();
             return Err(HostError::NotNow(format!(
                 "the game has not started: waiting for {missing} more player(s) to join"
             )));
-        }
-        if self.game.is_over() {
-            return Err(HostError::NotNow("the game is over".into()));
         }
         if let Some(expected) = request.expected_seq {
             if expected != self.last_seq() {

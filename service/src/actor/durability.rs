@@ -21,6 +21,7 @@ pub(super) enum PendingReply {
     /// Several replies when a retry (same join_id) came while the join was being saved.
     Join(Vec<Reply<pb::JoinGameResponse>>, pb::JoinGameResponse),
     Act(Vec<Reply<pb::ActResponse>>, pb::ActResponse),
+    Cancel(Vec<Reply<pb::CancelGameResponse>>, pb::CancelGameResponse),
 }
 
 /// An answer a retried request can wait for: where its waiting callers are in a pending batch.
@@ -43,6 +44,22 @@ impl Retried for pb::ActResponse {
             PendingReply::Act(replies, _) => Some(replies),
             _ => None,
         }
+    }
+}
+
+impl Retried for pb::CancelGameResponse {
+    fn waiters(reply: &mut PendingReply) -> Option<&mut Vec<Reply<Self>>> {
+        match reply {
+            PendingReply::Cancel(replies, _) => Some(replies),
+            _ => None,
+        }
+    }
+}
+
+/// Answers every caller waiting for one batch.
+fn answer_all<T: Clone>(replies: Vec<Reply<T>>, answer: Result<T, HostError>) {
+    for reply in replies {
+        let _ = reply.send(answer.clone());
     }
 }
 
@@ -98,12 +115,9 @@ impl GameActor {
                 match pending.reply {
                     PendingReply::None => {}
                     PendingReply::Created(r) => drop(r.send(Err(error.clone()))),
-                    PendingReply::Join(rs, _) => rs
-                        .into_iter()
-                        .for_each(|r| drop(r.send(Err(error.clone())))),
-                    PendingReply::Act(rs, _) => rs
-                        .into_iter()
-                        .for_each(|r| drop(r.send(Err(error.clone())))),
+                    PendingReply::Join(rs, _) => answer_all(rs, Err(error.clone())),
+                    PendingReply::Act(rs, _) => answer_all(rs, Err(error.clone())),
+                    PendingReply::Cancel(rs, _) => answer_all(rs, Err(error.clone())),
                 }
             }
             self.watchers.clear();
@@ -122,18 +136,15 @@ impl GameActor {
             match pending.reply {
                 PendingReply::None => {}
                 PendingReply::Created(r) => drop(r.send(Ok(()))),
-                PendingReply::Join(rs, response) => rs
-                    .into_iter()
-                    .for_each(|r| drop(r.send(Ok(response.clone())))),
-                PendingReply::Act(rs, response) => rs
-                    .into_iter()
-                    .for_each(|r| drop(r.send(Ok(response.clone())))),
+                PendingReply::Join(rs, response) => answer_all(rs, Ok(response)),
+                PendingReply::Act(rs, response) => answer_all(rs, Ok(response)),
+                PendingReply::Cancel(rs, response) => answer_all(rs, Ok(response)),
             }
             for updates in pending.updates {
                 self.fan_out(&updates);
             }
         }
-        if self.game.is_over() && self.pending.is_empty() {
+        if self.is_over() && self.pending.is_empty() {
             // The final update is out: end every stream.
             self.watchers.clear();
         }

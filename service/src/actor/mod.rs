@@ -13,23 +13,28 @@
 //! - `act.rs`: applying a seat's action, action retries;
 //! - `durability.rs`: records to the store, answers and fan-out once durable, one retry helper;
 //! - `watch.rs`: watchers, catch-up, the update each seat receives, the public log;
-//! - `timers.rs`: the engine's phase deadline, the wall clock.
+//! - `timers.rs`: the engine's phase deadline, the wall clock;
+//! - `lifecycle.rs`: cancelled and abandoned games (the `ended` record).
 //!
 //! The actor speaks [`HostError`]; only `api.rs` turns it into gRPC statuses.
 
 mod act;
 mod durability;
+mod lifecycle;
 mod seats;
 mod timers;
 mod watch;
 
+pub use lifecycle::MAX_DETAIL_LEN;
 pub use timers::unix_ms;
 
 use crate::error::{HostError, HostResult};
 use crate::store::Store;
 use durability::{Pending, PendingReply};
+use gangs_games::update::ended_status;
 use gangs_games::{new_game, replay::Replayer, Game};
 use gangs_proto::v1 as pb;
+use pb::ended::Reason;
 use pb::log_record::Record;
 use seats::Seat;
 use std::collections::{HashMap, VecDeque};
@@ -59,6 +64,7 @@ pub enum Command {
         seat: Option<u32>,
         name: String,
         join_id: String,
+        invitation: String,
         reply: Reply<pb::JoinGameResponse>,
     },
     Act {
@@ -73,6 +79,10 @@ pub enum Command {
     GetLog {
         from_seq: u64,
         reply: Reply<Vec<pb::LogRecord>>,
+    },
+    Cancel {
+        reason: String,
+        reply: Reply<pb::CancelGameResponse>,
     },
 }
 
@@ -99,6 +109,21 @@ pub struct Settings {
     /// How long a finished game's actor stays in memory after its last request. It then ends,
     /// freeing the game's records; the registry reloads the game from the log when asked again.
     pub keep_finished: Duration,
+    /// A game whose seats are not all taken this long after its creation is abandoned.
+    pub fill_timeout: Duration,
+    /// A running game without an engine clock that sees no record this long is abandoned.
+    pub idle_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            watcher_buffer: DEFAULT_WATCHER_BUFFER,
+            keep_finished: Duration::from_secs(60),
+            fill_timeout: Duration::from_secs(3600),
+            idle_timeout: Duration::from_secs(24 * 3600),
+        }
+    }
 }
 
 pub struct GameActor {
@@ -125,34 +150,47 @@ pub struct GameActor {
     timer: Option<Timer>,
     /// Set when the store failed: the state in memory may be ahead of the disk.
     broken: Option<String>,
+    /// Set by an `ended` record: cancelled or abandoned.
+    ended: Option<Reason>,
 }
 
 impl GameActor {
-    /// A new game: logs its `created` record; `created_reply` answers once it is durable.
+    /// A new game (from [`GameActor::new_game`]): logs its `created` record; `created_reply`
+    /// answers once it is durable.
     pub fn create(
         id: String,
         store: Store,
         summaries: Summaries,
         settings: Settings,
-        created: pb::Created,
+        (game, created): (Box<dyn Game>, pb::Created),
         created_reply: Reply<()>,
-    ) -> HostResult<GameHandle> {
+    ) -> GameHandle {
+        let mut actor = GameActor::empty(id, store, summaries, settings, game, created.clone());
+        let record = actor.push_record(Record::Created(created));
+        actor.submit(vec![record], PendingReply::Created(created_reply));
+        actor.spawn()
+    }
+
+    /// The engine of a new game, and its `created` record with every option's default filled
+    /// in (so the log says exactly what ran) and the seat count.
+    pub fn new_game(created: pb::Created) -> HostResult<(Box<dyn Game>, pb::Created)> {
         let game = new_game(
             &created.kind,
             created.options.as_ref(),
             created.seed.unwrap_or_default(),
             created.preset.as_ref(),
         )?;
-        // Store the options with every default filled in, so the log says exactly what ran.
         let created = pb::Created {
             options: Some(game.options()),
             players: game.players() as u32,
             ..created
         };
-        let mut actor = GameActor::empty(id, store, summaries, settings, game, created.clone());
-        let record = actor.push_record(Record::Created(created));
-        actor.submit(vec![record], PendingReply::Created(created_reply));
-        Ok(actor.spawn())
+        Ok((game, created))
+    }
+
+    /// The `created` record as stored (seed, invitations and create_id included).
+    pub fn created(&self) -> &pb::Created {
+        &self.created
     }
 
     /// A game rebuilt from its log (at startup, or a finished game asked for again), its
@@ -171,6 +209,7 @@ impl GameActor {
         let mut action_ids = Vec::new();
         let mut started = None;
         let mut created = None;
+        let mut ended = None;
         for record in &records {
             replayer.apply(record).map_err(|e| damaged(e.to_string()))?;
             match &record.record {
@@ -185,6 +224,7 @@ impl GameActor {
                     },
                 )),
                 Some(Record::Started(_)) => started = Some(record.seq),
+                Some(Record::Ended(e)) => ended = Some(e.reason()),
                 Some(Record::Acted(a)) if !a.action_id.is_empty() => {
                     action_ids.push(((a.seat as usize, a.action_id.clone()), record.seq))
                 }
@@ -202,6 +242,7 @@ impl GameActor {
         }
         actor.action_ids.extend(action_ids);
         actor.start_seq = started;
+        actor.ended = ended;
         actor.durable_seq = records.len() as u64;
         actor.records = records;
         actor.arm_timer();
@@ -238,6 +279,7 @@ impl GameActor {
             durable_rx,
             timer: None,
             broken: None,
+            ended: None,
         }
     }
 
@@ -250,6 +292,9 @@ impl GameActor {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         loop {
             let deadline = self.timer.as_ref().map(|t| t.at);
+            let abandon_at = self
+                .abandon_at()
+                .map(|(unix, _)| GameActor::instant_of(unix));
             // Restarted by every event: a finished game is let go after a quiet spell.
             let unload_at = self
                 .is_settled()
@@ -261,6 +306,7 @@ impl GameActor {
                 },
                 Some((seq, result)) = self.durable_rx.recv() => self.on_durable(seq, result),
                 _ = sleep_until_opt(deadline), if deadline.is_some() => self.on_deadline(),
+                _ = sleep_until_opt(abandon_at), if abandon_at.is_some() => self.on_abandon_deadline(),
                 _ = sleep_until_opt(unload_at), if unload_at.is_some() => {
                     // No new command gets in from here on (senders see the channel closed and
                     // reload the game from the log); the ones already queued are answered.
@@ -285,7 +331,7 @@ impl GameActor {
     /// Over, everything durable, nobody watching, storage healthy: nothing left to do but
     /// answer reads, which the log can answer as well.
     pub fn is_settled(&self) -> bool {
-        self.game.is_over()
+        self.is_over()
             && self.pending.is_empty()
             && self.watchers.is_empty()
             && self.broken.is_none()
@@ -299,6 +345,7 @@ impl GameActor {
                 Command::Act { reply, .. } => drop(reply.send(Err(error))),
                 Command::Watch { reply, .. } => drop(reply.send(Err(error))),
                 Command::GetLog { reply, .. } => drop(reply.send(Err(error))),
+                Command::Cancel { reply, .. } => drop(reply.send(Err(error))),
             }
             return;
         }
@@ -307,8 +354,9 @@ impl GameActor {
                 seat,
                 name,
                 join_id,
+                invitation,
                 reply,
-            } => self.join(seat, name, join_id, reply),
+            } => self.join(seat, name, join_id, invitation, reply),
             Command::Act { request, reply } => self.act(request, reply),
             Command::Watch {
                 token,
@@ -320,6 +368,7 @@ impl GameActor {
             Command::GetLog { from_seq, reply } => {
                 let _ = reply.send(Ok(self.log(from_seq)));
             }
+            Command::Cancel { reason, reply } => self.cancel(reason, reply),
         }
     }
 
@@ -328,7 +377,9 @@ impl GameActor {
     }
 
     fn status(&self) -> pb::GameStatus {
-        if self.game.is_over() {
+        if let Some(reason) = self.ended {
+            ended_status(reason)
+        } else if self.game.is_over() {
             pb::GameStatus::Finished
         } else if self.start_seq.is_some() {
             pb::GameStatus::Running
@@ -362,6 +413,12 @@ impl GameActor {
             last_seq: self.durable_seq,
             // `Registry::import` drops the tokens: a seat without one was never played here.
             imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
+            created_unix_ms: self.records.first().map(|r| r.unix_ms).unwrap_or_default(),
+            finished_unix_ms: self
+                .is_over()
+                .then(|| self.records.last().map(|r| r.unix_ms))
+                .flatten(),
+            outcome: self.game.outcome(),
         };
         self.summaries
             .lock()

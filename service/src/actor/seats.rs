@@ -1,9 +1,11 @@
-//! Seats: joining a game, the secret token each seat gets, and join retries (same `join_id`).
-//! The game starts (a `started` record) when the last seat is taken.
+//! Seats: joining a game, the secret token each seat gets, join retries (same `join_id`), and
+//! reserved seats (a game created with `reserve_seats`: each seat is joined only with its own
+//! invitation, which also gets its holder the seat's answer again). The game starts (a
+//! `started` record) when the last seat is taken.
 
 use super::durability::PendingReply;
 use super::{GameActor, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
-use crate::error::{HostError, HostResult};
+use crate::error::{quote, HostError, HostResult};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 
@@ -43,19 +45,43 @@ impl GameActor {
         })
     }
 
-    /// A join: a retry (same join_id) gets the first answer once it is durable; a new join
-    /// takes a seat and answers once its record is durable.
+    /// A join: a retry (same join_id, or a reserved seat's invitation) gets the first answer
+    /// once it is durable; a new join takes a seat and answers once its record is durable.
     pub(super) fn join(
         &mut self,
         seat: Option<u32>,
         name: String,
         join_id: String,
+        invitation: String,
         reply: Reply<pb::JoinGameResponse>,
     ) {
-        if let Some(first) = self.seat_joined_with(&join_id) {
+        if let Some((index, first)) = self.seat_joined_with(&join_id) {
+            if let Err(error) = self.same_join(index, seat, &name, &invitation, &join_id) {
+                return drop(reply.send(Err(error)));
+            }
             let seq = first.seq;
             return self.answer_when_durable(seq, reply, |_| first);
         }
+        if self.is_over() {
+            let error = HostError::NotNow(format!(
+                "game {} is over ({}): no seat can be taken",
+                self.id,
+                self.over_word()
+            ));
+            return drop(reply.send(Err(error)));
+        }
+        let seat = match self.invited_seat(seat, &invitation) {
+            Ok(Some(index)) => match &self.seats[index] {
+                // The invitation's holder joins again: its seat's answer.
+                Some(taken) => {
+                    let first = taken.join_answer(index);
+                    return self.answer_when_durable(first.seq, reply, |_| first);
+                }
+                None => Some(index as u32),
+            },
+            Ok(None) => seat,
+            Err(error) => return drop(reply.send(Err(error))),
+        };
         match self.take_seat(seat, name, join_id) {
             Ok((records, response)) => {
                 self.submit(records, PendingReply::Join(vec![reply], response))
@@ -64,13 +90,78 @@ impl GameActor {
         }
     }
 
-    /// The answer of the join made with `join_id`, if any (an empty id never matches).
-    fn seat_joined_with(&self, join_id: &str) -> Option<pb::JoinGameResponse> {
+    /// The seat and answer of the join made with `join_id`, if any (an empty id never matches).
+    fn seat_joined_with(&self, join_id: &str) -> Option<(usize, pb::JoinGameResponse)> {
         self.seats.iter().enumerate().find_map(|(seat, s)| {
             s.as_ref()
                 .filter(|s| !join_id.is_empty() && s.join_id == join_id)
-                .map(|s| s.join_answer(seat))
+                .map(|s| (seat, s.join_answer(seat)))
         })
+    }
+
+    /// Whether a join reusing the join_id of seat `index` asks for the same thing.
+    fn same_join(
+        &self,
+        index: usize,
+        seat: Option<u32>,
+        name: &str,
+        invitation: &str,
+        join_id: &str,
+    ) -> HostResult<()> {
+        let first = self.seats[index].as_ref().expect("a joined seat");
+        let same_seat = seat.is_none_or(|s| s as usize == index);
+        let same_name = if name.is_empty() {
+            first.name == format!("seat {index}")
+        } else {
+            first.name == name
+        };
+        let same_invitation = match self.created.invitations.get(index) {
+            Some(expected) if self.created.reserve_seats => expected == invitation,
+            _ => invitation.is_empty(),
+        };
+        if same_seat && same_name && same_invitation {
+            return Ok(());
+        }
+        Err(HostError::Invalid(format!(
+            "join_id {} was already used for a different join (seat {index} as {}): draw a new join_id for a new join",
+            quote(join_id),
+            quote(&first.name)
+        )))
+    }
+
+    /// For a game with reserved seats, the seat `invitation` opens (refused without one, with
+    /// a wrong one, or with another seat asked for); for an open game, none (and no
+    /// invitation may be sent).
+    fn invited_seat(&self, seat: Option<u32>, invitation: &str) -> HostResult<Option<usize>> {
+        if !self.created.reserve_seats {
+            if invitation.is_empty() {
+                return Ok(None);
+            }
+            return Err(HostError::Invalid(format!(
+                "game {} does not reserve its seats: join without an invitation",
+                self.id
+            )));
+        }
+        if invitation.is_empty() {
+            return Err(HostError::Permission(format!(
+                "game {} reserves its seats: send the seat's invitation (CreateGame returned one per seat; `gangs join GAME --invitation X`, bots take --invitation X)",
+                self.id
+            )));
+        }
+        let index = self
+            .created
+            .invitations
+            .iter()
+            .position(|i| constant_time_eq(i.as_bytes(), invitation.as_bytes()))
+            .ok_or_else(|| {
+                HostError::Permission(format!("this invitation opens no seat of game {}", self.id))
+            })?;
+        match seat {
+            Some(s) if s as usize != index => Err(HostError::Invalid(format!(
+                "this invitation is for seat {index}, not seat {s}: omit the seat or ask for {index}"
+            ))),
+            _ => Ok(Some(index)),
+        }
     }
 
     fn take_seat(
@@ -137,4 +228,9 @@ impl GameActor {
         }
         Ok((records, response))
     }
+}
+
+/// Equality whose time does not depend on where the first difference is (secrets).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

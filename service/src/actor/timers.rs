@@ -29,7 +29,7 @@ pub(super) async fn sleep_until_opt(at: Option<Instant>) {
 impl GameActor {
     pub(super) fn on_deadline(&mut self) {
         self.timer = None;
-        if self.game.is_over() {
+        if self.is_over() {
             return;
         }
         match self.game.expire() {
@@ -43,7 +43,7 @@ impl GameActor {
 
     /// Starts the phase timer when the engine opened a new timed phase.
     pub(super) fn arm_timer(&mut self) {
-        if self.game.is_over() || self.start_seq.is_none() {
+        if self.is_over() || self.start_seq.is_none() {
             self.timer = None;
             return;
         }

@@ -94,7 +94,7 @@ impl GameActor {
                 .expect("the channel was sized for the catch-up");
         }
         // A finished game's stream ends after the catch-up.
-        if !(self.game.is_over() && self.pending.is_empty()) {
+        if !(self.is_over() && self.pending.is_empty()) {
             self.watchers.push(Watcher { seat, updates: tx });
         }
         Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
@@ -141,7 +141,7 @@ impl GameActor {
 
     /// The durable records after `from_seq` as `GetLog` shows them.
     pub(super) fn log(&self, from_seq: u64) -> Vec<pb::LogRecord> {
-        let finished = self.game.is_over();
+        let finished = self.is_over();
         self.records[..self.durable_seq as usize]
             .iter()
             .filter(|r| r.seq > from_seq)

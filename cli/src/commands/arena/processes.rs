@@ -134,6 +134,7 @@ impl OwnServer {
             .arg(dir.join("data"))
             // The own server must not pick up a key or an address meant for another server.
             .env_remove("GANGS_API_KEY")
+            .env_remove("GANGS_PLAYER_KEY")
             .env_remove("GANGS_LISTEN")
             .env_remove("GANGS_DATA_DIR")
             .env("RUST_LOG", "warn")
