@@ -288,24 +288,34 @@ pub fn summary_json(game: &pb::GameSummary) -> Value {
         "finished_unix_ms": game.finished_unix_ms,
         "outcome": game.outcome.as_ref().map(outcome_json),
         "imported": game.imported,
+        "damaged": game.damaged,
+        "damage_reason": game.damage_reason,
     })
 }
 
 pub fn summary_line(game: &pb::GameSummary) -> String {
-    format!(
+    let mut line = format!(
         "{:<24} {:<13} {}/{} seats  {:<9} {}{}",
         game.game_id,
         game.kind,
         game.seats_taken,
         game.players,
-        status_name(game.status),
+        if game.damaged {
+            "damaged"
+        } else {
+            status_name(game.status)
+        },
         if game.imported { "(imported) " } else { "" },
         game.names
             .iter()
             .map(|n| if n.is_empty() { "-" } else { n.as_str() })
             .collect::<Vec<_>>()
             .join(", ")
-    )
+    );
+    if game.damaged {
+        line.push_str(&format!("  (damaged: {})", game.damage_reason));
+    }
+    line
 }
 
 #[cfg(test)]
@@ -486,7 +496,7 @@ mod tests {
                 "game_id": "g1", "kind": "gang-of-four", "players": 4, "seats_taken": 2,
                 "status": "waiting", "names": ["ann", "bob"], "last_seq": 3,
                 "created_unix_ms": 1000, "finished_unix_ms": null, "outcome": null,
-                "imported": false
+                "imported": false, "damaged": false, "damage_reason": ""
             })
         );
     }

@@ -355,11 +355,20 @@ impl Games for GamesService {
             let stream = owner.get_log(credentials.on(request)).await?.into_inner();
             return Ok(Response::new(Box::pin(stream) as LogStream));
         }
-        let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
-            from_seq: request.from_seq,
-            reply,
-        })
-        .await;
+        let records = match self
+            .registry
+            .damaged_log(&request.game_id, request.from_seq)
+            .await
+        {
+            Some(records) => records.map_err(|error| bounded(error.into())),
+            None => {
+                ask(&self.registry, &request.game_id, |reply| Command::GetLog {
+                    from_seq: request.from_seq,
+                    reply,
+                })
+                .await
+            }
+        };
         crate::metrics::rpc_result("GetLog", &records);
         let records = records?;
         Ok(Response::new(Box::pin(tokio_stream::iter(

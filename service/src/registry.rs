@@ -4,10 +4,15 @@
 //! lives in its actor (`actor/`); this is only the directory. A finished game's actor ends
 //! after a quiet spell; the game is then reloaded from the log when someone asks for it again
 //! (`revive`), so memory holds the live games, not the history.
+//!
+//! A game whose log reads but does not replay (a record the engine refuses, an undecodable
+//! record) is *damaged*: the server starts without it, lists it with the reason, shows its log
+//! (`damaged_log`) and refuses to play it (`get`). A store that cannot be read at all still
+//! stops the start: that is no one game's fault.
 
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries, MAX_ACTION_ID_LEN};
 use crate::error::{quote, HostError, HostResult};
-use crate::store::{Store, GAME_ID_LEN};
+use crate::store::{Store, StoreErrorKind, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -39,7 +44,12 @@ pub struct Registry {
     lazy: bool,
     /// create_id -> its creation.
     create_ids: Arc<Mutex<HashMap<String, Arc<CreateSlot>>>>,
+    /// Damaged games (see the module doc): id -> why.
+    damaged: Arc<RwLock<HashMap<String, String>>>,
 }
+
+/// The longest damage reason kept (it comes from the log, not a client, but is still bounded).
+const MAX_DAMAGE_REASON_LEN: usize = 300;
 
 /// What ListGames asks for.
 #[derive(Debug, Default, Clone)]
@@ -63,6 +73,7 @@ impl Registry {
             settings,
             lazy: true,
             create_ids: Arc::default(),
+            damaged: Arc::default(),
         }
     }
 
@@ -90,6 +101,7 @@ impl Registry {
             settings,
             lazy: false,
             create_ids: Arc::default(),
+            damaged: Arc::default(),
         };
         // One game at a time, so that memory holds one finished game's log at most.
         let ids = store
@@ -99,11 +111,21 @@ impl Registry {
         let count = ids.len();
         let mut running = 0;
         for id in ids {
-            let records = store
-                .load_game(&id)
-                .await
-                .map_err(|e| HostError::Storage(e.message))?;
-            let actor = registry.rebuild(&id, records)?;
+            let records = match store.load_game(&id).await {
+                Ok(records) => records,
+                Err(e) if e.kind == StoreErrorKind::Corrupt => {
+                    registry.mark_damaged(&id, &[], &e.message);
+                    continue;
+                }
+                Err(e) => return Err(HostError::Storage(e.message)),
+            };
+            let actor = match registry.rebuild(&id, records) {
+                Ok(actor) => actor,
+                Err(e) => {
+                    registry.damage(&id, e.message()).await?;
+                    continue;
+                }
+            };
             registry.remember_create_id(&id, actor.created());
             // A finished game is listed, and loaded only when asked for.
             let handle = if actor.is_settled() {
@@ -118,8 +140,120 @@ impl Registry {
                 .expect("games lock")
                 .insert(id, handle);
         }
-        tracing::info!(games = count, running, "rebuilt the games from the log");
+        let damaged = registry.damaged.read().expect("damaged lock").len();
+        tracing::info!(
+            games = count,
+            running,
+            damaged,
+            "rebuilt the games from the log"
+        );
         Ok(registry)
+    }
+
+    /// Marks a game whose log does not replay (`reason`) as damaged, from its records as read
+    /// again (a rare path: the records of a healthy game are read once). Only a store that
+    /// cannot be read is an error.
+    async fn damage(&self, id: &str, reason: &str) -> HostResult<()> {
+        match self.store.load_game(id).await {
+            Ok(records) => self.mark_damaged(id, &records, reason),
+            Err(e) if e.kind == StoreErrorKind::Corrupt => self.mark_damaged(id, &[], reason),
+            Err(e) => return Err(HostError::Storage(e.message)),
+        }
+        Ok(())
+    }
+
+    /// Lists a damaged game with what its records say (kind, seats, names, times), logs why,
+    /// and keeps it out of play.
+    fn mark_damaged(&self, id: &str, records: &[pb::LogRecord], reason: &str) {
+        // The engine's and the store's reasons name the game already; the summary does too.
+        let prefix = format!("game {id}: ");
+        let reason = bounded_reason(reason.strip_prefix(&prefix).unwrap_or(reason));
+        tracing::error!(
+            game = %id,
+            reason = %reason,
+            "the game's log does not replay: the game is damaged (listed and readable, not playable); the other games start"
+        );
+        let mut summary = pb::GameSummary {
+            game_id: id.to_string(),
+            status: pb::GameStatus::Unspecified as i32,
+            last_seq: records.last().map_or(0, |r| r.seq),
+            created_unix_ms: records.first().map_or(0, |r| r.unix_ms),
+            damaged: true,
+            damage_reason: reason.clone(),
+            ..Default::default()
+        };
+        for record in records {
+            match &record.record {
+                Some(Record::Created(created)) if summary.kind.is_empty() => {
+                    summary.kind = created.kind.clone();
+                    summary.players = created.players;
+                    summary.names = vec![String::new(); created.players.min(64) as usize];
+                    self.remember_create_id(id, created);
+                }
+                Some(Record::Joined(joined)) => {
+                    if let Some(name) = summary.names.get_mut(joined.seat as usize) {
+                        if name.is_empty() {
+                            summary.seats_taken += 1;
+                        }
+                        name.clone_from(&joined.name);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.games.write().expect("games lock").remove(id);
+        self.summaries
+            .lock()
+            .expect("summaries lock")
+            .insert(id.to_string(), summary);
+        self.damaged
+            .write()
+            .expect("damaged lock")
+            .insert(id.to_string(), reason);
+    }
+
+    /// Why the game is damaged; None if it is not.
+    fn damage_reason(&self, id: &str) -> Option<String> {
+        self.damaged.read().expect("damaged lock").get(id).cloned()
+    }
+
+    /// A damaged game's records after `from_seq` as GetLog shows a running game's (public
+    /// redaction: no seed, no tokens, events as a spectator sees them), read from the store;
+    /// None if the game is not damaged. A log that cannot be shown that way (its records do
+    /// not decode, its `created` record builds no game, so nothing says what is hidden)
+    /// answers FAILED_PRECONDITION: a damaged log never reveals hidden cards.
+    pub async fn damaged_log(
+        &self,
+        id: &str,
+        from_seq: u64,
+    ) -> Option<HostResult<Vec<pb::LogRecord>>> {
+        let reason = self.damage_reason(id)?;
+        let unreadable = |why: &str| {
+            HostError::NotNow(format!(
+                "game {id} is damaged ({reason}) and its log cannot be shown: {why}"
+            ))
+        };
+        let records = match self.store.load_game(id).await {
+            Ok(records) => records,
+            Err(e) if e.kind == StoreErrorKind::Corrupt => {
+                return Some(Err(unreadable("a record does not decode")))
+            }
+            Err(e) => return Some(Err(HostError::Storage(e.message))),
+        };
+        let created = records.iter().find_map(|r| match &r.record {
+            Some(Record::Created(created)) => Some(created.clone()),
+            _ => None,
+        });
+        let Some(Ok((game, _))) = created.map(GameActor::new_game) else {
+            return Some(Err(unreadable(
+                "its `created` record does not build a game, so nothing says which parts are hidden",
+            )));
+        };
+        Some(Ok(records
+            .iter()
+            .filter(|r| r.seq > from_seq)
+            .map(|r| game.public_record(r, false))
+            .collect()))
     }
 
     /// A restored game's create_id, so that a retry after the restart finds its game.
@@ -285,6 +419,9 @@ impl Registry {
         if id.is_empty() {
             return Err(HostError::Invalid("game_id is required".into()));
         }
+        if let Some(reason) = self.damage_reason(id) {
+            return Err(damaged_error(id, &reason));
+        }
         self.games
             .read()
             .expect("games lock")
@@ -300,15 +437,27 @@ impl Registry {
         if let Some(handle) = self.live(id) {
             return Ok(handle);
         }
-        let records = self
-            .store
-            .load_game(id)
-            .await
-            .map_err(|e| HostError::Internal(format!("reloading game {id}: {e}")))?;
+        if let Some(reason) = self.damage_reason(id) {
+            return Err(damaged_error(id, &reason));
+        }
+        let records = match self.store.load_game(id).await {
+            Ok(records) => records,
+            Err(e) if e.kind == StoreErrorKind::Corrupt => {
+                self.mark_damaged(id, &[], &e.message);
+                return Err(damaged_error(id, &bounded_reason(&e.message)));
+            }
+            Err(e) => return Err(HostError::Internal(format!("reloading game {id}: {e}"))),
+        };
         if records.is_empty() {
             return Err(not_found(id));
         }
-        let handle = self.rebuild(id, records)?.spawn();
+        let handle = match self.rebuild(id, records) {
+            Ok(actor) => actor.spawn(),
+            Err(e) => {
+                self.damage(id, e.message()).await?;
+                return Err(damaged_error(id, &bounded_reason(e.message())));
+            }
+        };
         let mut games = self.games.write().expect("games lock");
         match games.get(id) {
             Some(other) if !other.commands.is_closed() => Ok(other.clone()),
@@ -446,6 +595,26 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
                 quote(token)
             ))
         })
+}
+
+/// What a call to play a damaged game answers (FAILED_PRECONDITION).
+fn damaged_error(id: &str, reason: &str) -> HostError {
+    HostError::NotNow(format!(
+        "game {id} is damaged: its log does not replay ({reason}); it is listed and GetLog shows its log, but it cannot be joined, watched, played or cancelled"
+    ))
+}
+
+/// `reason` cut to [`MAX_DAMAGE_REASON_LEN`] bytes (at a character boundary).
+fn bounded_reason(reason: &str) -> String {
+    let mut end = reason.len().min(MAX_DAMAGE_REASON_LEN);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut cut = reason[..end].to_string();
+    if end < reason.len() {
+        cut.push('…');
+    }
+    cut
 }
 
 fn not_found(id: &str) -> HostError {

@@ -38,6 +38,8 @@ pub struct Server {
     pub flags: Vec<String>,
     /// Set when it serves TLS: the certificate clients trust (`--ca`); URLs are then https://.
     pub ca: Option<PathBuf>,
+    /// Set by `start_logged`: the file its stderr goes to (appended across restarts).
+    pub stderr_log: Option<PathBuf>,
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost, made for the test, in `dir`.
@@ -68,7 +70,23 @@ impl Server {
     /// As `start_on`, with extra flags.
     pub fn start_with(data_dir: &Path, port: u16, flags: &[&str]) -> Server {
         let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
-        Server::spawn(data_dir, port, flags, None)
+        Server::spawn(data_dir, port, flags, None, None)
+    }
+
+    /// As `start_with` on a free port, its stderr (the tracing log) appended to `stderr_log`
+    /// so that a test can read what the server logged (`stderr_text`).
+    pub fn start_logged(data_dir: &Path, flags: &[&str], stderr_log: &Path) -> Server {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        Server::spawn(data_dir, 0, flags, None, Some(stderr_log.to_path_buf()))
+    }
+
+    /// What the server wrote to stderr so far (`start_logged` only).
+    pub fn stderr_text(&self) -> String {
+        let path = self
+            .stderr_log
+            .as_ref()
+            .expect("a server started with start_logged");
+        std::fs::read_to_string(path).unwrap_or_default()
     }
 
     /// A server speaking TLS with `tls` (clients trust its certificate through `--ca`).
@@ -80,17 +98,33 @@ impl Server {
             tls.key.display().to_string(),
         ];
         all.extend(flags.iter().map(|f| f.to_string()));
-        Server::spawn(data_dir, 0, all, Some(tls.cert.clone()))
+        Server::spawn(data_dir, 0, all, Some(tls.cert.clone()), None)
     }
 
-    fn spawn(data_dir: &Path, port: u16, flags: Vec<String>, ca: Option<PathBuf>) -> Server {
+    fn spawn(
+        data_dir: &Path,
+        port: u16,
+        flags: Vec<String>,
+        ca: Option<PathBuf>,
+        stderr_log: Option<PathBuf>,
+    ) -> Server {
+        let stderr = match &stderr_log {
+            Some(path) => Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .expect("open the server's stderr log"),
+            ),
+            None => Stdio::inherit(),
+        };
         let mut child = Command::new(bin("gangs-server"))
             .args(&flags)
             .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(data_dir)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start gangs-server");
         let stdout = child.stdout.take().expect("stdout");
@@ -109,6 +143,7 @@ impl Server {
             data_dir: data_dir.to_path_buf(),
             flags,
             ca,
+            stderr_log,
         }
     }
 
@@ -150,6 +185,7 @@ impl Server {
                     self.port(),
                     self.flags.clone(),
                     self.ca.clone(),
+                    self.stderr_log.clone(),
                 )
             });
             if let Ok(server) = server {

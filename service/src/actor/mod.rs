@@ -419,6 +419,8 @@ impl GameActor {
                 .then(|| self.records.last().map(|r| r.unix_ms))
                 .flatten(),
             outcome: self.game.outcome(),
+            damaged: false,
+            damage_reason: String::new(),
         };
         self.summaries
             .lock()
