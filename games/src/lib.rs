@@ -6,6 +6,7 @@
 //! ([`Game::view`] and [`Game::redact`]). The CLI and the bots use the same modules for card
 //! words and action words.
 
+pub mod game_file;
 pub mod gang_of_four;
 pub mod replay;
 pub mod the_gang;

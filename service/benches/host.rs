@@ -169,6 +169,7 @@ async fn main() {
         api_key: None,
         watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
         keep_finished_ms: 60_000,
+        http: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {

@@ -1,7 +1,7 @@
 //! `gangs-server`: parses the configuration, sets up tracing (`RUST_LOG`), binds and serves.
 
 use clap::Parser;
-use gangs_service::server::{run, shutdown_signal, Config};
+use gangs_service::server::{run_with_http, shutdown_signal, Config};
 
 #[tokio::main]
 async fn main() {
@@ -20,11 +20,29 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    // One line on stdout with the bound address, so scripts can start it with port 0.
+    let http = match config.http {
+        None => None,
+        Some(addr) => match tokio::net::TcpListener::bind(addr).await {
+            Ok(listener) => Some(listener),
+            Err(e) => {
+                eprintln!("gangs-server: cannot serve the web viewer on {addr}: {e} (try --http 127.0.0.1:0)");
+                std::process::exit(2);
+            }
+        },
+    };
+    // One line on stdout with the bound address, so scripts can start it with port 0; with
+    // --http a second line gives the viewer's address (one write: a reader that stops after
+    // the first line never makes the second fail).
     if let Ok(addr) = listener.local_addr() {
-        println!("gangs-server listening on {addr}");
+        let mut lines = format!("gangs-server listening on {addr}\n");
+        if let Some(Ok(http)) = http.as_ref().map(|l| l.local_addr()) {
+            lines.push_str(&format!("gangs-server web viewer on http://{http}/\n"));
+        }
+        print!("{lines}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
     }
-    if let Err(e) = run(config, listener, shutdown_signal()).await {
+    if let Err(e) = run_with_http(config, listener, http, shutdown_signal()).await {
         eprintln!("gangs-server: {e}");
         std::process::exit(1);
     }

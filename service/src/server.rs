@@ -36,12 +36,26 @@ pub struct Config {
     /// reloaded from the log when asked for again (memory holds the live games, not the history).
     #[arg(long, env = "GANGS_KEEP_FINISHED_MS", default_value_t = 60_000)]
     pub keep_finished_ms: u64,
+    /// Also serve the read-only web viewer and its JSON API on this address (e.g.
+    /// 127.0.0.1:8080): the game list, live games as a spectator, finished games replayed.
+    #[arg(long, env = "GANGS_HTTP")]
+    pub http: Option<SocketAddr>,
 }
 
 /// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
 pub async fn run(
     config: Config,
     listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    run_with_http(config, listener, None, shutdown).await
+}
+
+/// As [`run`], also serving the web viewer (`crate::http`) on `http` when given.
+pub async fn run_with_http(
+    config: Config,
+    listener: tokio::net::TcpListener,
+    http: Option<tokio::net::TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let (store, flusher) = Store::open(&config.data_dir)?;
@@ -72,8 +86,22 @@ pub async fn run(
     // On the signal, first stop the game actors: that ends every open Watch stream, which the
     // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
     let closing = registry.clone();
+    let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
+    if let Some(http) = http {
+        let viewer = GamesService::new(registry.clone(), config.api_key.clone());
+        let mut stopped = http_stopped;
+        tokio::spawn(crate::http::serve(
+            viewer,
+            config.api_key.clone(),
+            http,
+            async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            },
+        ));
+    }
     let shutdown = async move {
         shutdown.await;
+        let _ = stop_http.send(true);
         closing.close();
     };
     tonic::transport::Server::builder()

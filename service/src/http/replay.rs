@@ -1,0 +1,264 @@
+//! A finished game, step by step, for the replay page:
+//! - `GET /api/games/{id}/replay`: the outline (seats, outcome, where each deal or heist starts,
+//!   and the chart's figures: scores per deal, or each heist's result);
+//! - `GET /api/games/{id}/steps?from=SEQ&limit=N`: the state after each of N records: the
+//!   spectator's view, every seat's own cards, and what happened, in words.
+//!
+//! Only a finished game has a replay: its log is complete (`GetLog` hides nothing any more) and
+//! every hand may be shown. The state at a step is the engine's, rebuilt from the log
+//! (`gangs_games::replay`), and each seat's cards are what that seat's own `Game::view` holds:
+//! the viewer picks what to draw, the games decide what each seat saw.
+
+use super::api::summary_json;
+use super::{check_game_id, json_response, ApiError, Query, Viewer, MAX_REPLAYS_AT_ONCE};
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use gangs_games::replay::Replayer;
+use gangs_proto::json::to_json;
+use gangs_proto::v1 as pb;
+use pb::log_record::Record;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Steps per `steps` request at most, and by default.
+const MAX_STEPS: u64 = 100;
+const DEFAULT_STEPS: u64 = 50;
+/// How long a request waits for one of the replay slots before it is told to come back.
+const REPLAY_QUEUE_WAIT: Duration = Duration::from_secs(5);
+
+/// Each game's seat-private fields of a view: what the replay shows of every seat's hand.
+const GANG_OF_FOUR_PRIVATE: &[&str] = &["hand"];
+const THE_GANG_PRIVATE: &[&str] = &["private_cards", "shown_to_me", "received", "remembered"];
+
+impl Viewer {
+    /// A finished game's complete log, refused with a clear word while it is not finished.
+    async fn finished_log(
+        &self,
+        id: &str,
+    ) -> Result<(pb::GameSummary, Vec<pb::LogRecord>), ApiError> {
+        let summary = self.summary(id).await?;
+        if summary.status != pb::GameStatus::Finished as i32 {
+            return Err(ApiError::conflict(format!(
+                "game {id} is not finished: its replay (every hand shown) opens when it ends; \
+                 watch it live meanwhile"
+            )));
+        }
+        let records = self.log(id).await?;
+        Ok((summary, records))
+    }
+
+    /// Runs `work` on a blocking thread, at most `MAX_REPLAYS_AT_ONCE` at a time.
+    async fn replay_slot<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let permit = tokio::time::timeout(REPLAY_QUEUE_WAIT, self.replays.clone().acquire_owned())
+            .await
+            .map_err(|_| {
+                ApiError::busy(format!(
+                    "the server is replaying {MAX_REPLAYS_AT_ONCE} games already: try again in a moment"
+                ))
+            })?
+            .expect("never closed");
+        let result = tokio::task::spawn_blocking(move || {
+            let result = work();
+            drop(permit);
+            result
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("replay failed: {e}")))?;
+        result
+    }
+}
+
+fn replay_error(id: &str, e: gangs_games::replay::ReplayError) -> ApiError {
+    ApiError::internal(format!("game {id} does not replay: {e}"))
+}
+
+/// `GET /api/games/{id}/replay`.
+pub(super) async fn index(
+    State(viewer): State<Viewer>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    Query::parse(query.as_deref(), &[])?;
+    let id = check_game_id(&id)?.to_string();
+    let (summary, records) = viewer.finished_log(&id).await?;
+    let outline = viewer
+        .replay_slot(move || outline(&id, &summary, &records))
+        .await?;
+    Ok(json_response(&outline))
+}
+
+/// `GET /api/games/{id}/steps?from=SEQ&limit=N`.
+pub(super) async fn steps(
+    State(viewer): State<Viewer>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = Query::parse(query.as_deref(), &["from", "limit"])?;
+    let id = check_game_id(&id)?.to_string();
+    let from = query.number("from", 1, u64::MAX)?.max(1);
+    let limit = query.number("limit", DEFAULT_STEPS, MAX_STEPS)?.max(1);
+    let (_, records) = viewer.finished_log(&id).await?;
+    let last = records.last().map(|r| r.seq).unwrap_or(0);
+    if from > last {
+        return Err(ApiError::bad_request(format!(
+            "from {from} is beyond the game's last seq {last}"
+        )));
+    }
+    let frames = viewer
+        .replay_slot(move || frames(&id, &records, from, from.saturating_add(limit - 1)))
+        .await?;
+    Ok(json_response(&json!({ "steps": frames, "last_seq": last })))
+}
+
+/// The replay's outline: seats, outcome, deal or heist starts, and the chart's figures.
+fn outline(
+    id: &str,
+    summary: &pb::GameSummary,
+    records: &[pb::LogRecord],
+) -> Result<Value, ApiError> {
+    let replayer = gangs_games::replay::replay(records).map_err(|e| replay_error(id, e))?;
+    let game = replayer
+        .game()
+        .ok_or_else(|| ApiError::internal(format!("game {id} has no `created` record")))?;
+    let mut names = vec![String::new(); game.players()];
+    let mut rounds: Vec<Value> = Vec::new();
+    for record in records {
+        let events: &[pb::GameEvent] = match &record.record {
+            Some(Record::Joined(joined)) => {
+                if let Some(name) = names.get_mut(joined.seat as usize) {
+                    name.clone_from(&joined.name);
+                }
+                &[]
+            }
+            Some(Record::Started(started)) => &started.events,
+            Some(Record::Acted(acted)) => &acted.events,
+            Some(Record::Expired(expired)) => &expired.events,
+            _ => &[],
+        };
+        for event in events {
+            round_event(&mut rounds, record.seq, event);
+        }
+    }
+    Ok(json!({
+        "game": summary_json(summary),
+        "kind": game.kind(),
+        "players": game.players(),
+        "names": names,
+        "options": to_json(&game.options(), "gangs.v1.GameOptions"),
+        "first_seq": records.first().map(|r| r.seq).unwrap_or(0),
+        "last_seq": records.last().map(|r| r.seq).unwrap_or(0),
+        "outcome": game.outcome().map(|o| to_json(&o, "gangs.v1.Outcome")),
+        // Gang of Four: one per deal with its scores; The Gang: one per heist with its result.
+        "rounds": rounds,
+    }))
+}
+
+/// Adds what `event` tells about a deal or heist to `rounds`.
+fn round_event(rounds: &mut Vec<Value>, seq: u64, event: &pb::GameEvent) {
+    use pb::game_event::Game;
+    use pb::gang_of_four_event::Kind as Four;
+    use pb::the_gang_event::Kind as Gang;
+    match &event.game {
+        Some(Game::GangOfFour(e)) => match &e.kind {
+            Some(Four::Dealt(dealt)) => rounds.push(json!({
+                "number": dealt.deal_number,
+                "seq": seq,
+                "scores": Value::Null,
+            })),
+            Some(Four::DealScored(scored)) => {
+                if let Some(round) = rounds
+                    .iter_mut()
+                    .rev()
+                    .find(|r| r["number"] == scored.deal_number)
+                {
+                    round["scores"] = to_json(scored, "gangs.v1.GangOfFourEvent.DealScored");
+                }
+            }
+            _ => {}
+        },
+        Some(Game::TheGang(e)) => match &e.kind {
+            Some(Gang::HeistStarted(started)) => rounds.push(json!({
+                "number": started.heist,
+                "seq": seq,
+                "challenges": started.challenges,
+                "specialist": started.specialist,
+                "result": Value::Null,
+            })),
+            Some(Gang::HeistEnded(ended)) => {
+                if let Some(round) = rounds.last_mut() {
+                    round["result"] = to_json(ended, "gangs.v1.TheGangEvent.HeistEnded");
+                }
+            }
+            _ => {}
+        },
+        None => {}
+    }
+}
+
+/// The state after each record with a seq in `from..=to`.
+fn frames(id: &str, records: &[pb::LogRecord], from: u64, to: u64) -> Result<Vec<Value>, ApiError> {
+    let mut replayer = Replayer::new();
+    let mut frames = Vec::new();
+    for record in records {
+        if record.seq > to {
+            break;
+        }
+        replayer.apply(record).map_err(|e| replay_error(id, e))?;
+        if record.seq < from {
+            continue;
+        }
+        let game = replayer
+            .game()
+            .ok_or_else(|| ApiError::internal(format!("game {id} has no `created` record")))?;
+        frames.push(frame(game, record));
+    }
+    Ok(frames)
+}
+
+fn frame(game: &dyn gangs_games::Game, record: &pb::LogRecord) -> Value {
+    let (kind, actor, action, events): (&str, Option<u32>, Option<String>, &[pb::GameEvent]) =
+        match &record.record {
+            Some(Record::Created(_)) => ("created", None, None, &[]),
+            Some(Record::Joined(joined)) => ("joined", Some(joined.seat), None, &[]),
+            Some(Record::Started(started)) => ("started", None, None, &started.events),
+            Some(Record::Acted(acted)) => (
+                "acted",
+                Some(acted.seat),
+                acted.action.as_ref().map(gangs_games::describe_action),
+                &acted.events,
+            ),
+            Some(Record::Expired(expired)) => ("expired", None, None, &expired.events),
+            None => ("empty", None, None, &[]),
+        };
+    let (game_key, private) = match game.kind() {
+        gangs_games::GANG_OF_FOUR => ("gang_of_four", GANG_OF_FOUR_PRIVATE),
+        _ => ("the_gang", THE_GANG_PRIVATE),
+    };
+    let hands: Vec<Value> = (0..game.players())
+        .map(|seat| {
+            let view = to_json(&game.view(Some(seat)), "gangs.v1.GameView");
+            let mut cards = serde_json::Map::new();
+            cards.insert("seat".into(), json!(seat));
+            for field in private {
+                cards.insert(
+                    (*field).into(),
+                    view[game_key].get(*field).cloned().unwrap_or(Value::Null),
+                );
+            }
+            Value::Object(cards)
+        })
+        .collect();
+    json!({
+        "seq": record.seq,
+        "unix_ms": record.unix_ms,
+        "record": kind,
+        "actor": actor,
+        "action": action,
+        "events_text": events.iter().map(gangs_games::describe_event).collect::<Vec<_>>(),
+        "view": to_json(&game.view(None), "gangs.v1.GameView"),
+        "hands": hands,
+    })
+}
