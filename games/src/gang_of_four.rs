@@ -8,11 +8,10 @@
 //! `dr` (Dragon), case-insensitive. A `play` action carries card ids (what `legal_actions`
 //! lists) or card words (what the CLI sends); words are resolved against the acting seat's
 //! hand in `act`, each word taking a distinct held card, lowest id first.
-use crate::RuleError;
+use crate::Refusal;
 use gangs_proto::v1 as pb;
 use gangs_rules::gang_of_four::{
     self as engine, cards, Action, Combination, Event, GangOfFour, Kind, Mask, Options, Phase,
-    Refusal,
 };
 
 use pb::gang_of_four_action::Kind as ActionKind;
@@ -29,20 +28,13 @@ pub struct GangOfFourGame {
     options: pb::GangOfFourOptions,
 }
 
-fn refusal(r: Refusal) -> RuleError {
-    match r {
-        Refusal::Invalid(m) => RuleError::invalid(m),
-        Refusal::NotNow(m) => RuleError::not_now(m),
-    }
-}
-
 /// The engine options from wire options, defaults filled in.
-pub fn engine_options(options: Option<&pb::GangOfFourOptions>) -> Result<Options, RuleError> {
+pub fn engine_options(options: Option<&pb::GangOfFourOptions>) -> Result<Options, Refusal> {
     let d = Options::default();
     let o = options.cloned().unwrap_or_default();
     let players = o.players.unwrap_or(d.players as u32);
     if !(3..=4).contains(&players) {
-        return Err(RuleError::invalid(format!(
+        return Err(Refusal::invalid(format!(
             "players must be 3 or 4, not {players}"
         )));
     }
@@ -55,7 +47,7 @@ pub fn engine_options(options: Option<&pb::GangOfFourOptions>) -> Result<Options
             .unwrap_or(d.loser_tie_strongest_card),
         manual_last_card: o.manual_last_card.unwrap_or(d.manual_last_card),
     };
-    options.validate().map_err(refusal)?;
+    options.validate()?;
     Ok(options)
 }
 
@@ -69,16 +61,16 @@ fn wire_options(o: &Options) -> pb::GangOfFourOptions {
     }
 }
 
-fn card_mask(ids: &[u32], what: &str) -> Result<Mask, RuleError> {
+fn card_mask(ids: &[u32], what: &str) -> Result<Mask, Refusal> {
     let mut mask = 0u64;
     for &id in ids {
         if id >= 64 {
-            return Err(RuleError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "{what}: card {id} does not exist (ids are 0..63)"
             )));
         }
         if mask & (1 << id) != 0 {
-            return Err(RuleError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "{what}: card {id} is listed twice"
             )));
         }
@@ -92,7 +84,7 @@ impl GangOfFourGame {
         options: Option<&pb::GangOfFourOptions>,
         seed: u64,
         preset: Option<&pb::GangOfFourPreset>,
-    ) -> Result<Self, RuleError> {
+    ) -> Result<Self, Refusal> {
         let options = engine_options(options)?;
         let mut deals = Vec::new();
         for (i, deal) in preset
@@ -102,7 +94,7 @@ impl GangOfFourGame {
             .enumerate()
         {
             if deal.hands.len() != 4 {
-                return Err(RuleError::invalid(format!(
+                return Err(Refusal::invalid(format!(
                     "preset deal {}: give 4 hands (with 3 players the 4th is the dead hand), not {}",
                     i + 1,
                     deal.hands.len()
@@ -114,7 +106,7 @@ impl GangOfFourGame {
             }
             deals.push(hands);
         }
-        let engine = GangOfFour::new(options, seed, deals).map_err(refusal)?;
+        let engine = GangOfFour::new(options, seed, deals)?;
         Ok(GangOfFourGame {
             engine,
             options: wire_options(&options),
@@ -126,21 +118,19 @@ impl GangOfFourGame {
         &self.engine
     }
 
-    fn resolve(&self, seat: usize, action: &pb::GangOfFourAction) -> Result<Action, RuleError> {
+    fn resolve(&self, seat: usize, action: &pb::GangOfFourAction) -> Result<Action, Refusal> {
         let hand = self.engine.deal().hands.get(seat).copied().unwrap_or(0);
         match &action.kind {
-            None => Err(RuleError::invalid(
+            None => Err(Refusal::invalid(
                 "empty action: use play, pass or give_back",
             )),
             Some(ActionKind::Pass(_)) => Ok(Action::Pass),
             Some(ActionKind::Play(play)) => {
                 let cards = match (play.card_ids.is_empty(), play.card_words.is_empty()) {
                     (false, false) => {
-                        return Err(RuleError::invalid("give card_ids or card_words, not both"));
+                        return Err(Refusal::invalid("give card_ids or card_words, not both"));
                     }
-                    (true, true) => {
-                        return Err(RuleError::invalid("a play needs at least one card"))
-                    }
+                    (true, true) => return Err(Refusal::invalid("a play needs at least one card")),
                     (false, true) => card_mask(&play.card_ids, "play")?,
                     (true, false) => {
                         let mut taken = 0u64;
@@ -158,12 +148,12 @@ impl GangOfFourGame {
             Some(ActionKind::GiveBack(give)) => {
                 let card = match (give.card_id, give.card_word.is_empty()) {
                     (Some(_), false) => {
-                        return Err(RuleError::invalid("give card_id or card_word, not both"))
+                        return Err(Refusal::invalid("give card_id or card_word, not both"))
                     }
-                    (None, true) => return Err(RuleError::invalid("give_back needs a card")),
+                    (None, true) => return Err(Refusal::invalid("give_back needs a card")),
                     (Some(id), true) => {
                         if id >= 64 {
-                            return Err(RuleError::invalid(format!(
+                            return Err(Refusal::invalid(format!(
                                 "card {id} does not exist (ids are 0..63)"
                             )));
                         }
@@ -178,14 +168,14 @@ impl GangOfFourGame {
 }
 
 /// The lowest held card carrying `word`.
-fn resolve_word(word: &str, available: Mask) -> Result<u8, RuleError> {
+fn resolve_word(word: &str, available: Mask) -> Result<u8, Refusal> {
     let ids = cards::ids_of_word(word).ok_or_else(|| {
-        RuleError::invalid(format!(
+        Refusal::invalid(format!(
             "unknown card word {word:?}: use g5 y5 r5 (color + 1..10), m1, gp, yp, dr"
         ))
     })?;
     cards::iter(ids & available).next().ok_or_else(|| {
-        RuleError::invalid(format!(
+        Refusal::invalid(format!(
             "{word} is not in your hand (or is named more often than you hold it)"
         ))
     })
@@ -376,26 +366,20 @@ impl crate::Game for GangOfFourGame {
             .collect()
     }
 
-    fn act(
-        &mut self,
-        seat: usize,
-        action: &pb::GameAction,
-    ) -> Result<Vec<pb::GameEvent>, RuleError> {
+    fn act(&mut self, seat: usize, action: &pb::GameAction) -> Result<Vec<pb::GameEvent>, Refusal> {
         let Some(pb::game_action::Game::GangOfFour(action)) = &action.game else {
-            return Err(RuleError::invalid("not a gang-of-four action"));
+            return Err(Refusal::invalid("not a gang-of-four action"));
         };
         if seat >= self.players() {
-            return Err(RuleError::invalid(format!("seat {seat} does not exist")));
+            return Err(Refusal::invalid(format!("seat {seat} does not exist")));
         }
         if self.engine.to_act() != Some(seat as u8) {
             // Say why the seat may not act before looking at its cards.
-            self.engine
-                .check(seat as u8, Action::Pass)
-                .map_err(refusal)?;
+            self.engine.check(seat as u8, Action::Pass)?;
         }
         let action = self.resolve(seat, action)?;
         let players = self.engine.options().players;
-        let events = self.engine.act(seat as u8, action).map_err(refusal)?;
+        let events = self.engine.act(seat as u8, action)?;
         Ok(events.iter().map(|e| wire_event(e, players)).collect())
     }
 
@@ -407,8 +391,8 @@ impl crate::Game for GangOfFourGame {
         0
     }
 
-    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, RuleError> {
-        Err(RuleError::not_now("gang-of-four has no deadlines"))
+    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, Refusal> {
+        Err(Refusal::not_now("gang-of-four has no deadlines"))
     }
 
     fn view(&self, seat: Option<usize>) -> pb::GameView {
@@ -504,6 +488,14 @@ impl crate::Game for GangOfFourGame {
             .collect()
     }
 
+    fn actors(&self) -> Vec<crate::Seat> {
+        gangs_rules::Engine::actors(&self.engine)
+    }
+
+    fn default_action(&self, seat: crate::Seat) -> Option<pb::GameAction> {
+        self.engine.default_action(seat).map(|a| wire_action(&a))
+    }
+
     fn is_over(&self) -> bool {
         self.engine.is_over()
     }
@@ -526,43 +518,27 @@ impl crate::Game for GangOfFourGame {
     }
 }
 
-fn parse_bool(key: &str, value: &str) -> Result<bool, RuleError> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err(RuleError::invalid(format!(
-            "{key} takes true or false, not {value:?}"
-        ))),
-    }
-}
-
-/// `--option key=value` pairs: target_score=N, flush_by_sum, loser_tie_strongest_card,
-/// manual_last_card (true/false), players=3|4 (also given by `players`).
+/// `--option key=value` pairs, checked against the engine's option schema
+/// ([`engine::contract::OPTIONS`]), with the number of players; every default filled in.
 pub fn parse_options(
     players: Option<u32>,
     pairs: &[(String, String)],
-) -> Result<pb::GangOfFourOptions, RuleError> {
+) -> Result<pb::GangOfFourOptions, Refusal> {
+    use gangs_rules::engine::{option_spec, OptionValue as V};
     let mut o = pb::GangOfFourOptions {
         players,
         ..Default::default()
     };
     for (key, value) in pairs {
-        let number = || {
-            value.parse::<u32>().map_err(|_| {
-                RuleError::invalid(format!("{key} takes a whole number, not {value:?}"))
-            })
-        };
-        match key.as_str() {
-            "players" => o.players = Some(number()?),
-            "target_score" => o.target_score = Some(number()?),
-            "flush_by_sum" => o.flush_by_sum = Some(parse_bool(key, value)?),
-            "loser_tie_strongest_card" => o.loser_tie_strongest_card = Some(parse_bool(key, value)?),
-            "manual_last_card" => o.manual_last_card = Some(parse_bool(key, value)?),
-            _ => {
-                return Err(RuleError::invalid(format!(
-                    "unknown gang-of-four option {key:?}: use players, target_score, flush_by_sum, loser_tie_strongest_card, manual_last_card"
-                )))
-            }
+        let spec = option_spec(crate::GANG_OF_FOUR, engine::contract::OPTIONS, key)?;
+        match (spec.key, spec.parse(value)?) {
+            // The schema's ranges bound every count to u32.
+            ("players", V::Count(n)) => o.players = Some(n as u32),
+            ("target_score", V::Count(n)) => o.target_score = Some(n as u32),
+            ("flush_by_sum", V::Bool(b)) => o.flush_by_sum = Some(b),
+            ("loser_tie_strongest_card", V::Bool(b)) => o.loser_tie_strongest_card = Some(b),
+            ("manual_last_card", V::Bool(b)) => o.manual_last_card = Some(b),
+            (key, value) => unreachable!("schema option {key} = {value:?} has no wire field"),
         }
     }
     let filled = engine_options(Some(&o))?;
@@ -570,13 +546,13 @@ pub fn parse_options(
 }
 
 /// `play r7 y7 [card]`, `pass`, `give y3`.
-pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
+pub fn parse_action(words: &[String]) -> Result<pb::GameAction, Refusal> {
     let (verb, rest) = words
         .split_first()
-        .ok_or_else(|| RuleError::invalid("say play, pass or give"))?;
+        .ok_or_else(|| Refusal::invalid("say play, pass or give"))?;
     let kind = match verb.to_ascii_lowercase().as_str() {
         "pass" if rest.is_empty() => ActionKind::Pass(pb::gang_of_four_action::Pass {}),
-        "pass" => return Err(RuleError::invalid("pass takes no cards")),
+        "pass" => return Err(Refusal::invalid("pass takes no cards")),
         "play" => {
             let mut announce = false;
             let mut card_words = Vec::new();
@@ -587,13 +563,13 @@ pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
                 } else if cards::ids_of_word(&lw).is_some() {
                     card_words.push(lw);
                 } else {
-                    return Err(RuleError::invalid(format!(
+                    return Err(Refusal::invalid(format!(
                         "unknown card word {w:?}: use g5 y5 r5 (color + 1..10), m1, gp, yp, dr"
                     )));
                 }
             }
             if card_words.is_empty() {
-                return Err(RuleError::invalid("play needs cards, e.g. `play r7 y7`"));
+                return Err(Refusal::invalid("play needs cards, e.g. `play r7 y7`"));
             }
             ActionKind::Play(pb::gang_of_four_action::Play {
                 card_ids: Vec::new(),
@@ -608,14 +584,10 @@ pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
                     card_word: w.to_ascii_lowercase(),
                 })
             }
-            _ => {
-                return Err(RuleError::invalid(
-                    "give takes one card word, e.g. `give y3`",
-                ))
-            }
+            _ => return Err(Refusal::invalid("give takes one card word, e.g. `give y3`")),
         },
         other => {
-            return Err(RuleError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "unknown action {other:?}: say play, pass or give"
             )))
         }

@@ -17,45 +17,9 @@ pub const GANG_OF_FOUR: &str = "gang-of-four";
 pub const THE_GANG: &str = "the-gang";
 pub const KINDS: [&str; 2] = [GANG_OF_FOUR, THE_GANG];
 
-/// Why an action or a request was refused. The host maps the kind to a gRPC status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// Malformed or impossible input: unknown card ids, cards not in hand, an option out of
-    /// range, an illegal combination, a play that does not beat the table. (INVALID_ARGUMENT)
-    Invalid,
-    /// Well-formed, but not now: out of turn, the phase is closed, the game is over.
-    /// (FAILED_PRECONDITION)
-    NotNow,
-}
-
-impl RuleError {
-    pub fn invalid(message: impl Into<String>) -> Self {
-        RuleError {
-            kind: ErrorKind::Invalid,
-            message: message.into(),
-        }
-    }
-    pub fn not_now(message: impl Into<String>) -> Self {
-        RuleError {
-            kind: ErrorKind::NotNow,
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for RuleError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for RuleError {}
+/// Why an action or a request was refused: the engines' one refusal type. The host maps its
+/// kind to a gRPC status (`Invalid` → INVALID_ARGUMENT, `NotNow` → FAILED_PRECONDITION).
+pub use gangs_rules::{OptionSpec, OptionType, Refusal, RefusalKind, Seat};
 
 /// A live game as the host sees it. Every method is deterministic: the same creation
 /// parameters and the same sequence of `start`/`act`/`expire` calls give the same events.
@@ -72,11 +36,7 @@ pub trait Game: Send + Sync + 'static {
     /// Every seat is taken: deal and return the opening events.
     fn start(&mut self) -> Vec<pb::GameEvent>;
     /// Applies `action` for `seat`. On error nothing changed.
-    fn act(
-        &mut self,
-        seat: usize,
-        action: &pb::GameAction,
-    ) -> Result<Vec<pb::GameEvent>, RuleError>;
+    fn act(&mut self, seat: usize, action: &pb::GameAction) -> Result<Vec<pb::GameEvent>, Refusal>;
     /// How long the current phase may last from the moment it opened, if it has a deadline
     /// (The Gang's `phase_deadline_ms`). The host times it and calls [`Game::expire`].
     fn phase_deadline_ms(&self) -> Option<u64>;
@@ -84,17 +44,114 @@ pub trait Game: Send + Sync + 'static {
     /// its timer. Games without deadlines return 0.
     fn phase_id(&self) -> u64;
     /// The deadline of the current phase passed.
-    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, RuleError>;
+    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, Refusal>;
     /// What `seat` (or a spectator, `None`) may see now. The one place that decides it.
     fn view(&self, seat: Option<usize>) -> pb::GameView;
     /// `event` as `seat` (or a spectator) may see it; `None` if it must not see it at all.
     fn redact(&self, event: &pb::GameEvent, seat: Option<usize>) -> Option<pb::GameEvent>;
     /// Every distinct action `seat` may take now (empty when it may not act).
     fn legal_actions(&self, seat: usize) -> Vec<pb::GameAction>;
+    /// The seats the game is waiting for now (a clock runs for them), in seat order.
+    fn actors(&self) -> Vec<Seat>;
+    /// What `seat` plays when silent (its clock ran out, it is absent), one of its legal
+    /// actions; `None` when the game is not waiting for it. The defaults are documented in
+    /// each engine's `contract` module.
+    fn default_action(&self, seat: Seat) -> Option<pb::GameAction>;
     /// The game is over.
     fn is_over(&self) -> bool;
     /// The result, once the game is over.
     fn outcome(&self) -> Option<pb::Outcome>;
+}
+
+/// One kind of game: its name, its options (declared once in the engine) and how the bridge
+/// builds it. The one list of kinds: adding a game adds an entry here.
+pub struct KindInfo {
+    /// "gang-of-four", "the-gang": the `kind` of `CreateGame`.
+    pub name: &'static str,
+    /// The engine's option schema (key, type, default, range, meaning).
+    pub options: &'static [OptionSpec],
+    /// The CLI's action words, for `gangs act --help`.
+    pub action_help: &'static str,
+    new_game: NewGame,
+    parse_options: ParseOptions,
+    parse_action: fn(&[String]) -> Result<pb::GameAction, Refusal>,
+}
+
+type NewGame =
+    fn(Option<&pb::GameOptions>, u64, Option<&pb::PresetDeals>) -> Result<Box<dyn Game>, Refusal>;
+type ParseOptions = fn(Option<u32>, &[(String, String)]) -> Result<pb::GameOptions, Refusal>;
+
+static KIND_LIST: [KindInfo; 2] = [
+    KindInfo {
+        name: GANG_OF_FOUR,
+        options: gangs_rules::gang_of_four::contract::OPTIONS,
+        action_help: gang_of_four::ACTION_HELP,
+        new_game: |options, seed, preset| {
+            use pb::{game_options::Game as O, preset_deals::Game as P};
+            let options = match options.and_then(|o| o.game.as_ref()) {
+                None => None,
+                Some(O::GangOfFour(o)) => Some(o),
+                Some(_) => return Err(Refusal::invalid("options are not gang-of-four options")),
+            };
+            let preset = match preset.and_then(|p| p.game.as_ref()) {
+                None => None,
+                Some(P::GangOfFour(p)) => Some(p),
+                Some(_) => return Err(Refusal::invalid("preset deals are not gang-of-four deals")),
+            };
+            Ok(Box::new(gang_of_four::GangOfFourGame::new(
+                options, seed, preset,
+            )?))
+        },
+        parse_options: |players, pairs| {
+            let o = gang_of_four::parse_options(players, pairs)?;
+            Ok(pb::GameOptions {
+                game: Some(pb::game_options::Game::GangOfFour(o)),
+            })
+        },
+        parse_action: gang_of_four::parse_action,
+    },
+    KindInfo {
+        name: THE_GANG,
+        options: gangs_rules::the_gang::contract::OPTIONS,
+        action_help: the_gang::ACTION_HELP,
+        new_game: |options, seed, preset| {
+            use pb::{game_options::Game as O, preset_deals::Game as P};
+            let options = match options.and_then(|o| o.game.as_ref()) {
+                None => None,
+                Some(O::TheGang(o)) => Some(o),
+                Some(_) => return Err(Refusal::invalid("options are not the-gang options")),
+            };
+            let preset = match preset.and_then(|p| p.game.as_ref()) {
+                None => None,
+                Some(P::TheGang(p)) => Some(p),
+                Some(_) => return Err(Refusal::invalid("preset deals are not the-gang deals")),
+            };
+            Ok(Box::new(the_gang::TheGangGame::new(options, seed, preset)?))
+        },
+        parse_options: |players, pairs| {
+            let o = the_gang::parse_options(players, pairs)?;
+            Ok(pb::GameOptions {
+                game: Some(pb::game_options::Game::TheGang(o)),
+            })
+        },
+        parse_action: the_gang::parse_action,
+    },
+];
+
+/// Every kind of game, in the order of [`KINDS`].
+pub fn kinds() -> &'static [KindInfo] {
+    &KIND_LIST
+}
+
+/// The kind called `name`; the error lists the kinds.
+pub fn kind(name: &str) -> Result<&'static KindInfo, Refusal> {
+    KIND_LIST.iter().find(|k| k.name == name).ok_or_else(|| {
+        Refusal::invalid(format!(
+            "unknown game kind {}: use one of {}",
+            gangs_rules::engine::quote(name),
+            KINDS.join(", ")
+        ))
+    })
 }
 
 /// Creates a game of `kind`. `options` omitted means defaults; the options must be for `kind`.
@@ -103,79 +160,24 @@ pub fn new_game(
     options: Option<&pb::GameOptions>,
     seed: u64,
     preset: Option<&pb::PresetDeals>,
-) -> Result<Box<dyn Game>, RuleError> {
-    use pb::{game_options::Game as O, preset_deals::Game as P};
-    let preset_game = preset.and_then(|p| p.game.as_ref());
-    match kind {
-        GANG_OF_FOUR => {
-            let opts = match options.and_then(|o| o.game.as_ref()) {
-                None => None,
-                Some(O::GangOfFour(o)) => Some(o),
-                Some(_) => return Err(RuleError::invalid("options are not gang-of-four options")),
-            };
-            let preset = match preset_game {
-                None => None,
-                Some(P::GangOfFour(p)) => Some(p),
-                Some(_) => {
-                    return Err(RuleError::invalid(
-                        "preset deals are not gang-of-four deals",
-                    ))
-                }
-            };
-            Ok(Box::new(gang_of_four::GangOfFourGame::new(
-                opts, seed, preset,
-            )?))
-        }
-        THE_GANG => {
-            let opts = match options.and_then(|o| o.game.as_ref()) {
-                None => None,
-                Some(O::TheGang(o)) => Some(o),
-                Some(_) => return Err(RuleError::invalid("options are not the-gang options")),
-            };
-            let preset = match preset_game {
-                None => None,
-                Some(P::TheGang(p)) => Some(p),
-                Some(_) => return Err(RuleError::invalid("preset deals are not the-gang deals")),
-            };
-            Ok(Box::new(the_gang::TheGangGame::new(opts, seed, preset)?))
-        }
-        other => Err(RuleError::invalid(format!(
-            "unknown game kind {other:?}: use one of {}",
-            KINDS.join(", ")
-        ))),
-    }
+) -> Result<Box<dyn Game>, Refusal> {
+    (self::kind(kind)?.new_game)(options, seed, preset)
 }
 
 /// Parses `key=value` options as the CLI gives them (`--option flush_by_sum=true`), with the
 /// number of players, into wire options for `kind`. Unknown keys and bad values are errors
-/// that name the key and what it accepts.
+/// that name the key and what it accepts (from the engine's option schema).
 pub fn parse_options(
     kind: &str,
     players: Option<u32>,
     pairs: &[(String, String)],
-) -> Result<pb::GameOptions, RuleError> {
-    let game = match kind {
-        GANG_OF_FOUR => {
-            pb::game_options::Game::GangOfFour(gang_of_four::parse_options(players, pairs)?)
-        }
-        THE_GANG => pb::game_options::Game::TheGang(the_gang::parse_options(players, pairs)?),
-        other => {
-            return Err(RuleError::invalid(format!(
-                "unknown game kind {other:?}: use one of {}",
-                KINDS.join(", ")
-            )))
-        }
-    };
-    Ok(pb::GameOptions { game: Some(game) })
+) -> Result<pb::GameOptions, Refusal> {
+    (self::kind(kind)?.parse_options)(players, pairs)
 }
 
 /// Parses the CLI's action words (`play r7 y7`, `pass`, `take 3`, `ready`, ...) for `kind`.
-pub fn parse_action(kind: &str, words: &[String]) -> Result<pb::GameAction, RuleError> {
-    match kind {
-        GANG_OF_FOUR => gang_of_four::parse_action(words),
-        THE_GANG => the_gang::parse_action(words),
-        other => Err(RuleError::invalid(format!("unknown game kind {other:?}"))),
-    }
+pub fn parse_action(kind: &str, words: &[String]) -> Result<pb::GameAction, Refusal> {
+    (self::kind(kind)?.parse_action)(words)
 }
 
 /// One line in action words, the inverse of [`parse_action`].
@@ -207,9 +209,9 @@ pub fn render_view(view: &pb::GameView) -> String {
 
 /// The action words each game accepts, for `gangs act --help`.
 pub fn action_help() -> String {
-    format!(
-        "gang-of-four:\n{}\nthe-gang:\n{}",
-        gang_of_four::ACTION_HELP,
-        the_gang::ACTION_HELP
-    )
+    kinds()
+        .iter()
+        .map(|k| format!("{}:\n{}", k.name, k.action_help))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

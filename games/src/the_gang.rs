@@ -11,12 +11,12 @@
 //!
 //! Action words (CLI): see [`ACTION_HELP`].
 
-use crate::RuleError;
+use crate::Refusal;
 use gangs_proto::v1 as pb;
 use gangs_rules::the_gang::{
-    self as engine, Action, ActionError, Announcement, Card, Category, Challenge, ChipMoveKind,
-    Config, Event, GuessValue, HeistPreset, Mode, PendingChoice, Preset, Specialist, SpecialistUse,
-    Stage, Street, Suit, TheGang,
+    self as engine, Action, Announcement, Card, Category, Challenge, ChipMoveKind, Config, Event,
+    GuessValue, HeistPreset, Mode, PendingChoice, Preset, Specialist, SpecialistUse, Stage, Street,
+    Suit, TheGang,
 };
 use pb::the_gang_action as act;
 use pb::the_gang_event as ev;
@@ -61,12 +61,12 @@ fn cards_to_pb(cards: &[Card]) -> Vec<pb::TheGangCard> {
 }
 
 /// A wire card, by id (rank and suit must agree when given).
-pub fn card_from_pb(card: &pb::TheGangCard) -> Result<Card, RuleError> {
+pub fn card_from_pb(card: &pb::TheGangCard) -> Result<Card, Refusal> {
     let c = Card::from_id(card.id)
-        .ok_or_else(|| RuleError::invalid(format!("unknown card id {}", card.id)))?;
+        .ok_or_else(|| Refusal::invalid(format!("unknown card id {}", card.id)))?;
     let full = card_to_pb(c);
     if (card.rank != 0 && card.rank != full.rank) || (card.suit != 0 && card.suit != full.suit) {
-        return Err(RuleError::invalid(format!(
+        return Err(Refusal::invalid(format!(
             "card id {} is {c}: rank/suit disagree",
             card.id
         )));
@@ -78,11 +78,11 @@ fn category_to_pb(c: Category) -> i32 {
     c as i32 + 1
 }
 
-fn category_from_pb(c: i32) -> Result<Category, RuleError> {
+fn category_from_pb(c: i32) -> Result<Category, Refusal> {
     u32::try_from(c - 1)
         .ok()
         .and_then(Category::from_index)
-        .ok_or_else(|| RuleError::invalid("unknown hand category"))
+        .ok_or_else(|| Refusal::invalid("unknown hand category"))
 }
 
 fn street_to_pb(s: Street) -> i32 {
@@ -97,11 +97,11 @@ fn face(rank: u8) -> u32 {
     engine::cards::rank_face(rank) as u32
 }
 
-fn rank_from_face(face: u32) -> Result<u8, RuleError> {
+fn rank_from_face(face: u32) -> Result<u8, Refusal> {
     if (2..=14).contains(&face) {
         Ok(face as u8 - 2)
     } else {
-        Err(RuleError::invalid("a rank is a face value 2..14"))
+        Err(Refusal::invalid("a rank is a face value 2..14"))
     }
 }
 
@@ -115,12 +115,12 @@ fn guess_to_pb(g: GuessValue) -> pb::TheGangGuessValue {
     }
 }
 
-fn guess_from_pb(g: Option<&pb::TheGangGuessValue>) -> Result<GuessValue, RuleError> {
+fn guess_from_pb(g: Option<&pb::TheGangGuessValue>) -> Result<GuessValue, Refusal> {
     use pb::the_gang_guess_value::Value;
     match g.and_then(|g| g.value) {
         Some(Value::Rank(face)) => Ok(GuessValue::Rank(rank_from_face(face)?)),
         Some(Value::Category(c)) => Ok(GuessValue::Category(category_from_pb(c)?)),
-        None => Err(RuleError::invalid("a guess needs a rank or a category")),
+        None => Err(Refusal::invalid("a guess needs a rank or a category")),
     }
 }
 
@@ -139,8 +139,8 @@ fn use_to_pb(u: SpecialistUse) -> pb::TheGangSpecialistUse {
     m
 }
 
-fn use_from_pb(u: Option<&pb::TheGangSpecialistUse>) -> Result<SpecialistUse, RuleError> {
-    let u = u.ok_or_else(|| RuleError::invalid("a proposal needs a specialist use"))?;
+fn use_from_pb(u: Option<&pb::TheGangSpecialistUse>) -> Result<SpecialistUse, Refusal> {
+    let u = u.ok_or_else(|| Refusal::invalid("a proposal needs a specialist use"))?;
     let seat = u.seat as usize;
     Ok(match Specialist::from_number(u.specialist) {
         Some(Specialist::Informant) => SpecialistUse::Informant {
@@ -156,12 +156,12 @@ fn use_from_pb(u: Option<&pb::TheGangSpecialistUse>) -> Result<SpecialistUse, Ru
         Some(Specialist::Valet) => SpecialistUse::Valet { seat },
         Some(Specialist::Muscle) => SpecialistUse::Muscle { seat },
         Some(other) => {
-            return Err(RuleError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "{} acts by itself after the deal: it is never proposed",
                 other.name()
             )))
         }
-        None => return Err(RuleError::invalid("a specialist is numbered 1..10")),
+        None => return Err(Refusal::invalid("a specialist is numbered 1..10")),
     })
 }
 
@@ -229,11 +229,11 @@ pub fn action_to_pb(a: Action) -> pb::TheGangAction {
     pb::TheGangAction { kind: Some(kind) }
 }
 
-pub fn action_from_pb(a: &pb::TheGangAction) -> Result<Action, RuleError> {
+pub fn action_from_pb(a: &pb::TheGangAction) -> Result<Action, Refusal> {
     Ok(match &a.kind {
-        None => return Err(RuleError::invalid("empty action")),
+        None => return Err(Refusal::invalid("empty action")),
         Some(act::Kind::Take(t)) => {
-            Action::Take(u8::try_from(t.stars).map_err(|_| RuleError::invalid("no such chip"))?)
+            Action::Take(u8::try_from(t.stars).map_err(|_| Refusal::invalid("no such chip"))?)
         }
         Some(act::Kind::ReturnChip(_)) => Action::Return,
         Some(act::Kind::Ready(_)) => Action::Ready,
@@ -249,7 +249,7 @@ pub fn action_from_pb(a: &pb::TheGangAction) -> Result<Action, RuleError> {
         Some(act::Kind::ChooseCard(c)) => Action::Choose(card_from_pb(
             c.card
                 .as_ref()
-                .ok_or_else(|| RuleError::invalid("choose needs a card"))?,
+                .ok_or_else(|| Refusal::invalid("choose needs a card"))?,
         )?),
     })
 }
@@ -409,22 +409,15 @@ fn wrap_events(events: Vec<Event>) -> Vec<pb::GameEvent> {
         .collect()
 }
 
-fn rule_error(e: ActionError) -> RuleError {
-    match e {
-        ActionError::Invalid(m) => RuleError::invalid(m),
-        ActionError::NotNow(m) => RuleError::not_now(m),
-    }
-}
-
 // ---- options and preset ------------------------------------------------------------------------
 
-fn mode_from_pb(m: i32) -> Result<Mode, RuleError> {
+fn mode_from_pb(m: i32) -> Result<Mode, Refusal> {
     match pb::TheGangMode::try_from(m) {
         Ok(pb::TheGangMode::Basic) => Ok(Mode::Basic),
         Ok(pb::TheGangMode::Advanced) => Ok(Mode::Advanced),
         Ok(pb::TheGangMode::Pro) => Ok(Mode::Pro),
         Ok(pb::TheGangMode::Gangster) => Ok(Mode::Gangster),
-        Err(_) => Err(RuleError::invalid("unknown mode")),
+        Err(_) => Err(Refusal::invalid("unknown mode")),
     }
 }
 
@@ -438,7 +431,7 @@ fn mode_to_pb(m: Mode) -> pb::TheGangMode {
 }
 
 /// The engine config for wire options, every default filled in.
-pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, RuleError> {
+pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Refusal> {
     let o = options.cloned().unwrap_or_default();
     let players = if o.players == 0 {
         4
@@ -446,7 +439,7 @@ pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Ru
         o.players as usize
     };
     if !(3..=6).contains(&players) {
-        return Err(RuleError::invalid("players must be 3 to 6"));
+        return Err(Refusal::invalid("players must be 3 to 6"));
     }
     let mut config = Config::new(players, mode_from_pb(o.mode)?);
     if o.max_moves_per_phase != 0 {
@@ -465,8 +458,8 @@ fn config_to_pb(c: &Config) -> pb::TheGangOptions {
     }
 }
 
-pub fn preset_from_pb(p: &pb::TheGangPreset) -> Result<Preset, RuleError> {
-    let cards = |list: &[pb::TheGangCard]| -> Result<Vec<Card>, RuleError> {
+pub fn preset_from_pb(p: &pb::TheGangPreset) -> Result<Preset, Refusal> {
+    let cards = |list: &[pb::TheGangCard]| -> Result<Vec<Card>, Refusal> {
         list.iter().map(card_from_pb).collect()
     };
     let mut preset = Preset::default();
@@ -484,12 +477,12 @@ pub fn preset_from_pb(p: &pb::TheGangPreset) -> Result<Preset, RuleError> {
     preset.challenge_order = p
         .challenge_order
         .iter()
-        .map(|&n| Challenge::from_number(n).ok_or_else(|| RuleError::invalid("challenge 1..10")))
+        .map(|&n| Challenge::from_number(n).ok_or_else(|| Refusal::invalid("challenge 1..10")))
         .collect::<Result<_, _>>()?;
     preset.specialist_order = p
         .specialist_order
         .iter()
-        .map(|&n| Specialist::from_number(n).ok_or_else(|| RuleError::invalid("specialist 1..10")))
+        .map(|&n| Specialist::from_number(n).ok_or_else(|| Refusal::invalid("specialist 1..10")))
         .collect::<Result<_, _>>()?;
     Ok(preset)
 }
@@ -505,10 +498,10 @@ impl TheGangGame {
         options: Option<&pb::TheGangOptions>,
         seed: u64,
         preset: Option<&pb::TheGangPreset>,
-    ) -> Result<Self, RuleError> {
+    ) -> Result<Self, Refusal> {
         let config = config_from_pb(options)?;
         let preset = preset.map(preset_from_pb).transpose()?;
-        let engine = TheGang::new(config, seed, preset).map_err(rule_error)?;
+        let engine = TheGang::new(config, seed, preset)?;
         Ok(TheGangGame { engine })
     }
 
@@ -684,19 +677,12 @@ impl crate::Game for TheGangGame {
     fn start(&mut self) -> Vec<pb::GameEvent> {
         wrap_events(self.engine.start())
     }
-    fn act(
-        &mut self,
-        seat: usize,
-        action: &pb::GameAction,
-    ) -> Result<Vec<pb::GameEvent>, RuleError> {
+    fn act(&mut self, seat: usize, action: &pb::GameAction) -> Result<Vec<pb::GameEvent>, Refusal> {
         let a = match &action.game {
             Some(pb::game_action::Game::TheGang(a)) => action_from_pb(a)?,
-            _ => return Err(RuleError::invalid("not a the-gang action")),
+            _ => return Err(Refusal::invalid("not a the-gang action")),
         };
-        self.engine
-            .act(seat, a)
-            .map(wrap_events)
-            .map_err(rule_error)
+        self.engine.act(seat, a).map(wrap_events)
     }
     fn phase_deadline_ms(&self) -> Option<u64> {
         self.engine.phase_deadline_ms()
@@ -704,8 +690,8 @@ impl crate::Game for TheGangGame {
     fn phase_id(&self) -> u64 {
         self.engine.phase_id()
     }
-    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, RuleError> {
-        self.engine.expire().map(wrap_events).map_err(rule_error)
+    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, Refusal> {
+        self.engine.expire().map(wrap_events)
     }
     fn view(&self, seat: Option<usize>) -> pb::GameView {
         pb::GameView {
@@ -728,6 +714,14 @@ impl crate::Game for TheGangGame {
             .into_iter()
             .map(|a| wrap_action(action_to_pb(a)))
             .collect()
+    }
+    fn actors(&self) -> Vec<crate::Seat> {
+        gangs_rules::Engine::actors(&self.engine)
+    }
+    fn default_action(&self, seat: crate::Seat) -> Option<pb::GameAction> {
+        self.engine
+            .default_action(seat)
+            .map(|a| wrap_action(action_to_pb(a)))
     }
     fn is_over(&self) -> bool {
         self.engine.is_over()
@@ -758,53 +752,46 @@ impl crate::Game for TheGangGame {
 
 // ---- words -------------------------------------------------------------------------------------
 
+/// `--option key=value` pairs, checked against the engine's option schema
+/// ([`engine::contract::OPTIONS`]), with the number of players.
 pub fn parse_options(
     players: Option<u32>,
     pairs: &[(String, String)],
-) -> Result<pb::TheGangOptions, RuleError> {
+) -> Result<pb::TheGangOptions, Refusal> {
+    use gangs_rules::engine::{option_spec, OptionValue as V};
     let mut o = pb::TheGangOptions {
         players: players.unwrap_or(4),
         ..Default::default()
     };
     for (key, value) in pairs {
-        let number = || {
-            value.parse::<u64>().map_err(|_| {
-                RuleError::invalid(format!("option {key}: expected a number, got {value:?}"))
-            })
-        };
-        match key.as_str() {
-            "players" => o.players = number()? as u32,
-            "mode" => {
-                o.mode = mode_to_pb(Mode::parse(value).ok_or_else(|| {
-                    RuleError::invalid(format!(
-                        "option mode: basic, advanced, pro or gangster, got {value:?}"
-                    ))
-                })?) as i32
+        let spec = option_spec(crate::THE_GANG, engine::contract::OPTIONS, key)?;
+        match (spec.key, spec.parse(value)?) {
+            // The schema's ranges bound these counts to u32.
+            ("players", V::Count(n)) => o.players = n as u32,
+            ("max_moves_per_phase", V::Count(n)) => o.max_moves_per_phase = n as u32,
+            ("phase_deadline_ms", V::Count(n)) => o.phase_deadline_ms = Some(n),
+            ("mode", V::Choice(i)) => {
+                let mode = Mode::from_index(i).expect("the schema lists the modes in order");
+                o.mode = mode_to_pb(mode) as i32;
             }
-            "max_moves_per_phase" => o.max_moves_per_phase = number()? as u32,
-            "phase_deadline_ms" => o.phase_deadline_ms = Some(number()?),
-            other => {
-                return Err(RuleError::invalid(format!(
-                "unknown option {other:?}: players, mode, max_moves_per_phase, phase_deadline_ms"
-            )))
-            }
+            (key, value) => unreachable!("schema option {key} = {value:?} has no wire field"),
         }
     }
     config_from_pb(Some(&o))?;
     Ok(o)
 }
 
-fn parse_card_word(w: &str) -> Result<Card, RuleError> {
-    Card::parse(w).ok_or_else(|| RuleError::invalid(format!("bad card {w:?}: e.g. Ah Td 7c J*")))
+fn parse_card_word(w: &str) -> Result<Card, Refusal> {
+    Card::parse(w).ok_or_else(|| Refusal::invalid(format!("bad card {w:?}: e.g. Ah Td 7c J*")))
 }
 
-pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
+pub fn parse_action(words: &[String]) -> Result<pb::GameAction, Refusal> {
     let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     let action = match word(0) {
         "take" => Action::Take(
             word(1)
                 .parse()
-                .map_err(|_| RuleError::invalid("take N: the chip's stars"))?,
+                .map_err(|_| Refusal::invalid("take N: the chip's stars"))?,
         ),
         "return" => Action::Return,
         "ready" => Action::Ready,
@@ -818,14 +805,14 @@ pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
             } else if let Some(c) = Category::parse(w) {
                 Action::Guess(GuessValue::Category(c))
             } else {
-                return Err(RuleError::invalid(format!(
+                return Err(Refusal::invalid(format!(
                     "guess: a rank (2..A) or a category, got {w:?}"
                 )));
             }
         }
         "propose" => {
             let specialist = Specialist::parse(word(1)).ok_or_else(|| {
-                RuleError::invalid("propose: informant, driver, brains, hacker, valet or muscle")
+                Refusal::invalid("propose: informant, driver, brains, hacker, valet or muscle")
             })?;
             let mut seat = None;
             let mut to = None;
@@ -833,10 +820,10 @@ pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
             for kv in &words[2.min(words.len())..] {
                 let (k, v) = kv
                     .split_once('=')
-                    .ok_or_else(|| RuleError::invalid(format!("expected key=value, got {kv:?}")))?;
+                    .ok_or_else(|| Refusal::invalid(format!("expected key=value, got {kv:?}")))?;
                 let n = || {
                     v.parse::<usize>()
-                        .map_err(|_| RuleError::invalid(format!("{k}: a seat number")))
+                        .map_err(|_| Refusal::invalid(format!("{k}: a seat number")))
                 };
                 match k {
                     "seat" => seat = Some(n()?),
@@ -844,28 +831,28 @@ pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
                     "rank" => {
                         rank = Some(
                             engine::parse_rank(v)
-                                .ok_or_else(|| RuleError::invalid("rank: 2..9, T, J, Q, K, A"))?,
+                                .ok_or_else(|| Refusal::invalid("rank: 2..9, T, J, Q, K, A"))?,
                         )
                     }
-                    other => return Err(RuleError::invalid(format!("unknown key {other:?}"))),
+                    other => return Err(Refusal::invalid(format!("unknown key {other:?}"))),
                 }
             }
-            let seat = seat.ok_or_else(|| RuleError::invalid("propose needs seat=S"))?;
+            let seat = seat.ok_or_else(|| Refusal::invalid("propose needs seat=S"))?;
             Action::Propose(match specialist {
                 Specialist::Informant => SpecialistUse::Informant {
                     from: seat,
-                    to: to.ok_or_else(|| RuleError::invalid("informant needs to=T"))?,
+                    to: to.ok_or_else(|| Refusal::invalid("informant needs to=T"))?,
                 },
                 Specialist::Driver => SpecialistUse::Driver { seat },
                 Specialist::Brains => SpecialistUse::Brains {
                     seat,
-                    rank: rank.ok_or_else(|| RuleError::invalid("brains needs rank=R"))?,
+                    rank: rank.ok_or_else(|| Refusal::invalid("brains needs rank=R"))?,
                 },
                 Specialist::Hacker => SpecialistUse::Hacker { seat },
                 Specialist::Valet => SpecialistUse::Valet { seat },
                 Specialist::Muscle => SpecialistUse::Muscle { seat },
                 other => {
-                    return Err(RuleError::invalid(format!(
+                    return Err(Refusal::invalid(format!(
                         "{} acts by itself after the deal",
                         other.name()
                     )))
@@ -873,7 +860,7 @@ pub fn parse_action(words: &[String]) -> Result<pb::GameAction, RuleError> {
             })
         }
         other => {
-            return Err(RuleError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "unknown action {other:?}:\n{ACTION_HELP}"
             )))
         }

@@ -177,7 +177,7 @@ fn action_words_round_trip_and_resolve_against_the_hand() {
     );
     assert!(parse_action(&words("play x7"))
         .unwrap_err()
-        .message
+        .message()
         .contains("unknown card word"));
     assert!(parse_action(&words("play r11")).is_err());
     assert!(parse_action(&words("give")).is_err());
@@ -189,7 +189,7 @@ fn action_words_round_trip_and_resolve_against_the_hand() {
     let err = game
         .act(other, &parse_action(&words("pass")).unwrap())
         .unwrap_err();
-    assert_eq!(err.message, format!("not your turn: seat {seat} plays"));
+    assert_eq!(err.message(), format!("not your turn: seat {seat} plays"));
     // The first play must contain m1: play it by word.
     let events = game
         .act(seat, &parse_action(&words("play m1")).unwrap())
@@ -216,7 +216,7 @@ fn options_parse_with_names_of_the_rules() {
     assert!(
         parse_options(None, &[("colour".to_string(), "1".to_string())])
             .unwrap_err()
-            .message
+            .message()
             .contains("unknown")
     );
 }

@@ -3,8 +3,8 @@
 //! of the rules file (tests named `d_...`) and of the engine's own decisions (`decision_...`).
 
 use gangs_rules::the_gang::{
-    cards, evaluate, Action, ActionError, Announcement, Card, Category, Challenge, ChipMoveKind,
-    Config, Event, GuessValue, HeistPreset, Mode, PendingChoice, Preset, Specialist, SpecialistUse,
+    cards, evaluate, Action, Announcement, Card, Category, Challenge, ChipMoveKind, Config, Event,
+    GuessValue, HeistPreset, Mode, PendingChoice, Preset, Refusal, Specialist, SpecialistUse,
     Stage, Street, TheGang,
 };
 
@@ -239,17 +239,11 @@ fn d_chip_phase_take_from_centre_or_from_a_player_and_never_two_chips() {
     );
     assert_eq!(phase.moves, 3, "one move, not two");
     // Retaking one's own chip and returning nothing are refused.
-    assert!(matches!(
-        g.act(1, Action::Take(3)),
-        Err(ActionError::NotNow(_))
-    ));
-    assert!(matches!(
-        g.act(0, Action::Return),
-        Err(ActionError::NotNow(_))
-    ));
+    assert!(matches!(g.act(1, Action::Take(3)), Err(Refusal::NotNow(_))));
+    assert!(matches!(g.act(0, Action::Return), Err(Refusal::NotNow(_))));
     assert!(matches!(
         g.act(0, Action::Take(4)),
-        Err(ActionError::Invalid(_))
+        Err(Refusal::Invalid(_))
     ));
     act(&mut g, 1, Action::Return);
     assert_eq!(g.heist().open_phase().unwrap().chip_of(1), None);
@@ -296,7 +290,7 @@ fn d_every_take_or_return_clears_every_ready_and_the_phase_closes_when_all_hold_
     }
     assert_eq!(g.stage(), Stage::Chips(Street::Yellow));
     assert!(
-        matches!(g.act(0, Action::Ready), Err(ActionError::NotNow(_))),
+        matches!(g.act(0, Action::Ready), Err(Refusal::NotNow(_))),
         "already ready"
     );
 }
@@ -311,14 +305,8 @@ fn d_move_cap_then_only_ready_and_chipless_players_get_the_remaining_chips_in_se
     act(&mut g, 1, Action::Take(4));
     act(&mut g, 3, Action::Take(1));
     // Cap reached: no take, no return; ready still accepted.
-    assert!(matches!(
-        g.act(0, Action::Take(3)),
-        Err(ActionError::NotNow(_))
-    ));
-    assert!(matches!(
-        g.act(1, Action::Return),
-        Err(ActionError::NotNow(_))
-    ));
+    assert!(matches!(g.act(0, Action::Take(3)), Err(Refusal::NotNow(_))));
+    assert!(matches!(g.act(1, Action::Return), Err(Refusal::NotNow(_))));
     assert_eq!(g.legal_actions(0), vec![Action::Ready]);
     act(&mut g, 1, Action::Ready);
     assert_eq!(g.stage(), Stage::Chips(Street::White));
@@ -1244,7 +1232,7 @@ fn d_proposal_all_must_accept_one_refusal_drops_it_one_open_at_a_time_one_per_pl
             0,
             Action::Propose(SpecialistUse::Informant { from: 1, to: 1 })
         ),
-        Err(ActionError::Invalid(_))
+        Err(Refusal::Invalid(_))
     ));
     assert!(
         g.act(0, Action::Propose(SpecialistUse::Muscle { seat: 1 }))

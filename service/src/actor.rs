@@ -8,7 +8,7 @@
 //! update out to the watchers, each receiving what its seat may see (`Game::view`/`redact`).
 
 use crate::store::Store;
-use gangs_games::{new_game, replay::Replayer, ErrorKind, Game, RuleError};
+use gangs_games::{new_game, replay::Replayer, Game, Refusal, RefusalKind};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use std::collections::{HashMap, VecDeque};
@@ -157,10 +157,10 @@ pub fn unix_ms() -> i64 {
         .unwrap_or(0)
 }
 
-pub fn rule_status(error: RuleError) -> Status {
-    match error.kind {
-        ErrorKind::Invalid => Status::invalid_argument(error.message),
-        ErrorKind::NotNow => Status::failed_precondition(error.message),
+pub fn rule_status(error: Refusal) -> Status {
+    match error.kind() {
+        RefusalKind::Invalid => Status::invalid_argument(error.message()),
+        RefusalKind::NotNow => Status::failed_precondition(error.message()),
     }
 }
 
@@ -633,7 +633,7 @@ impl GameActor {
         tokio::spawn(async move {
             let result = match done.await {
                 Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(e.0),
+                Ok(Err(e)) => Err(e.message),
                 Err(_) => Err("the store stopped".to_string()),
             };
             let _ = notify.send((last_seq, result));

@@ -3,7 +3,8 @@
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `actor.rs`: one task per game, the only owner of its state; durability then fan-out;
-//! - `store.rs`: the one place that talks to sled; group commit on a dedicated thread;
+//! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
+//!   place that talks to sled (group commit on a dedicated thread).
 //! - `http/`: the web viewer (`--http`): a read-only page and JSON API over the same service.
 
 pub mod actor;

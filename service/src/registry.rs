@@ -20,7 +20,7 @@ pub struct Registry {
 
 impl Registry {
     /// Rebuilds every game of the log before the server takes calls.
-    pub fn restore(store: Store, settings: Settings) -> Result<Registry, String> {
+    pub async fn restore(store: Store, settings: Settings) -> Result<Registry, String> {
         let registry = Registry {
             store: store.clone(),
             games: Arc::default(),
@@ -28,11 +28,11 @@ impl Registry {
             settings,
         };
         // One game at a time, so that memory holds one finished game's log at most.
-        let ids = store.game_ids().map_err(|e| e.0)?;
+        let ids = store.game_ids().await.map_err(|e| e.message)?;
         let count = ids.len();
         let mut running = 0;
         for id in ids {
-            let records = store.load_game(&id).map_err(|e| e.0)?;
+            let records = store.load_game(&id).await.map_err(|e| e.message)?;
             let actor = registry.rebuild(&id, records)?;
             // A finished game is listed, and loaded only when asked for.
             let handle = if actor.is_settled() {
@@ -114,12 +114,11 @@ impl Registry {
         if let Some(handle) = self.live(id) {
             return Ok(handle);
         }
-        let store = self.store.clone();
-        let game_id = id.to_string();
-        let records = tokio::task::spawn_blocking(move || store.load_game(&game_id))
+        let records = self
+            .store
+            .load_game(id)
             .await
-            .map_err(|e| Status::internal(format!("reloading game {id}: {e}")))?
-            .map_err(|e| Status::internal(format!("reloading game {id}: {}", e.0)))?;
+            .map_err(|e| Status::internal(format!("reloading game {id}: {e}")))?;
         if records.is_empty() {
             return Err(Status::not_found(format!(
                 "no game {id:?}: `gangs games` lists the games"

@@ -3,7 +3,7 @@
 
 use crate::api::GamesService;
 use crate::registry::Registry;
-use crate::store::Store;
+use crate::store::sled::SledStore;
 use gangs_proto::v1::games_server::GamesServer;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -58,12 +58,12 @@ pub async fn run_with_http(
     http: Option<tokio::net::TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let (store, flusher) = Store::open(&config.data_dir)?;
+    let (store, closer) = SledStore::open(&config.data_dir)?;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
         keep_finished: std::time::Duration::from_millis(config.keep_finished_ms),
     };
-    let registry = Registry::restore(store, settings)?;
+    let registry = Registry::restore(store, settings).await?;
     let service = GamesService::new(registry.clone(), config.api_key.clone());
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -115,8 +115,8 @@ pub async fn run_with_http(
     registry.close();
     drop(registry);
     // Actors end when their handles are gone, after answering their pending flushes; the
-    // flusher thread ends when the last store handle is gone.
-    tokio::task::spawn_blocking(move || flusher.join()).await?;
+    // store's writer (sled: the flusher thread) ends when the last store handle is gone.
+    tokio::task::spawn_blocking(move || closer.join()).await?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
 use gangs_service::registry::Registry;
-use gangs_service::store::Store;
+use gangs_service::store::sled::SledStore;
 use pb::games_server::Games;
 use rand::{Rng, SeedableRng};
 use std::time::Duration;
@@ -37,12 +37,12 @@ async fn wait_unloaded(registry: &Registry) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_game_is_unloaded_then_served_from_the_log() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, _flusher) = Store::open(dir.path()).unwrap();
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
     let settings = Settings {
         watcher_buffer: 64,
         keep_finished: QUIET,
     };
-    let registry = Registry::restore(store.clone(), settings).unwrap();
+    let registry = Registry::restore(store.clone(), settings).await.unwrap();
     let service = GamesService::new(registry.clone(), None);
 
     // A short Gang of Four game, played to the end with random legal actions.
@@ -146,7 +146,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
 
     // A restart (a new directory over the same log) lists the finished game without loading
     // it, and serves it on demand.
-    let restarted = Registry::restore(store, settings).unwrap();
+    let restarted = Registry::restore(store, settings).await.unwrap();
     assert_eq!(
         restarted.loaded_games(),
         0,

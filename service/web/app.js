@@ -20,7 +20,7 @@ function el(tag, attrs, ...children) {
     else if (key === "onchange") node.addEventListener("change", value);
     else node.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -34,7 +34,7 @@ function svg(tag, attrs, ...children) {
     else if (key === "onclick") node.addEventListener("click", value);
     else node.setAttribute(key, String(value));
   }
-  for (const child of children.flat()) if (child) node.append(child);
+  for (const child of children.flat(Infinity)) if (child) node.append(child);
   return node;
 }
 

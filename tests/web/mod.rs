@@ -232,7 +232,7 @@ impl Browser {
                     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                     "--no-first-run", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync",
-                    "--disable-dev-shm-usage", "--window-size=1280,1100",
+                    "--disable-dev-shm-usage", "--window-size=1280,1500",
                     format!("--user-data-dir={}", profile.path().display()),
                 ],
             }),
@@ -310,6 +310,12 @@ impl Browser {
 
     /// Saves a screenshot as `target/screenshots/NAME.png`; returns its path.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
+        // A script that appended an object instead of drawing it would show "[object ...]".
+        let text = self.eval("document.body.innerText").await;
+        assert!(
+            !text.as_str().unwrap_or("").contains("[object"),
+            "the page {name} shows an undrawn object: {text}"
+        );
         let png = self.client.screenshot().await.expect("screenshot");
         let path = screenshot_dir().join(format!("{name}.png"));
         std::fs::write(&path, png).expect("write the screenshot");

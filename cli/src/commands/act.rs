@@ -61,7 +61,7 @@ pub fn parse_words(kind: &str, words: &[String]) -> Result<pb::GameAction, CliEr
     gangs_games::parse_action(kind, words).map_err(|e| {
         CliError::invalid(format!(
             "{} (`gangs act --help` lists the action words of {kind})",
-            e.message
+            e.message()
         ))
     })
 }

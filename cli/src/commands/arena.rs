@@ -125,10 +125,10 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         )));
     }
     let options = gangs_games::parse_options(&args.kind, args.players, &args.options)
-        .map_err(|e| CliError::invalid(e.message))?;
+        .map_err(|e| CliError::invalid(e.to_string()))?;
     // Building the game locally checks the options and tells the number of seats.
     let players = gangs_games::new_game(&args.kind, Some(&options), 0, None)
-        .map_err(|e| CliError::invalid(e.message))?
+        .map_err(|e| CliError::invalid(e.to_string()))?
         .players();
     let slots = bot_slots(&args.bots, players)?;
     let programs = slots

@@ -52,7 +52,7 @@ pub async fn run(args: NewArgs, context: &Context) -> Result<(), CliError> {
     } else {
         Some(
             gangs_games::parse_options(&args.kind, args.players, &args.options)
-                .map_err(|e| CliError::invalid(e.message))?,
+                .map_err(|e| CliError::invalid(e.to_string()))?,
         )
     };
     let mut request = tonic::Request::new(pb::CreateGameRequest {

@@ -25,6 +25,7 @@
 pub mod cards;
 pub mod combination;
 pub mod compare;
+pub mod contract;
 pub mod deal;
 pub mod game;
 pub mod legal;
@@ -37,6 +38,9 @@ pub use deal::{DealState, Direction, Move, StepOutcome};
 pub use game::{Action, DealScore, Event, ExchangedCard, GangOfFour, Phase, TrickEntry};
 pub use legal::{PlayList, MAX_PLAYS};
 pub use scoring::Ranked;
+
+/// The one refusal type of every engine.
+pub use crate::engine::Refusal;
 
 /// The options of §10, named as there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,34 +83,3 @@ impl Options {
         Ok(())
     }
 }
-
-/// Why the engine refuses an action.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// Malformed or illegal: cards not held, no combination, does not beat the table.
-    Invalid(String),
-    /// Not now: out of turn, wrong phase, game over.
-    NotNow(String),
-}
-
-impl Refusal {
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Refusal::Invalid(message.into())
-    }
-    pub fn not_now(message: impl Into<String>) -> Self {
-        Refusal::NotNow(message.into())
-    }
-    pub fn message(&self) -> &str {
-        match self {
-            Refusal::Invalid(m) | Refusal::NotNow(m) => m,
-        }
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl std::error::Error for Refusal {}

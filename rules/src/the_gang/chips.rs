@@ -3,7 +3,7 @@
 //! every ready; the phase closes when everyone holds a chip and is ready. The move cap and the
 //! deadline guarantee that a phase ends (see [`ChipPhase::try_close`]).
 
-use super::ActionError;
+use super::Refusal;
 
 /// The four streets and their chip colours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,39 +100,39 @@ impl ChipPhase {
             .is_some_and(|s| self.locked[s as usize - 1])
     }
 
-    pub fn check_take(&self, seat: usize, stars: u8) -> Result<(), ActionError> {
+    pub fn check_take(&self, seat: usize, stars: u8) -> Result<(), Refusal> {
         if stars == 0 || stars as usize > self.players() {
-            return Err(ActionError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "there is no {stars}-star chip: chips go from 1 to {}",
                 self.players()
             )));
         }
         if self.cap_reached() {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "the move cap of this phase is reached: only `ready` is accepted",
             ));
         }
         let index = stars as usize - 1;
         match self.holder[index] {
             Some(h) if h == seat => {
-                return Err(ActionError::not_now("you already hold this chip"));
+                return Err(Refusal::not_now("you already hold this chip"));
             }
             Some(_) if self.locked[index] => {
-                return Err(ActionError::not_now(
+                return Err(Refusal::not_now(
                     "this chip is locked: once taken it cannot change owner",
                 ));
             }
             _ => {}
         }
         if self.holds_locked_chip(seat) {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "you hold a locked chip: it cannot be returned",
             ));
         }
         Ok(())
     }
 
-    pub fn take(&mut self, seat: usize, stars: u8) -> Result<ChipMove, ActionError> {
+    pub fn take(&mut self, seat: usize, stars: u8) -> Result<ChipMove, Refusal> {
         self.check_take(seat, stars)?;
         let index = stars as usize - 1;
         if let Some(own) = self.chip_of(seat) {
@@ -143,24 +143,24 @@ impl ChipPhase {
         Ok(self.record(seat, stars, ChipMoveKind::Take { from }))
     }
 
-    pub fn check_return(&self, seat: usize) -> Result<u8, ActionError> {
+    pub fn check_return(&self, seat: usize) -> Result<u8, Refusal> {
         if self.cap_reached() {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "the move cap of this phase is reached: only `ready` is accepted",
             ));
         }
         let stars = self
             .chip_of(seat)
-            .ok_or_else(|| ActionError::not_now("you hold no chip of this colour"))?;
+            .ok_or_else(|| Refusal::not_now("you hold no chip of this colour"))?;
         if self.locked[stars as usize - 1] {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "this chip is locked: it cannot be returned",
             ));
         }
         Ok(stars)
     }
 
-    pub fn return_chip(&mut self, seat: usize) -> Result<ChipMove, ActionError> {
+    pub fn return_chip(&mut self, seat: usize) -> Result<ChipMove, Refusal> {
         let stars = self.check_return(seat)?;
         self.holder[stars as usize - 1] = None;
         Ok(self.record(seat, stars, ChipMoveKind::Return))
@@ -179,14 +179,14 @@ impl ChipPhase {
         mv
     }
 
-    pub fn check_ready(&self, seat: usize) -> Result<(), ActionError> {
+    pub fn check_ready(&self, seat: usize) -> Result<(), Refusal> {
         if self.ready[seat] {
-            return Err(ActionError::not_now("you are already ready"));
+            return Err(Refusal::not_now("you are already ready"));
         }
         Ok(())
     }
 
-    pub fn set_ready(&mut self, seat: usize) -> Result<(), ActionError> {
+    pub fn set_ready(&mut self, seat: usize) -> Result<(), Refusal> {
         self.check_ready(seat)?;
         self.ready[seat] = true;
         Ok(())

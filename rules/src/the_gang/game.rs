@@ -47,7 +47,7 @@ use super::challenges::{
 };
 use super::chips::{ChipMove, ChipPhase, Street};
 use super::evaluator::{evaluate, Category, HandValue};
-use super::ActionError;
+use super::Refusal;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -426,12 +426,12 @@ fn check_permutation<T: PartialEq + Copy + std::fmt::Debug>(
     order: &[T],
     expected: &[T],
     what: &str,
-) -> Result<(), ActionError> {
+) -> Result<(), Refusal> {
     if order.len() != expected.len()
         || expected.iter().any(|e| !order.contains(e))
         || order.iter().any(|o| !expected.contains(o))
     {
-        return Err(ActionError::invalid(format!(
+        return Err(Refusal::invalid(format!(
             "the preset {what} order must hold each of {expected:?} once"
         )));
     }
@@ -439,14 +439,12 @@ fn check_permutation<T: PartialEq + Copy + std::fmt::Debug>(
 }
 
 impl TheGang {
-    pub fn new(config: Config, seed: u64, preset: Option<Preset>) -> Result<TheGang, ActionError> {
+    pub fn new(config: Config, seed: u64, preset: Option<Preset>) -> Result<TheGang, Refusal> {
         if !(3..=6).contains(&config.players) {
-            return Err(ActionError::invalid("players must be 3 to 6"));
+            return Err(Refusal::invalid("players must be 3 to 6"));
         }
         if config.max_moves_per_phase == 0 {
-            return Err(ActionError::invalid(
-                "max_moves_per_phase must be at least 1",
-            ));
+            return Err(Refusal::invalid("max_moves_per_phase must be at least 1"));
         }
         let preset = preset.unwrap_or_default();
         for (i, h) in preset.heists.iter().enumerate() {
@@ -454,7 +452,7 @@ impl TheGang {
             all.extend(&h.community);
             all.extend(&h.deck);
             if h.private.len() != config.players {
-                return Err(ActionError::invalid(format!(
+                return Err(Refusal::invalid(format!(
                     "preset heist {}: private cards for {} seats, expected {}",
                     i + 1,
                     h.private.len(),
@@ -462,7 +460,7 @@ impl TheGang {
                 )));
             }
             if h.private.iter().any(|p| p.len() > 3) || h.community.len() != 5 {
-                return Err(ActionError::invalid(format!(
+                return Err(Refusal::invalid(format!(
                     "preset heist {}: at most 3 private cards per seat and exactly 5 community cards",
                     i + 1
                 )));
@@ -471,7 +469,7 @@ impl TheGang {
             sorted.sort();
             sorted.dedup();
             if sorted.len() != all.len() || all.contains(&Card::SUITLESS_JACK) {
-                return Err(ActionError::invalid(format!(
+                return Err(Refusal::invalid(format!(
                     "preset heist {}: a card appears twice or is not a suited card",
                     i + 1
                 )));
@@ -990,12 +988,12 @@ impl TheGang {
     // ---- actions ---------------------------------------------------------------------------
 
     /// Applies `action` for `seat`. On error nothing changed.
-    pub fn act(&mut self, seat: usize, action: Action) -> Result<Vec<Event>, ActionError> {
+    pub fn act(&mut self, seat: usize, action: Action) -> Result<Vec<Event>, Refusal> {
         if seat >= self.config.players {
-            return Err(ActionError::invalid(format!("there is no seat {seat}")));
+            return Err(Refusal::invalid(format!("there is no seat {seat}")));
         }
         if self.is_over() {
-            return Err(ActionError::not_now("the game is over"));
+            return Err(Refusal::not_now("the game is over"));
         }
         let mut events = Vec::new();
         match action {
@@ -1026,18 +1024,18 @@ impl TheGang {
     }
 
     /// The open chip phase, if chip moves are accepted now.
-    fn chip_phase_for_moves(&mut self) -> Result<&mut ChipPhase, ActionError> {
+    fn chip_phase_for_moves(&mut self) -> Result<&mut ChipPhase, Refusal> {
         if self.heist.proposal.is_some() {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "a specialist proposal is open: vote first",
             ));
         }
         if self.heist.pending.is_some() {
-            return Err(ActionError::not_now("waiting for a specialist choice"));
+            return Err(Refusal::not_now("waiting for a specialist choice"));
         }
         match self.stage {
             Stage::Chips(_) => Ok(self.heist.phases.last_mut().expect("open phase")),
-            _ => Err(ActionError::not_now("no chip phase is open")),
+            _ => Err(Refusal::not_now("no chip phase is open")),
         }
     }
 
@@ -1067,9 +1065,9 @@ impl TheGang {
     /// dropped, a pending choice is made by default, chipless players get the remaining chips,
     /// the phase closes. A Coordinator choice or a team guess: the silent seats' part is played
     /// for them (see the decisions above).
-    pub fn expire(&mut self) -> Result<Vec<Event>, ActionError> {
+    pub fn expire(&mut self) -> Result<Vec<Event>, Refusal> {
         if self.is_over() {
-            return Err(ActionError::not_now("the game is over"));
+            return Err(Refusal::not_now("the game is over"));
         }
         let mut events = Vec::new();
         match self.stage {
@@ -1077,17 +1075,16 @@ impl TheGang {
             Stage::Coordinating => self.expire_coordinator(&mut events)?,
             Stage::Guessing => self.expire_guess(&mut events)?,
             Stage::NotStarted | Stage::GameOver => {
-                return Err(ActionError::not_now("nothing is waiting for a deadline"))
+                return Err(Refusal::not_now("nothing is waiting for a deadline"))
             }
         }
         Ok(events)
     }
 
     /// Every seat that has not chosen passes its first card.
-    fn expire_coordinator(&mut self, events: &mut Vec<Event>) -> Result<(), ActionError> {
+    fn expire_coordinator(&mut self, events: &mut Vec<Event>) -> Result<(), Refusal> {
         for seat in 0..self.config.players {
-            if self.heist.coordinator_choices[seat].is_none() {
-                let card = self.heist.private[seat][0];
+            if let Some(card) = self.default_choice(seat) {
                 self.choose(seat, card, events)?;
             }
         }
@@ -1095,26 +1092,19 @@ impl TheGang {
     }
 
     /// Every silent guesser votes the team's current answer, or the lowest value.
-    fn expire_guess(&mut self, events: &mut Vec<Event>) -> Result<(), ActionError> {
+    fn expire_guess(&mut self, events: &mut Vec<Event>) -> Result<(), Refusal> {
         let guess = self.heist.guess.as_ref().expect("a guess is open");
         let silent: Vec<usize> = (0..self.config.players)
             .filter(|&s| s != guess.target && !guess.votes.iter().any(|(v, _)| *v == s))
             .collect();
-        let value = if guess.votes.is_empty() {
-            match guess.challenge {
-                Challenge::RetinalScan => GuessValue::Rank(0),
-                _ => GuessValue::Category(Category::HighCard),
-            }
-        } else {
-            team_answer(&guess.votes)
-        };
+        let value = self.default_guess().expect("a guess is open");
         for seat in silent {
             self.guess(seat, value, events)?;
         }
         Ok(())
     }
 
-    fn expire_chip_phase(&mut self, events: &mut Vec<Event>) -> Result<(), ActionError> {
+    fn expire_chip_phase(&mut self, events: &mut Vec<Event>) -> Result<(), Refusal> {
         if self.heist.proposal.take().is_some() {
             events.push(Event::ProposalClosed {
                 accepted: false,
@@ -1122,65 +1112,55 @@ impl TheGang {
             });
         }
         if let Some(pending) = self.heist.pending {
-            let (seat, card) = match pending {
-                PendingChoice::Show { from, .. } => (from, self.heist.private[from][0]),
-                PendingChoice::Discard { seat, specialist } => {
-                    let hand = &self.heist.private[seat];
-                    let card = if specialist == Specialist::Hacker {
-                        *hand.last().expect("drawn card")
-                    } else {
-                        *hand
-                            .iter()
-                            .find(|&&c| c != Card::SUITLESS_JACK)
-                            .expect("another card")
-                    };
-                    (seat, card)
-                }
+            let seat = match pending {
+                PendingChoice::Show { from, .. } => from,
+                PendingChoice::Discard { seat, .. } => seat,
             };
+            let card = self.default_choice(seat).expect("the chooser holds a card");
             self.choose(seat, card, events)?;
         }
         self.try_close_phase(true, events);
         Ok(())
     }
 
-    fn check_propose(&self, seat: usize, use_: SpecialistUse) -> Result<(), ActionError> {
+    fn check_propose(&self, seat: usize, use_: SpecialistUse) -> Result<(), Refusal> {
         let h = &self.heist;
         let Some(specialist) = h.specialist else {
-            return Err(ActionError::not_now("no specialist card is active"));
+            return Err(Refusal::not_now("no specialist card is active"));
         };
         if use_.specialist() != specialist {
-            return Err(ActionError::invalid(format!(
+            return Err(Refusal::invalid(format!(
                 "the active specialist is {}",
                 specialist.name()
             )));
         }
         if h.specialist_used {
-            return Err(ActionError::not_now("the specialist was already used"));
+            return Err(Refusal::not_now("the specialist was already used"));
         }
         if !matches!(self.stage, Stage::Chips(_)) {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "specialists are proposed during a chip phase",
             ));
         }
         if h.proposal.is_some() || h.pending.is_some() {
-            return Err(ActionError::not_now("a proposal is already open"));
+            return Err(Refusal::not_now("a proposal is already open"));
         }
         if h.proposed_this_street[seat] {
-            return Err(ActionError::not_now("one proposal per player per street"));
+            return Err(Refusal::not_now("one proposal per player per street"));
         }
         let n = self.config.players;
         if use_.seat() >= n {
-            return Err(ActionError::invalid("no such seat"));
+            return Err(Refusal::invalid("no such seat"));
         }
         match use_ {
             SpecialistUse::Informant { from, to } if to >= n || to == from => Err(
-                ActionError::invalid("the informant shows a card to one other player"),
+                Refusal::invalid("the informant shows a card to one other player"),
             ),
             SpecialistUse::Brains { rank, .. } if rank > 12 => {
-                Err(ActionError::invalid("a rank is 2..A"))
+                Err(Refusal::invalid("a rank is 2..A"))
             }
             SpecialistUse::Valet { seat: who } if h.private[who].contains(&Card::SUITLESS_JACK) => {
-                Err(ActionError::not_now(
+                Err(Refusal::not_now(
                     "that player already has the suitless Jack",
                 ))
             }
@@ -1193,7 +1173,7 @@ impl TheGang {
         seat: usize,
         use_: SpecialistUse,
         events: &mut Vec<Event>,
-    ) -> Result<(), ActionError> {
+    ) -> Result<(), Refusal> {
         self.check_propose(seat, use_)?;
         let mut votes = vec![None; self.config.players];
         votes[seat] = Some(true);
@@ -1210,19 +1190,14 @@ impl TheGang {
         Ok(())
     }
 
-    fn vote(
-        &mut self,
-        seat: usize,
-        accept: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<(), ActionError> {
+    fn vote(&mut self, seat: usize, accept: bool, events: &mut Vec<Event>) -> Result<(), Refusal> {
         let proposal = self
             .heist
             .proposal
             .as_mut()
-            .ok_or_else(|| ActionError::not_now("no proposal is open"))?;
+            .ok_or_else(|| Refusal::not_now("no proposal is open"))?;
         if proposal.votes[seat].is_some() {
-            return Err(ActionError::not_now("you already voted on this proposal"));
+            return Err(Refusal::not_now("you already voted on this proposal"));
         }
         proposal.votes[seat] = Some(accept);
         events.push(Event::Voted { seat, accept });
@@ -1304,18 +1279,13 @@ impl TheGang {
         }
     }
 
-    fn choose(
-        &mut self,
-        seat: usize,
-        card: Card,
-        events: &mut Vec<Event>,
-    ) -> Result<(), ActionError> {
+    fn choose(&mut self, seat: usize, card: Card, events: &mut Vec<Event>) -> Result<(), Refusal> {
         if !self.heist.private[seat].contains(&card) {
-            return Err(ActionError::invalid(format!("{card} is not in your hand")));
+            return Err(Refusal::invalid(format!("{card} is not in your hand")));
         }
         if self.stage == Stage::Coordinating {
             if self.heist.coordinator_choices[seat].is_some() {
-                return Err(ActionError::not_now("you already chose your card"));
+                return Err(Refusal::not_now("you already chose your card"));
             }
             self.heist.coordinator_choices[seat] = Some(card);
             events.push(Event::CardChosen { seat });
@@ -1355,7 +1325,7 @@ impl TheGang {
                 specialist,
             }) if who == seat => {
                 if specialist == Specialist::Valet && card == Card::SUITLESS_JACK {
-                    return Err(ActionError::invalid(
+                    return Err(Refusal::invalid(
                         "the Valet discards another card than the suitless Jack",
                     ));
                 }
@@ -1368,9 +1338,7 @@ impl TheGang {
                 events.push(Event::CardDiscarded { seat, card });
                 Ok(())
             }
-            _ => Err(ActionError::not_now(
-                "there is no card for you to choose now",
-            )),
+            _ => Err(Refusal::not_now("there is no card for you to choose now")),
         }
     }
 
@@ -1379,28 +1347,28 @@ impl TheGang {
         seat: usize,
         value: GuessValue,
         events: &mut Vec<Event>,
-    ) -> Result<(), ActionError> {
+    ) -> Result<(), Refusal> {
         let n = self.config.players;
         let guess = match (&mut self.heist.guess, self.stage) {
             (Some(g), Stage::Guessing) => g,
-            _ => return Err(ActionError::not_now("no team guess is open")),
+            _ => return Err(Refusal::not_now("no team guess is open")),
         };
         if seat == guess.target {
-            return Err(ActionError::not_now(
+            return Err(Refusal::not_now(
                 "the player whose hand is guessed does not take part",
             ));
         }
         if guess.votes.iter().any(|(s, _)| *s == seat) {
-            return Err(ActionError::not_now("your guess is already cast"));
+            return Err(Refusal::not_now("your guess is already cast"));
         }
         match (guess.challenge, value) {
             (Challenge::RetinalScan, GuessValue::Rank(r)) if r <= 12 => {}
             (Challenge::FingerprintReader, GuessValue::Category(_)) => {}
             (Challenge::RetinalScan, _) => {
-                return Err(ActionError::invalid("retinal scan: guess a rank (2..A)"))
+                return Err(Refusal::invalid("retinal scan: guess a rank (2..A)"))
             }
             _ => {
-                return Err(ActionError::invalid(
+                return Err(Refusal::invalid(
                     "fingerprint reader: guess a hand category",
                 ))
             }

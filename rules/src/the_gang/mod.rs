@@ -18,10 +18,13 @@
 pub mod cards;
 pub mod challenges;
 pub mod chips;
+pub mod contract;
 pub mod evaluator;
 pub mod game;
 pub mod strength;
 
+/// The one refusal type of every engine.
+pub use crate::engine::Refusal;
 pub use cards::{cards, parse_rank, Card, Suit, JACK, RANK_LETTERS};
 pub use challenges::{Announcement, Challenge, GuessValue, Specialist, SpecialistUse};
 pub use chips::{ChipMove, ChipMoveKind, ChipPhase, Street};
@@ -31,33 +34,3 @@ pub use game::{
     Stage, TeamGuess, TheGang,
 };
 pub use strength::{estimate_strength, StrengthEstimate, StrengthQuery};
-
-/// Why the engine refused an action: `Invalid` (malformed, impossible) or `NotNow` (well
-/// formed, but not allowed at this moment). Nothing changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ActionError {
-    Invalid(String),
-    NotNow(String),
-}
-
-impl ActionError {
-    pub fn invalid(message: impl Into<String>) -> Self {
-        ActionError::Invalid(message.into())
-    }
-    pub fn not_now(message: impl Into<String>) -> Self {
-        ActionError::NotNow(message.into())
-    }
-    pub fn message(&self) -> &str {
-        match self {
-            ActionError::Invalid(m) | ActionError::NotNow(m) => m,
-        }
-    }
-}
-
-impl std::fmt::Display for ActionError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl std::error::Error for ActionError {}

@@ -29,7 +29,7 @@ pub fn play_game(
     seed: u64,
     policies: &mut [Box<dyn Policy>],
 ) -> Result<pb::Outcome, String> {
-    let mut game = new_game(GANG_OF_FOUR, Some(options), seed, None).map_err(|e| e.message)?;
+    let mut game = new_game(GANG_OF_FOUR, Some(options), seed, None).map_err(|e| e.to_string())?;
     if policies.len() != game.players() {
         return Err(format!(
             "{} policies for {} seats",
@@ -67,7 +67,7 @@ pub fn play_game(
                 "seat {seat} chose an illegal action at seq {seq}: {action:?}"
             ));
         }
-        events = game.act(seat, &action).map_err(|e| e.message)?;
+        events = game.act(seat, &action).map_err(|e| e.to_string())?;
         seq += 1;
         if seq > MAX_ACTIONS {
             return Err("the game does not end".to_string());

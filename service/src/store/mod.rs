@@ -1,0 +1,144 @@
+//! The storage boundary: the durable, append-only log of every game, behind one trait.
+//!
+//! The actor, the registry and the API hold a [`Store`] (`Arc<dyn LogStore>`) and never know
+//! which implementation is behind it:
+//! - `sled.rs`: the embedded default (`--data-dir`), group commit on a dedicated thread;
+//! - the distributed store (NATS JetStream) implements the same contract.
+//!
+//! # The contract every implementation keeps
+//! - **Durable** means: the records survive a crash of this process (sled: flushed to disk;
+//!   a replicated store: acknowledged by a quorum). An append's [`Durable`] resolves `Ok` only
+//!   then, and the host tells nobody about a record before that (answers, updates, listings).
+//! - **Ordering**: a game's records are numbered `1, 2, 3…` (`LogRecord::seq`), appended in that
+//!   order by the one actor that owns the game. Appends of one game made through one handle
+//!   become durable in the order they were made; a failed append fails every later append of
+//!   that game that was in flight with it (the actor then stops the game: the log on disk ends
+//!   before the first failed record, never with a hole).
+//! - **A lost race** (another writer appended to the same game: two owners at once) resolves
+//!   with [`StoreErrorKind::Conflict`]: nothing of the losing append is stored, the log is never
+//!   forked. An embedded store has one writer per game by construction and never returns it.
+//! - **Reads** see every durable record; [`LogStore::read_range`] reads a game in chunks so a
+//!   long catch-up need not hold a whole log in memory.
+//! - **Ids**: game ids are [`GAME_ID_LEN`] lowercase hex characters.
+
+pub mod sled;
+
+use gangs_proto::v1 as pb;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// Game ids are 16 lowercase hex characters: the fixed-width prefix of every sled log key and
+/// the last token of every stream subject.
+pub const GAME_ID_LEN: usize = 16;
+
+/// The log every part of the host uses; cheap to clone.
+pub type Store = Arc<dyn LogStore>;
+
+/// Resolves once an append is durable (or failed). Dropped without an answer = the store stopped.
+pub type Durable = oneshot::Receiver<Result<(), StoreError>>;
+
+/// What went wrong, for the callers that react differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// Another writer appended to this game first: the append was not stored.
+    Conflict,
+    /// The store cannot be reached or refused the write/read (disk, network, shut down).
+    Unavailable,
+    /// What is stored cannot be understood (undecodable record, malformed key).
+    Corrupt,
+}
+
+#[derive(Debug, Clone)]
+pub struct StoreError {
+    pub kind: StoreErrorKind,
+    pub message: String,
+}
+
+impl StoreError {
+    pub fn unavailable(message: impl Into<String>) -> StoreError {
+        StoreError {
+            kind: StoreErrorKind::Unavailable,
+            message: message.into(),
+        }
+    }
+
+    pub fn corrupt(message: impl Into<String>) -> StoreError {
+        StoreError {
+            kind: StoreErrorKind::Corrupt,
+            message: message.into(),
+        }
+    }
+
+    pub fn conflict(message: impl Into<String>) -> StoreError {
+        StoreError {
+            kind: StoreErrorKind::Conflict,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The durable log of every game (see the module doc for the contract).
+#[async_trait::async_trait]
+pub trait LogStore: Send + Sync + 'static {
+    /// Appends records of one game (consecutive seqs, following the game's last record). Returns
+    /// at once; the receiver resolves once the records are durable. Never blocks the caller.
+    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable;
+
+    /// One game's records, in seq order (empty if the game is unknown).
+    async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        let mut records = Vec::new();
+        loop {
+            let after = records.last().map_or(0, |r: &pb::LogRecord| r.seq);
+            let chunk = self.read_range(game_id, after, READ_CHUNK).await?;
+            let done = chunk.len() < READ_CHUNK;
+            records.extend(chunk);
+            if done {
+                return Ok(records);
+            }
+        }
+    }
+
+    /// At most `limit` records of one game with `seq > after_seq`, in seq order. Fewer than
+    /// `limit` means the end of the durable log was reached.
+    async fn read_range(
+        &self,
+        game_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<pb::LogRecord>, StoreError>;
+
+    /// Every game id in the log, in ascending order.
+    async fn game_ids(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Removes a game's whole log (retention). Deleting an unknown game is not an error. The
+    /// caller makes sure no actor is appending to the game meanwhile.
+    async fn delete_game(&self, game_id: &str) -> Result<(), StoreError>;
+}
+
+/// Records read per call when a whole game is loaded.
+pub const READ_CHUNK: usize = 512;
+
+/// Waits, at shutdown, until every append made before was answered. Call after every [`Store`]
+/// clone is dropped.
+pub struct StoreCloser(Option<Box<dyn FnOnce() + Send>>);
+
+impl StoreCloser {
+    pub fn new(finish: impl FnOnce() + Send + 'static) -> StoreCloser {
+        StoreCloser(Some(Box::new(finish)))
+    }
+
+    /// Blocking: run it on a blocking thread.
+    pub fn join(mut self) {
+        if let Some(finish) = self.0.take() {
+            finish();
+        }
+    }
+}
