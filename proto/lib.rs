@@ -1,7 +1,7 @@
 //! The `gangs.v1` contract, generated from `proto/*.proto` at build time (see `build.rs`).
 //! Everything that crosses the wire is defined there; this crate exposes it, with the few
-//! helpers every client needs (`code_name`, `innermost_cause`, `retry`, `json`: the proto3 JSON
-//! mapping).
+//! helpers every client needs (`code_name`, `innermost_cause`, `quoted`, `retry`, `connect`, `json`:
+//! the proto3 JSON mapping).
 
 #![allow(clippy::large_enum_variant, clippy::doc_lazy_continuation)]
 
@@ -14,8 +14,26 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("gang
 
 pub use v1::*;
 
+pub mod connect;
 pub mod json;
 pub mod retry;
+
+/// Most bytes of client input quoted back in a message: an error must stay small whatever was
+/// sent (a 60 KB id echoed whole overflows gRPC's metadata limit and hides the real status).
+pub const MAX_QUOTED_BYTES: usize = 80;
+
+/// `input` quoted for a message (`"abc"`), cut to [`MAX_QUOTED_BYTES`] on a character boundary
+/// with the full length said when cut.
+pub fn quoted(input: &str) -> String {
+    if input.len() <= MAX_QUOTED_BYTES {
+        return format!("{input:?}");
+    }
+    let mut end = MAX_QUOTED_BYTES;
+    while !input.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}… ({} bytes)", &input[..end], input.len())
+}
 
 /// The canonical name of a gRPC status code (`NOT_FOUND`), as other gRPC tools print it: the
 /// CLI's `--json` errors and the bots' logs use it.
@@ -52,4 +70,16 @@ pub fn innermost_cause(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quoted_is_bounded() {
+        assert_eq!(super::quoted("abc"), "\"abc\"");
+        let long = "é".repeat(30_000);
+        let q = super::quoted(&long);
+        assert!(q.len() < 2 * super::MAX_QUOTED_BYTES, "{q}");
+        assert!(q.ends_with("(60000 bytes)"), "{q}");
+    }
 }

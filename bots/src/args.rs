@@ -12,6 +12,11 @@ pub struct BotArgs {
     #[arg(long, env = "GANGS_SERVER", default_value = "http://127.0.0.1:50051")]
     pub server: String,
 
+    /// For an `https://` server: a PEM file of the certificate(s) to trust (its self-signed
+    /// certificate or a private CA); without it the system's roots.
+    #[arg(long, env = "GANGS_CA")]
+    pub ca: Option<std::path::PathBuf>,
+
     /// The id of the game to join (see `gangs games`).
     #[arg(long)]
     pub game: String,

@@ -6,8 +6,8 @@ use tonic::Status;
 
 #[derive(Debug)]
 pub enum BotError {
-    /// `--server` is not a usable URL.
-    BadServerUrl { url: String, reason: String },
+    /// `--server` (with `--ca`) is not usable: the message says why.
+    BadServer(gangs_proto::connect::BadEndpoint),
     /// The server stayed unreachable for the whole retry budget.
     ServerLost {
         url: String,
@@ -30,10 +30,7 @@ pub enum BotError {
 impl std::fmt::Display for BotError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BotError::BadServerUrl { url, reason } => write!(
-                f,
-                "invalid server URL {url:?} ({reason}): use e.g. --server http://127.0.0.1:50051"
-            ),
+            BotError::BadServer(why) => write!(f, "{why}"),
             BotError::ServerLost { url, seconds, last } => write!(
                 f,
                 "cannot reach the server at {url} for {seconds} s (last error: {last}): is `gangs-server` running?"

@@ -3,6 +3,7 @@
 
 use crate::BotError;
 use gangs_proto::v1::games_client::GamesClient;
+use std::path::Path;
 use std::time::Instant;
 use tonic::transport::{Channel, Endpoint};
 
@@ -19,16 +20,9 @@ pub struct Reconnector {
 }
 
 impl Reconnector {
-    pub fn new(url: &str) -> Result<Self, BotError> {
-        let bad_url = |reason: String| BotError::BadServerUrl {
-            url: url.to_string(),
-            reason,
-        };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(bad_url("it must start with http:// or https://".into()));
-        }
-        let endpoint =
-            Endpoint::from_shared(url.to_string()).map_err(|e| bad_url(e.to_string()))?;
+    /// `ca`: the PEM certificate(s) to trust for an `https://` server (else the system roots).
+    pub fn new(url: &str, ca: Option<&Path>) -> Result<Self, BotError> {
+        let endpoint = gangs_proto::connect::endpoint(url, ca).map_err(BotError::BadServer)?;
         Ok(Reconnector {
             url: url.to_string(),
             endpoint,
@@ -55,7 +49,12 @@ impl Reconnector {
         loop {
             let last = match self.endpoint.connect().await {
                 Ok(channel) => return Ok(GamesClient::new(channel)),
-                Err(e) => gangs_proto::innermost_cause(&e),
+                Err(e) => match gangs_proto::connect::tls_failure(&self.url, &e) {
+                    Some(why) => {
+                        return Err(BotError::BadServer(gangs_proto::connect::BadEndpoint(why)))
+                    }
+                    None => gangs_proto::innermost_cause(&e),
+                },
             };
             tracing::debug!(url = %self.url, error = %last, "connect failed");
             if self.backoff.is_fresh() {
@@ -83,7 +82,7 @@ mod tests {
 
     #[test]
     fn bad_url_is_a_clear_error() {
-        let err = Reconnector::new("not a url").err().unwrap();
+        let err = Reconnector::new("not a url", None).err().unwrap();
         assert!(err.to_string().contains("--server http://"));
     }
 }

@@ -69,7 +69,7 @@ pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
 
 /// Plays one seat until the game is over.
 pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotError> {
-    let mut reconnector = Reconnector::new(&args.server)?;
+    let mut reconnector = Reconnector::new(&args.server, args.ca.as_deref())?;
     let client = reconnector.connect("first connection").await?;
     let mut bot = Bot {
         name: args

@@ -178,6 +178,7 @@ async fn serve(fake: FakeServer) -> String {
 fn args(url: String) -> BotArgs {
     BotArgs {
         server: url,
+        ca: None,
         game: GAME.into(),
         seat: None,
         name: None,

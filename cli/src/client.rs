@@ -7,9 +7,10 @@ use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use std::future::Future;
+use std::path::PathBuf;
 use std::task::Poll;
 use std::time::Instant;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::Streaming;
 
 pub type Client = GamesClient<Channel>;
@@ -21,6 +22,8 @@ pub struct Context {
     /// `--server` or GANGS_SERVER was given (not the default): `gangs arena` then uses that
     /// server instead of starting its own.
     pub server_given: bool,
+    /// `--ca`: the certificate(s) to trust for an `https://` server.
+    pub ca: Option<PathBuf>,
 }
 
 impl Context {
@@ -29,28 +32,20 @@ impl Context {
             server,
             out,
             server_given: false,
+            ca: None,
         }
     }
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
-        let bad_url = |reason: String| {
-            CliError::invalid(format!(
-                "invalid server URL {:?} ({reason}): use e.g. --server http://127.0.0.1:50051",
-                self.server
-            ))
-        };
-        if !(self.server.starts_with("http://") || self.server.starts_with("https://")) {
-            return Err(bad_url("it must start with http:// or https://".into()));
-        }
-        let endpoint =
-            Endpoint::from_shared(self.server.clone()).map_err(|e| bad_url(e.to_string()))?;
+        let endpoint = gangs_proto::connect::endpoint(&self.server, self.ca.as_deref())
+            .map_err(|e| CliError::invalid(e.0))?;
         match endpoint.connect().await {
             Ok(channel) => Ok(GamesClient::new(channel)),
-            Err(e) => Err(CliError::unreachable(
-                &self.server,
-                &gangs_proto::innermost_cause(&e),
-            )),
+            Err(e) => Err(match gangs_proto::connect::tls_failure(&self.server, &e) {
+                Some(why) => CliError::new("UNAVAILABLE", why),
+                None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),
+            }),
         }
     }
 

@@ -32,6 +32,11 @@ struct Cli {
     )]
     server: String,
 
+    /// For an `https://` server: a PEM file of the certificate(s) to trust (its self-signed
+    /// certificate or a private CA); without it the system's roots. Passed on to arena bots.
+    #[arg(long, global = true, env = "GANGS_CA")]
+    ca: Option<std::path::PathBuf>,
+
     /// Print JSON only: one object, or one object per line for streams.
     #[arg(long, global = true)]
     json: bool,
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
         }
     };
     let mut context = Context::new(cli.server, out);
+    context.ca = cli.ca;
     context.server_given = server_given;
     match runtime.block_on(commands::run(cli.command, &context)) {
         Ok(()) => ExitCode::SUCCESS,

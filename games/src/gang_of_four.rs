@@ -171,7 +171,8 @@ impl GangOfFourGame {
 fn resolve_word(word: &str, available: Mask) -> Result<u8, Refusal> {
     let ids = cards::ids_of_word(word).ok_or_else(|| {
         Refusal::invalid(format!(
-            "unknown card word {word:?}: use g5 y5 r5 (color + 1..10), m1, gp, yp, dr"
+            "unknown card word {}: use g5 y5 r5 (color + 1..10), m1, gp, yp, dr",
+            gangs_proto::quoted(word)
         ))
     })?;
     cards::iter(ids & available).next().ok_or_else(|| {

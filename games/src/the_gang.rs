@@ -79,8 +79,9 @@ fn category_to_pb(c: Category) -> i32 {
 }
 
 fn category_from_pb(c: i32) -> Result<Category, Refusal> {
-    u32::try_from(c - 1)
-        .ok()
+    // Checked: a wire value of i32::MIN must be refused, not overflow.
+    c.checked_sub(1)
+        .and_then(|c| u32::try_from(c).ok())
         .and_then(Category::from_index)
         .ok_or_else(|| Refusal::invalid("unknown hand category"))
 }
@@ -90,7 +91,8 @@ fn street_to_pb(s: Street) -> i32 {
 }
 
 fn street_from_pb(s: i32) -> Option<Street> {
-    Street::ALL.get((s - 1) as usize).copied()
+    let index = usize::try_from(s.checked_sub(1)?).ok()?;
+    Street::ALL.get(index).copied()
 }
 
 fn face(rank: u8) -> u32 {
@@ -430,6 +432,10 @@ fn mode_to_pb(m: Mode) -> pb::TheGangMode {
     }
 }
 
+/// The accepted `phase_deadline_ms`: long enough for a bot to answer, short enough that every
+/// deadline stays far inside the clocks' range (no overflow in `now + deadline`).
+pub const PHASE_DEADLINE_MS: std::ops::RangeInclusive<u64> = 100..=7 * 24 * 3600 * 1000;
+
 /// The engine config for wire options, every default filled in.
 pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Refusal> {
     let o = options.cloned().unwrap_or_default();
@@ -444,6 +450,15 @@ pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Re
     let mut config = Config::new(players, mode_from_pb(o.mode)?);
     if o.max_moves_per_phase != 0 {
         config.max_moves_per_phase = o.max_moves_per_phase;
+    }
+    if let Some(ms) = o.phase_deadline_ms {
+        if !PHASE_DEADLINE_MS.contains(&ms) {
+            return Err(Refusal::invalid(format!(
+                "phase_deadline_ms must be {} to {} (100 ms to 7 days), not {ms}",
+                PHASE_DEADLINE_MS.start(),
+                PHASE_DEADLINE_MS.end()
+            )));
+        }
     }
     config.phase_deadline_ms = o.phase_deadline_ms;
     Ok(config)

@@ -170,6 +170,9 @@ async fn main() {
         watch_buffer: gangs_service::actor::DEFAULT_WATCHER_BUFFER,
         keep_finished_ms: 60_000,
         http: None,
+        max_request_bytes: gangs_service::server::MAX_REQUEST_BYTES,
+        tls_cert: None,
+        tls_key: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {

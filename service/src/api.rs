@@ -1,10 +1,14 @@
 //! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
 //! the request to the game's actor. No game logic here.
 
-use crate::actor::{Command, GameHandle, UpdateStream};
+use crate::actor::{Command, GameHandle, UpdateStream, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
+use crate::bounds::{
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+};
 use crate::registry::Registry;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
+use prost::Message;
 use std::pin::Pin;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::Stream;
@@ -50,6 +54,14 @@ async fn ask<T>(
     game_id: &str,
     make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
 ) -> Result<T, Status> {
+    ask_game(registry, game_id, make).await.map_err(bounded)
+}
+
+async fn ask_game<T>(
+    registry: &Registry,
+    game_id: &str,
+    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
+) -> Result<T, Status> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
     let mut game: GameHandle = registry.get(game_id)?;
@@ -83,13 +95,16 @@ impl Games for GamesService {
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         self.check_api_key(&request)?;
         let request = request.into_inner();
+        check_len("kind", &request.kind, MAX_KIND_BYTES)?;
         if request.kind.is_empty() {
             return Err(Status::invalid_argument(format!(
                 "kind is required: one of {}",
                 gangs_games::KINDS.join(", ")
             )));
         }
-        Ok(Response::new(self.registry.create(request).await?))
+        Ok(Response::new(
+            self.registry.create(request).await.map_err(bounded)?,
+        ))
     }
 
     async fn join_game(
@@ -97,6 +112,10 @@ impl Games for GamesService {
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
+        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
+        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
@@ -114,6 +133,8 @@ impl Games for GamesService {
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<UpdateStream>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
@@ -128,6 +149,15 @@ impl Games for GamesService {
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
+        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
+        let action_bytes = request.action.as_ref().map_or(0, |a| a.encoded_len());
+        if action_bytes > MAX_ACTION_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
+            )));
+        }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
             request,
@@ -144,6 +174,7 @@ impl Games for GamesService {
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
         let request = request.into_inner();
+        check_game_id(&request.game_id)?;
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,

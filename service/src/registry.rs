@@ -103,7 +103,10 @@ impl Registry {
             .get(id)
             .cloned()
             .ok_or_else(|| {
-                Status::not_found(format!("no game {id:?}: `gangs games` lists the games"))
+                Status::not_found(format!(
+                    "no game {}: `gangs games` lists the games",
+                    gangs_proto::quoted(id)
+                ))
             })
     }
 

@@ -32,6 +32,29 @@ pub struct Server {
     pub child: Child,
     pub addr: String,
     pub data_dir: PathBuf,
+    /// The flags it was started with (a restart keeps them).
+    pub flags: Vec<String>,
+    /// Set when it serves TLS: the certificate clients trust (`--ca`); URLs are then https://.
+    pub ca: Option<PathBuf>,
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, made for the test, in `dir`.
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl TlsFiles {
+    pub fn generate(dir: &Path) -> TlsFiles {
+        let certified =
+            rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".into()])
+                .expect("generate a certificate");
+        let cert = dir.join("cert.pem");
+        let key = dir.join("key.pem");
+        std::fs::write(&cert, certified.cert.pem()).expect("write cert.pem");
+        std::fs::write(&key, certified.signing_key.serialize_pem()).expect("write key.pem");
+        TlsFiles { cert, key }
+    }
 }
 
 impl Server {
@@ -42,8 +65,25 @@ impl Server {
 
     /// As `start_on`, with extra flags.
     pub fn start_with(data_dir: &Path, port: u16, flags: &[&str]) -> Server {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        Server::spawn(data_dir, port, flags, None)
+    }
+
+    /// A server speaking TLS with `tls` (clients trust its certificate through `--ca`).
+    pub fn start_tls(data_dir: &Path, tls: &TlsFiles, flags: &[&str]) -> Server {
+        let mut all = vec![
+            "--tls-cert".to_string(),
+            tls.cert.display().to_string(),
+            "--tls-key".to_string(),
+            tls.key.display().to_string(),
+        ];
+        all.extend(flags.iter().map(|f| f.to_string()));
+        Server::spawn(data_dir, 0, all, Some(tls.cert.clone()))
+    }
+
+    fn spawn(data_dir: &Path, port: u16, flags: Vec<String>, ca: Option<PathBuf>) -> Server {
         let mut child = Command::new(bin("gangs-server"))
-            .args(flags)
+            .args(&flags)
             .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(data_dir)
             .env("RUST_LOG", "warn")
@@ -65,6 +105,8 @@ impl Server {
             child,
             addr,
             data_dir: data_dir.to_path_buf(),
+            flags,
+            ca,
         }
     }
 
@@ -73,7 +115,16 @@ impl Server {
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// `--ca FILE` for a client of this server (nothing when it speaks plain http).
+    pub fn ca_args(&self) -> Vec<std::ffi::OsString> {
+        match &self.ca {
+            Some(ca) => vec!["--ca".into(), ca.clone().into_os_string()],
+            None => Vec::new(),
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -91,7 +142,14 @@ impl Server {
         self.kill9();
         // The port was just released; retry briefly in case the OS holds it.
         for _ in 0..50 {
-            let server = std::panic::catch_unwind(|| Server::start_on(&self.data_dir, self.port()));
+            let server = std::panic::catch_unwind(|| {
+                Server::spawn(
+                    &self.data_dir,
+                    self.port(),
+                    self.flags.clone(),
+                    self.ca.clone(),
+                )
+            });
             if let Ok(server) = server {
                 // The old process is already reaped; dropping it is harmless.
                 *self = server;
@@ -104,8 +162,10 @@ impl Server {
 
     pub async fn client(&self) -> GamesClient<Channel> {
         for _ in 0..100 {
-            if let Ok(client) = GamesClient::connect(self.url()).await {
-                return client;
+            let endpoint =
+                gangs_proto::connect::endpoint(&self.url(), self.ca.as_deref()).expect("endpoint");
+            if let Ok(channel) = endpoint.connect().await {
+                return GamesClient::new(channel);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -135,6 +195,7 @@ pub fn spawn_bot(bot: &str, server: &Server, game: &str, seat: Option<u32>, seed
             "--seed",
             &seed.to_string(),
         ])
+        .args(server.ca_args())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
@@ -166,6 +227,7 @@ pub fn gangs_cli(server: &Server, args: &[&str]) -> (i32, String) {
     let output = Command::new(bin("gangs"))
         .arg("--server")
         .arg(server.url())
+        .args(server.ca_args())
         .args(args)
         .output()
         .expect("run gangs");

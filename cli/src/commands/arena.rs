@@ -104,6 +104,8 @@ struct Arena {
     duplicate: bool,
     timeout: Duration,
     server: String,
+    /// `--ca` for an external `https://` server, passed on to every bot.
+    ca: Option<PathBuf>,
     api_key: Option<String>,
     client: Client,
     log_dir: PathBuf,
@@ -151,7 +153,11 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let server = own_server
         .as_ref()
         .map_or_else(|| context.server.clone(), |s| s.url.clone());
-    let client = Context::new(server.clone(), context.out).connect().await?;
+    // The own server speaks plain http: --ca is for an external server only.
+    let ca = context.ca.clone().filter(|_| own_server.is_none());
+    let mut server_context = Context::new(server.clone(), context.out);
+    server_context.ca = ca.clone();
+    let client = server_context.connect().await?;
     let arena = Arc::new(Arena {
         kind: args.kind.clone(),
         options,
@@ -162,6 +168,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         duplicate: args.duplicate,
         timeout: Duration::from_secs(args.game_timeout_secs),
         server: server.clone(),
+        ca,
         api_key: args.api_key.filter(|_| own_server.is_none()),
         client,
         log_dir: dir.path().to_path_buf(),
@@ -322,6 +329,7 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
             &arena.programs[slot],
             bot,
             &arena.server,
+            arena.ca.as_deref(),
             &game_id,
             seat,
             stats::bot_seed(arena.base_seed, game, slot),

@@ -53,9 +53,10 @@ pub const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "phase_deadline_ms",
+        // 100 ms to 7 days (games' PHASE_DEADLINE_MS, which checks the wire the same way).
         kind: OptionType::Count {
-            min: 0,
-            max: u64::MAX,
+            min: 100,
+            max: 7 * 24 * 3600 * 1000,
         },
         default: "none",
         meaning: "how long a chip phase, a Coordinator choice or a team guess may last; at the \

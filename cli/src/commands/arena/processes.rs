@@ -229,12 +229,14 @@ fn kill_group(pid: Option<u32>) {
 #[cfg(not(unix))]
 fn kill_group(_pid: Option<u32>) {}
 
-/// Starts `PROGRAM ARGS... --server URL --game GAME --seat S --seed X --quiet` with its stderr
-/// in `log`. Killed when dropped.
+/// Starts `PROGRAM ARGS... --server URL [--ca FILE] --game GAME --seat S --seed X --quiet` with
+/// its stderr in `log`. Killed when dropped.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_bot(
     program: &Path,
     bot: &BotCommand,
     server: &str,
+    ca: Option<&Path>,
     game_id: &str,
     seat: usize,
     seed: u64,
@@ -245,9 +247,12 @@ pub fn spawn_bot(
     let mut command = Command::new(program);
     #[cfg(unix)]
     command.process_group(0);
+    command.args(&bot.args).args(["--server", server]);
+    if let Some(ca) = ca {
+        command.arg("--ca").arg(ca);
+    }
     let child = command
-        .args(&bot.args)
-        .args(["--server", server, "--game", game_id, "--seat"])
+        .args(["--game", game_id, "--seat"])
         .arg(seat.to_string())
         .arg("--seed")
         .arg(seed.to_string())
