@@ -14,6 +14,7 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("gang
 
 pub use v1::*;
 
+pub mod auth;
 pub mod connect;
 pub mod json;
 pub mod retry;

@@ -125,7 +125,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
         "options",
     );
     assert!(client
-        .list_games(pb::ListGamesRequest {})
+        .list_games(pb::ListGamesRequest::default())
         .await
         .unwrap()
         .into_inner()
@@ -187,6 +187,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
         seat,
         name: name.into(),
         join_id: String::new(),
+        ..Default::default()
     };
     assert_refused(
         client.join_game(join(Some(4), "x")).await,
@@ -253,6 +254,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
             seat: Some(0),
             name: "o".into(),
             join_id: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -427,7 +429,7 @@ async fn api_key_guards_game_creation() {
     assert_refused(
         client.create_game(request()).await,
         Code::Unauthenticated,
-        "api key",
+        "requires a key to create games",
     );
     let mut wrong = tonic::Request::new(request());
     wrong
@@ -436,7 +438,7 @@ async fn api_key_guards_game_creation() {
     assert_refused(
         client.create_game(wrong).await,
         Code::PermissionDenied,
-        "api key",
+        "wrong key",
     );
     let mut right = tonic::Request::new(request());
     right

@@ -23,6 +23,7 @@ async fn chip_phases_expire_on_their_deadline_even_across_a_restart() {
             seat: Some(seat),
             name: String::new(),
             join_id: String::new(),
+            ..Default::default()
         };
         client.join_game(join).await.unwrap();
     }

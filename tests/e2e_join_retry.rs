@@ -14,6 +14,7 @@ fn join(game_id: &str, seat: Option<u32>, join_id: &str) -> pb::JoinGameRequest 
         seat,
         name: "retrying bot".into(),
         join_id: join_id.to_string(),
+        ..Default::default()
     }
 }
 

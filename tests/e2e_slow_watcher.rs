@@ -25,6 +25,7 @@ async fn a_stuck_watcher_is_cut_off_and_resumes_by_seq() {
             seat: Some(seat),
             name: String::new(),
             join_id: String::new(),
+            ..Default::default()
         };
         tokens.push(client.join_game(join).await.unwrap().into_inner().token);
     }

@@ -159,6 +159,7 @@ async fn check_one_game(mut client: GamesClient<Channel>, seed: u64, players: u3
             seat: Some(seat),
             name: String::new(),
             join_id: String::new(),
+            ..Default::default()
         };
         tokens.push(client.join_game(join).await.unwrap().into_inner().token);
     }

@@ -335,6 +335,7 @@ async fn check_live_page(browser: &Browser, http: &str, client: &mut GamesClient
             seat: Some(seat),
             name: format!("player {seat}"),
             join_id: String::new(),
+            ..Default::default()
         };
         tokens.push(client.join_game(join).await.unwrap().into_inner().token);
     }

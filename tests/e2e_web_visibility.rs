@@ -172,6 +172,7 @@ async fn check_game(
             seat: Some(seat),
             name: format!("seat{seat}"),
             join_id: String::new(),
+            ..Default::default()
         };
         tokens.push(client.join_game(join).await.unwrap().into_inner().token);
     }

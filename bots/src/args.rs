@@ -33,12 +33,26 @@ pub struct BotArgs {
     #[arg(long)]
     pub token: Option<String>,
 
+    /// The seat's invitation, for a game created with reserved seats (it decides the seat).
+    #[arg(long)]
+    pub invitation: Option<String>,
+
+    /// The key of a server started with --api-key/--player-key, sent with every call.
+    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+
     /// Seed of the policy's random number generator; omitted: a random seed (logged).
     #[arg(long)]
     pub seed: Option<u64>,
 
-    /// Log only warnings and errors (RUST_LOG still wins).
-    #[arg(long)]
+    /// Log only warnings and errors (RUST_LOG still wins). The arena asks for this through
+    /// the environment (GANGS_BOT_QUIET=1), never with a flag (bot contract, docs/bots.md).
+    #[arg(
+        long,
+        env = "GANGS_BOT_QUIET",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
     pub quiet: bool,
 }
 
@@ -74,13 +88,46 @@ mod tests {
         assert!(cli.bot.server.starts_with("http://"));
 
         let cli = Cli::try_parse_from([
-            "bot", "--game", "g1", "--seat", "2", "--seed", "7", "--name", "zed", "--quiet",
+            "bot",
+            "--game",
+            "g1",
+            "--seat",
+            "2",
+            "--seed",
+            "7",
+            "--name",
+            "zed",
+            "--quiet",
+            "--invitation",
+            "inv",
+            "--api-key",
+            "k",
         ])
         .unwrap();
+        assert_eq!(cli.bot.invitation.as_deref(), Some("inv"));
+        assert_eq!(cli.bot.api_key.as_deref(), Some("k"));
         assert_eq!(cli.bot.seat, Some(2));
         assert_eq!(cli.bot.seed, Some(7));
         assert_eq!(cli.bot.name.as_deref(), Some("zed"));
         assert!(cli.bot.quiet);
+    }
+
+    #[test]
+    fn quiet_also_from_the_environment_as_the_arena_asks() {
+        // The only test that sets GANGS_BOT_QUIET; the others do not look at `quiet` unset.
+        std::env::set_var("GANGS_BOT_QUIET", "1");
+        let quiet = Cli::try_parse_from(["bot", "--game", "g"])
+            .unwrap()
+            .bot
+            .quiet;
+        std::env::set_var("GANGS_BOT_QUIET", "0");
+        let loud = Cli::try_parse_from(["bot", "--game", "g"])
+            .unwrap()
+            .bot
+            .quiet;
+        std::env::remove_var("GANGS_BOT_QUIET");
+        assert!(quiet);
+        assert!(!loud);
     }
 
     #[test]

@@ -20,10 +20,14 @@ pub enum Decision<'a> {
 /// of the last update this seat already acted on successfully: after a reconnect the same
 /// update may come again, and acting twice on it is pointless.
 pub fn decide(batch: &[pb::Update], acted_at: Option<u64>) -> Decision<'_> {
-    if let Some(finished) = batch
-        .iter()
-        .find(|u| u.status == pb::GameStatus::Finished as i32)
-    {
+    // Over: finished by the rules, cancelled or abandoned.
+    let over = |u: &&pb::Update| {
+        matches!(
+            pb::GameStatus::try_from(u.status),
+            Ok(pb::GameStatus::Finished | pb::GameStatus::Cancelled | pb::GameStatus::Abandoned)
+        )
+    };
+    if let Some(finished) = batch.iter().find(over) {
         return Decision::Finished(finished);
     }
     let Some(latest) = batch.iter().max_by_key(|u| u.seq) else {

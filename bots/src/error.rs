@@ -8,6 +8,8 @@ use tonic::Status;
 pub enum BotError {
     /// `--server` (with `--ca`) is not usable: the message says why.
     BadServer(gangs_proto::connect::BadEndpoint),
+    /// `--api-key` cannot travel in a header.
+    BadKey(String),
     /// The server stayed unreachable for the whole retry budget.
     ServerLost {
         url: String,
@@ -31,6 +33,7 @@ impl std::fmt::Display for BotError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BotError::BadServer(why) => write!(f, "{why}"),
+            BotError::BadKey(reason) => write!(f, "invalid --api-key: {reason}"),
             BotError::ServerLost { url, seconds, last } => write!(
                 f,
                 "cannot reach the server at {url} for {seconds} s (last error: {last}): is `gangs-server` running?"

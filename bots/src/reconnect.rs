@@ -2,12 +2,13 @@
 //! for at most 60 s of continuous outage, then give up with a clear error.
 
 use crate::BotError;
-use gangs_proto::v1::games_client::GamesClient;
+use gangs_proto::auth::{ApiKey, KeyedClient};
 use std::path::Path;
 use std::time::Instant;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
-pub type Client = GamesClient<Channel>;
+/// A client that sends the bot's `--api-key` with every call.
+pub type Client = KeyedClient;
 
 pub use gangs_proto::retry::{Backoff, FIRST_DELAY, MAX_DELAY, OUTAGE_BUDGET};
 
@@ -15,17 +16,21 @@ pub use gangs_proto::retry::{Backoff, FIRST_DELAY, MAX_DELAY, OUTAGE_BUDGET};
 pub struct Reconnector {
     url: String,
     endpoint: Endpoint,
+    key: ApiKey,
     backoff: Backoff,
     outage_since: Option<Instant>,
 }
 
 impl Reconnector {
     /// `ca`: the PEM certificate(s) to trust for an `https://` server (else the system roots).
-    pub fn new(url: &str, ca: Option<&Path>) -> Result<Self, BotError> {
+    /// `key`: the `--api-key` sent with every call.
+    pub fn new(url: &str, ca: Option<&Path>, key: Option<&str>) -> Result<Self, BotError> {
         let endpoint = gangs_proto::connect::endpoint(url, ca).map_err(BotError::BadServer)?;
+        let key = ApiKey::new(key).map_err(BotError::BadKey)?;
         Ok(Reconnector {
             url: url.to_string(),
             endpoint,
+            key,
             backoff: Backoff::default(),
             outage_since: None,
         })
@@ -48,7 +53,7 @@ impl Reconnector {
         tracing::debug!(url = %self.url, why, "connecting");
         loop {
             let last = match self.endpoint.connect().await {
-                Ok(channel) => return Ok(GamesClient::new(channel)),
+                Ok(channel) => return Ok(self.key.client(channel)),
                 Err(e) => match gangs_proto::connect::tls_failure(&self.url, &e) {
                     Some(why) => {
                         return Err(BotError::BadServer(gangs_proto::connect::BadEndpoint(why)))
@@ -82,7 +87,7 @@ mod tests {
 
     #[test]
     fn bad_url_is_a_clear_error() {
-        let err = Reconnector::new("not a url", None).err().unwrap();
+        let err = Reconnector::new("not a url", None, None).err().unwrap();
         assert!(err.to_string().contains("--server http://"));
     }
 }

@@ -69,7 +69,8 @@ pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
 
 /// Plays one seat until the game is over.
 pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotError> {
-    let mut reconnector = Reconnector::new(&args.server, args.ca.as_deref())?;
+    let mut reconnector =
+        Reconnector::new(&args.server, args.ca.as_deref(), args.api_key.as_deref())?;
     let client = reconnector.connect("first connection").await?;
     let mut bot = Bot {
         name: args
@@ -80,6 +81,7 @@ pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotErr
         seat: args.seat,
         token: args.token.clone().unwrap_or_default(),
         join_id: gangs_proto::retry::new_join_id(),
+        invitation: args.invitation.clone().unwrap_or_default(),
         last_seq: 0,
         acted_at: None,
         act_failures: (0, 0),
@@ -114,6 +116,8 @@ struct Bot<P> {
     token: String,
     /// Sent with every join attempt: a retry after a lost answer gets the same seat and token.
     join_id: String,
+    /// The seat's invitation (reserved seats), or empty.
+    invitation: String,
     /// The newest seq received.
     last_seq: u64,
     /// The seq of the last update acted on successfully.
@@ -150,6 +154,7 @@ impl<P: Policy> Bot<P> {
                 seat: self.seat,
                 name: self.name.clone(),
                 join_id: self.join_id.clone(),
+                invitation: self.invitation.clone(),
             };
             match self.client.join_game(request).await {
                 Ok(response) => {

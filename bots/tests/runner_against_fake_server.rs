@@ -161,6 +161,20 @@ impl Games for FakeServer {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
+
+    async fn import_game(
+        &self,
+        _: Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn cancel_game(
+        &self,
+        _: Request<pb::CancelGameRequest>,
+    ) -> Result<Response<pb::CancelGameResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
 }
 
 /// Serves `fake` on a free port; returns its URL.
@@ -185,6 +199,8 @@ fn args(url: String) -> BotArgs {
         token: None,
         seed: Some(1),
         quiet: true,
+        invitation: None,
+        api_key: None,
     }
 }
 

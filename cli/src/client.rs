@@ -3,9 +3,9 @@
 
 use crate::error::CliError;
 use crate::output::Output;
+use gangs_proto::auth::{ApiKey, KeyedClient};
 use gangs_proto::retry::{is_transient, Backoff, OUTAGE_BUDGET};
 use gangs_proto::v1 as pb;
-use pb::games_client::GamesClient;
 use std::future::Future;
 use std::path::PathBuf;
 use std::task::Poll;
@@ -13,7 +13,8 @@ use std::time::Instant;
 use tonic::transport::Channel;
 use tonic::Streaming;
 
-pub type Client = GamesClient<Channel>;
+/// A client that sends the `--api-key` with every call.
+pub type Client = KeyedClient;
 
 /// What every command gets: where the server is and how to print.
 pub struct Context {
@@ -22,6 +23,8 @@ pub struct Context {
     /// `--server` or GANGS_SERVER was given (not the default): `gangs arena` then uses that
     /// server instead of starting its own.
     pub server_given: bool,
+    /// `--api-key` or GANGS_API_KEY, sent with every call.
+    pub api_key: ApiKey,
     /// `--ca`: the certificate(s) to trust for an `https://` server.
     pub ca: Option<PathBuf>,
 }
@@ -32,16 +35,23 @@ impl Context {
             server,
             out,
             server_given: false,
+            api_key: ApiKey::none(),
             ca: None,
         }
     }
 
     /// A connected client, or an error that says how to get one.
     pub async fn connect(&self) -> Result<Client, CliError> {
+        Ok(self.api_key.client(self.channel().await?))
+    }
+
+    /// A connection to the server, for any of its services (`gangs health` asks the standard
+    /// health service over it).
+    pub async fn channel(&self) -> Result<Channel, CliError> {
         let endpoint = gangs_proto::connect::endpoint(&self.server, self.ca.as_deref())
             .map_err(|e| CliError::invalid(e.0))?;
         match endpoint.connect().await {
-            Ok(channel) => Ok(GamesClient::new(channel)),
+            Ok(channel) => Ok(channel),
             Err(e) => Err(match gangs_proto::connect::tls_failure(&self.server, &e) {
                 Some(why) => CliError::new("UNAVAILABLE", why),
                 None => CliError::unreachable(&self.server, &gangs_proto::innermost_cause(&e)),
@@ -60,24 +70,18 @@ impl Context {
         client: &mut Client,
         game_id: &str,
     ) -> Result<pb::GameSummary, CliError> {
-        let games = client
-            .list_games(pb::ListGamesRequest {})
+        let found = find_summary(client, game_id)
             .await
-            .map_err(|s| self.refused(s))?
-            .into_inner()
-            .games;
-        games
-            .into_iter()
-            .find(|g| g.game_id == game_id)
-            .ok_or_else(|| {
-                CliError::new(
-                    "NOT_FOUND",
-                    format!(
-                        "no game {game_id:?} on the server at {}: `gangs games` lists them",
-                        self.server
-                    ),
-                )
-            })
+            .map_err(|s| self.refused(s))?;
+        found.ok_or_else(|| {
+            CliError::new(
+                "NOT_FOUND",
+                format!(
+                    "no game {game_id:?} on the server at {}: `gangs games` lists them",
+                    self.server
+                ),
+            )
+        })
     }
 
     /// Takes a seat (the given one, or the first free one).
@@ -87,12 +91,14 @@ impl Context {
         game_id: &str,
         seat: Option<u32>,
         name: &str,
+        invitation: Option<&str>,
     ) -> Result<pb::JoinGameResponse, CliError> {
         let request = pb::JoinGameRequest {
             game_id: game_id.to_string(),
             seat,
             name: name.to_string(),
             join_id: gangs_proto::retry::new_join_id(),
+            invitation: invitation.unwrap_or_default().to_string(),
         };
         Ok(client
             .join_game(request)
@@ -148,6 +154,20 @@ impl Context {
         last_seq: u64,
         end: Result<(), tonic::Status>,
     ) -> Result<(Client, Streaming<pb::Update>), CliError> {
+        self.resume_watch_with(game_id, token, last_seq, end, &|note| self.out.note(note))
+            .await
+    }
+
+    /// [`Context::resume_watch`] with its progress notes given to `note` (the full-screen
+    /// table shows them in its status line instead of writing over the screen).
+    pub async fn resume_watch_with(
+        &self,
+        game_id: &str,
+        token: &str,
+        last_seq: u64,
+        end: Result<(), tonic::Status>,
+        note: &dyn Fn(&str),
+    ) -> Result<(Client, Streaming<pb::Update>), CliError> {
         if end.as_ref().is_err_and(|status| !is_transient(status)) {
             return Err(self.stream_ended(end));
         }
@@ -155,7 +175,7 @@ impl Context {
             Ok(()) => "the server closed the stream".to_string(),
             Err(status) => status.message().to_string(),
         };
-        self.out.note(&format!(
+        note(&format!(
             "lost the stream of game {game_id} ({why}); reconnecting to {} for up to {} s",
             self.server,
             OUTAGE_BUDGET.as_secs()
@@ -171,8 +191,7 @@ impl Context {
             .await;
             match attempt {
                 Ok(resumed) => {
-                    self.out
-                        .note(&format!("reconnected; resuming after seq {last_seq}"));
+                    note(&format!("reconnected; resuming after seq {last_seq}"));
                     return Ok(resumed);
                 }
                 // Unreachable, or a transport failure while it comes back up.
@@ -185,6 +204,31 @@ impl Context {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// A game's summary, paging through ListGames (the server answers a page at a time).
+pub async fn find_summary(
+    client: &mut Client,
+    game_id: &str,
+) -> Result<Option<pb::GameSummary>, tonic::Status> {
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                page_size: 1000,
+                page_token,
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        if let Some(found) = page.games.into_iter().find(|g| g.game_id == game_id) {
+            return Ok(Some(found));
+        }
+        if page.next_page_token.is_empty() {
+            return Ok(None);
+        }
+        page_token = page.next_page_token;
     }
 }
 

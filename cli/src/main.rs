@@ -10,7 +10,7 @@ mod client;
 mod commands;
 mod error;
 mod output;
-mod proto_json;
+mod tui;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -41,6 +41,10 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
 
+    /// The key of a server started with --api-key/--player-key, sent with every call.
+    #[arg(long, global = true, env = "GANGS_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+
     #[command(subcommand)]
     command: commands::Command,
 }
@@ -69,6 +73,17 @@ fn main() -> ExitCode {
     let mut context = Context::new(cli.server, out);
     context.ca = cli.ca;
     context.server_given = server_given;
+    if let Some(key) = &cli.api_key {
+        // The bots `gangs arena` starts on --server read their key from the environment.
+        std::env::set_var("GANGS_API_KEY", key);
+    }
+    context.api_key = match gangs_proto::auth::ApiKey::new(cli.api_key.as_deref()) {
+        Ok(key) => key,
+        Err(e) => {
+            out.error(&error::CliError::invalid(e));
+            return ExitCode::FAILURE;
+        }
+    };
     match runtime.block_on(commands::run(cli.command, &context)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -86,12 +86,18 @@ pub fn status_name(status: i32) -> &'static str {
         Ok(pb::GameStatus::Waiting) => "waiting",
         Ok(pb::GameStatus::Running) => "running",
         Ok(pb::GameStatus::Finished) => "finished",
+        Ok(pb::GameStatus::Cancelled) => "cancelled",
+        Ok(pb::GameStatus::Abandoned) => "abandoned",
         _ => "unspecified",
     }
 }
 
+/// Over: finished by its rules, cancelled or abandoned (the stream ends after this update).
 pub fn is_finished(update: &pb::Update) -> bool {
-    update.status == pb::GameStatus::Finished as i32
+    matches!(
+        pb::GameStatus::try_from(update.status),
+        Ok(pb::GameStatus::Finished | pb::GameStatus::Cancelled | pb::GameStatus::Abandoned)
+    )
 }
 
 fn events_json(events: &[pb::GameEvent]) -> Vec<String> {
@@ -125,7 +131,7 @@ pub fn update_json(update: &pb::Update) -> Value {
         "view": update
             .view
             .as_ref()
-            .map(|v| crate::proto_json::to_json(v, "gangs.v1.GameView")),
+            .map(|v| gangs_proto::json::to_json(v, "gangs.v1.GameView")),
         "outcome": update.outcome.as_ref().map(outcome_json),
     })
 }
@@ -164,7 +170,7 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
     lines
 }
 
-/// `created`, `joined`, `started`, `acted`, `expired`.
+/// `created`, `joined`, `started`, `acted`, `expired`, `ended`.
 pub fn record_type(record: &pb::LogRecord) -> &'static str {
     match &record.record {
         Some(Record::Created(_)) => "created",
@@ -172,6 +178,7 @@ pub fn record_type(record: &pb::LogRecord) -> &'static str {
         Some(Record::Started(_)) => "started",
         Some(Record::Acted(_)) => "acted",
         Some(Record::Expired(_)) => "expired",
+        Some(Record::Ended(_)) => "ended",
         None => "empty",
     }
 }
@@ -187,7 +194,7 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
         "seat": null,
         "action": null,
         "events": [],
-        "record": crate::proto_json::to_json(record, "gangs.v1.LogRecord"),
+        "record": gangs_proto::json::to_json(record, "gangs.v1.LogRecord"),
     });
     match &record.record {
         Some(Record::Created(c)) => {
@@ -208,6 +215,10 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
             value["events"] = json!(events_json(&a.events));
         }
         Some(Record::Expired(e)) => value["events"] = json!(events_json(&e.events)),
+        Some(Record::Ended(e)) => {
+            value["reason"] = json!(ended_word(e));
+            value["detail"] = json!(e.detail);
+        }
         None => {}
     }
     value
@@ -243,6 +254,7 @@ pub fn log_record_lines(record: &pb::LogRecord) -> Vec<String> {
             (format!("acted   seat {}: {action}", a.seat), &a.events)
         }
         Some(Record::Expired(e)) => ("expired (the phase deadline passed)".into(), &e.events),
+        Some(Record::Ended(e)) => (format!("ended   {}: {}", ended_word(e), e.detail), &[]),
         None => ("(empty record)".into(), &[]),
     };
     let mut lines = vec![format!("{seq:>5}  {header}")];
@@ -255,6 +267,14 @@ pub fn log_record_lines(record: &pb::LogRecord) -> Vec<String> {
 }
 
 /// One game of `gangs games`.
+/// "cancelled" or "abandoned".
+pub fn ended_word(ended: &pb::Ended) -> &'static str {
+    match ended.reason() {
+        pb::ended::Reason::Abandoned => "abandoned",
+        _ => "cancelled",
+    }
+}
+
 pub fn summary_json(game: &pb::GameSummary) -> Value {
     json!({
         "game_id": game.game_id,
@@ -264,17 +284,22 @@ pub fn summary_json(game: &pb::GameSummary) -> Value {
         "status": status_name(game.status),
         "names": game.names,
         "last_seq": game.last_seq,
+        "created_unix_ms": game.created_unix_ms,
+        "finished_unix_ms": game.finished_unix_ms,
+        "outcome": game.outcome.as_ref().map(outcome_json),
+        "imported": game.imported,
     })
 }
 
 pub fn summary_line(game: &pb::GameSummary) -> String {
     format!(
-        "{:<24} {:<13} {}/{} seats  {:<9} {}",
+        "{:<24} {:<13} {}/{} seats  {:<9} {}{}",
         game.game_id,
         game.kind,
         game.seats_taken,
         game.players,
         status_name(game.status),
+        if game.imported { "(imported) " } else { "" },
         game.names
             .iter()
             .map(|n| if n.is_empty() { "-" } else { n.as_str() })
@@ -363,6 +388,7 @@ mod tests {
                 seed: None,
                 preset: None,
                 players: 3,
+                ..Default::default()
             })),
         };
         let value = log_record_json(&created);
@@ -451,12 +477,16 @@ mod tests {
             status: pb::GameStatus::Waiting as i32,
             names: vec!["ann".into(), "bob".into()],
             last_seq: 3,
+            created_unix_ms: 1000,
+            ..Default::default()
         };
         assert_eq!(
             summary_json(&game),
             json!({
                 "game_id": "g1", "kind": "gang-of-four", "players": 4, "seats_taken": 2,
-                "status": "waiting", "names": ["ann", "bob"], "last_seq": 3
+                "status": "waiting", "names": ["ann", "bob"], "last_seq": 3,
+                "created_unix_ms": 1000, "finished_unix_ms": null, "outcome": null,
+                "imported": false
             })
         );
     }

@@ -284,6 +284,12 @@ impl Header {
         })
     }
 
+    /// The header from its line of a game file (what `ImportGame` carries).
+    pub fn from_line(line: &str) -> Result<Header, String> {
+        let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+        Header::from_json(&value)
+    }
+
     pub fn from_json(value: &Value) -> Result<Header, String> {
         if value["format"] != FORMAT {
             return Err(format!(

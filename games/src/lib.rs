@@ -1,15 +1,20 @@
 //! The bridge between the pure rules engines (`gangs-rules`) and the wire (`gangs-proto`).
 //!
-//! The host drives every game through the [`Game`] trait and never looks inside a game. Each
-//! game module turns wire actions into engine actions and engine events/views into wire
-//! messages, and is the **one place that decides what a seat may see** for its game
-//! ([`Game::view`] and [`Game::redact`]). The CLI and the bots use the same modules for card
-//! words and action words.
+//! The host drives every game through the [`Game`] trait and never looks inside a game.
+//! [`bridge::Bridge`] implements it once over the engine contract ([`gangs_rules::Engine`]);
+//! each game adds only `<game>/wire.rs` (engine ↔ `gangs.v1`), `<game>/visibility.rs` (**the one
+//! place that decides what a seat may see**: views, event redaction, logged actions) and
+//! `<game>/words.rs` (the CLI's words). [`visibility`] holds the record-level rules of the
+//! public log. [`kinds`] is the one list of games.
 
+pub mod bridge;
 pub mod game_file;
 pub mod gang_of_four;
 pub mod replay;
+pub mod summary;
 pub mod the_gang;
+pub mod update;
+pub mod visibility;
 
 use gangs_proto::v1 as pb;
 
@@ -49,6 +54,9 @@ pub trait Game: Send + Sync + 'static {
     fn view(&self, seat: Option<usize>) -> pb::GameView;
     /// `event` as `seat` (or a spectator) may see it; `None` if it must not see it at all.
     fn redact(&self, event: &pb::GameEvent, seat: Option<usize>) -> Option<pb::GameEvent>;
+    /// `record` as `GetLog` shows it: tokens never; while the game runs (`finished` false)
+    /// nothing hidden (no seed, no preset, no actions, events as a spectator sees them).
+    fn public_record(&self, record: &pb::LogRecord, finished: bool) -> pb::LogRecord;
     /// Every distinct action `seat` may take now (empty when it may not act).
     fn legal_actions(&self, seat: usize) -> Vec<pb::GameAction>;
     /// The seats the game is waiting for now (a clock runs for them), in seat order.

@@ -25,8 +25,12 @@ impl std::error::Error for ReplayError {}
 /// Applies records one by one, checking each against the engine.
 pub struct Replayer {
     game: Option<Box<dyn Game>>,
-    seats_taken: usize,
+    /// Per seat: joined. A seat joins once; every seat joins before `started`.
+    seats: Vec<bool>,
+    started: bool,
     last_seq: u64,
+    /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
+    ended: Option<pb::ended::Reason>,
 }
 
 impl Default for Replayer {
@@ -39,8 +43,10 @@ impl Replayer {
     pub fn new() -> Self {
         Replayer {
             game: None,
-            seats_taken: 0,
+            seats: Vec::new(),
+            started: false,
             last_seq: 0,
+            ended: None,
         }
     }
 
@@ -57,6 +63,11 @@ impl Replayer {
         self.last_seq
     }
 
+    /// Why the game ended other than by its rules, if an `ended` record closed the log.
+    pub fn ended(&self) -> Option<pb::ended::Reason> {
+        self.ended
+    }
+
     /// Applies one record. Seqs must follow each other from 1.
     pub fn apply(&mut self, record: &pb::LogRecord) -> Result<(), ReplayError> {
         let seq = record.seq;
@@ -66,6 +77,9 @@ impl Replayer {
                 "expected seq {}, found {seq}",
                 self.last_seq + 1
             )));
+        }
+        if self.ended.is_some() {
+            return Err(fail("a record after the `ended` record".into()));
         }
         match &record.record {
             None => return Err(fail("empty record".into())),
@@ -83,6 +97,7 @@ impl Replayer {
                     created.preset.as_ref(),
                 )
                 .map_err(|e| fail(format!("cannot create the game: {e}")))?;
+                self.seats = vec![false; game.players()];
                 self.game = Some(game);
             }
             Some(Record::Joined(joined)) => {
@@ -97,13 +112,31 @@ impl Replayer {
                         game.players()
                     )));
                 }
-                self.seats_taken += 1;
+                let seat = joined.seat as usize;
+                if self.seats[seat] {
+                    return Err(fail(format!("seat {seat} joins twice")));
+                }
+                if self.started {
+                    return Err(fail(format!("seat {seat} joins after `started`")));
+                }
+                self.seats[seat] = true;
             }
             Some(Record::Started(started)) => {
                 let game = self
                     .game
                     .as_mut()
                     .ok_or_else(|| fail("start before `created`".into()))?;
+                if self.started {
+                    return Err(fail("a second `started` record".into()));
+                }
+                let taken = self.seats.iter().filter(|&&t| t).count();
+                if taken != self.seats.len() {
+                    return Err(fail(format!(
+                        "`started` with {taken} of {} seats taken",
+                        self.seats.len()
+                    )));
+                }
+                self.started = true;
                 let events = game.start();
                 compare(&started.events, &events).map_err(fail)?;
             }
@@ -133,6 +166,16 @@ impl Replayer {
                     .expire()
                     .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
                 compare(&expired.events, &events).map_err(fail)?;
+            }
+            Some(Record::Ended(ended)) => {
+                let game = self
+                    .game
+                    .as_ref()
+                    .ok_or_else(|| fail("end before `created`".into()))?;
+                if game.is_over() {
+                    return Err(fail("an `ended` record after the game finished".into()));
+                }
+                self.ended = Some(ended.reason());
             }
         }
         self.last_seq = seq;

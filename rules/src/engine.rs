@@ -90,6 +90,17 @@ pub enum OptionType {
     Choice(&'static [&'static str]),
 }
 
+impl OptionType {
+    /// The type as the docs and `gangs rules` name it: `boolean`, `integer` or `choice`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OptionType::Bool => "boolean",
+            OptionType::Count { .. } => "integer",
+            OptionType::Choice(_) => "choice",
+        }
+    }
+}
+
 /// One option of a game, declared once in its engine: option parsing, the CLI's
 /// `gangs rules KIND` and the docs read the same table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Gang of Four: one test per [D] decision of shared/rules/gang-of-four.md and per row of its
+//! Gang of Four: one test per [D] decision of docs/rules/gang-of-four.md and per row of its
 //! combination, comparison and scoring tables.
 
 use gangs_rules::gang_of_four::cards::{self, Mask};

@@ -113,6 +113,42 @@ fn the_suitless_jack_counts_as_a_jack_but_never_for_a_flush() {
     assert_eq!(value("Jc Jd Jh J* 4h"), value("Jc Jd Jh Js 4d"));
 }
 
+#[test]
+fn d_five_jacks_rank_as_four_of_a_kind_with_a_jack_kicker() {
+    // Five Jacks and two low cards: four Jacks, and the fifth Jack is the kicker.
+    let five = value("Jc Jd Jh Js J* 2c 3d");
+    assert_eq!(five.category(), Category::FourOfAKind);
+    assert_eq!(value("Jc Jd Jh Js J*"), five, "the five Jacks alone");
+    assert!(
+        five > value("Jc Jd Jh Js Tc 2c 3d"),
+        "a Jack kicker beats a Ten kicker"
+    );
+    assert!(
+        five < value("Jc Jd Jh Js Qc 2c 3d"),
+        "and loses to a Queen kicker"
+    );
+    assert!(
+        five > value("Tc Td Th Ts Ac 2c 3d"),
+        "four Jacks beat four Tens"
+    );
+    assert!(
+        five < value("Qc Qd Qh Qs 2c 3d 4h"),
+        "and lose to four Queens"
+    );
+    assert!(
+        five > value("Ac Ad Ah Kc Kd Ks 2h"),
+        "above every full house"
+    );
+    assert!(
+        five < value("2h 3h 4h 5h 6h Jc Jd"),
+        "below every straight flush"
+    );
+    // Beside a higher card, the best five cards take it as the kicker.
+    assert_eq!(value("Jc Jd Jh Js J* Ac 2d"), value("Jc Jd Jh Js Ad 2d 3h"));
+    // With 8 cards (challenge 10) the same holds.
+    assert_eq!(value("Jc Jd Jh Js J* 2c 3d 4h"), five);
+}
+
 // ---- the independent brute-force evaluator ----------------------------------------------------
 
 /// (category, tie-break ranks), compared lexicographically.
@@ -144,7 +180,9 @@ fn naive_five(hand: &[Card]) -> NaiveValue {
     let counts: Vec<usize> = groups.iter().map(|g| g.0).collect();
     match (straight_top, flush, counts.as_slice()) {
         (Some(top), true, _) => (8, vec![top]),
-        (_, _, [4, ..]) | (_, _, [5, ..]) => (7, by_groups),
+        (_, _, [4, ..]) => (7, by_groups),
+        // Five Jacks (the suitless one with the four suited): four Jacks, a Jack kicker.
+        (_, _, [5]) => (7, vec![by_groups[0], by_groups[0]]),
         (_, _, [3, 2]) => (6, by_groups),
         (_, true, _) => (5, ranks),
         (Some(top), false, _) => (4, vec![top]),

@@ -717,6 +717,20 @@ fn challenge_8_blackout_is_active_for_the_views() {
         matches!(&e[0], Event::HeistStarted { challenges, .. } if challenges == &vec![Challenge::Blackout])
     );
     assert!(g.heist().is_active(Challenge::Blackout));
+    // The white chips are on the table during the white street only.
+    let (mut g, _) = with_challenge(8, standard_heist());
+    assert_eq!(g.heist().chips_on_table().len(), 1);
+    settle(&mut g, &[1, 2, 3]);
+    let on_table = g.heist().chips_on_table();
+    assert_eq!(on_table.len(), 1, "the white chips are removed");
+    assert_eq!(on_table[0].street, Street::Yellow);
+    assert!(on_table[0].holder.iter().all(|h| h.is_none()));
+    // The engine still knows them (the showdown and challenges 3 and 7 read them).
+    assert_eq!(g.heist().phase(Street::White).unwrap().chip_of(0), Some(1));
+    // Without the blackout every street stays on the table.
+    let (mut g, _) = with_challenge(2, standard_heist());
+    settle(&mut g, &[2, 3, 1]);
+    assert_eq!(g.heist().chips_on_table().len(), 2);
 }
 
 #[test]
@@ -762,6 +776,49 @@ fn challenge_10_surveillance_cameras_three_private_cards_best_five_of_eight() {
         "aces with 8 cards"
     );
     assert_eq!(reveals[1].value.category(), Category::ThreeOfAKind);
+}
+
+/// Gangster: the first heist has challenges 10 and `other` (3 or 7) active at once.
+fn with_challenge_10_and(other: u32, board: &str) -> (TheGang, Vec<Event>) {
+    let three_cards = heist(&["2c 3d 4s", "9h 9s 8d", "Ah Ad 8h"], board, "6c 6d 6h 2s");
+    started(new_game(
+        Mode::Gangster,
+        vec![three_cards; 5],
+        &pile_with_top(Mode::Gangster, &[10, other]),
+        &[],
+    ))
+}
+
+#[test]
+fn d_challenge_10_with_3_redraws_as_many_private_cards_as_were_discarded() {
+    let (mut g, e) = with_challenge_10_and(3, FACE_BOARD);
+    assert!(matches!(&e[0], Event::HeistStarted { challenges, .. }
+        if challenges.contains(&Challenge::SurveillanceCameras)
+            && challenges.contains(&Challenge::MotionDetectors)));
+    // Seat 1 takes the 1-star white chip; the flop shows a King.
+    let e = settle(&mut g, &[2, 1, 3]);
+    assert!(e.contains(&Event::HandReplaced {
+        seat: 1,
+        challenge: Challenge::MotionDetectors,
+        discarded: cards("9h 9s 8d"),
+        drawn: cards("6c 6d 6h"),
+    }));
+    assert_eq!(g.heist().private[1], cards("6c 6d 6h"));
+    assert!(g.heist().private.iter().all(|p| p.len() == 3));
+}
+
+#[test]
+fn d_challenge_10_with_7_redraws_as_many_private_cards_as_were_discarded() {
+    let (mut g, _) = with_challenge_10_and(7, PLAIN_BOARD);
+    // Seat 0 takes the highest (3-star) white chip; the flop shows no face.
+    let e = settle(&mut g, &[3, 1, 2]);
+    assert!(e.contains(&Event::HandReplaced {
+        seat: 0,
+        challenge: Challenge::PhotoelectricBarriers,
+        discarded: cards("2c 3d 4s"),
+        drawn: cards("6c 6d 6h"),
+    }));
+    assert!(g.heist().private.iter().all(|p| p.len() == 3));
 }
 
 // ---- §6 [D] team guesses -----------------------------------------------------------------------

@@ -1,45 +1,160 @@
-//! The `gangs.v1.Games` gRPC service: checks each request's shape, finds the game, and hands
-//! the request to the game's actor. No game logic here.
+//! The `gangs.v1.Games` gRPC service: checks each request's key and shape, finds the game,
+//! and hands the request to the game's actor. No game logic here. The one place where the
+//! host's [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, UpdateStream, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
+use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
 use crate::bounds::{
-    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS,
+    MAX_KIND_BYTES, MAX_TOKEN_BYTES,
 };
-use crate::registry::Registry;
+use crate::cluster::{Cluster, Route};
+use crate::error::{HostError, HostResult};
+use crate::registry::{ListQuery, Registry};
+use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
+use gangs_proto::v1::games_client::GamesClient;
 use pb::games_server::Games;
 use prost::Message;
 use std::pin::Pin;
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
+
+impl From<HostError> for Status {
+    fn from(error: HostError) -> Status {
+        match error {
+            HostError::NotFound(m) => Status::not_found(m),
+            HostError::Invalid(m) => Status::invalid_argument(m),
+            HostError::NotNow(m) => Status::failed_precondition(m),
+            HostError::Permission(m) => Status::permission_denied(m),
+            HostError::Unauthenticated(m) => Status::unauthenticated(m),
+            HostError::StaleSeq(m) => Status::aborted(m),
+            HostError::OutOfRange(m) => Status::out_of_range(m),
+            HostError::Exhausted(m) => Status::resource_exhausted(m),
+            HostError::Storage(m) | HostError::Unavailable(m) => Status::unavailable(m),
+            HostError::Internal(m) => Status::internal(m),
+        }
+    }
+}
 
 pub struct GamesService {
     registry: Registry,
-    api_key: Option<String>,
+    keys: Keys,
+    /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
+    cluster: Option<Arc<Cluster>>,
+}
+
+/// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
+#[derive(Debug, Clone, Default)]
+pub struct Keys {
+    /// May do everything.
+    pub admin: Option<String>,
+    /// May join, watch, act, read logs and list games; not create or cancel.
+    pub player: Option<String>,
+}
+
+/// What a call needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// The admin key (create, cancel).
+    Admin,
+    /// The player key or the admin key.
+    Player,
 }
 
 impl GamesService {
     pub fn new(registry: Registry, api_key: Option<String>) -> Self {
-        GamesService { registry, api_key }
+        GamesService::with_keys(
+            registry,
+            Keys {
+                admin: api_key,
+                player: None,
+            },
+        )
     }
 
-    fn check_api_key<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let Some(key) = &self.api_key else {
+    /// A node of a cluster (`--store nats://…`): see `cluster.rs`.
+    pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// The owner's client when another node runs `game_id`; None to serve it here.
+    async fn forward_to(&self, game_id: &str) -> Result<Option<GamesClient<Channel>>, Status> {
+        let Some(cluster) = &self.cluster else {
+            return Ok(None);
+        };
+        match cluster.route(game_id, &self.registry).await? {
+            Route::Local => Ok(None),
+            Route::Owner(client) => Ok(Some(client)),
+        }
+    }
+
+    pub fn with_keys(registry: Registry, keys: Keys) -> Self {
+        GamesService {
+            registry,
+            keys,
+            cluster: None,
+        }
+    }
+
+    /// Checks the call's `authorization: Bearer KEY` metadata when the server has keys.
+    fn check_key<T>(&self, request: &Request<T>, access: Access, what: &str) -> Result<(), Status> {
+        let Some(admin) = &self.keys.admin else {
             return Ok(());
         };
-        let given = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match given {
-            Some(given) if constant_time_eq(given.as_bytes(), key.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::permission_denied("wrong API key")),
-            None => Err(Status::unauthenticated(
-                "this server requires an API key to create games: send `authorization: Bearer KEY` metadata",
-            )),
+        let header = request.metadata().get("authorization");
+        let Some(header) = header else {
+            return Err(Status::unauthenticated(format!(
+                "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY)"
+            )));
+        };
+        let given = header
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(|| {
+                Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
+            })?;
+        if constant_time_eq(given.as_bytes(), admin.as_bytes()) {
+            return Ok(());
         }
+        let player = self.keys.player.as_ref();
+        if player.is_some_and(|p| constant_time_eq(given.as_bytes(), p.as_bytes())) {
+            return match access {
+                Access::Player => Ok(()),
+                Access::Admin => Err(Status::permission_denied(format!(
+                    "the player key may not {what}: that needs the admin key (--api-key)"
+                ))),
+            };
+        }
+        Err(Status::permission_denied(format!(
+            "wrong key: this server does not know the key sent in `authorization` (to {what})"
+        )))
+    }
+}
+
+/// The `authorization` metadata of a call, passed on when the call is forwarded to the node
+/// that runs the game: that node checks the key again.
+struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl Credentials {
+    fn split<T>(request: Request<T>) -> (Credentials, T) {
+        let credentials = Credentials(request.metadata().get("authorization").cloned());
+        (credentials, request.into_inner())
+    }
+
+    /// `message` as a request with these credentials.
+    fn on<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        request
     }
 }
 
@@ -52,19 +167,26 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 async fn ask<T>(
     registry: &Registry,
     game_id: &str,
-    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
+    make: impl FnOnce(Reply<T>) -> Command,
 ) -> Result<T, Status> {
-    ask_game(registry, game_id, make).await.map_err(bounded)
+    ask_game(registry, game_id, make)
+        .await
+        .map_err(|error| bounded(error.into()))
 }
 
 async fn ask_game<T>(
     registry: &Registry,
     game_id: &str,
-    make: impl FnOnce(oneshot::Sender<Result<T, Status>>) -> Command,
-) -> Result<T, Status> {
+    make: impl FnOnce(Reply<T>) -> Command,
+) -> HostResult<T> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
-    let mut game: GameHandle = registry.get(game_id)?;
+    let mut game: GameHandle = match registry.get(game_id) {
+        Ok(game) => game,
+        // A node of a cluster knows only the games it runs: the others are in the log.
+        Err(HostError::NotFound(_)) if registry.is_lazy() => registry.revive(game_id).await?,
+        Err(error) => return Err(error),
+    };
     // A reloaded finished game stays loaded for a whole quiet spell, so one reload is enough
     // unless that spell is near zero; a few tries cover that too.
     for _ in 0..3 {
@@ -72,7 +194,7 @@ async fn ask_game<T>(
             Ok(()) => {
                 return answer
                     .await
-                    .map_err(|_| Status::unavailable("the server is shutting down"))?
+                    .map_err(|_| HostError::Unavailable("the server is shutting down".into()))?
             }
             Err(mpsc::error::SendError(back)) => {
                 command = back;
@@ -80,12 +202,13 @@ async fn ask_game<T>(
             }
         }
     }
-    Err(Status::unavailable(format!(
+    Err(HostError::Unavailable(format!(
         "game {game_id} could not be reloaded: try again"
     )))
 }
 
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
+type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Games for GamesService {
@@ -93,62 +216,110 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        self.check_api_key(&request)?;
-        let request = request.into_inner();
-        check_len("kind", &request.kind, MAX_KIND_BYTES)?;
-        if request.kind.is_empty() {
-            return Err(Status::invalid_argument(format!(
-                "kind is required: one of {}",
-                gangs_games::KINDS.join(", ")
-            )));
+        let created = async {
+            self.check_key(&request, Access::Admin, "create games")?;
+            let request = request.into_inner();
+            check_len("kind", &request.kind, MAX_KIND_BYTES)?;
+            if request.kind.is_empty() {
+                return Err(Status::invalid_argument(format!(
+                    "kind is required: one of {}",
+                    gangs_games::KINDS.join(", ")
+                )));
+            }
+            let created = self
+                .registry
+                .create(request)
+                .await
+                .map_err(|error| bounded(error.into()))?;
+            if let Some(cluster) = &self.cluster {
+                cluster.claim_new(&created.game_id).await?;
+            }
+            Ok(created)
         }
-        Ok(Response::new(
-            self.registry.create(request).await.map_err(bounded)?,
-        ))
+        .await;
+        crate::metrics::rpc_result("CreateGame", &created);
+        Ok(Response::new(created?))
     }
 
-    async fn join_game(
+    async fn cancel_game(
         &self,
-        request: Request<pb::JoinGameRequest>,
-    ) -> Result<Response<pb::JoinGameResponse>, Status> {
-        let request = request.into_inner();
+        request: Request<pb::CancelGameRequest>,
+    ) -> Result<Response<pb::CancelGameResponse>, Status> {
+        self.check_key(&request, Access::Admin, "cancel games")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
-        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
-        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
-        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
-        let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
-            seat: request.seat,
-            name: request.name,
-            join_id: request.join_id,
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.cancel_game(credentials.on(request)).await;
+        }
+        let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
+            reason: request.reason,
             reply,
         })
         .await?;
         Ok(Response::new(answer))
     }
 
-    type WatchStream = UpdateStream;
+    async fn join_game(
+        &self,
+        request: Request<pb::JoinGameRequest>,
+    ) -> Result<Response<pb::JoinGameResponse>, Status> {
+        self.check_key(&request, Access::Player, "join games")?;
+        let (credentials, request) = Credentials::split(request);
+        check_game_id(&request.game_id)?;
+        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
+        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
+        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.join_game(credentials.on(request)).await;
+        }
+        let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
+            seat: request.seat,
+            name: request.name,
+            join_id: request.join_id,
+            invitation: request.invitation,
+            reply,
+        })
+        .await;
+        crate::metrics::rpc_result("JoinGame", &answer);
+        Ok(Response::new(answer?))
+    }
+
+    type WatchStream = crate::metrics::Watched<UpdateStream>;
 
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
-    ) -> Result<Response<UpdateStream>, Status> {
-        let request = request.into_inner();
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        self.check_key(&request, Access::Player, "watch games")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            let stream = owner.watch(credentials.on(request)).await?.into_inner();
+            return Ok(Response::new(crate::metrics::Watched::new(
+                Box::pin(stream) as UpdateStream,
+            )));
+        }
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
-        Ok(Response::new(stream))
+        .await;
+        crate::metrics::rpc_result("Watch", &stream);
+        let stream = stream?.map(|update| update.map_err(Status::from));
+        Ok(Response::new(crate::metrics::Watched::new(Box::pin(
+            stream,
+        ))))
     }
 
     async fn act(
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
-        let request = request.into_inner();
+        let started = std::time::Instant::now();
+        self.check_key(&request, Access::Player, "act")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
@@ -158,13 +329,17 @@ impl Games for GamesService {
                 "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
             )));
         }
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.act(credentials.on(request)).await;
+        }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
             request,
             reply,
         })
-        .await?;
-        Ok(Response::new(answer))
+        .await;
+        crate::metrics::act_answered(started, &answer);
+        Ok(Response::new(answer?))
     }
 
     type GetLogStream = LogStream;
@@ -173,13 +348,20 @@ impl Games for GamesService {
         &self,
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
-        let request = request.into_inner();
+        self.check_key(&request, Access::Player, "read logs")?;
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            let stream = owner.get_log(credentials.on(request)).await?.into_inner();
+            return Ok(Response::new(Box::pin(stream) as LogStream));
+        }
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,
         })
-        .await?;
+        .await;
+        crate::metrics::rpc_result("GetLog", &records);
+        let records = records?;
         Ok(Response::new(Box::pin(tokio_stream::iter(
             records.into_iter().map(Ok),
         ))))
@@ -187,10 +369,91 @@ impl Games for GamesService {
 
     async fn list_games(
         &self,
-        _request: Request<pb::ListGamesRequest>,
+        request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        self.check_key(&request, Access::Player, "list games")?;
+        let request = request.into_inner();
+        let status = match pb::GameStatus::try_from(request.status) {
+            Ok(pb::GameStatus::Unspecified) => None,
+            Ok(status) => Some(status),
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "unknown status {}: use a GameStatus value",
+                    request.status
+                )))
+            }
+        };
+        let query = ListQuery {
+            page_size: request.page_size,
+            page_token: request.page_token,
+            kind: request.kind,
+            status,
+            created_after_unix_ms: request.created_after_unix_ms,
+            created_before_unix_ms: request.created_before_unix_ms,
+        };
+        let (games, next_page_token) = match &self.cluster {
+            Some(cluster) => {
+                crate::registry::page(cluster.list(self.registry.summaries()), &query)?
+            }
+            None => self.registry.list(&query)?,
+        };
         Ok(Response::new(pb::ListGamesResponse {
-            games: self.registry.list(),
+            games,
+            next_page_token,
         }))
     }
+
+    async fn import_game(
+        &self,
+        request: Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        let imported = async {
+            self.check_key(&request, Access::Admin, "import games")?;
+            let (header, records) = read_import(request.into_inner()).await?;
+            self.registry
+                .import(header, records)
+                .await
+                .map_err(|error| bounded(error.into()))
+        }
+        .await;
+        crate::metrics::rpc_result("ImportGame", &imported);
+        Ok(Response::new(imported?))
+    }
+}
+
+/// The header and records an `ImportGame` stream carries, within [`MAX_IMPORT_BYTES`] and
+/// [`MAX_IMPORT_RECORDS`] (each message is also within `--max-request-bytes`).
+async fn read_import(
+    mut parts: tonic::Streaming<pb::ImportGameRequest>,
+) -> Result<(Option<Header>, Vec<pb::LogRecord>), Status> {
+    let mut header = None;
+    let mut records = Vec::new();
+    let mut bytes = 0;
+    let mut first = true;
+    while let Some(part) = parts.message().await? {
+        bytes += part.encoded_len();
+        if bytes > MAX_IMPORT_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "the game is larger than the import limit of {MAX_IMPORT_BYTES} bytes"
+            )));
+        }
+        if records.len() + part.records.len() > MAX_IMPORT_RECORDS {
+            return Err(Status::resource_exhausted(format!(
+                "the game has more than the import limit of {MAX_IMPORT_RECORDS} records"
+            )));
+        }
+        if !part.header.is_empty() {
+            if !first {
+                return Err(Status::invalid_argument(
+                    "the header goes in the first message only",
+                ));
+            }
+            header = Some(Header::from_line(&part.header).map_err(|e| {
+                Status::invalid_argument(format!("the header is not a game file's: {e}"))
+            })?);
+        }
+        first = false;
+        records.extend(part.records);
+    }
+    Ok((header, records))
 }

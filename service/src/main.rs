@@ -1,18 +1,28 @@
-//! `gangs-server`: parses the configuration, sets up tracing (`RUST_LOG`), binds and serves.
+//! `gangs-server`: parses the configuration, sets up logging (`RUST_LOG`, `--log-format`),
+//! binds and serves.
 
 use clap::Parser;
-use gangs_service::server::{run_with_http, shutdown_signal, Config};
+use gangs_service::server::{migrate, run, shutdown_signal, Config, ServerCommand};
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let config = Config::parse();
+    gangs_service::logging::init(config.log_format);
+    if let Some(ServerCommand::Migrate { from, to }) = &config.command {
+        match migrate(from, to, &config.store).await {
+            Ok(done) => {
+                println!(
+                    "migrated {} game(s), {} record(s) to {to}; {} game(s) were already there",
+                    done.games, done.records, done.already_there
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("gangs-server migrate: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     let listener = match tokio::net::TcpListener::bind(config.listen).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -20,29 +30,8 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    let http = match config.http {
-        None => None,
-        Some(addr) => match tokio::net::TcpListener::bind(addr).await {
-            Ok(listener) => Some(listener),
-            Err(e) => {
-                eprintln!("gangs-server: cannot serve the web viewer on {addr}: {e} (try --http 127.0.0.1:0)");
-                std::process::exit(2);
-            }
-        },
-    };
-    // One line on stdout with the bound address, so scripts can start it with port 0; with
-    // --http a second line gives the viewer's address (one write: a reader that stops after
-    // the first line never makes the second fail).
-    if let Ok(addr) = listener.local_addr() {
-        let mut lines = format!("gangs-server listening on {addr}\n");
-        if let Some(Ok(http)) = http.as_ref().map(|l| l.local_addr()) {
-            lines.push_str(&format!("gangs-server web viewer on http://{http}/\n"));
-        }
-        print!("{lines}");
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-    }
-    if let Err(e) = run_with_http(config, listener, http, shutdown_signal()).await {
+    // `run` prints "gangs-server listening on ADDR" once it can serve.
+    if let Err(e) = run(config, listener, shutdown_signal()).await {
         eprintln!("gangs-server: {e}");
         std::process::exit(1);
     }

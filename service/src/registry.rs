@@ -1,14 +1,32 @@
-//! Every game the server knows, by id: creation, lookup, listing, and the rebuild from the log
-//! at startup. Each game's state lives in its actor (`actor.rs`); this is only the directory.
-//! A finished game's actor ends after a quiet spell; the game is then reloaded from the log
-//! when someone asks for it again (`revive`), so memory holds the live games, not the history.
+//! Every game the server knows, by id: creation (idempotent by `create_id`, with invitations
+//! for reserved seats), lookup, listing a page at a time, the rebuild from the log at startup,
+//! and deleting the logs of games over for longer than `--retain-finished`. Each game's state
+//! lives in its actor (`actor/`); this is only the directory. A finished game's actor ends
+//! after a quiet spell; the game is then reloaded from the log when someone asks for it again
+//! (`revive`), so memory holds the live games, not the history.
 
-use crate::actor::{GameActor, GameHandle, Settings, Summaries};
+use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries, MAX_ACTION_ID_LEN};
+use crate::error::{quote, HostError, HostResult};
 use crate::store::{Store, GAME_ID_LEN};
+use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::v1 as pb;
+use pb::log_record::Record;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-use tonic::Status;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::OnceCell;
+
+/// Games per ListGames page when the request does not say, and the most it may ask for.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+/// A creation asked for with a `create_id`: its `created` record (decided once), and its
+/// answer once the game is durable. Concurrent retries wait for the same answer.
+struct CreateSlot {
+    game_id: String,
+    created: pb::Created,
+    answer: OnceCell<pb::CreateGameResponse>,
+}
 
 #[derive(Clone)]
 pub struct Registry {
@@ -16,24 +34,77 @@ pub struct Registry {
     games: Arc<RwLock<HashMap<String, GameHandle>>>,
     summaries: Summaries,
     settings: Settings,
+    /// Games are loaded on demand only (a node of a cluster): an unknown id is looked up in
+    /// the log.
+    lazy: bool,
+    /// create_id -> its creation.
+    create_ids: Arc<Mutex<HashMap<String, Arc<CreateSlot>>>>,
+}
+
+/// What ListGames asks for.
+#[derive(Debug, Default, Clone)]
+pub struct ListQuery {
+    pub page_size: u32,
+    pub page_token: String,
+    pub kind: String,
+    pub status: Option<pb::GameStatus>,
+    pub created_after_unix_ms: Option<i64>,
+    pub created_before_unix_ms: Option<i64>,
 }
 
 impl Registry {
+    /// An empty directory: games are loaded from the log when asked for (a node of a cluster,
+    /// where running every game of the shared log on every node would make them race).
+    pub fn lazy(store: Store, settings: Settings) -> Registry {
+        Registry {
+            store,
+            games: Arc::default(),
+            summaries: Arc::default(),
+            settings,
+            lazy: true,
+            create_ids: Arc::default(),
+        }
+    }
+
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Forgets a game's actor (it ends after answering what it has pending): another node runs
+    /// the game now, or is about to, and this node's state of it may be stale.
+    pub fn evict(&self, id: &str) {
+        self.games.write().expect("games lock").remove(id);
+    }
+
+    /// Whether the game's actor runs here now.
+    pub fn is_loaded(&self, id: &str) -> bool {
+        self.live(id).is_some()
+    }
+
     /// Rebuilds every game of the log before the server takes calls.
-    pub async fn restore(store: Store, settings: Settings) -> Result<Registry, String> {
+    pub async fn restore(store: Store, settings: Settings) -> HostResult<Registry> {
         let registry = Registry {
             store: store.clone(),
             games: Arc::default(),
             summaries: Arc::default(),
             settings,
+            lazy: false,
+            create_ids: Arc::default(),
         };
         // One game at a time, so that memory holds one finished game's log at most.
-        let ids = store.game_ids().await.map_err(|e| e.message)?;
+        let ids = store
+            .game_ids()
+            .await
+            .map_err(|e| HostError::Storage(e.message))?;
         let count = ids.len();
         let mut running = 0;
         for id in ids {
-            let records = store.load_game(&id).await.map_err(|e| e.message)?;
+            let records = store
+                .load_game(&id)
+                .await
+                .map_err(|e| HostError::Storage(e.message))?;
             let actor = registry.rebuild(&id, records)?;
+            registry.remember_create_id(&id, actor.created());
             // A finished game is listed, and loaded only when asked for.
             let handle = if actor.is_settled() {
                 GameHandle::unloaded()
@@ -51,69 +122,181 @@ impl Registry {
         Ok(registry)
     }
 
+    /// A restored game's create_id, so that a retry after the restart finds its game.
+    fn remember_create_id(&self, id: &str, created: &pb::Created) {
+        if created.create_id.is_empty() {
+            return;
+        }
+        let slot = CreateSlot {
+            game_id: id.to_string(),
+            created: created.clone(),
+            answer: OnceCell::new_with(Some(create_answer(id, created))),
+        };
+        self.create_ids
+            .lock()
+            .expect("create ids lock")
+            .insert(created.create_id.clone(), Arc::new(slot));
+    }
+
     pub async fn create(
         &self,
         request: pb::CreateGameRequest,
-    ) -> Result<pb::CreateGameResponse, Status> {
-        let id = new_game_id();
-        let seed = request.seed.unwrap_or_else(rand::random);
-        let created = pb::Created {
+    ) -> HostResult<pb::CreateGameResponse> {
+        if request.create_id.len() > MAX_ACTION_ID_LEN {
+            return Err(HostError::Invalid(format!(
+                "create_id is longer than {MAX_ACTION_ID_LEN} bytes"
+            )));
+        }
+        let create_id = request.create_id.clone();
+        let seed_given = request.seed;
+        let (game, mut created) = GameActor::new_game(pb::Created {
+            seed: Some(request.seed.unwrap_or_else(rand::random)),
             kind: request.kind,
             options: request.options,
-            seed: Some(seed),
             preset: request.preset,
             players: 0,
+            reserve_seats: request.reserve_seats,
+            invitations: Vec::new(),
+            create_id: request.create_id,
+        })?;
+        if created.reserve_seats {
+            // 128 random bits each from the OS-seeded CSPRNG: unguessable.
+            created.invitations = (0..created.players)
+                .map(|_| format!("{:032x}", rand::random::<u128>()))
+                .collect();
+        }
+        if create_id.is_empty() {
+            return self.start(new_game_id(), game, created).await;
+        }
+        let slot = {
+            let mut slots = self.create_ids.lock().expect("create ids lock");
+            slots
+                .entry(create_id.clone())
+                .or_insert_with(|| {
+                    Arc::new(CreateSlot {
+                        game_id: new_game_id(),
+                        created: created.clone(),
+                        answer: OnceCell::new(),
+                    })
+                })
+                .clone()
         };
+        if !same_creation(&slot.created, &created, seed_given) {
+            return Err(HostError::Invalid(format!(
+                "create_id {} was already used to create a different game ({}): draw a new create_id for a new game",
+                quote(&create_id),
+                slot.game_id
+            )));
+        }
+        // The first caller creates the game (from the slot's record: a retry gets the same
+        // seed and invitations); the others wait for its answer. A failed creation is tried
+        // again by the next retry.
+        let game_id = slot.game_id.clone();
+        let first = slot.created.clone();
+        let answer = slot
+            .answer
+            .get_or_try_init(|| {
+                let engine = if first == created {
+                    Ok(game)
+                } else {
+                    GameActor::new_game(first.clone()).map(|(game, _)| game)
+                };
+                async move { self.start(game_id, engine?, first).await }
+            })
+            .await?;
+        Ok(answer.clone())
+    }
+
+    /// Starts a new game's actor and answers once its `created` record is durable.
+    async fn start(
+        &self,
+        id: String,
+        game: Box<dyn gangs_games::Game>,
+        created: pb::Created,
+    ) -> HostResult<pb::CreateGameResponse> {
+        let answer = create_answer(&id, &created);
         let (reply, durable) = tokio::sync::oneshot::channel();
         let handle = GameActor::create(
             id.clone(),
             self.store.clone(),
             self.summaries.clone(),
             self.settings,
-            created,
+            (game, created),
             reply,
-        )?;
+        );
         durable
             .await
-            .map_err(|_| Status::internal("the game stopped before it was saved"))??;
-        let players = self
-            .summaries
-            .lock()
-            .expect("summaries lock")
-            .get(&id)
-            .map(|s| s.players)
-            .unwrap_or_default();
+            .map_err(|_| HostError::Internal("the game stopped before it was saved".into()))??;
+        self.games.write().expect("games lock").insert(id, handle);
+        Ok(answer)
+    }
+
+    /// Loads a finished game from a game file's header (None: derived from the records) and
+    /// records under a new id (`ImportGame`). The file is verified as `gangs replay --file
+    /// --verify` does, through the engine, before anything is stored: a tampered, cut or
+    /// unfinished log stores nothing. Seat tokens are dropped (nobody acts in an imported game);
+    /// seats without a token are how an imported game is known, after a restart too.
+    pub async fn import(
+        &self,
+        header: Option<Header>,
+        mut records: Vec<pb::LogRecord>,
+    ) -> HostResult<pb::ImportGameResponse> {
+        for record in &mut records {
+            if let Some(Record::Joined(joined)) = &mut record.record {
+                joined.token.clear();
+                joined.join_id.clear();
+            }
+        }
+        let refused =
+            |e: GameFileError| HostError::Invalid(format!("the game cannot be imported: {e}"));
+        let header = match header {
+            Some(header) => header,
+            None => {
+                GameFile::from_log("", records.clone())
+                    .map_err(refused)?
+                    .header
+            }
+        };
+        let file = GameFile { header, records };
+        file.verify().map_err(refused)?;
+        let records = file.records;
+        let id = new_game_id();
+        self.store
+            .append(&id, records.clone())
+            .await
+            .map_err(|_| {
+                HostError::Unavailable("the store stopped before the game was saved".into())
+            })?
+            .map_err(|e| HostError::Storage(format!("the game was not saved: {}", e.message)))?;
+        // Listed from its summary and loaded from the log when asked for, like any finished game.
+        let count = records.len() as u64;
+        self.rebuild(&id, records)?;
         self.games
             .write()
             .expect("games lock")
-            .insert(id.clone(), handle);
-        Ok(pb::CreateGameResponse {
+            .insert(id.clone(), GameHandle::unloaded());
+        Ok(pb::ImportGameResponse {
             game_id: id,
-            players,
+            records: count,
         })
     }
 
-    pub fn get(&self, id: &str) -> Result<GameHandle, Status> {
+    pub fn get(&self, id: &str) -> HostResult<GameHandle> {
         if id.is_empty() {
-            return Err(Status::invalid_argument("game_id is required"));
+            return Err(HostError::Invalid("game_id is required".into()));
         }
         self.games
             .read()
             .expect("games lock")
             .get(id)
             .cloned()
-            .ok_or_else(|| {
-                Status::not_found(format!(
-                    "no game {}: `gangs games` lists the games",
-                    gangs_proto::quoted(id)
-                ))
-            })
+            .ok_or_else(|| not_found(id))
     }
 
     /// The game's actor again after the one in the directory ended (a finished game unloaded
     /// after a quiet spell): rebuilt from the log. Concurrent revivals may both rebuild; the
     /// directory keeps one, the other ends on its own (a finished game changes no more).
-    pub async fn revive(&self, id: &str) -> Result<GameHandle, Status> {
+    pub async fn revive(&self, id: &str) -> HostResult<GameHandle> {
         if let Some(handle) = self.live(id) {
             return Ok(handle);
         }
@@ -121,13 +304,11 @@ impl Registry {
             .store
             .load_game(id)
             .await
-            .map_err(|e| Status::internal(format!("reloading game {id}: {e}")))?;
+            .map_err(|e| HostError::Internal(format!("reloading game {id}: {e}")))?;
         if records.is_empty() {
-            return Err(Status::not_found(format!(
-                "no game {id:?}: `gangs games` lists the games"
-            )));
+            return Err(not_found(id));
         }
-        let handle = self.rebuild(id, records).map_err(Status::internal)?.spawn();
+        let handle = self.rebuild(id, records)?.spawn();
         let mut games = self.games.write().expect("games lock");
         match games.get(id) {
             Some(other) if !other.commands.is_closed() => Ok(other.clone()),
@@ -139,7 +320,7 @@ impl Registry {
     }
 
     /// A game's actor rebuilt from its records (listed, not yet running).
-    fn rebuild(&self, id: &str, records: Vec<pb::LogRecord>) -> Result<GameActor, String> {
+    fn rebuild(&self, id: &str, records: Vec<pb::LogRecord>) -> HostResult<GameActor> {
         GameActor::rebuild(
             id.to_string(),
             self.store.clone(),
@@ -168,16 +349,59 @@ impl Registry {
             .count()
     }
 
-    pub fn list(&self) -> Vec<pb::GameSummary> {
-        let mut games: Vec<_> = self
+    /// One page of this node's games that pass the query's filters: see [`page`].
+    pub fn list(&self, query: &ListQuery) -> HostResult<(Vec<pb::GameSummary>, String)> {
+        page(self.summaries(), query)
+    }
+
+    /// The summary of every game this node knows, in no order.
+    pub fn summaries(&self) -> Vec<pb::GameSummary> {
+        let summaries = self.summaries.lock().expect("summaries lock");
+        summaries.values().cloned().collect()
+    }
+
+    /// Deletes the logs of the games over (finished, cancelled, abandoned) for longer than
+    /// `retain`, and forgets them; answers how many.
+    pub async fn delete_over_before(&self, retain: Duration) -> HostResult<usize> {
+        let cutoff =
+            unix_ms().saturating_sub(i64::try_from(retain.as_millis()).unwrap_or(i64::MAX));
+        let old: Vec<String> = self
             .summaries
             .lock()
             .expect("summaries lock")
             .values()
-            .cloned()
+            .filter(|g| g.finished_unix_ms.is_some_and(|t| t < cutoff))
+            .map(|g| g.game_id.clone())
             .collect();
-        games.sort_by(|a, b| a.game_id.cmp(&b.game_id));
-        games
+        for id in &old {
+            // Out of the directory first: a request from now on answers NOT_FOUND.
+            self.games.write().expect("games lock").remove(id);
+            self.summaries.lock().expect("summaries lock").remove(id);
+            self.create_ids
+                .lock()
+                .expect("create ids lock")
+                .retain(|_, slot| &slot.game_id != id);
+            self.store
+                .delete_game(id)
+                .await
+                .map_err(|e| HostError::Storage(format!("deleting game {id}: {e}")))?;
+            tracing::info!(game = %id, "deleted the log of a game over for longer than --retain-finished");
+        }
+        Ok(old.len())
+    }
+
+    /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
+    /// It holds only the summaries, never the store: the store must close at shutdown.
+    pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
+        let summaries = self.summaries.clone();
+        move || {
+            use pb::GameStatus::{Running, Waiting};
+            let summaries = summaries.lock().expect("summaries lock");
+            summaries
+                .values()
+                .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
+                .count()
+        }
     }
 
     /// Stops every actor (they finish their pending flushes first).
@@ -186,8 +410,95 @@ impl Registry {
     }
 }
 
+/// What CreateGame answers for a game created from `created`.
+fn create_answer(id: &str, created: &pb::Created) -> pb::CreateGameResponse {
+    pb::CreateGameResponse {
+        game_id: id.to_string(),
+        players: created.players,
+        invitations: created.invitations.clone(),
+    }
+}
+
+/// Whether a retried creation (`again`, with a fresh seed when none was given, and fresh
+/// invitations) asks for the same game as the first (`first`, as logged).
+fn same_creation(first: &pb::Created, again: &pb::Created, seed_given: Option<u64>) -> bool {
+    first.kind == again.kind
+        && first.options == again.options
+        && first.preset == again.preset
+        && first.players == again.players
+        && first.reserve_seats == again.reserve_seats
+        && seed_given.is_none_or(|seed| first.seed == Some(seed))
+}
+
+/// `created_unix_ms.game_id` of the last game of the previous page.
+fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    token
+        .split_once('.')
+        .and_then(|(t, id)| Some((t.parse().ok()?, id.to_string())))
+        .filter(|(_, id)| id.len() == GAME_ID_LEN)
+        .map(Some)
+        .ok_or_else(|| {
+            HostError::Invalid(format!(
+                "page_token {} is not one ListGames returned: send the previous answer's next_page_token, or none for the first page",
+                quote(token)
+            ))
+        })
+}
+
+fn not_found(id: &str) -> HostError {
+    HostError::NotFound(format!(
+        "no game {}: `gangs games` lists the games",
+        gangs_proto::quoted(id)
+    ))
+}
+
 fn new_game_id() -> String {
     let id = format!("{:016x}", rand::random::<u64>());
     debug_assert_eq!(id.len(), GAME_ID_LEN);
     id
+}
+
+/// One page of `games` that pass the query's filters, oldest first (then by id), and the token
+/// of the next page (empty after the last).
+pub fn page(
+    games: Vec<pb::GameSummary>,
+    query: &ListQuery,
+) -> HostResult<(Vec<pb::GameSummary>, String)> {
+    let page_size = match query.page_size as usize {
+        0 => DEFAULT_PAGE_SIZE,
+        n => n.min(MAX_PAGE_SIZE),
+    };
+    let after = parse_page_token(&query.page_token)?;
+    let mut games: Vec<_> = games
+        .into_iter()
+        .filter(|g| query.kind.is_empty() || g.kind == query.kind)
+        .filter(|g| query.status.is_none_or(|s| g.status == s as i32))
+        .filter(|g| {
+            query
+                .created_after_unix_ms
+                .is_none_or(|t| g.created_unix_ms >= t)
+        })
+        .filter(|g| {
+            query
+                .created_before_unix_ms
+                .is_none_or(|t| g.created_unix_ms < t)
+        })
+        .filter(|g| {
+            after
+                .as_ref()
+                .is_none_or(|(t, id)| (g.created_unix_ms, &g.game_id) > (*t, id))
+        })
+        .collect();
+    games.sort_by(|a, b| (a.created_unix_ms, &a.game_id).cmp(&(b.created_unix_ms, &b.game_id)));
+    let next = if games.len() > page_size {
+        games.truncate(page_size);
+        let last = games.last().expect("a full page");
+        format!("{}.{}", last.created_unix_ms, last.game_id)
+    } else {
+        String::new()
+    };
+    Ok((games, next))
 }

@@ -2,12 +2,16 @@
 //! reflection (v1 and v1alpha) and health, and shut down gracefully on SIGINT/SIGTERM.
 
 use crate::api::GamesService;
+use crate::cluster::Cluster;
 use crate::registry::Registry;
+use crate::store::jetstream::{JetStreamStore, NatsOptions};
 use crate::store::sled::SledStore;
+use crate::store::{Store, StoreCloser};
 use gangs_proto::v1::games_server::GamesServer;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 use tonic::transport::{Identity, ServerTlsConfig};
 
 /// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
@@ -26,9 +30,30 @@ pub struct Config {
     /// Where the game log (embedded sled database) lives.
     #[arg(long, env = "GANGS_DATA_DIR", default_value = "./gangs-data")]
     pub data_dir: PathBuf,
-    /// When set, CreateGame requires `authorization: Bearer KEY` metadata.
-    #[arg(long, env = "GANGS_API_KEY")]
+    /// The admin key: when set, every call (health and reflection excepted) needs
+    /// `authorization: Bearer KEY` metadata with this key (may do everything) or the player key.
+    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// The player key (needs --api-key): may join, watch, act, read logs and list games, not
+    /// create or cancel games.
+    #[arg(
+        long,
+        env = "GANGS_PLAYER_KEY",
+        hide_env_values = true,
+        requires = "api_key"
+    )]
+    pub player_key: Option<String>,
+    /// A game whose seats are not all taken this long after its creation ends as abandoned
+    /// (e.g. 1h, 30m, 90s, 500ms).
+    #[arg(long, env = "GANGS_FILL_TIMEOUT", default_value = "1h", value_parser = parse_duration)]
+    pub fill_timeout: Duration,
+    /// A running game without a clock where nobody acts this long ends as abandoned.
+    #[arg(long, env = "GANGS_IDLE_TIMEOUT", default_value = "24h", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// Delete the logs of games over (finished, cancelled, abandoned) for longer than this
+    /// (e.g. 30d); omitted: keep them forever.
+    #[arg(long, env = "GANGS_RETAIN_FINISHED", value_parser = parse_duration)]
+    pub retain_finished: Option<Duration>,
     /// Updates a watcher may fall behind before it is cut off (RESOURCE_EXHAUSTED; it resumes
     /// by seq). Bounds the memory a slow watcher costs; a game never waits for a watcher.
     #[arg(long, env = "GANGS_WATCH_BUFFER", default_value_t = crate::actor::DEFAULT_WATCHER_BUFFER)]
@@ -39,8 +64,16 @@ pub struct Config {
     pub keep_finished_ms: u64,
     /// Also serve the read-only web viewer and its JSON API on this address (e.g.
     /// 127.0.0.1:8080): the game list, live games as a spectator, finished games replayed.
+    /// Anyone who reaches the address may read every game as a spectator (finished ones with
+    /// every hand): no key is asked for.
     #[arg(long, env = "GANGS_HTTP")]
     pub http: Option<SocketAddr>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100); off when absent.
+    #[arg(long, env = "GANGS_METRICS", value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// Log lines on stderr as `text` (colours only on a terminal) or `json` (one object per line).
+    #[arg(long, env = "GANGS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::logging::LogFormat,
     /// Largest request accepted, in bytes (1024 to 16777216); a larger one is refused with
     /// RESOURCE_EXHAUSTED.
     #[arg(long, env = "GANGS_MAX_REQUEST_BYTES", default_value_t = MAX_REQUEST_BYTES,
@@ -52,6 +85,144 @@ pub struct Config {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "GANGS_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreFlags,
+    #[command(subcommand)]
+    pub command: Option<ServerCommand>,
+}
+
+/// `--nats-replicas`: 1 or 3 (a Raft group of 2 tolerates no failure; 5 is not needed here).
+fn parse_replicas(value: &str) -> Result<usize, String> {
+    match value {
+        "1" => Ok(1),
+        "3" => Ok(3),
+        _ => Err("expected 1 or 3".to_string()),
+    }
+}
+
+/// Where the log lives: sled in `--data-dir` (the default) or NATS JetStream (`--store`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreFlags {
+    /// The log on NATS JetStream instead of the embedded sled: `nats://HOST:4222[,HOST:4222...]`
+    /// (stream GANGS_LOG). Unset or `sled`: the sled database in --data-dir.
+    #[arg(long = "store", env = "GANGS_STORE", global = true)]
+    pub url: Option<String>,
+    /// Copies of every record in the NATS stream when this node creates it: 1, or 3 (a quorum
+    /// acknowledges each action; survives the loss of one NATS node).
+    #[arg(long, env = "GANGS_NATS_REPLICAS", default_value_t = 1, global = true,
+          value_parser = parse_replicas)]
+    pub nats_replicas: usize,
+    /// NATS credentials file (JWT + nkey seed), for clusters with accounts.
+    #[arg(long, env = "GANGS_NATS_CREDS", global = true)]
+    pub nats_creds: Option<PathBuf>,
+    /// NATS user (with --nats-password).
+    #[arg(
+        long,
+        env = "GANGS_NATS_USER",
+        global = true,
+        requires = "nats_password"
+    )]
+    pub nats_user: Option<String>,
+    /// NATS password (with --nats-user).
+    #[arg(
+        long,
+        env = "GANGS_NATS_PASSWORD",
+        global = true,
+        requires = "nats_user",
+        hide_env_values = true
+    )]
+    pub nats_password: Option<String>,
+    /// With --store nats://: the gRPC URL other gangs nodes reach this one at, to forward the
+    /// calls of the games it runs (default: http://LISTEN-ADDRESS).
+    #[arg(long, env = "GANGS_ADVERTISE", global = true)]
+    pub advertise: Option<String>,
+}
+
+impl StoreFlags {
+    /// The NATS options when `--store` names a NATS cluster; None for sled.
+    pub fn nats(&self) -> Option<NatsOptions> {
+        let url = self.url.as_deref().filter(|u| *u != "sled")?;
+        Some(NatsOptions {
+            url: url.to_string(),
+            replicas: self.nats_replicas,
+            creds_file: self.nats_creds.clone(),
+            user: self.nats_user.clone(),
+            password: self.nats_password.clone(),
+        })
+    }
+
+    /// Opens the configured store (sled in `data_dir` unless `--store` names NATS); with NATS,
+    /// also the JetStream context the cluster's leases use.
+    pub async fn open(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<
+        (Store, StoreCloser, Option<async_nats::jetstream::Context>),
+        crate::store::StoreError,
+    > {
+        if let Some(url) = self.url.as_deref() {
+            if url != "sled" && !url.starts_with("nats://") && !url.starts_with("tls://") {
+                return Err(crate::store::StoreError::unavailable(format!(
+                    "--store {url:?}: expected nats://HOST:4222[,HOST:4222...] or sled"
+                )));
+            }
+        }
+        match self.nats() {
+            None => {
+                let (store, closer) = SledStore::open(data_dir)?;
+                Ok((store, closer, None))
+            }
+            Some(options) => {
+                let jetstream = JetStreamStore::open(&options).await?;
+                let context = jetstream.context();
+                // Every append is answered by the stream's ack: nothing to drain at shutdown
+                // beyond what the actors already wait for.
+                Ok((jetstream, StoreCloser::new(|| {}), Some(context)))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ServerCommand {
+    /// Copies every game of a sled data dir into NATS JetStream (`--to nats://...`), then exits.
+    /// Idempotent: games already copied are skipped, a copy cut short is completed.
+    Migrate {
+        /// The sled data dir to read (the server that used it must be stopped).
+        #[arg(long)]
+        from: PathBuf,
+        /// The NATS cluster: nats://HOST:4222[,HOST:4222...].
+        #[arg(long)]
+        to: String,
+    },
+}
+
+/// `gangs-server migrate`: copies the log, prints what it did.
+pub async fn migrate(
+    from: &std::path::Path,
+    to: &str,
+    flags: &StoreFlags,
+) -> Result<crate::store::Migrated, Box<dyn std::error::Error + Send + Sync>> {
+    if !from.join("conf").exists() && !from.join("db").exists() {
+        return Err(format!(
+            "{} is not a gangs data dir (no sled database there)",
+            from.display()
+        )
+        .into());
+    }
+    let (source, closer) = SledStore::open(from)?;
+    let target_flags = StoreFlags {
+        url: Some(to.to_string()),
+        ..flags.clone()
+    };
+    let options = target_flags
+        .nats()
+        .ok_or("--to must name a NATS cluster: nats://HOST:4222[,HOST:4222...]")?;
+    let target: Store = JetStreamStore::open(&options).await?;
+    let migrated = crate::store::copy_log(&source, &target).await?;
+    drop(source);
+    tokio::task::spawn_blocking(move || closer.join()).await?;
+    Ok(migrated)
 }
 
 /// The server's TLS identity from `--tls-cert`/`--tls-key`, checked before the server starts so
@@ -84,24 +255,60 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    run_with_http(config, listener, None, shutdown).await
-}
-
-/// As [`run`], also serving the web viewer (`crate::viewer`) on `http` when given.
-pub async fn run_with_http(
-    config: Config,
-    listener: tokio::net::TcpListener,
-    http: Option<tokio::net::TcpListener>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // The addresses first (the metrics port), then the data dir: whatever is taken stops the
+    // start before a single log line.
+    if let Some(addr) = config.metrics {
+        crate::metrics::serve(addr)?;
+    }
+    let http = match config.http {
+        None => None,
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            format!("cannot serve the web viewer on --http {addr}: {e} (try --http 127.0.0.1:0)")
+        })?),
+    };
     let tls = tls_config(&config)?;
-    let (store, closer) = SledStore::open(&config.data_dir)?;
+    let (store, closer, jetstream) = config.store.open(&config.data_dir).await?;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
-        keep_finished: std::time::Duration::from_millis(config.keep_finished_ms),
+        keep_finished: Duration::from_millis(config.keep_finished_ms),
+        fill_timeout: config.fill_timeout,
+        idle_timeout: config.idle_timeout,
     };
-    let registry = Registry::restore(store, settings).await?;
-    let service = GamesService::new(registry.clone(), config.api_key.clone());
+    let keys = crate::api::Keys {
+        admin: config.api_key.clone(),
+        player: config.player_key.clone(),
+    };
+    // The web viewer reads through a second handle on the same service (so it sees what a
+    // spectator sees, forwarded to a game's owner in a cluster).
+    let (registry, service, viewer_service) = match &jetstream {
+        None => {
+            let registry = Registry::restore(store, settings).await?;
+            let service = GamesService::with_keys(registry.clone(), keys.clone());
+            let viewer = GamesService::with_keys(registry.clone(), keys.clone());
+            (registry, service, viewer)
+        }
+        // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
+        Some(context) => {
+            let registry = Registry::lazy(store, settings);
+            let me = match &config.store.advertise {
+                Some(url) => url.clone(),
+                None => format!("http://{}", listener.local_addr()?),
+            };
+            let cluster =
+                Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
+            let service = GamesService::with_keys(registry.clone(), keys.clone())
+                .with_cluster(cluster.clone());
+            let viewer =
+                GamesService::with_keys(registry.clone(), keys.clone()).with_cluster(cluster);
+            (registry, service, viewer)
+        }
+    };
+    if config.metrics.is_some() {
+        crate::metrics::sample(registry.live_games_counter());
+    }
+    if let Some(retain) = config.retain_finished {
+        tokio::spawn(delete_old_games(registry.clone(), retain));
+    }
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -116,7 +323,31 @@ pub async fn run_with_http(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready");
+    match config.store.nats() {
+        Some(nats) => {
+            tracing::info!(listen = %listener.local_addr()?, store = %nats.url, tls = tls.is_some(), "gangs-server ready")
+        }
+        None => {
+            tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready")
+        }
+    }
+    // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
+    // wait for this line (port 0 tells them the address). With --http a second line gives the
+    // viewer's address, in the same write: a reader that stops after the first line never makes
+    // the second fail.
+    let mut ready = format!("gangs-server listening on {}\n", listener.local_addr()?);
+    if let Some(http) = &http {
+        ready.push_str(&format!(
+            "gangs-server web viewer on http://{}/\n",
+            http.local_addr()?
+        ));
+    }
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(ready.as_bytes());
+        let _ = stdout.flush();
+    }
     // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
     // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
@@ -125,11 +356,13 @@ pub async fn run_with_http(
     let closing = registry.clone();
     let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
     if let Some(http) = http {
-        let viewer = GamesService::new(registry.clone(), config.api_key.clone());
+        // The viewer only reads: it sends the player key when there is one (least privilege),
+        // else the admin key.
+        let key = config.player_key.clone().or_else(|| config.api_key.clone());
         let mut stopped = http_stopped;
         tokio::spawn(crate::viewer::serve(
-            viewer,
-            config.api_key.clone(),
+            viewer_service,
+            key,
             http,
             async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
@@ -165,6 +398,47 @@ pub async fn run_with_http(
     // store's writer (sled: the flusher thread) ends when the last store handle is gone.
     tokio::task::spawn_blocking(move || closer.join()).await?;
     Ok(())
+}
+
+/// Deletes the logs of games over for longer than `retain`, now and then (often enough that
+/// a log outlives its retention by a small fraction of it, at most a minute).
+async fn delete_old_games(registry: Registry, retain: Duration) {
+    let every = (retain / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+    loop {
+        if let Err(e) = registry.delete_over_before(retain).await {
+            tracing::error!("deleting old games: {e}");
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// A duration as a number and a unit: `500ms`, `90s`, `30m`, `1h`, `30d`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: use e.g. 500ms, 90s, 30m, 1h, 30d"))?;
+    let unit_ms: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => {
+            return Err(format!(
+                "{text:?} has no known unit: use ms, s, m, h or d (e.g. 30d)"
+            ))
+        }
+    };
+    number
+        .checked_mul(unit_ms)
+        .filter(|&ms| ms <= 100 * 365 * 86_400_000)
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{text:?} is longer than 100 years"))
 }
 
 /// tonic refuses a request over `max_decoding_message_size` with OUT_OF_RANGE and a message
@@ -209,5 +483,23 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        assert!(parse_duration("30").is_err());
+        assert!(parse_duration("d").is_err());
+        assert!(parse_duration("5w").is_err());
+        assert!(parse_duration("99999999999999999d").is_err());
     }
 }

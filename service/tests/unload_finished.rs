@@ -5,7 +5,7 @@
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
-use gangs_service::registry::Registry;
+use gangs_service::registry::{ListQuery, Registry};
 use gangs_service::store::sled::SledStore;
 use pb::games_server::Games;
 use rand::{Rng, SeedableRng};
@@ -41,6 +41,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
     let settings = Settings {
         watcher_buffer: 64,
         keep_finished: QUIET,
+        ..Settings::default()
     };
     let registry = Registry::restore(store.clone(), settings).await.unwrap();
     let service = GamesService::new(registry.clone(), None);
@@ -58,6 +59,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
             options: Some(options),
             seed: Some(3),
             preset: None,
+            ..Default::default()
         }))
         .await
         .unwrap()
@@ -71,6 +73,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
                 seat: Some(seat),
                 name: format!("p{seat}"),
                 join_id: String::new(),
+                ..Default::default()
             }))
             .await
             .unwrap()
@@ -103,7 +106,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
 
     // Quiet: the game leaves memory, but stays listed.
     wait_unloaded(&registry).await;
-    let listed = registry.list();
+    let listed = registry.list(&ListQuery::default()).unwrap().0;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].status, pb::GameStatus::Finished as i32);
 
@@ -152,7 +155,10 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
         0,
         "finished games stay on disk at startup"
     );
-    assert_eq!(restarted.list(), registry.list());
+    assert_eq!(
+        restarted.list(&ListQuery::default()).unwrap(),
+        registry.list(&ListQuery::default()).unwrap()
+    );
     let service = GamesService::new(restarted.clone(), None);
     assert_eq!(log_of(&service, &game_id).await, log_before);
     assert_eq!(restarted.loaded_games(), 1);

@@ -104,7 +104,7 @@ function words(name) {
 async function listPage() {
   const params = new URLSearchParams(location.search);
   const query = new URLSearchParams();
-  for (const key of ["kind", "status", "after"]) if (params.get(key)) query.set(key, params.get(key));
+  for (const key of ["kind", "status", "page_token"]) if (params.get(key)) query.set(key, params.get(key));
   query.set("limit", "50");
   let page;
   try {
@@ -118,7 +118,7 @@ async function listPage() {
         name, onchange: (event) => {
           const next = new URLSearchParams(location.search);
           if (event.target.value) next.set(name, event.target.value); else next.delete(name);
-          next.delete("after");
+          next.delete("page_token");
           location.search = next.toString();
         },
       }, options.map(([value, label]) => el("option", { value, selected: (params.get(name) || "") === value, text: label }))));
@@ -131,20 +131,22 @@ async function listPage() {
       el("td", { text: (g.names || []).filter(Boolean).join(", ") }),
       el("td", { class: "num", text: g.last_seq })));
   const next = new URLSearchParams(location.search);
-  if (page.next) next.set("after", page.next);
+  if (page.next_page_token) next.set("page_token", page.next_page_token);
+  const firstPage = new URLSearchParams(location.search);
+  firstPage.delete("page_token");
   app.replaceChildren(
     el("h1", { text: "Games" }),
     el("div", { class: "filters" },
       filter("kind", [["", "any game"], ["gang-of-four", "Gang of Four"], ["the-gang", "The Gang"]]),
-      filter("status", [["", "any status"], ["waiting", "waiting"], ["running", "running"], ["finished", "finished"]])),
+      filter("status", [["", "any status"], ["waiting", "waiting"], ["running", "running"], ["finished", "finished"], ["cancelled", "cancelled"], ["abandoned", "abandoned"]])),
     rows.length
       ? el("table", { class: "games" },
         el("thead", {}, el("tr", {}, ["game", "kind", "seats", "status", "players", "steps"].map((h) => el("th", { text: h })))),
         el("tbody", {}, rows))
       : el("p", { class: "note", text: "No game matches. Create one with `gangs new gang-of-four`." }),
     el("p", { class: "pager" },
-      params.get("after") ? el("a", { href: "/", text: "first page" }) : null, " ",
-      page.next ? el("a", { href: `/?${next}`, id: "next-page", text: "next page" }) : null));
+      params.get("page_token") ? el("a", { href: `/?${firstPage}`, id: "first-page", text: "first page" }) : null, " ",
+      page.next_page_token ? el("a", { href: `/?${next}`, id: "next-page", text: "next page" }) : null));
   app.dataset.state = "ready";
 }
 
@@ -231,6 +233,9 @@ function scoreTable(state, rows, unit) {
 
 // ---- a live game ------------------------------------------------------------------------------
 
+// The states of a game that is over: it opens as a replay.
+const OVER = ["finished", "cancelled", "abandoned"];
+
 function livePage(id, summary) {
   const names = summary.names || [];
   const title = el("h1", {}, `${summary.kind} `, el("code", { text: id }), el("span", { class: "badge live", id: "mode", text: "live" }));
@@ -248,7 +253,7 @@ function livePage(id, summary) {
     while (log.children.length > 200) log.lastChild.remove();
     app.dataset.seq = update.seq;
     app.dataset.state = "ready";
-    if (update.status === "GAME_STATUS_FINISHED") {
+    if (OVER.includes(update.status.replace("GAME_STATUS_", "").toLowerCase())) {
       source.close();
       seqLine.append(" · ", el("a", { href: `/games/${id}`, id: "open-replay", text: "open the replay" }));
     }
@@ -294,7 +299,7 @@ function replayPage(id, outline) {
 
   app.replaceChildren(
     el("h1", {}, `${outline.kind} `, el("code", { text: id }), el("span", { class: "badge", id: "mode", text: "replay" })),
-    el("p", { class: "outcome", id: "outcome", text: outline.outcome ? outline.outcome.summary : "" }),
+    el("p", { class: "outcome", id: "outcome", text: outline.outcome ? outline.outcome.summary : `the game was ${outline.game.state}` }),
     el("div", { class: "controls" },
       button("« first", "first step (Home)", () => go(first)),
       button("◀", "previous step (←)", () => go(current - 1)),
@@ -327,6 +332,7 @@ function replayPage(id, outline) {
     else if (frame.record === "joined") lines.push(`${seatName(outline.names, frame.actor)} joins`);
     else if (frame.record === "created") lines.push("the game is created");
     else if (frame.record === "expired") lines.push("the phase's deadline passed");
+    else if (frame.record === "ended") lines.push(`the game was ${frame.ended}`);
     for (const line of frame.events_text) lines.push(line);
     happened.replaceChildren(...lines.map((line) => el("li", { text: line })));
     history.replaceState(null, "", `/games/${id}?seq=${frame.seq}`);
@@ -384,16 +390,16 @@ function drawChart(outline, jump) {
   const children = [];
   const x = (i) => left + (rounds.length <= 1 ? plotW / 2 : (i * plotW) / (rounds.length - 1));
   if (outline.kind === "gang-of-four") {
-    const scored = rounds.filter((r) => r.scores);
+    const scored = rounds.filter((r) => r.summary);
     const target = outline.options && outline.options.gang_of_four && outline.options.gang_of_four.target_score;
     let max = Math.max(1, target || 0);
-    for (const r of scored) for (const s of r.scores.seats) max = Math.max(max, s.total);
+    for (const r of scored) for (const s of r.summary.seats) max = Math.max(max, s.total);
     const y = (v) => top + plotH - (v * plotH) / max;
     for (let seat = 0; seat < outline.players; seat++) {
-      const points = scored.map((r, i) => [x(i), y((r.scores.seats.find((s) => s.seat === seat) || { total: 0 }).total)]);
+      const points = scored.map((r, i) => [x(i), y((r.summary.seats[seat] || { total: 0 }).total)]);
       children.push(svg("polyline", { class: "line", points: points.map((p) => p.join(",")).join(" "), stroke: SEAT_COLORS[seat], fill: "none" }));
       points.forEach((p, i) => children.push(svg("circle", { cx: p[0], cy: p[1], r: 4, fill: SEAT_COLORS[seat], class: "point", onclick: () => jump(scored[i].seq) },
-        svg("title", { text: `deal ${scored[i].number}: ${seatName(outline.names, seat)} ${scored[i].scores.seats.find((s) => s.seat === seat).total} points` }))));
+        svg("title", { text: `deal ${scored[i].number}: ${seatName(outline.names, seat)} ${scored[i].summary.seats[seat].total} points` }))));
     }
     if (target) {
       children.push(svg("line", { x1: left, x2: width - right, y1: y(target), y2: y(target), class: "target" }));
@@ -409,12 +415,13 @@ function drawChart(outline, jump) {
   }
   const barW = Math.max(6, Math.min(40, plotW / Math.max(rounds.length, 1) - 6));
   rounds.forEach((r, i) => {
-    const ok = r.result && r.result.success;
-    const h = r.result ? plotH / 2 : plotH / 6;
+    const result = r.summary;
+    const ok = result && result.success;
+    const h = result ? plotH / 2 : plotH / 6;
     const cx = x(i);
     children.push(svg("rect", { x: cx - barW / 2, y: ok ? top + plotH / 2 - h : top + plotH / 2, width: barW, height: h,
-      class: r.result ? (ok ? "vault" : "alarm") : "open", onclick: () => jump(r.seq) },
-      svg("title", { text: `heist ${r.number}: ${r.result ? (ok ? "vault opened" : "alarm") : "not finished"}${r.challenges && r.challenges.length ? `; challenges ${r.challenges.join(", ")}` : ""}${r.specialist ? `; specialist ${r.specialist}` : ""}` })));
+      class: result ? (ok ? "vault" : "alarm") : "open", onclick: () => jump(r.seq) },
+      svg("title", { text: `heist ${r.number}: ${result ? `${ok ? "vault opened" : "alarm"} (${result.vaults} vaults, ${result.alarms} alarms)${result.challenges.length ? `; challenges ${result.challenges.join(", ")}` : ""}${result.specialist ? `; specialist ${result.specialist}` : ""}` : "not finished"}` })));
     children.push(svg("text", { x: cx, y: height - 8, class: "axis", "text-anchor": "middle", text: String(r.number) }));
   });
   children.push(svg("line", { x1: left, x2: width - right, y1: top + plotH / 2, y2: top + plotH / 2, class: "baseline" }));
@@ -433,7 +440,7 @@ async function gamePage(id) {
     return showError(`Cannot open game ${id}: ${e.message}`);
   }
   document.title = `gangs · ${game.game.kind} ${id}`;
-  if (game.game.state !== "finished") return livePage(id, game.game);
+  if (!OVER.includes(game.game.state)) return livePage(id, game.game);
   let outline;
   try {
     outline = await getJson(`/api/games/${encodeURIComponent(id)}/replay`);

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod nats;
+
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
 use std::io::{BufRead, BufReader};
@@ -250,6 +252,7 @@ pub async fn create(
             options,
             seed: Some(seed),
             preset: None,
+            ..Default::default()
         })
         .await
         .expect("create game")
@@ -276,7 +279,7 @@ pub async fn log(client: &mut GamesClient<Channel>, game_id: &str) -> Vec<pb::Lo
 
 pub async fn status(client: &mut GamesClient<Channel>, game_id: &str) -> pb::GameSummary {
     let games = client
-        .list_games(pb::ListGamesRequest {})
+        .list_games(pb::ListGamesRequest::default())
         .await
         .expect("list")
         .into_inner()

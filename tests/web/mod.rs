@@ -14,7 +14,13 @@ use std::time::Duration;
 
 /// The server with its web viewer on a free port: (server, viewer base URL without the slash).
 pub fn start_viewer(data_dir: &Path) -> (Server, String) {
+    start_viewer_with(data_dir, &[])
+}
+
+/// As [`start_viewer`], with extra server flags.
+pub fn start_viewer_with(data_dir: &Path, flags: &[&str]) -> (Server, String) {
     let mut child = Command::new(bin("gangs-server"))
+        .args(flags)
         .args([
             "--listen",
             "127.0.0.1:0",
@@ -48,6 +54,8 @@ pub fn start_viewer(data_dir: &Path) -> (Server, String) {
         child,
         addr,
         data_dir: data_dir.to_path_buf(),
+        flags: flags.iter().map(|f| f.to_string()).collect(),
+        ca: None,
     };
     (server, http)
 }

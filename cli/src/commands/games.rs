@@ -1,35 +1,84 @@
-//! `gangs games`: lists the server's games.
+//! `gangs games [--status S] [--kind K] [--limit N] [--page-token T]`: lists the server's
+//! games, oldest first, a page at a time.
 
 use crate::client::Context;
 use crate::error::CliError;
 use crate::output::{summary_json, summary_line};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use gangs_proto::v1 as pb;
 use serde_json::json;
 
 #[derive(Args)]
-pub struct GamesArgs {}
+pub struct GamesArgs {
+    /// Only the games in this status.
+    #[arg(long, value_enum)]
+    status: Option<StatusFilter>,
 
-pub async fn run(_args: GamesArgs, context: &Context) -> Result<(), CliError> {
+    /// Only the games of this kind (`gang-of-four`, `the-gang`).
+    #[arg(long)]
+    kind: Option<String>,
+
+    /// At most this many games (the server's page; at most 1000).
+    #[arg(long, default_value_t = 100)]
+    limit: u32,
+
+    /// Continue a listing: the `next_page_token` a previous `gangs games` printed.
+    #[arg(long)]
+    page_token: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StatusFilter {
+    Waiting,
+    Running,
+    Finished,
+    Cancelled,
+    Abandoned,
+}
+
+impl StatusFilter {
+    fn wire(self) -> pb::GameStatus {
+        match self {
+            StatusFilter::Waiting => pb::GameStatus::Waiting,
+            StatusFilter::Running => pb::GameStatus::Running,
+            StatusFilter::Finished => pb::GameStatus::Finished,
+            StatusFilter::Cancelled => pb::GameStatus::Cancelled,
+            StatusFilter::Abandoned => pb::GameStatus::Abandoned,
+        }
+    }
+}
+
+pub async fn run(args: GamesArgs, context: &Context) -> Result<(), CliError> {
     let mut client = context.connect().await?;
-    let games = client
-        .list_games(pb::ListGamesRequest {})
+    let page = client
+        .list_games(pb::ListGamesRequest {
+            page_size: args.limit,
+            page_token: args.page_token.unwrap_or_default(),
+            kind: args.kind.unwrap_or_default(),
+            status: args
+                .status
+                .map_or(pb::GameStatus::Unspecified, StatusFilter::wire) as i32,
+            ..Default::default()
+        })
         .await
         .map_err(|s| context.refused(s))?
-        .into_inner()
-        .games;
+        .into_inner();
+    let games = page.games;
+    let next = page.next_page_token;
     context.out.emit(
-        json!({ "games": games.iter().map(summary_json).collect::<Vec<_>>() }),
+        json!({
+            "games": games.iter().map(summary_json).collect::<Vec<_>>(),
+            "next_page_token": next,
+        }),
         || {
-            if games.is_empty() {
-                "no games yet: `gangs new gang-of-four` creates one".to_string()
-            } else {
-                games
-                    .iter()
-                    .map(summary_line)
-                    .collect::<Vec<_>>()
-                    .join("\n")
+            let mut lines: Vec<String> = games.iter().map(summary_line).collect();
+            if lines.is_empty() {
+                lines.push("no games match: `gangs new gang-of-four` creates one".to_string());
             }
+            if !next.is_empty() {
+                lines.push(format!("more: `gangs games --page-token {next}`"));
+            }
+            lines.join("\n")
         },
     );
     Ok(())

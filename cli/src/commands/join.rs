@@ -1,4 +1,5 @@
-//! `gangs join GAME [--seat N] [--name NAME]`: takes a seat and prints its token.
+//! `gangs join GAME [--seat N] [--name NAME] [--invitation X]`: takes a seat and prints its
+//! token.
 
 use crate::client::Context;
 use crate::error::CliError;
@@ -17,6 +18,10 @@ pub struct JoinArgs {
     /// Your name as others see it (omitted: your login name).
     #[arg(long)]
     name: Option<String>,
+
+    /// The seat's invitation, for a game created with --reserve-seats (it decides the seat).
+    #[arg(long)]
+    invitation: Option<String>,
 }
 
 /// The name to join with when none is given.
@@ -30,7 +35,13 @@ pub async fn run(args: JoinArgs, context: &Context) -> Result<(), CliError> {
     let mut client = context.connect().await?;
     let name = args.name.unwrap_or_else(default_name);
     let joined = context
-        .join(&mut client, &args.game, args.seat, &name)
+        .join(
+            &mut client,
+            &args.game,
+            args.seat,
+            &name,
+            args.invitation.as_deref(),
+        )
         .await?;
     context.out.emit(
         json!({ "game_id": args.game, "seat": joined.seat, "token": joined.token }),

@@ -3,12 +3,17 @@
 
 mod act;
 mod arena;
+mod cancel;
+mod export;
 mod games;
+mod health;
+mod import;
 mod join;
 mod log;
 mod new;
 mod play;
 mod replay;
+mod rules;
 mod watch;
 
 use crate::client::Context;
@@ -26,15 +31,28 @@ pub enum Command {
     /// Play one action for a seat.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
     Act(act::ActArgs),
-    /// List the server's games.
+    /// List the server's games (a page at a time, filtered).
     Games(games::GamesArgs),
+    /// End a waiting or running game as cancelled (needs the admin key).
+    Cancel(cancel::CancelArgs),
     /// Print a game's log records (everything once the game is over).
     Log(log::LogArgs),
-    /// Rebuild a finished game from its log with the rules engine, record by record.
+    /// Write a game as a portable game file (JSON Lines: a header, then every log record).
+    Export(export::ExportArgs),
+    /// Load a finished game from its game file into the server (a new id, marked imported),
+    /// after checking it with the rules engine.
+    Import(import::ImportArgs),
+    /// Rebuild a finished game (from the server or a game file) with the rules engine: verify
+    /// it, show the state at any seq, or summarize it deal by deal.
     Replay(replay::ReplayArgs),
     /// Play a seat yourself, in the terminal.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
     Play(play::PlayArgs),
+    /// A game's options: key, type, default, range, meaning (from the engine's own schema).
+    Rules(rules::RulesArgs),
+    /// Ask the server's gRPC health service whether it serves; exit code 0 if it does (for
+    /// container health checks and scripts).
+    Health(health::HealthArgs),
     /// Play bots against each other for many games; prints wins, shares and ratings.
     #[command(after_help = arena::AFTER_HELP)]
     Arena(arena::ArenaArgs),
@@ -47,9 +65,14 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Watch(args) => watch::run(args, context).await,
         Command::Act(args) => act::run(args, context).await,
         Command::Games(args) => games::run(args, context).await,
+        Command::Cancel(args) => cancel::run(args, context).await,
         Command::Log(args) => log::run(args, context).await,
+        Command::Export(args) => export::run(args, context).await,
+        Command::Import(args) => import::run(args, context).await,
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,
+        Command::Health(args) => health::run(args, context).await,
+        Command::Rules(args) => rules::run(args, context).await,
     }
 }

@@ -1,4 +1,5 @@
-//! `gangs new KIND [--players N] [--seed S] [--option key=value]...`: creates a game.
+//! `gangs new KIND [--players N] [--seed S] [--option key=value]... [--reserve-seats]`:
+//! creates a game.
 
 use crate::client::Context;
 use crate::error::CliError;
@@ -20,13 +21,13 @@ pub struct NewArgs {
     #[arg(long)]
     seed: Option<u64>,
 
-    /// A game option, `key=value`; repeat for several (see the game's rules for the keys).
+    /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
     options: Vec<(String, String)>,
 
-    /// The server's API key, if it runs with --api-key.
-    #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
-    api_key: Option<String>,
+    /// One secret invitation per seat (printed): each seat can be joined only with its own.
+    #[arg(long)]
+    reserve_seats: bool,
 }
 
 /// `key=value` → (key, value); the value may contain `=`.
@@ -55,33 +56,41 @@ pub async fn run(args: NewArgs, context: &Context) -> Result<(), CliError> {
                 .map_err(|e| CliError::invalid(e.to_string()))?,
         )
     };
-    let mut request = tonic::Request::new(pb::CreateGameRequest {
+    let request = pb::CreateGameRequest {
         kind: args.kind.clone(),
         options,
         seed: args.seed,
         preset: None,
-    });
-    if let Some(key) = &args.api_key {
-        let value = format!("Bearer {key}").parse().map_err(|_| {
-            CliError::invalid("the API key holds characters not allowed in a header")
-        })?;
-        request.metadata_mut().insert("authorization", value);
-    }
+        reserve_seats: args.reserve_seats,
+        create_id: String::new(),
+    };
     let mut client = context.connect().await?;
     let created = client
         .create_game(request)
         .await
         .map_err(|s| context.refused(s))?
         .into_inner();
-    context.out.emit(
-        json!({ "game_id": created.game_id, "kind": args.kind, "players": created.players }),
-        || {
-            format!(
+    let mut answer =
+        json!({ "game_id": created.game_id, "kind": args.kind, "players": created.players });
+    if args.reserve_seats {
+        answer["invitations"] = json!(created.invitations);
+    }
+    context.out.emit(answer, || {
+        if !args.reserve_seats {
+            return format!(
                 "created {} game {} for {} players: `gangs join {}` takes a seat",
                 args.kind, created.game_id, created.players, created.game_id
-            )
-        },
-    );
+            );
+        }
+        let mut lines = vec![format!(
+            "created {} game {} for {} players, seats reserved; hand each player its invitation (`gangs join {} --invitation X`):",
+            args.kind, created.game_id, created.players, created.game_id
+        )];
+        for (seat, invitation) in created.invitations.iter().enumerate() {
+            lines.push(format!("  seat {seat}: {invitation}"));
+        }
+        lines.join("\n")
+    });
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! Gang of Four, exactly as `shared/rules/gang-of-four.md` says: a pure, deterministic engine.
+//! Gang of Four, exactly as `docs/rules/gang-of-four.md` says: a pure, deterministic engine.
 //!
 //! Layout: [`cards`] (ids, words, masks), [`combination`] (what a play is and its strength
 //! key), [`compare`] (what beats what), [`legal`] (allocation-free play generation),

@@ -161,6 +161,21 @@ fn evaluate_set(hand: EvalHand) -> HandValue {
     let mut seen4 = a & b & c & d;
     if hand.key & SUITLESS_MARK != 0 {
         let jack = 1u32 << super::cards::JACK;
+        if seen4 & jack != 0 {
+            // Five Jacks (rules §5, a decision): four Jacks with a Jack as the fifth card, unless
+            // a higher card beside them makes the better kicker. No straight flush can exist
+            // then (at most 8 cards, five of them Jacks of five suits), so nothing beats this.
+            let others = seen1 & !jack;
+            let kicker = if others > jack {
+                top_bit(others)
+            } else {
+                super::cards::JACK as u32
+            };
+            return pack(
+                Category::FourOfAKind,
+                (super::cards::JACK as u32) << 4 | kicker,
+            );
+        }
         seen4 |= seen3 & jack;
         seen3 |= seen2 & jack;
         seen2 |= seen1 & jack;

@@ -1,4 +1,4 @@
-//! The Gang: a cooperative Texas Hold'em for 3 to 6 players (rules: `shared/rules/the-gang.md`),
+//! The Gang: a cooperative Texas Hold'em for 3 to 6 players (rules: `docs/rules/the-gang.md`),
 //! as a pure, deterministic engine. Every mode (basic, advanced, pro, gangster), all 10
 //! challenge cards and all 10 specialist cards.
 //!
@@ -13,7 +13,7 @@
 //! - The engine: [`TheGang::new`], [`TheGang::start`], [`TheGang::act`], [`TheGang::expire`],
 //!   [`TheGang::legal_actions`], and read-only state through [`TheGang::heist`] and friends.
 //!
-//! See `game.rs` for every decision taken where the rules are silent.
+//! See [`game`] for every decision taken where the rules are silent, and its layout by stage.
 
 pub mod cards;
 pub mod challenges;

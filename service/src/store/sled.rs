@@ -50,8 +50,18 @@ impl SledStore {
             // game), so a small page cache will do; sled's default would grow to 1 GB.
             .cache_capacity(CACHE_BYTES)
             .open()
-            .map_err(|e| {
-                StoreError::unavailable(format!("cannot open the data dir {}: {e}", dir.display()))
+            .map_err(|e| match e {
+                // sled locks its `db` file: another process holds the data dir.
+                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+                    StoreError::unavailable(format!(
+                        "the data dir {} is in use by another gangs-server (choose another --data-dir or stop that server)",
+                        dir.display()
+                    ))
+                }
+                e => StoreError::unavailable(format!(
+                    "cannot open the data dir {}: {e}",
+                    dir.display()
+                )),
             })?;
         let tree = db
             .open_tree("log")
@@ -252,15 +262,20 @@ fn flusher(db: sled::Db, tree: sled::Tree, rx: std_mpsc::Receiver<Append>) {
 }
 
 fn write_batch(db: &sled::Db, tree: &sled::Tree, batch: &[Append]) -> Result<(), String> {
+    let started = std::time::Instant::now();
     let mut writes = sled::Batch::default();
+    let mut records = 0;
     for append in batch {
         for record in &append.records {
             writes.insert(log_key(&append.game_id, record.seq), record.encode_to_vec());
+            records += 1;
         }
     }
     tree.apply_batch(writes)
         .map_err(|e| format!("cannot write the log: {e}"))?;
+    let appended = started.elapsed();
     db.flush()
         .map_err(|e| format!("cannot flush the log: {e}"))?;
+    crate::metrics::log_committed(records, appended, started.elapsed() - appended);
     Ok(())
 }

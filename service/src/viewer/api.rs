@@ -14,6 +14,17 @@ use tokio_stream::StreamExt;
 /// Games per page at most (`limit`), and by default.
 const MAX_PAGE: u64 = 100;
 const DEFAULT_PAGE: u64 = 50;
+/// Games per ListGames page when the viewer looks one game up (ListGames' own maximum).
+const LOOKUP_PAGE: u32 = 1000;
+
+/// The status words of the list's `status` filter and of each game's `state`.
+const STATUS_WORDS: [(&str, pb::GameStatus); 5] = [
+    ("waiting", pb::GameStatus::Waiting),
+    ("running", pb::GameStatus::Running),
+    ("finished", pb::GameStatus::Finished),
+    ("cancelled", pb::GameStatus::Cancelled),
+    ("abandoned", pb::GameStatus::Abandoned),
+];
 
 impl Viewer {
     /// A request to the games service as the server itself makes it (with the admin key when
@@ -28,20 +39,36 @@ impl Viewer {
         request
     }
 
-    pub(super) async fn summaries(&self) -> Result<Vec<pb::GameSummary>, ApiError> {
-        let list = self
+    /// One page of `ListGames` (its filters and paging, as a gRPC client gets them).
+    pub(super) async fn list_games(
+        &self,
+        request: pb::ListGamesRequest,
+    ) -> Result<pb::ListGamesResponse, ApiError> {
+        Ok(self
             .games
-            .list_games(self.request(pb::ListGamesRequest::default()))
-            .await?;
-        Ok(list.into_inner().games)
+            .list_games(self.request(request))
+            .await?
+            .into_inner())
     }
 
+    /// One game's summary, looked up through `ListGames` page by page.
     pub(super) async fn summary(&self, id: &str) -> Result<pb::GameSummary, ApiError> {
-        self.summaries()
-            .await?
-            .into_iter()
-            .find(|g| g.game_id == id)
-            .ok_or_else(|| ApiError::not_found(format!("no game {id:?}: the list is at /")))
+        let mut request = pb::ListGamesRequest {
+            page_size: LOOKUP_PAGE,
+            ..Default::default()
+        };
+        loop {
+            let page = self.list_games(request.clone()).await?;
+            if let Some(game) = page.games.into_iter().find(|g| g.game_id == id) {
+                return Ok(game);
+            }
+            if page.next_page_token.is_empty() {
+                return Err(ApiError::not_found(format!(
+                    "no game {id:?}: the list is at /"
+                )));
+            }
+            request.page_token = page.next_page_token;
+        }
     }
 
     /// The spectator's stream of a game from `from_seq` (exactly `Watch` without a token).
@@ -49,7 +76,7 @@ impl Viewer {
         &self,
         id: &str,
         from_seq: u64,
-    ) -> Result<crate::actor::UpdateStream, ApiError> {
+    ) -> Result<<crate::api::GamesService as Games>::WatchStream, ApiError> {
         let stream = self
             .games
             .watch(self.request(pb::WatchRequest {
@@ -88,12 +115,10 @@ pub(super) fn update_json(update: &pb::Update) -> Value {
 }
 
 fn status_word(status: i32) -> &'static str {
-    match pb::GameStatus::try_from(status) {
-        Ok(pb::GameStatus::Waiting) => "waiting",
-        Ok(pb::GameStatus::Running) => "running",
-        Ok(pb::GameStatus::Finished) => "finished",
-        _ => "unknown",
-    }
+    STATUS_WORDS
+        .iter()
+        .find(|(_, s)| *s as i32 == status)
+        .map_or("unknown", |(word, _)| word)
 }
 
 pub(super) fn summary_json(summary: &pb::GameSummary) -> Value {
@@ -103,47 +128,48 @@ pub(super) fn summary_json(summary: &pb::GameSummary) -> Value {
     value
 }
 
-/// `GET /api/games?kind=&status=&limit=&after=`: games in id order, `limit` at a time;
-/// `next` is the `after` of the next page (absent on the last page).
+/// `GET /api/games?kind=&status=&limit=&page_token=`: `ListGames` (oldest first); the answer's
+/// `next_page_token` is the next page's `page_token` (empty on the last page).
 pub(super) async fn list(
     State(viewer): State<Viewer>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = Query::parse(query.as_deref(), &["kind", "status", "limit", "after"])?;
-    let kind = query.get("kind");
-    if let Some(kind) = kind {
-        if !gangs_games::KINDS.contains(&kind) {
-            return Err(ApiError::bad_request(format!(
-                "kind {:?} is not a game kind: one of {}",
-                super::quote(kind),
-                gangs_games::KINDS.join(", ")
-            )));
-        }
+    let query = Query::parse(query.as_deref(), &["kind", "status", "limit", "page_token"])?;
+    let kind = query.get("kind").unwrap_or("");
+    if !kind.is_empty() && !gangs_games::KINDS.contains(&kind) {
+        return Err(ApiError::bad_request(format!(
+            "kind {} is not a game kind: one of {}",
+            gangs_proto::quoted(kind),
+            gangs_games::KINDS.join(", ")
+        )));
     }
-    let status = query.get("status");
-    if let Some(status) = status {
-        if !["waiting", "running", "finished"].contains(&status) {
-            return Err(ApiError::bad_request(format!(
-                "status {:?} is not a game status: waiting, running or finished",
-                super::quote(status)
-            )));
-        }
-    }
-    let limit = query.number("limit", DEFAULT_PAGE, MAX_PAGE)?.max(1) as usize;
-    let after = query.get("after").unwrap_or("");
-    let mut matching = viewer.summaries().await?.into_iter().filter(|g| {
-        kind.is_none_or(|k| g.kind == k)
-            && status.is_none_or(|s| status_word(g.status) == s)
-            && g.game_id.as_str() > after
-    });
-    let page: Vec<pb::GameSummary> = matching.by_ref().take(limit).collect();
-    let next = match (matching.next(), page.last()) {
-        (Some(_), Some(last)) => json!(last.game_id),
-        _ => Value::Null,
+    let status = match query.get("status") {
+        None => pb::GameStatus::Unspecified,
+        Some(word) => STATUS_WORDS
+            .iter()
+            .find(|(w, _)| *w == word)
+            .map(|(_, status)| *status)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "status {} is not a game status: one of {}",
+                    gangs_proto::quoted(word),
+                    STATUS_WORDS.map(|(w, _)| w).join(", ")
+                ))
+            })?,
     };
+    let limit = query.number("limit", DEFAULT_PAGE, MAX_PAGE)?.max(1);
+    let page = viewer
+        .list_games(pb::ListGamesRequest {
+            page_size: limit as u32,
+            page_token: query.get("page_token").unwrap_or("").to_string(),
+            kind: kind.to_string(),
+            status: status as i32,
+            ..Default::default()
+        })
+        .await?;
     Ok(json_response(&json!({
-        "games": page.iter().map(summary_json).collect::<Vec<_>>(),
-        "next": next,
+        "games": page.games.iter().map(summary_json).collect::<Vec<_>>(),
+        "next_page_token": page.next_page_token,
     })))
 }
 

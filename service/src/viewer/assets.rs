@@ -46,8 +46,8 @@ pub(super) async fn asset(
         "app.js" => Ok(page(APP_JS, "text/javascript; charset=utf-8")),
         "style.css" => Ok(page(STYLE_CSS, "text/css; charset=utf-8")),
         _ => Err(ApiError::not_found(format!(
-            "no asset {:?}",
-            super::quote(&name)
+            "no asset {}",
+            gangs_proto::quoted(&name)
         ))),
     }
 }

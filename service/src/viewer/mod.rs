@@ -20,6 +20,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use gangs_proto::quoted;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,24 +217,11 @@ pub(crate) fn check_game_id(id: &str) -> Result<&str, ApiError> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
         return Err(ApiError::bad_request(format!(
-            "{:?} is not a game id (letters, digits, '-' and '_', at most {MAX_GAME_ID_LEN})",
-            quote(id)
+            "{} is not a game id (letters, digits, '-' and '_', at most {MAX_GAME_ID_LEN})",
+            quoted(id)
         )));
     }
     Ok(id)
-}
-
-/// At most ~80 bytes of client input, for error messages.
-pub(crate) fn quote(input: &str) -> String {
-    let mut end = input.len().min(80);
-    while !input.is_char_boundary(end) {
-        end -= 1;
-    }
-    if end < input.len() {
-        format!("{}...", &input[..end])
-    } else {
-        input.to_string()
-    }
 }
 
 /// A query string checked against the parameters an endpoint knows: unknown names, repeated
@@ -257,8 +245,8 @@ impl<'a> Query<'a> {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             if !known.contains(&name) {
                 return Err(ApiError::bad_request(format!(
-                    "unknown query parameter {:?}: this endpoint takes {}",
-                    quote(name),
+                    "unknown query parameter {}: this endpoint takes {}",
+                    quoted(name),
                     if known.is_empty() {
                         "none".to_string()
                     } else {
@@ -276,8 +264,8 @@ impl<'a> Query<'a> {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
             {
                 return Err(ApiError::bad_request(format!(
-                    "query parameter {name}: {:?} is not a valid value",
-                    quote(value)
+                    "query parameter {name}: {} is not a valid value",
+                    quoted(value)
                 )));
             }
             pairs.push((name, value));
@@ -300,8 +288,8 @@ impl<'a> Query<'a> {
         match value.parse::<u64>() {
             Ok(n) if n <= max => Ok(n),
             _ => Err(ApiError::bad_request(format!(
-                "query parameter {name}: {:?} is not a number from 0 to {max}",
-                quote(value)
+                "query parameter {name}: {} is not a number from 0 to {max}",
+                quoted(value)
             ))),
         }
     }

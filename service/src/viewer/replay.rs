@@ -1,11 +1,11 @@
 //! A finished game, step by step, for the replay page:
 //! - `GET /api/games/{id}/replay`: the outline (seats, outcome, where each deal or heist starts,
-//!   and the chart's figures: scores per deal, or each heist's result);
+//!   and the chart's figures: each deal's row or each heist's row of `gangs_games::summary`);
 //! - `GET /api/games/{id}/steps?from=SEQ&limit=N`: the state after each of N records: the
 //!   spectator's view, every seat's own cards, and what happened, in words.
 //!
-//! Only a finished game has a replay: its log is complete (`GetLog` hides nothing any more) and
-//! every hand may be shown. The state at a step is the engine's, rebuilt from the log
+//! Only a game that is over (finished, cancelled or abandoned) has a replay: its log is complete
+//! (`GetLog` hides nothing any more) and every hand may be shown. The state at a step is the engine's, rebuilt from the log
 //! (`gangs_games::replay`), and each seat's cards are what that seat's own `Game::view` holds:
 //! the viewer picks what to draw, the games decide what each seat saw.
 
@@ -14,6 +14,8 @@ use super::{check_game_id, json_response, ApiError, Query, Viewer, MAX_REPLAYS_A
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use gangs_games::replay::Replayer;
+use gangs_games::summary::{summarize, Summary};
+use gangs_games::update::record_events;
 use gangs_proto::json::to_json;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -31,15 +33,22 @@ const GANG_OF_FOUR_PRIVATE: &[&str] = &["hand"];
 const THE_GANG_PRIVATE: &[&str] = &["private_cards", "shown_to_me", "received", "remembered"];
 
 impl Viewer {
-    /// A finished game's complete log, refused with a clear word while it is not finished.
+    /// The complete log of a game that is over, refused with a clear word while it runs.
     async fn finished_log(
         &self,
         id: &str,
     ) -> Result<(pb::GameSummary, Vec<pb::LogRecord>), ApiError> {
         let summary = self.summary(id).await?;
-        if summary.status != pb::GameStatus::Finished as i32 {
+        let over = [
+            pb::GameStatus::Finished,
+            pb::GameStatus::Cancelled,
+            pb::GameStatus::Abandoned,
+        ]
+        .iter()
+        .any(|s| *s as i32 == summary.status);
+        if !over {
             return Err(ApiError::conflict(format!(
-                "game {id} is not finished: its replay (every hand shown) opens when it ends; \
+                "game {id} is not over: its replay (every hand shown) opens when it ends; \
                  watch it live meanwhile"
             )));
         }
@@ -124,24 +133,22 @@ fn outline(
         .game()
         .ok_or_else(|| ApiError::internal(format!("game {id} has no `created` record")))?;
     let mut names = vec![String::new(); game.players()];
-    let mut rounds: Vec<Value> = Vec::new();
+    // Where each deal or heist starts: (its number, the seq of the record that opens it).
+    let mut starts: Vec<(u32, u64)> = Vec::new();
     for record in records {
-        let events: &[pb::GameEvent] = match &record.record {
-            Some(Record::Joined(joined)) => {
-                if let Some(name) = names.get_mut(joined.seat as usize) {
-                    name.clone_from(&joined.name);
-                }
-                &[]
+        if let Some(Record::Joined(joined)) = &record.record {
+            if let Some(name) = names.get_mut(joined.seat as usize) {
+                name.clone_from(&joined.name);
             }
-            Some(Record::Started(started)) => &started.events,
-            Some(Record::Acted(acted)) => &acted.events,
-            Some(Record::Expired(expired)) => &expired.events,
-            _ => &[],
-        };
-        for event in events {
-            round_event(&mut rounds, record.seq, event);
+        }
+        for event in record_events(record) {
+            if let Some(number) = round_number(event) {
+                starts.push((number, record.seq));
+            }
         }
     }
+    let rounds = rounds(&starts, records)
+        .map_err(|e| ApiError::internal(format!("game {id} does not summarize: {e}")))?;
     Ok(json!({
         "game": summary_json(summary),
         "kind": game.kind(),
@@ -151,51 +158,92 @@ fn outline(
         "first_seq": records.first().map(|r| r.seq).unwrap_or(0),
         "last_seq": records.last().map(|r| r.seq).unwrap_or(0),
         "outcome": game.outcome().map(|o| to_json(&o, "gangs.v1.Outcome")),
-        // Gang of Four: one per deal with its scores; The Gang: one per heist with its result.
         "rounds": rounds,
     }))
 }
 
-/// Adds what `event` tells about a deal or heist to `rounds`.
-fn round_event(rounds: &mut Vec<Value>, seq: u64, event: &pb::GameEvent) {
+/// The number of the deal (Gang of Four) or heist (The Gang) that `event` opens.
+fn round_number(event: &pb::GameEvent) -> Option<u32> {
     use pb::game_event::Game;
     use pb::gang_of_four_event::Kind as Four;
     use pb::the_gang_event::Kind as Gang;
     match &event.game {
         Some(Game::GangOfFour(e)) => match &e.kind {
-            Some(Four::Dealt(dealt)) => rounds.push(json!({
-                "number": dealt.deal_number,
-                "seq": seq,
-                "scores": Value::Null,
-            })),
-            Some(Four::DealScored(scored)) => {
-                if let Some(round) = rounds
-                    .iter_mut()
-                    .rev()
-                    .find(|r| r["number"] == scored.deal_number)
-                {
-                    round["scores"] = to_json(scored, "gangs.v1.GangOfFourEvent.DealScored");
-                }
-            }
-            _ => {}
+            Some(Four::Dealt(dealt)) => Some(dealt.deal_number),
+            _ => None,
         },
         Some(Game::TheGang(e)) => match &e.kind {
-            Some(Gang::HeistStarted(started)) => rounds.push(json!({
-                "number": started.heist,
-                "seq": seq,
-                "challenges": started.challenges,
-                "specialist": started.specialist,
-                "result": Value::Null,
-            })),
-            Some(Gang::HeistEnded(ended)) => {
-                if let Some(round) = rounds.last_mut() {
-                    round["result"] = to_json(ended, "gangs.v1.TheGangEvent.HeistEnded");
-                }
-            }
-            _ => {}
+            Some(Gang::HeistStarted(started)) => Some(started.heist),
+            _ => None,
         },
-        None => {}
+        None => None,
     }
+}
+
+/// One entry per deal or heist, in order: its number, where it starts, and its row of the
+/// game's summary (`gangs replay --summary`'s figures; `null` for one that never ended).
+/// Gang of Four: `leader`, `went_out`, `loser`, and per seat `cards_left`, `penalty`, `total`;
+/// The Gang: `mode`, `challenges`, `specialist`, `chips` per street, `hands`, `success`,
+/// `vaults`, `alarms`.
+fn rounds(starts: &[(u32, u64)], records: &[pb::LogRecord]) -> Result<Vec<Value>, String> {
+    let rows: Vec<(u32, Value)> = match summarize(records)? {
+        Summary::GangOfFour(deals) => deals
+            .iter()
+            .map(|d| {
+                let seats: Vec<Value> = d
+                    .seats
+                    .iter()
+                    .enumerate()
+                    .map(|(seat, s)| {
+                        json!({
+                            "seat": seat,
+                            "cards_left": s.cards_left,
+                            "penalty": s.penalty,
+                            "total": s.total,
+                        })
+                    })
+                    .collect();
+                let row = json!({
+                    "leader": d.leader,
+                    "went_out": d.went_out,
+                    "loser": d.loser,
+                    "seats": seats,
+                });
+                (d.deal, row)
+            })
+            .collect(),
+        Summary::TheGang(heists) => heists
+            .iter()
+            .map(|h| {
+                let chips: Vec<Value> = h
+                    .chips
+                    .iter()
+                    .map(|(street, stars)| json!({ "street": street, "stars": stars }))
+                    .collect();
+                let row = json!({
+                    "mode": h.mode,
+                    "challenges": h.challenges,
+                    "specialist": h.specialist,
+                    "chips": chips,
+                    "hands": h.hands,
+                    "success": h.success,
+                    "vaults": h.vaults,
+                    "alarms": h.alarms,
+                });
+                (h.heist, row)
+            })
+            .collect(),
+    };
+    Ok(starts
+        .iter()
+        .map(|&(number, seq)| {
+            let row = rows
+                .iter()
+                .find(|(n, _)| *n == number)
+                .map(|(_, row)| row.clone());
+            json!({ "number": number, "seq": seq, "summary": row })
+        })
+        .collect())
 }
 
 /// The state after each record with a seq in `from..=to`.
@@ -219,20 +267,28 @@ fn frames(id: &str, records: &[pb::LogRecord], from: u64, to: u64) -> Result<Vec
 }
 
 fn frame(game: &dyn gangs_games::Game, record: &pb::LogRecord) -> Value {
-    let (kind, actor, action, events): (&str, Option<u32>, Option<String>, &[pb::GameEvent]) =
-        match &record.record {
-            Some(Record::Created(_)) => ("created", None, None, &[]),
-            Some(Record::Joined(joined)) => ("joined", Some(joined.seat), None, &[]),
-            Some(Record::Started(started)) => ("started", None, None, &started.events),
-            Some(Record::Acted(acted)) => (
-                "acted",
-                Some(acted.seat),
-                acted.action.as_ref().map(gangs_games::describe_action),
-                &acted.events,
-            ),
-            Some(Record::Expired(expired)) => ("expired", None, None, &expired.events),
-            None => ("empty", None, None, &[]),
-        };
+    let (kind, actor, action): (&str, Option<u32>, Option<String>) = match &record.record {
+        Some(Record::Created(_)) => ("created", None, None),
+        Some(Record::Joined(joined)) => ("joined", Some(joined.seat), None),
+        Some(Record::Started(_)) => ("started", None, None),
+        Some(Record::Acted(acted)) => (
+            "acted",
+            Some(acted.seat),
+            acted.action.as_ref().map(gangs_games::describe_action),
+        ),
+        Some(Record::Expired(_)) => ("expired", None, None),
+        Some(Record::Ended(_)) => ("ended", None, None),
+        None => ("empty", None, None),
+    };
+    let events = record_events(record);
+    // Why a cancelled or abandoned game ended, in words.
+    let ended = match &record.record {
+        Some(Record::Ended(ended)) => Some(match ended.reason() {
+            pb::ended::Reason::Abandoned => format!("abandoned: {}", ended.detail),
+            _ => format!("cancelled: {}", ended.detail),
+        }),
+        _ => None,
+    };
     let (game_key, private) = match game.kind() {
         gangs_games::GANG_OF_FOUR => ("gang_of_four", GANG_OF_FOUR_PRIVATE),
         _ => ("the_gang", THE_GANG_PRIVATE),
@@ -257,6 +313,7 @@ fn frame(game: &dyn gangs_games::Game, record: &pb::LogRecord) -> Value {
         "record": kind,
         "actor": actor,
         "action": action,
+        "ended": ended,
         "events_text": events.iter().map(gangs_games::describe_event).collect::<Vec<_>>(),
         "view": to_json(&game.view(None), "gangs.v1.GameView"),
         "hands": hands,

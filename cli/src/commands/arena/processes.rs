@@ -134,6 +134,7 @@ impl OwnServer {
             .arg(dir.join("data"))
             // The own server must not pick up a key or an address meant for another server.
             .env_remove("GANGS_API_KEY")
+            .env_remove("GANGS_PLAYER_KEY")
             .env_remove("GANGS_LISTEN")
             .env_remove("GANGS_DATA_DIR")
             .env("RUST_LOG", "warn")
@@ -229,8 +230,13 @@ fn kill_group(pid: Option<u32>) {
 #[cfg(not(unix))]
 fn kill_group(_pid: Option<u32>) {}
 
-/// Starts `PROGRAM ARGS... --server URL [--ca FILE] --game GAME --seat S --seed X --quiet` with
-/// its stderr in `log`. Killed when dropped.
+/// The environment variable that asks a bot to log only warnings and errors (bot contract).
+pub const QUIET_ENV: &str = "GANGS_BOT_QUIET";
+
+/// Starts `PROGRAM ARGS... --server URL [--ca FILE] --game GAME --seat S --seed X` with its
+/// stderr in `log`: the arguments of the bot contract (`docs/bots.md`; `--ca` only when the
+/// arena itself was given `--ca`), so a bot with a strict argument parser plays too. The wish
+/// for quiet logs travels in the environment (`GANGS_BOT_QUIET=1`). Killed when dropped.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn_bot(
     program: &Path,
@@ -256,7 +262,7 @@ pub fn spawn_bot(
         .arg(seat.to_string())
         .arg("--seed")
         .arg(seed.to_string())
-        .arg("--quiet")
+        .env(QUIET_ENV, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log_file)

@@ -1,0 +1,183 @@
+//! The one bridge between an engine and the host, written once over the engine contract
+//! ([`gangs_rules::Engine`]): each game supplies only its wire mapping ([`Wire`], in
+//! `<game>/wire.rs`) and its visibility decisions ([`Visibility`], in `<game>/visibility.rs`).
+//! The seat range is checked here, once, for every game.
+
+use crate::{Game, Refusal, Seat};
+use gangs_proto::v1 as pb;
+use gangs_rules::Engine;
+
+/// How one game's engine maps to `gangs.v1`: options, actions and events. Pure translation:
+/// nothing here decides what a seat may see.
+pub trait Wire: Send + Sync + 'static {
+    type Engine: Engine;
+    /// The kind's name ("gang-of-four").
+    const KIND: &'static str;
+    /// The options with every default filled in (logged in the `created` record).
+    fn options(engine: &Self::Engine) -> pb::GameOptions;
+    /// A wire action of `seat` as an engine action (`seat` exists). Refuses actions of another
+    /// game and malformed ones, with a reason a bot author understands.
+    fn action_from_pb(
+        engine: &Self::Engine,
+        seat: Seat,
+        action: &pb::GameAction,
+    ) -> Result<<Self::Engine as Engine>::Action, Refusal>;
+    fn action_to_pb(action: &<Self::Engine as Engine>::Action) -> pb::GameAction;
+    /// A complete event (nothing hidden) on the wire.
+    fn event_to_pb(engine: &Self::Engine, event: &<Self::Engine as Engine>::Event)
+        -> pb::GameEvent;
+}
+
+/// What a seat (or a spectator, `None`) may see of one game: the one place that decides it.
+/// Implementations match exhaustively, without a catch-all arm, so that a new event or field
+/// cannot compile without a decision.
+pub trait Visibility: Wire {
+    /// The game as `seat` may see it now.
+    fn view(engine: &Self::Engine, seat: Option<Seat>) -> pb::GameView;
+    /// A complete event as `seat` may see it; `None` when the event is not of this game.
+    fn redact(event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent>;
+    /// A logged action as `GetLog` shows it: `None` while the game runs (an action may name a
+    /// hidden card), the action once it is over.
+    fn public_action(action: &pb::GameAction, finished: bool) -> Option<pb::GameAction>;
+}
+
+/// A live game of kind `W`: the engine behind the host's [`Game`] trait.
+pub struct Bridge<W: Wire> {
+    engine: W::Engine,
+}
+
+impl<W: Wire> Clone for Bridge<W> {
+    fn clone(&self) -> Self {
+        Bridge {
+            engine: self.engine.clone(),
+        }
+    }
+}
+
+impl<W: Visibility> Bridge<W> {
+    pub fn from_engine(engine: W::Engine) -> Self {
+        Bridge { engine }
+    }
+
+    /// The engine, with every card: for tests and for bots that know the truth.
+    pub fn engine(&self) -> &W::Engine {
+        &self.engine
+    }
+
+    fn events(&self, events: &[<W::Engine as Engine>::Event]) -> Vec<pb::GameEvent> {
+        events
+            .iter()
+            .map(|e| W::event_to_pb(&self.engine, e))
+            .collect()
+    }
+
+    fn seat(&self, seat: Seat) -> Result<Seat, Refusal> {
+        let players = self.engine.players();
+        if seat >= players {
+            return Err(Refusal::invalid(format!(
+                "seat {seat} does not exist: seats are 0 to {}",
+                players - 1
+            )));
+        }
+        Ok(seat)
+    }
+}
+
+impl<W: Visibility> Game for Bridge<W> {
+    fn kind(&self) -> &'static str {
+        W::KIND
+    }
+
+    fn players(&self) -> usize {
+        self.engine.players()
+    }
+
+    fn options(&self) -> pb::GameOptions {
+        W::options(&self.engine)
+    }
+
+    fn start(&mut self) -> Vec<pb::GameEvent> {
+        let events = self.engine.start();
+        self.events(&events)
+    }
+
+    fn act(&mut self, seat: Seat, action: &pb::GameAction) -> Result<Vec<pb::GameEvent>, Refusal> {
+        let seat = self.seat(seat)?;
+        let action = W::action_from_pb(&self.engine, seat, action)?;
+        let events = self.engine.apply(seat, action)?;
+        Ok(self.events(&events))
+    }
+
+    fn phase_deadline_ms(&self) -> Option<u64> {
+        self.engine.phase_deadline_ms()
+    }
+
+    fn phase_id(&self) -> u64 {
+        self.engine.phase_id()
+    }
+
+    fn expire(&mut self) -> Result<Vec<pb::GameEvent>, Refusal> {
+        let events = self.engine.expire()?;
+        Ok(self.events(&events))
+    }
+
+    fn view(&self, seat: Option<Seat>) -> pb::GameView {
+        W::view(&self.engine, seat.filter(|&s| s < self.engine.players()))
+    }
+
+    fn redact(&self, event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent> {
+        W::redact(event, seat)
+    }
+
+    fn public_record(&self, record: &pb::LogRecord, finished: bool) -> pb::LogRecord {
+        crate::visibility::public_record(
+            record,
+            finished,
+            |e| W::redact(e, None),
+            |a| W::public_action(a, finished),
+        )
+    }
+
+    fn legal_actions(&self, seat: Seat) -> Vec<pb::GameAction> {
+        if seat >= self.engine.players() {
+            return Vec::new();
+        }
+        self.engine
+            .legal_actions(seat)
+            .iter()
+            .map(W::action_to_pb)
+            .collect()
+    }
+
+    fn actors(&self) -> Vec<Seat> {
+        self.engine.actors()
+    }
+
+    fn default_action(&self, seat: Seat) -> Option<pb::GameAction> {
+        self.engine
+            .default_action(seat)
+            .as_ref()
+            .map(W::action_to_pb)
+    }
+
+    fn is_over(&self) -> bool {
+        self.engine.is_terminal()
+    }
+
+    fn outcome(&self) -> Option<pb::Outcome> {
+        let outcome = self.engine.outcome()?;
+        Some(pb::Outcome {
+            seats: outcome
+                .seats
+                .iter()
+                .map(|s| pb::SeatOutcome {
+                    seat: s.seat as u32,
+                    rank: s.rank,
+                    score: s.score,
+                    won: s.won,
+                })
+                .collect(),
+            summary: outcome.summary,
+        })
+    }
+}

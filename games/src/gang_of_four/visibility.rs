@@ -1,0 +1,153 @@
+//! What a seat may see of Gang of Four: **the one place that decides it** (views, events,
+//! logged actions). Every event kind and every field that carries cards is matched without a
+//! catch-all arm: a new one does not compile until it has a decision here.
+//!
+//! # May see
+//! - **Hands**: a seat sees its own hand only (in the view, and in its copy of `Dealt`); other
+//!   seats' hands and the dead hand (3 players) never while the game runs; a spectator sees no
+//!   hand. Card *counts* are public.
+//! - **Public**: plays (they are on the table), passes, tricks, the exchange (both cards change
+//!   hands face up, §4), the last-card announcements and bars, scores, the ranking.
+//! - **Logged actions** (`GetLog`): hidden while the game runs, shown once it is over (as
+//!   every event is complete then).
+
+use super::wire::{
+    card_list, deal_scored, direction, exchanged, ranking, table_play, wire_options, GangOfFourWire,
+};
+use crate::bridge::Visibility;
+use crate::Seat;
+use gangs_proto::v1 as pb;
+use gangs_rules::gang_of_four::{GangOfFour, Phase};
+use pb::gang_of_four_event::Kind as EventKind;
+
+/// The game as `seat` (or a spectator, `None`) may see it now.
+pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GameView {
+    let e = engine;
+    let deal = e.deal();
+    let players = e.options().players;
+    let totals = e.totals();
+    let seat = seat.filter(|&s| s < players as usize);
+    let hand = match (seat, e.phase()) {
+        (Some(s), phase) if phase != Phase::NotStarted => card_list(deal.hands[s]),
+        _ => Vec::new(),
+    };
+    let phase = match e.phase() {
+        Phase::NotStarted => pb::gang_of_four_view::Phase::Unspecified,
+        Phase::GiveBack { .. } => pb::gang_of_four_view::Phase::GiveBack,
+        Phase::Play => pb::gang_of_four_view::Phase::Play,
+        Phase::Over => pb::gang_of_four_view::Phase::Over,
+    };
+    let in_play = e.phase() == Phase::Play;
+    let view = pb::GangOfFourView {
+        hand,
+        seats: (0..players)
+            .map(|s| pb::gang_of_four_view::Seat {
+                seat: s as u32,
+                card_count: deal.hands[s as usize].count_ones(),
+                score: totals[s as usize],
+                announced_last_card: deal.announced & (1 << s) != 0,
+                barred: deal.barred & (1 << s) != 0,
+            })
+            .collect(),
+        table: deal
+            .table
+            .as_ref()
+            .filter(|_| in_play)
+            .map(|c| table_play(deal.table_seat, c)),
+        trick: e
+            .trick()
+            .iter()
+            .map(|t| match &t.play {
+                Some(c) => table_play(t.seat, c),
+                None => pb::gang_of_four_view::Play {
+                    seat: t.seat as u32,
+                    pass: true,
+                    ..Default::default()
+                },
+            })
+            .collect(),
+        deal_number: e.deal_number(),
+        direction: direction(deal.direction) as i32,
+        turn: e.to_act().map(u32::from),
+        phase: phase as i32,
+        exchange: e.exchange().iter().map(exchanged).collect(),
+        past_deals: e
+            .history()
+            .iter()
+            .map(|s| deal_scored(s, players))
+            .collect(),
+        must_play_multicolor_one: in_play && deal.must_include != 0,
+        options: Some(wire_options(e.options())),
+        ranking: e.ranking().map(ranking).unwrap_or_default(),
+        last_card_rule_applies: in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
+    };
+    pb::GameView {
+        game: Some(pb::game_view::Game::GangOfFour(view)),
+    }
+}
+
+/// A complete event as `seat` may see it.
+fn redact(event: &pb::GangOfFourEvent, seat: Option<Seat>) -> pb::GangOfFourEvent {
+    let kind = match &event.kind {
+        None => None,
+        Some(EventKind::Dealt(pb::gang_of_four_event::Dealt {
+            deal_number,
+            hands,
+            direction,
+            leader,
+            must_play_multicolor_one,
+        })) => Some(EventKind::Dealt(pb::gang_of_four_event::Dealt {
+            deal_number: *deal_number,
+            hands: hands
+                .iter()
+                .map(
+                    |pb::gang_of_four_event::Hand {
+                         seat: hand_seat,
+                         cards,
+                         card_count,
+                         dead,
+                     }| {
+                        let own = !*dead && Some(*hand_seat as usize) == seat;
+                        pb::gang_of_four_event::Hand {
+                            seat: *hand_seat,
+                            cards: if own { cards.clone() } else { Vec::new() },
+                            card_count: *card_count,
+                            dead: *dead,
+                        }
+                    },
+                )
+                .collect(),
+            direction: *direction,
+            leader: *leader,
+            must_play_multicolor_one: *must_play_multicolor_one,
+        })),
+        // The exchange is made face up (§4): both cards are public.
+        Some(EventKind::Exchanged(x)) => Some(EventKind::Exchanged(x.clone())),
+        // On the table for everyone.
+        Some(EventKind::Played(p)) => Some(EventKind::Played(p.clone())),
+        Some(EventKind::Passed(p)) => Some(EventKind::Passed(*p)),
+        Some(EventKind::TrickWon(t)) => Some(EventKind::TrickWon(*t)),
+        Some(EventKind::DealScored(s)) => Some(EventKind::DealScored(s.clone())),
+        Some(EventKind::GameOver(g)) => Some(EventKind::GameOver(g.clone())),
+    };
+    pb::GangOfFourEvent { kind }
+}
+
+impl Visibility for GangOfFourWire {
+    fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GameView {
+        view(engine, seat)
+    }
+
+    fn redact(event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent> {
+        match &event.game {
+            Some(pb::game_event::Game::GangOfFour(e)) => Some(pb::GameEvent {
+                game: Some(pb::game_event::Game::GangOfFour(redact(e, seat))),
+            }),
+            Some(pb::game_event::Game::TheGang(_)) | None => None,
+        }
+    }
+
+    fn public_action(action: &pb::GameAction, finished: bool) -> Option<pb::GameAction> {
+        finished.then(|| action.clone())
+    }
+}

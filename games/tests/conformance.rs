@@ -1,0 +1,639 @@
+//! One conformance suite run over every kind of game, through the one bridge API (the host's
+//! `Game` trait on `Bridge<W>`), in the spirit of OpenSpiel's API tests:
+//! - every legal action is accepted, and a sample of other actions is refused without
+//!   changing anything;
+//! - the engine contract holds: defaults exactly for the seats waited for, each legal;
+//! - a log written as the host writes it replays byte for byte (`replay.rs`);
+//! - **no leak**: every card-bearing field of every update (for every seat and the spectator)
+//!   and of every public log record is found by reflection over the generated messages
+//!   (`prost-reflect` on the compiled descriptors), not from a list of known events, and
+//!   checked against the rules of "may see" written in the visibility modules. A card field
+//!   that no rule covers fails the test: a new one needs a visibility decision.
+//!
+//! `CONFORMANCE_GAMES` sets the number of seeded games per kind (default 12; every game checks every seat and the spectator at every step).
+
+use gangs_games::bridge::{Bridge, Visibility};
+use gangs_games::gang_of_four::GangOfFourWire;
+use gangs_games::the_gang::TheGangWire;
+use gangs_games::{kinds, Game, OptionType};
+use gangs_proto::v1 as pb;
+use pb::log_record::Record;
+use prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage, Value};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+// ---- the rules of "may see", per card-bearing field ----------------------------------------
+
+/// Who may see the cards of one field (see the visibility modules' docs).
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    /// Everyone: played, exchanged, revealed cards.
+    Public,
+    /// Only the seat named by this field of the same message (and never a dead hand).
+    Owner(&'static str),
+    /// Only the two seats named by these fields.
+    Pair(&'static str, &'static str),
+    /// Only the seat the update is for (its view, its legal actions).
+    Viewer,
+    /// Nobody while the game runs (presets).
+    Never,
+}
+
+/// Every card-bearing field of `gangs.v1`, with its rule. The walk finds the fields; this
+/// table only says who may see each.
+fn rule(message: &str, field: &str) -> Option<Rule> {
+    use Rule::*;
+    Some(match (message, field) {
+        // Gang of Four.
+        ("gangs.v1.GangOfFourEvent.Hand", "cards") => Owner("seat"),
+        ("gangs.v1.GangOfFourEvent.Exchanged", "card") => Public,
+        ("gangs.v1.GangOfFourEvent.Played", "cards") => Public,
+        ("gangs.v1.GangOfFourView", "hand") => Viewer,
+        ("gangs.v1.GangOfFourView.Play", "cards") => Public,
+        ("gangs.v1.GangOfFourAction.Play", "card_ids" | "card_words") => Viewer,
+        ("gangs.v1.GangOfFourAction.GiveBack", "card_id" | "card_word") => Viewer,
+        ("gangs.v1.GangOfFourPreset.Hand", "card_ids") => Never,
+        // The Gang.
+        ("gangs.v1.TheGangEvent.Dealt", "cards") => Owner("seat"),
+        ("gangs.v1.TheGangEvent.Swindled", "old_cards" | "new_cards") => Owner("seat"),
+        ("gangs.v1.TheGangEvent.CardPassed", "card") => Pair("from_seat", "to_seat"),
+        ("gangs.v1.TheGangEvent.HandReplaced", "discarded" | "drawn") => Owner("seat"),
+        ("gangs.v1.TheGangEvent.CommunityRevealed", "cards") => Public,
+        ("gangs.v1.TheGangEvent.CardShown", "card") => Pair("from_seat", "to_seat"),
+        ("gangs.v1.TheGangEvent.CardDrawn", "card") => Owner("seat"),
+        ("gangs.v1.TheGangEvent.CardDiscarded", "card") => Owner("seat"),
+        ("gangs.v1.TheGangReveal", "cards") => Public,
+        ("gangs.v1.TheGangView", "private_cards" | "remembered") => Viewer,
+        ("gangs.v1.TheGangView", "community") => Public,
+        ("gangs.v1.TheGangView.ShownCard", "card") => Viewer,
+        ("gangs.v1.TheGangAction.ChooseCard", "card") => Viewer,
+        ("gangs.v1.TheGangPreset.Hand", "cards") => Never,
+        ("gangs.v1.TheGangPreset.Heist", "community" | "deck") => Never,
+        _ => return None,
+    })
+}
+
+const CARD_MESSAGES: [&str; 2] = ["gangs.v1.GangOfFourCard", "gangs.v1.TheGangCard"];
+
+/// Scalar fields that name cards (Gang of Four actions and presets carry ids and words).
+fn is_scalar_card_field(message: &str, field: &str) -> bool {
+    matches!(
+        (message, field),
+        ("gangs.v1.GangOfFourAction.Play", "card_ids" | "card_words")
+            | (
+                "gangs.v1.GangOfFourAction.GiveBack",
+                "card_id" | "card_word"
+            )
+            | ("gangs.v1.GangOfFourPreset.Hand", "card_ids")
+    )
+}
+
+/// One card found by the walk.
+#[derive(Debug)]
+struct Found {
+    path: String,
+    rule: Rule,
+    /// The message holding the field (to read `Owner`/`Pair` seats).
+    holder: DynamicMessage,
+    /// The card id (Gang of Four 0..63, The Gang's ids), when the field is a card message or
+    /// an id.
+    id: Option<u32>,
+}
+
+fn pool() -> &'static DescriptorPool {
+    static POOL: OnceLock<DescriptorPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        DescriptorPool::decode(gangs_proto::FILE_DESCRIPTOR_SET).expect("compiled descriptors")
+    })
+}
+
+fn descriptor(name: &str) -> MessageDescriptor {
+    pool().get_message_by_name(name).expect(name)
+}
+
+fn dynamic(name: &str, message: &impl Message) -> DynamicMessage {
+    DynamicMessage::decode(descriptor(name), message.encode_to_vec().as_slice()).unwrap()
+}
+
+/// Every card-bearing field set in `message`, at any depth.
+fn walk(message: &DynamicMessage, path: &str, out: &mut Vec<Found>) {
+    let holder_name = message.descriptor().full_name().to_string();
+    for (field, value) in message.fields() {
+        let here = format!("{path}.{}", field.name());
+        let values: Vec<&Value> = match value {
+            Value::List(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        for value in values {
+            match value {
+                Value::Message(child) => {
+                    let child_name = child.descriptor().full_name().to_string();
+                    if CARD_MESSAGES.contains(&child_name.as_str()) {
+                        let rule = rule(&holder_name, field.name()).unwrap_or_else(|| {
+                            panic!(
+                                "{here}: card field {holder_name}.{} has no visibility rule",
+                                field.name()
+                            )
+                        });
+                        let id = child.get_field_by_name("id").and_then(|v| v.as_u32());
+                        out.push(Found {
+                            path: here.clone(),
+                            rule,
+                            holder: message.clone(),
+                            id,
+                        });
+                    } else {
+                        walk(child, &here, out);
+                    }
+                }
+                other if is_scalar_card_field(&holder_name, field.name()) => {
+                    let rule = rule(&holder_name, field.name()).expect("scalar card rule");
+                    out.push(Found {
+                        path: here.clone(),
+                        rule,
+                        holder: message.clone(),
+                        id: other.as_u32(),
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn seat_field(holder: &DynamicMessage, name: &str) -> usize {
+    holder
+        .get_field_by_name(name)
+        .and_then(|v| v.as_u32())
+        .unwrap_or_else(|| panic!("{} has a seat field {name}", holder.descriptor().name()))
+        as usize
+}
+
+/// Checks every card of `found` against its rule for `viewer` (`None`: a spectator, or the
+/// public log of a running game).
+fn check_rules(found: &[Found], viewer: Option<usize>, what: &str) {
+    for f in found {
+        let allowed = match f.rule {
+            Rule::Public => true,
+            Rule::Never => false,
+            Rule::Viewer => viewer.is_some(),
+            Rule::Owner(field) => {
+                let dead = f
+                    .holder
+                    .get_field_by_name("dead")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false);
+                !dead && viewer == Some(seat_field(&f.holder, field))
+            }
+            Rule::Pair(a, b) => {
+                viewer == Some(seat_field(&f.holder, a)) || viewer == Some(seat_field(&f.holder, b))
+            }
+        };
+        assert!(
+            allowed,
+            "{what}: {:?} sees card {:?} at {} ({:?})",
+            viewer, f.id, f.path, f.rule
+        );
+    }
+}
+
+// ---- what each seat may hold or know, from the engine state ---------------------------------
+
+/// Per game: the card ids hidden from `viewer` now (other hands, the deck, faces to come),
+/// minus what the rules showed it; and whether a view path is checked against that state
+/// (paths about earlier heists are not: the cards were reshuffled since).
+trait Hidden: Visibility {
+    fn hidden_from(engine: &Self::Engine, viewer: Option<usize>) -> HashSet<u32>;
+    fn own_cards(engine: &Self::Engine, seat: usize) -> HashSet<u32>;
+    fn state_checked(path: &str) -> bool;
+}
+
+impl Hidden for GangOfFourWire {
+    fn hidden_from(engine: &Self::Engine, viewer: Option<usize>) -> HashSet<u32> {
+        let exchanged: HashSet<u32> = engine.exchange().iter().map(|x| x.card as u32).collect();
+        let hands = engine.deal().hands;
+        (0..4)
+            .filter(|&s| Some(s) != viewer || s >= engine.options().players as usize)
+            .flat_map(|s| gangs_rules::gang_of_four::cards::iter(hands[s]).map(u32::from))
+            .filter(|c| !exchanged.contains(c))
+            .collect()
+    }
+    fn own_cards(engine: &Self::Engine, seat: usize) -> HashSet<u32> {
+        gangs_rules::gang_of_four::cards::iter(engine.deal().hands[seat])
+            .map(u32::from)
+            .collect()
+    }
+    fn state_checked(_path: &str) -> bool {
+        true
+    }
+}
+
+impl Hidden for TheGangWire {
+    fn hidden_from(engine: &Self::Engine, viewer: Option<usize>) -> HashSet<u32> {
+        let h = engine.heist();
+        let mut hidden: HashSet<u32> = (0..h.private.len())
+            .filter(|&s| Some(s) != viewer)
+            .flat_map(|s| h.private[s].iter().map(|c| c.id()))
+            .collect();
+        hidden.extend(h.board_to_come.iter().map(|c| c.id()));
+        hidden.extend(h.draw_pile.iter().map(|c| c.id()));
+        hidden.extend(h.discards.iter().map(|c| c.id()));
+        // The suitless Jack is one known card (public who holds it).
+        hidden.remove(&gangs_rules::the_gang::Card::SUITLESS_JACK.id());
+        if let Some(s) = viewer {
+            for c in &h.remembered[s] {
+                hidden.remove(&c.id());
+            }
+            for (_, c) in &h.shown_to[s] {
+                hidden.remove(&c.id());
+            }
+            if let Some((_, c)) = h.received[s] {
+                hidden.remove(&c.id());
+            }
+        }
+        hidden
+    }
+    fn own_cards(engine: &Self::Engine, seat: usize) -> HashSet<u32> {
+        engine.heist().private[seat]
+            .iter()
+            .map(|c| c.id())
+            .collect()
+    }
+    fn state_checked(path: &str) -> bool {
+        !path.contains("last_showdown")
+    }
+}
+
+// ---- the suite ------------------------------------------------------------------------------
+
+/// The host's update for `seat` after `record` (the same fields `service` fills).
+fn update(game: &dyn Game, seq: u64, events: &[pb::GameEvent], seat: Option<usize>) -> pb::Update {
+    let over = game.is_over();
+    pb::Update {
+        seq,
+        events: events.iter().filter_map(|e| game.redact(e, seat)).collect(),
+        view: Some(game.view(seat)),
+        legal_actions: match seat {
+            Some(s) if !over => game.legal_actions(s),
+            _ => Vec::new(),
+        },
+        outcome: if over { game.outcome() } else { None },
+        seat: seat.map(|s| s as u32),
+        ..Default::default()
+    }
+}
+
+struct Stats {
+    games: usize,
+    steps: usize,
+    accepted_all: usize,
+    refused: usize,
+    cards_checked: usize,
+}
+
+/// Every check after one record: updates for every seat and the spectator, the public log.
+fn check_record<W: Hidden>(
+    game: &Bridge<W>,
+    record: &pb::LogRecord,
+    events: &[pb::GameEvent],
+    stats: &mut Stats,
+) {
+    let players = game.players();
+    for viewer in (0..players).map(Some).chain([None]) {
+        let u = update(game, record.seq, events, viewer);
+        let mut found = Vec::new();
+        walk(&dynamic("gangs.v1.Update", &u), "update", &mut found);
+        check_rules(&found, viewer, "update");
+        let hidden = W::hidden_from(game.engine(), viewer);
+        for f in &found {
+            if f.path.starts_with("update.view") && W::state_checked(&f.path) {
+                if let Some(id) = f.id {
+                    assert!(
+                        !hidden.contains(&id),
+                        "{viewer:?} sees hidden card {id} at {}",
+                        f.path
+                    );
+                }
+            }
+        }
+        stats.cards_checked += found.len();
+        // The seat does see its own hand: redacting everything would not pass.
+        if let Some(s) = viewer {
+            let own = W::own_cards(game.engine(), s);
+            let in_view: HashSet<u32> = found
+                .iter()
+                .filter(|f| matches!(f.rule, Rule::Viewer) && f.path.starts_with("update.view"))
+                .filter_map(|f| f.id)
+                .collect();
+            assert!(own.is_subset(&in_view), "seat {s} sees its own cards");
+        }
+    }
+    let public = game.public_record(record, false);
+    let mut found = Vec::new();
+    walk(
+        &dynamic("gangs.v1.LogRecord", &public),
+        "record",
+        &mut found,
+    );
+    check_rules(&found, None, "public log record");
+    match &public.record {
+        Some(Record::Created(c)) => assert!(
+            c.seed.is_none()
+                && c.preset.is_none()
+                && c.invitations.is_empty()
+                && c.create_id.is_empty()
+        ),
+        Some(Record::Joined(j)) => assert!(j.token.is_empty() && j.join_id.is_empty()),
+        Some(Record::Acted(a)) => assert!(a.action.is_none() && a.action_id.is_empty()),
+        Some(Record::Started(_)) | Some(Record::Expired(_)) | Some(Record::Ended(_)) | None => {}
+    }
+    // Once over, the log is complete except secrets (tokens, join ids, invitations, create id).
+    let finished = game.public_record(record, true);
+    match (&finished.record, &record.record) {
+        (Some(Record::Joined(j)), _) => assert!(j.token.is_empty() && j.join_id.is_empty()),
+        (Some(Record::Created(c)), _) => {
+            assert!(c.invitations.is_empty() && c.create_id.is_empty())
+        }
+        (a, b) => assert_eq!(a, b),
+    }
+}
+
+/// Tries every legal action of `seat` on a copy (each accepted), and a sample of others
+/// (each refused, nothing changed).
+fn check_actions<W: Visibility>(game: &Bridge<W>, rng: &mut ChaCha8Rng, stats: &mut Stats)
+where
+    Bridge<W>: Clone,
+{
+    let players = game.players();
+    let fingerprint = |g: &Bridge<W>| -> Vec<Vec<u8>> {
+        (0..players)
+            .map(Some)
+            .chain([None])
+            .map(|s| g.view(s).encode_to_vec())
+            .collect()
+    };
+    let before = fingerprint(game);
+    for seat in 0..players {
+        let legal = game.legal_actions(seat);
+        for action in &legal {
+            let mut copy = game.clone();
+            copy.act(seat, action)
+                .unwrap_or_else(|e| panic!("seat {seat}: legal {action:?} refused: {e}"));
+        }
+        stats.accepted_all += legal.len();
+        // Others: actions legal for another seat (or this seat's from another kind).
+        let mut others: Vec<pb::GameAction> = (0..players)
+            .filter(|&t| t != seat)
+            .flat_map(|t| game.legal_actions(t))
+            .filter(|a| !legal.contains(a))
+            .collect();
+        others.push(pb::GameAction::default());
+        let mut copy = game.clone();
+        for action in others.iter().filter(|_| rng.random_ratio(1, 3)).take(8) {
+            assert!(
+                copy.act(seat, action).is_err(),
+                "seat {seat}: {action:?} is not legal but accepted"
+            );
+            stats.refused += 1;
+        }
+        assert!(copy
+            .act(players, legal.first().unwrap_or(&pb::GameAction::default()))
+            .is_err());
+        assert_eq!(fingerprint(&copy), before, "a refusal changed nothing");
+    }
+}
+
+fn run_kind<W: Hidden>(
+    make: impl Fn(&pb::GameOptions, u64) -> Bridge<W>,
+    kind: &str,
+    games: u64,
+) -> Stats
+where
+    Bridge<W>: Clone,
+{
+    let info = gangs_games::kind(kind).unwrap();
+    let players = info.options.iter().find(|o| o.key == "players").unwrap();
+    let OptionType::Count { min, max } = players.kind else {
+        panic!("players is a count")
+    };
+    let mut stats = Stats {
+        games: 0,
+        steps: 0,
+        accepted_all: 0,
+        refused: 0,
+        cards_checked: 0,
+    };
+    for seed in 0..games {
+        let n = min + seed % (max - min + 1);
+        // Short games: a low target for Gang of Four, deadlines for The Gang's expiries.
+        let pairs: Vec<(String, String)> = match kind {
+            gangs_games::GANG_OF_FOUR => vec![
+                ("target_score".into(), "12".into()),
+                ("manual_last_card".into(), (seed % 3 == 0).to_string()),
+            ],
+            _ => vec![
+                (
+                    "mode".into(),
+                    ["basic", "advanced", "pro", "gangster"][(seed % 4) as usize].into(),
+                ),
+                ("phase_deadline_ms".into(), "1000".into()),
+            ],
+        };
+        let options = gangs_games::parse_options(kind, Some(n as u32), &pairs).unwrap();
+        let mut game = make(&options, seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xc0f0);
+        let mut log = vec![pb::LogRecord {
+            seq: 1,
+            unix_ms: 1,
+            record: Some(Record::Created(pb::Created {
+                kind: kind.to_string(),
+                options: Some(game.options()),
+                seed: Some(seed),
+                preset: None,
+                players: game.players() as u32,
+                ..Default::default()
+            })),
+        }];
+        for seat in 0..game.players() {
+            log.push(pb::LogRecord {
+                seq: log.len() as u64 + 1,
+                unix_ms: 1,
+                record: Some(Record::Joined(pb::Joined {
+                    seat: seat as u32,
+                    name: format!("bot{seat}"),
+                    token: format!("secret-token-{seat}"),
+                    join_id: format!("join-{seat}"),
+                })),
+            });
+        }
+        for record in &log {
+            check_record(&game, record, &[], &mut stats);
+        }
+        let events = game.start();
+        log.push(pb::LogRecord {
+            seq: log.len() as u64 + 1,
+            unix_ms: 1,
+            record: Some(Record::Started(pb::Started {
+                events: events.clone(),
+            })),
+        });
+        check_record(&game, log.last().unwrap(), &events, &mut stats);
+        let mut steps = 0;
+        while !game.is_over() {
+            steps += 1;
+            assert!(steps < 100_000, "{kind} seed {seed}: the game ends");
+            if rng.random_ratio(1, 25) {
+                check_actions(&game, &mut rng, &mut stats);
+            }
+            let record = if game.phase_deadline_ms().is_some() && rng.random_ratio(1, 60) {
+                let events = game.expire().expect("a deadline applies");
+                Record::Expired(pb::Expired { events })
+            } else {
+                let actors = game.actors();
+                let movers: Vec<usize> = (0..game.players())
+                    .filter(|&s| !game.legal_actions(s).is_empty())
+                    .collect();
+                assert!(!actors.is_empty(), "a running game waits for a seat");
+                // Mostly the seats waited for, sometimes anyone who may move.
+                let seat = if rng.random_ratio(3, 4) {
+                    actors[rng.random_range(0..actors.len())]
+                } else {
+                    movers[rng.random_range(0..movers.len())]
+                };
+                let legal = game.legal_actions(seat);
+                let action = if rng.random_ratio(1, 4) {
+                    game.default_action(seat)
+                        .unwrap_or_else(|| legal[0].clone())
+                } else {
+                    legal[rng.random_range(0..legal.len())].clone()
+                };
+                let events = game.act(seat, &action).expect("a legal action");
+                Record::Acted(pb::Acted {
+                    seat: seat as u32,
+                    action: Some(action),
+                    action_id: format!("a{steps}"),
+                    events,
+                })
+            };
+            let events = match &record {
+                Record::Acted(a) => a.events.clone(),
+                Record::Expired(e) => e.events.clone(),
+                _ => unreachable!(),
+            };
+            log.push(pb::LogRecord {
+                seq: log.len() as u64 + 1,
+                unix_ms: 1,
+                record: Some(record),
+            });
+            check_record(&game, log.last().unwrap(), &events, &mut stats);
+            // The contract: defaults exactly for the seats waited for, and legal.
+            let actors = game.actors();
+            for s in 0..game.players() {
+                let d = game.default_action(s);
+                assert_eq!(d.is_some(), actors.contains(&s));
+                if let Some(d) = d {
+                    assert!(game.legal_actions(s).contains(&d));
+                }
+            }
+        }
+        stats.steps += steps;
+        assert!(game.outcome().is_some());
+        // The log replays byte for byte, and to the same state.
+        let replayed = gangs_games::replay::replay(&log)
+            .unwrap_or_else(|e| panic!("{kind} seed {seed}: {e}"))
+            .into_game()
+            .unwrap();
+        for s in (0..game.players()).map(Some).chain([None]) {
+            assert_eq!(
+                replayed.view(s).encode_to_vec(),
+                game.view(s).encode_to_vec()
+            );
+        }
+        stats.games += 1;
+    }
+    stats
+}
+
+fn games_per_kind() -> u64 {
+    std::env::var("CONFORMANCE_GAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12)
+}
+
+#[test]
+fn every_kind_is_covered_by_the_suite() {
+    let covered = [gangs_games::GANG_OF_FOUR, gangs_games::THE_GANG];
+    let listed: Vec<&str> = kinds().iter().map(|k| k.name).collect();
+    assert_eq!(listed, covered, "add the new kind to this suite");
+}
+
+#[test]
+fn gang_of_four_conforms() {
+    let stats = run_kind::<GangOfFourWire>(
+        |options, seed| {
+            let Some(pb::game_options::Game::GangOfFour(o)) = &options.game else {
+                unreachable!()
+            };
+            Bridge::<GangOfFourWire>::new(Some(o), seed, None).unwrap()
+        },
+        gangs_games::GANG_OF_FOUR,
+        games_per_kind(),
+    );
+    assert!(stats.accepted_all > 100 && stats.refused > 100 && stats.cards_checked > 10_000);
+    eprintln!(
+        "gang-of-four: {} games, {} steps, {} legal actions accepted, {} refused, {} cards checked",
+        stats.games, stats.steps, stats.accepted_all, stats.refused, stats.cards_checked
+    );
+}
+
+#[test]
+fn the_gang_conforms() {
+    let stats = run_kind::<TheGangWire>(
+        |options, seed| {
+            let Some(pb::game_options::Game::TheGang(o)) = &options.game else {
+                unreachable!()
+            };
+            Bridge::<TheGangWire>::new(Some(o), seed, None).unwrap()
+        },
+        gangs_games::THE_GANG,
+        games_per_kind(),
+    );
+    assert!(stats.accepted_all > 100 && stats.refused > 100 && stats.cards_checked > 10_000);
+    eprintln!(
+        "the-gang: {} games, {} steps, {} legal actions accepted, {} refused, {} cards checked",
+        stats.games, stats.steps, stats.accepted_all, stats.refused, stats.cards_checked
+    );
+}
+
+#[test]
+fn an_unclassified_card_field_fails_the_walk() {
+    // A card inside a message no rule covers (the preset's deal, as if it were an event).
+    let update = pb::Update {
+        view: Some(pb::GameView {
+            game: Some(pb::game_view::Game::TheGang(pb::TheGangView {
+                received: Some(pb::the_gang_view::ShownCard {
+                    from_seat: 1,
+                    card: Some(pb::TheGangCard {
+                        id: 5,
+                        ..Default::default()
+                    }),
+                }),
+                ..Default::default()
+            })),
+        }),
+        ..Default::default()
+    };
+    let mut found = Vec::new();
+    walk(&dynamic("gangs.v1.Update", &update), "update", &mut found);
+    assert_eq!(found.len(), 1);
+    let result = std::panic::catch_unwind(|| check_rules(&found, None, "test"));
+    assert!(
+        result.is_err(),
+        "a spectator may not see a card shown to a seat"
+    );
+    assert!(rule("gangs.v1.TheGangEvent.NewThing", "card").is_none());
+}

@@ -1,0 +1,152 @@
+//! Durability: records go to the store, and only once the store says they are durable are
+//! callers answered and watchers told (in log order). A retried request whose first answer
+//! is still being saved waits for the same flush (`answer_when_durable`). A storage failure
+//! puts the game out of service: memory may be ahead of the disk.
+
+use super::{GameActor, Reply};
+use crate::error::HostError;
+use gangs_proto::v1 as pb;
+
+/// What to do once a batch of records is durable.
+pub(super) struct Pending {
+    pub(super) last_seq: u64,
+    /// One entry per record: the update of each seat (index = seat) and, last, the spectator's.
+    pub(super) updates: Vec<Vec<pb::Update>>,
+    pub(super) reply: PendingReply,
+}
+
+pub(super) enum PendingReply {
+    None,
+    Created(Reply<()>),
+    /// Several replies when a retry (same join_id) came while the join was being saved.
+    Join(Vec<Reply<pb::JoinGameResponse>>, pb::JoinGameResponse),
+    Act(Vec<Reply<pb::ActResponse>>, pb::ActResponse),
+    Cancel(Vec<Reply<pb::CancelGameResponse>>, pb::CancelGameResponse),
+}
+
+/// An answer a retried request can wait for: where its waiting callers are in a pending batch.
+pub(super) trait Retried: Sized {
+    fn waiters(reply: &mut PendingReply) -> Option<&mut Vec<Reply<Self>>>;
+}
+
+impl Retried for pb::JoinGameResponse {
+    fn waiters(reply: &mut PendingReply) -> Option<&mut Vec<Reply<Self>>> {
+        match reply {
+            PendingReply::Join(replies, _) => Some(replies),
+            _ => None,
+        }
+    }
+}
+
+impl Retried for pb::ActResponse {
+    fn waiters(reply: &mut PendingReply) -> Option<&mut Vec<Reply<Self>>> {
+        match reply {
+            PendingReply::Act(replies, _) => Some(replies),
+            _ => None,
+        }
+    }
+}
+
+impl Retried for pb::CancelGameResponse {
+    fn waiters(reply: &mut PendingReply) -> Option<&mut Vec<Reply<Self>>> {
+        match reply {
+            PendingReply::Cancel(replies, _) => Some(replies),
+            _ => None,
+        }
+    }
+}
+
+/// Answers every caller waiting for one batch.
+fn answer_all<T: Clone>(replies: Vec<Reply<T>>, answer: Result<T, HostError>) {
+    for reply in replies {
+        let _ = reply.send(answer.clone());
+    }
+}
+
+impl GameActor {
+    /// The answer to a retry of the request that wrote record `seq`: now if that record is
+    /// durable (`answer` computes it), else with the first caller once its flush is done.
+    pub(super) fn answer_when_durable<T: Retried>(
+        &mut self,
+        seq: u64,
+        reply: Reply<T>,
+        answer: impl FnOnce(&GameActor) -> T,
+    ) {
+        if seq <= self.durable_seq {
+            let _ = reply.send(Ok(answer(self)));
+        } else if let Some(waiters) = self
+            .pending
+            .iter_mut()
+            .find(|p| p.last_seq >= seq)
+            .and_then(|p| T::waiters(&mut p.reply))
+        {
+            waiters.push(reply);
+        }
+    }
+
+    /// Sends records to the store; what follows happens in `on_durable`.
+    pub(super) fn submit(&mut self, records: Vec<pb::LogRecord>, reply: PendingReply) {
+        self.arm_timer();
+        let last_seq = records.last().map(|r| r.seq).unwrap_or(self.last_seq());
+        let updates = records.iter().map(|r| self.updates_for_all(r)).collect();
+        self.pending.push_back(Pending {
+            last_seq,
+            updates,
+            reply,
+        });
+        let done = self.store.append(&self.id, records);
+        let notify = self.durable_tx.clone();
+        tokio::spawn(async move {
+            let result = match done.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(e.message),
+                Err(_) => Err("the store stopped".to_string()),
+            };
+            let _ = notify.send((last_seq, result));
+        });
+    }
+
+    pub(super) fn on_durable(&mut self, seq: u64, result: Result<(), String>) {
+        if let Err(reason) = result {
+            tracing::error!(game = %self.id, seq, "storage failure: {reason}");
+            self.broken = Some(format!("storage failure: {reason}"));
+            let error = HostError::Storage(format!("not saved: {reason}"));
+            for pending in self.pending.drain(..) {
+                match pending.reply {
+                    PendingReply::None => {}
+                    PendingReply::Created(r) => drop(r.send(Err(error.clone()))),
+                    PendingReply::Join(rs, _) => answer_all(rs, Err(error.clone())),
+                    PendingReply::Act(rs, _) => answer_all(rs, Err(error.clone())),
+                    PendingReply::Cancel(rs, _) => answer_all(rs, Err(error.clone())),
+                }
+            }
+            self.watchers.clear();
+            return;
+        }
+        // The flusher writes batches in order: everything up to `seq` is durable.
+        self.durable_seq = self.durable_seq.max(seq);
+        // Before anyone is answered: a caller that lists games next must see this seq.
+        self.publish_summary();
+        while self
+            .pending
+            .front()
+            .is_some_and(|p| p.last_seq <= self.durable_seq)
+        {
+            let pending = self.pending.pop_front().expect("checked above");
+            match pending.reply {
+                PendingReply::None => {}
+                PendingReply::Created(r) => drop(r.send(Ok(()))),
+                PendingReply::Join(rs, response) => answer_all(rs, Ok(response)),
+                PendingReply::Act(rs, response) => answer_all(rs, Ok(response)),
+                PendingReply::Cancel(rs, response) => answer_all(rs, Ok(response)),
+            }
+            for updates in pending.updates {
+                self.fan_out(&updates);
+            }
+        }
+        if self.is_over() && self.pending.is_empty() {
+            // The final update is out: end every stream.
+            self.watchers.clear();
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! One task per game: the only owner of the game's state.
+//!
+//! Every request for a game (join, act, watch, read the log) is a [`Command`] sent to its actor,
+//! which handles them one at a time, so concurrent players are serialized and the log keeps
+//! their order. An accepted action goes to the engine, then to the store; the actor keeps
+//! serving other commands while the flush runs (so one flush can serve many actions), and
+//! only when the store says the records are durable does it answer the caller and fan the
+//! update out to the watchers, each receiving what its seat may see (`Game::view`/`redact`).
+//!
+//! This file holds the actor's state, its construction (new or rebuilt from the log) and its
+//! command loop. The rest is split by role:
+//! - `seats.rs`: joining, seat tokens, join retries;
+//! - `act.rs`: applying a seat's action, action retries;
+//! - `durability.rs`: records to the store, answers and fan-out once durable, one retry helper;
+//! - `watch.rs`: watchers, catch-up, the update each seat receives, the public log;
+//! - `timers.rs`: the engine's phase deadline, the wall clock;
+//! - `lifecycle.rs`: cancelled and abandoned games (the `ended` record).
+//!
+//! The actor speaks [`HostError`]; only `api.rs` turns it into gRPC statuses.
+
+mod act;
+mod durability;
+mod lifecycle;
+mod seats;
+mod timers;
+mod watch;
+
+pub use lifecycle::MAX_DETAIL_LEN;
+pub use timers::unix_ms;
+
+use crate::error::{HostError, HostResult};
+use crate::store::Store;
+use durability::{Pending, PendingReply};
+use gangs_games::update::ended_status;
+use gangs_games::{new_game, replay::Replayer, Game};
+use gangs_proto::v1 as pb;
+use pb::ended::Reason;
+use pb::log_record::Record;
+use seats::Seat;
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use timers::{sleep_until_opt, Timer};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_stream::Stream;
+use watch::Watcher;
+
+/// Updates a watcher may have queued before it is cut off as too slow (`--watch-buffer`).
+pub const DEFAULT_WATCHER_BUFFER: usize = 512;
+/// Longest display name accepted.
+pub const MAX_NAME_LEN: usize = 64;
+/// Longest action id accepted.
+pub const MAX_ACTION_ID_LEN: usize = 128;
+
+/// A watcher's stream: updates, or the error that ended it.
+pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<pb::Update>> + Send>>;
+pub type Reply<T> = oneshot::Sender<HostResult<T>>;
+pub type Summaries = Arc<Mutex<HashMap<String, pb::GameSummary>>>;
+
+pub enum Command {
+    Join {
+        seat: Option<u32>,
+        name: String,
+        join_id: String,
+        invitation: String,
+        reply: Reply<pb::JoinGameResponse>,
+    },
+    Act {
+        request: pb::ActRequest,
+        reply: Reply<pb::ActResponse>,
+    },
+    Watch {
+        token: String,
+        from_seq: u64,
+        reply: Reply<UpdateStream>,
+    },
+    GetLog {
+        from_seq: u64,
+        reply: Reply<Vec<pb::LogRecord>>,
+    },
+    Cancel {
+        reason: String,
+        reply: Reply<pb::CancelGameResponse>,
+    },
+}
+
+/// The channel to a game's actor.
+#[derive(Clone)]
+pub struct GameHandle {
+    pub commands: mpsc::Sender<Command>,
+}
+
+impl GameHandle {
+    /// A handle to no actor (closed): a finished game that is only on disk. Sending to it
+    /// fails, which makes the registry reload the game.
+    pub fn unloaded() -> GameHandle {
+        let (commands, _) = mpsc::channel(1);
+        GameHandle { commands }
+    }
+}
+
+/// What the server's flags set for every game actor.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Updates a watcher may have queued before it is cut off as too slow.
+    pub watcher_buffer: usize,
+    /// How long a finished game's actor stays in memory after its last request. It then ends,
+    /// freeing the game's records; the registry reloads the game from the log when asked again.
+    pub keep_finished: Duration,
+    /// A game whose seats are not all taken this long after its creation is abandoned.
+    pub fill_timeout: Duration,
+    /// A running game without an engine clock that sees no record this long is abandoned.
+    pub idle_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            watcher_buffer: DEFAULT_WATCHER_BUFFER,
+            keep_finished: Duration::from_secs(60),
+            fill_timeout: Duration::from_secs(3600),
+            idle_timeout: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+pub struct GameActor {
+    id: String,
+    store: Store,
+    summaries: Summaries,
+    settings: Settings,
+    game: Box<dyn Game>,
+    /// The `created` record as stored (seed included).
+    created: pb::Created,
+    /// Every record applied, durable or not; `records[i].seq == i + 1`.
+    records: Vec<pb::LogRecord>,
+    durable_seq: u64,
+    seats: Vec<Option<Seat>>,
+    tokens: HashMap<String, usize>,
+    /// Seq of the `started` record: the game started once every seat was taken.
+    start_seq: Option<u64>,
+    /// (seat, action id) -> seq of the record that applied it.
+    action_ids: HashMap<(usize, String), u64>,
+    watchers: Vec<Watcher>,
+    pending: VecDeque<Pending>,
+    durable_tx: mpsc::UnboundedSender<(u64, Result<(), String>)>,
+    durable_rx: mpsc::UnboundedReceiver<(u64, Result<(), String>)>,
+    timer: Option<Timer>,
+    /// Set when the store failed: the state in memory may be ahead of the disk.
+    broken: Option<String>,
+    /// Set by an `ended` record: cancelled or abandoned.
+    ended: Option<Reason>,
+}
+
+impl GameActor {
+    /// A new game (from [`GameActor::new_game`]): logs its `created` record; `created_reply`
+    /// answers once it is durable.
+    pub fn create(
+        id: String,
+        store: Store,
+        summaries: Summaries,
+        settings: Settings,
+        (game, created): (Box<dyn Game>, pb::Created),
+        created_reply: Reply<()>,
+    ) -> GameHandle {
+        let mut actor = GameActor::empty(id, store, summaries, settings, game, created.clone());
+        let record = actor.push_record(Record::Created(created));
+        actor.submit(vec![record], PendingReply::Created(created_reply));
+        actor.spawn()
+    }
+
+    /// The engine of a new game, and its `created` record with every option's default filled
+    /// in (so the log says exactly what ran) and the seat count.
+    pub fn new_game(created: pb::Created) -> HostResult<(Box<dyn Game>, pb::Created)> {
+        let game = new_game(
+            &created.kind,
+            created.options.as_ref(),
+            created.seed.unwrap_or_default(),
+            created.preset.as_ref(),
+        )?;
+        let created = pb::Created {
+            options: Some(game.options()),
+            players: game.players() as u32,
+            ..created
+        };
+        Ok((game, created))
+    }
+
+    /// The `created` record as stored (seed, invitations and create_id included).
+    pub fn created(&self) -> &pb::Created {
+        &self.created
+    }
+
+    /// A game rebuilt from its log (at startup, or a finished game asked for again), its
+    /// summary published, not yet running (`spawn` runs it); every record is checked against
+    /// the engine.
+    pub fn rebuild(
+        id: String,
+        store: Store,
+        summaries: Summaries,
+        settings: Settings,
+        records: Vec<pb::LogRecord>,
+    ) -> HostResult<GameActor> {
+        let damaged = |e: String| HostError::Internal(format!("game {id}: {e}"));
+        let mut replayer = Replayer::new();
+        let mut seats_info: Vec<(usize, Seat)> = Vec::new();
+        let mut action_ids = Vec::new();
+        let mut started = None;
+        let mut created = None;
+        let mut ended = None;
+        for record in &records {
+            replayer.apply(record).map_err(|e| damaged(e.to_string()))?;
+            match &record.record {
+                Some(Record::Created(c)) => created = Some(c.clone()),
+                Some(Record::Joined(j)) => seats_info.push((
+                    j.seat as usize,
+                    Seat {
+                        name: j.name.clone(),
+                        token: j.token.clone(),
+                        join_id: j.join_id.clone(),
+                        joined_seq: record.seq,
+                    },
+                )),
+                Some(Record::Started(_)) => started = Some(record.seq),
+                Some(Record::Ended(e)) => ended = Some(e.reason()),
+                Some(Record::Acted(a)) if !a.action_id.is_empty() => {
+                    action_ids.push(((a.seat as usize, a.action_id.clone()), record.seq))
+                }
+                _ => {}
+            }
+        }
+        let created = created.ok_or_else(|| damaged("no `created` record".into()))?;
+        let game = replayer
+            .into_game()
+            .ok_or_else(|| damaged("empty log".into()))?;
+        let mut actor = GameActor::empty(id, store, summaries, settings, game, created);
+        for (seat, info) in seats_info {
+            actor.tokens.insert(info.token.clone(), seat);
+            actor.seats[seat] = Some(info);
+        }
+        actor.action_ids.extend(action_ids);
+        actor.start_seq = started;
+        actor.ended = ended;
+        actor.durable_seq = records.len() as u64;
+        actor.records = records;
+        actor.arm_timer();
+        actor.publish_summary();
+        Ok(actor)
+    }
+
+    fn empty(
+        id: String,
+        store: Store,
+        summaries: Summaries,
+        settings: Settings,
+        game: Box<dyn Game>,
+        created: pb::Created,
+    ) -> Self {
+        let (durable_tx, durable_rx) = mpsc::unbounded_channel();
+        let players = game.players();
+        GameActor {
+            id,
+            store,
+            summaries,
+            settings,
+            game,
+            created,
+            records: Vec::new(),
+            durable_seq: 0,
+            seats: (0..players).map(|_| None).collect(),
+            tokens: HashMap::new(),
+            start_seq: None,
+            action_ids: HashMap::new(),
+            watchers: Vec::new(),
+            pending: VecDeque::new(),
+            durable_tx,
+            durable_rx,
+            timer: None,
+            broken: None,
+            ended: None,
+        }
+    }
+
+    pub fn spawn(self) -> GameHandle {
+        let (tx, rx) = mpsc::channel(1024);
+        tokio::spawn(self.run(rx));
+        GameHandle { commands: tx }
+    }
+
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        loop {
+            let deadline = self.timer.as_ref().map(|t| t.at);
+            let abandon_at = self
+                .abandon_at()
+                .map(|(unix, _)| GameActor::instant_of(unix));
+            // Restarted by every event: a finished game is let go after a quiet spell.
+            let unload_at = self
+                .is_settled()
+                .then(|| Instant::now() + self.settings.keep_finished);
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => self.handle(command),
+                    None => break,
+                },
+                Some((seq, result)) = self.durable_rx.recv() => self.on_durable(seq, result),
+                _ = sleep_until_opt(deadline), if deadline.is_some() => self.on_deadline(),
+                _ = sleep_until_opt(abandon_at), if abandon_at.is_some() => self.on_abandon_deadline(),
+                _ = sleep_until_opt(unload_at), if unload_at.is_some() => {
+                    // No new command gets in from here on (senders see the channel closed and
+                    // reload the game from the log); the ones already queued are answered.
+                    commands.close();
+                    while let Some(command) = commands.recv().await {
+                        self.handle(command);
+                    }
+                    tracing::debug!(game = %self.id, "finished game unloaded");
+                    break;
+                }
+            }
+        }
+        // The server is shutting down: let the pending flushes finish and answer their callers.
+        while !self.pending.is_empty() {
+            match self.durable_rx.recv().await {
+                Some((seq, result)) => self.on_durable(seq, result),
+                None => break,
+            }
+        }
+    }
+
+    /// Over, everything durable, nobody watching, storage healthy: nothing left to do but
+    /// answer reads, which the log can answer as well.
+    pub fn is_settled(&self) -> bool {
+        self.is_over()
+            && self.pending.is_empty()
+            && self.watchers.is_empty()
+            && self.broken.is_none()
+    }
+
+    fn handle(&mut self, command: Command) {
+        if let Some(reason) = &self.broken {
+            let error = HostError::Storage(format!("game {} is unavailable: {reason}", self.id));
+            match command {
+                Command::Join { reply, .. } => drop(reply.send(Err(error))),
+                Command::Act { reply, .. } => drop(reply.send(Err(error))),
+                Command::Watch { reply, .. } => drop(reply.send(Err(error))),
+                Command::GetLog { reply, .. } => drop(reply.send(Err(error))),
+                Command::Cancel { reply, .. } => drop(reply.send(Err(error))),
+            }
+            return;
+        }
+        match command {
+            Command::Join {
+                seat,
+                name,
+                join_id,
+                invitation,
+                reply,
+            } => self.join(seat, name, join_id, invitation, reply),
+            Command::Act { request, reply } => self.act(request, reply),
+            Command::Watch {
+                token,
+                from_seq,
+                reply,
+            } => {
+                let _ = reply.send(self.watch(&token, from_seq));
+            }
+            Command::GetLog { from_seq, reply } => {
+                let _ = reply.send(Ok(self.log(from_seq)));
+            }
+            Command::Cancel { reason, reply } => self.cancel(reason, reply),
+        }
+    }
+
+    fn last_seq(&self) -> u64 {
+        self.records.len() as u64
+    }
+
+    fn status(&self) -> pb::GameStatus {
+        if let Some(reason) = self.ended {
+            ended_status(reason)
+        } else if self.game.is_over() {
+            pb::GameStatus::Finished
+        } else if self.start_seq.is_some() {
+            pb::GameStatus::Running
+        } else {
+            pb::GameStatus::Waiting
+        }
+    }
+
+    fn push_record(&mut self, record: Record) -> pb::LogRecord {
+        let record = pb::LogRecord {
+            seq: self.last_seq() + 1,
+            unix_ms: unix_ms(),
+            record: Some(record),
+        };
+        self.records.push(record.clone());
+        record
+    }
+
+    fn publish_summary(&self) {
+        let summary = pb::GameSummary {
+            game_id: self.id.clone(),
+            kind: self.created.kind.clone(),
+            players: self.seats.len() as u32,
+            seats_taken: self.seats_taken(),
+            status: self.status() as i32,
+            names: self
+                .seats
+                .iter()
+                .map(|s| s.as_ref().map(|s| s.name.clone()).unwrap_or_default())
+                .collect(),
+            last_seq: self.durable_seq,
+            // `Registry::import` drops the tokens: a seat without one was never played here.
+            imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
+            created_unix_ms: self.records.first().map(|r| r.unix_ms).unwrap_or_default(),
+            finished_unix_ms: self
+                .is_over()
+                .then(|| self.records.last().map(|r| r.unix_ms))
+                .flatten(),
+            outcome: self.game.outcome(),
+        };
+        self.summaries
+            .lock()
+            .expect("summaries lock")
+            .insert(self.id.clone(), summary);
+    }
+}

@@ -1,0 +1,201 @@
+//! Prometheus metrics, served at `http://ADDR/metrics` with `--metrics ADDR`. The rest of the
+//! host reports through the one-line functions below; without `--metrics` no recorder is
+//! installed and each call costs next to nothing (the `metrics` facade's no-op).
+//!
+//! | metric | type | labels | what |
+//! |---|---|---|---|
+//! | `gangs_live_games` | gauge | | games not finished (waiting for seats or running) |
+//! | `gangs_watchers` | gauge | | open `Watch` streams |
+//! | `gangs_actions_total` | counter | `kind` | accepted actions, by game kind (rate: actions/s) |
+//! | `gangs_act_duration_seconds` | histogram | | `Act` latency as the server sees it, any outcome |
+//! | `gangs_log_append_duration_seconds` | histogram | | writing one group-commit batch to the log |
+//! | `gangs_log_flush_duration_seconds` | histogram | | making that batch durable (the flush) |
+//! | `gangs_log_batch_records` | histogram | | records per group-commit batch |
+//! | `gangs_watchers_cut_off_total` | counter | | watchers cut off for falling behind |
+//! | `gangs_rpc_errors_total` | counter | `method`, `code` | refused calls, by gRPC status code |
+//!
+//! Gauges that are counts of a whole (live games) are sampled every second from the registry
+//! instead of being kept by increments on every path that could change them.
+
+use ::metrics::{counter, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio_stream::Stream;
+use tonic::Status;
+
+/// Latency buckets (seconds): 50 µs to 2.5 s.
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 2.5,
+];
+/// Batch-size buckets (records).
+const BATCH_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+/// How often the sampled gauges are refreshed.
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// Installs the recorder and serves it on `addr` (binds now: an address in use is an error
+/// here, before the server says it is listening). Call inside the tokio runtime.
+pub fn serve(addr: SocketAddr) -> Result<(), String> {
+    let builder = PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                Matcher::Full("gangs_log_batch_records".into()),
+                &BATCH_BUCKETS,
+            )
+        })
+        .map_err(|e| format!("metrics: {e}"))?;
+    let (recorder, exporter) = builder
+        .build()
+        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    ::metrics::set_global_recorder(recorder)
+        .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = exporter.await {
+            tracing::error!("the metrics endpoint stopped: {e:?}");
+        }
+    });
+    describe();
+    // Every series exists from the start, so a scrape before the first game shows zeros.
+    gauge!("gangs_live_games").set(0.0);
+    gauge!("gangs_watchers").set(0.0);
+    counter!("gangs_watchers_cut_off_total").absolute(0);
+    for kind in gangs_games::KINDS {
+        counter!("gangs_actions_total", "kind" => kind).absolute(0);
+    }
+    Ok(())
+}
+
+fn describe() {
+    use ::metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_gauge!(
+        "gangs_live_games",
+        "Games not finished (waiting for seats or running)."
+    );
+    describe_gauge!("gangs_watchers", "Open Watch streams.");
+    describe_counter!("gangs_actions_total", "Accepted actions, by game kind.");
+    describe_histogram!(
+        "gangs_act_duration_seconds",
+        Unit::Seconds,
+        "Act latency, any outcome."
+    );
+    describe_histogram!(
+        "gangs_log_append_duration_seconds",
+        Unit::Seconds,
+        "Writing one group-commit batch to the log."
+    );
+    describe_histogram!(
+        "gangs_log_flush_duration_seconds",
+        Unit::Seconds,
+        "Making one group-commit batch durable."
+    );
+    describe_histogram!("gangs_log_batch_records", "Records per group-commit batch.");
+    describe_counter!(
+        "gangs_watchers_cut_off_total",
+        "Watchers cut off for falling behind (RESOURCE_EXHAUSTED)."
+    );
+    describe_counter!(
+        "gangs_rpc_errors_total",
+        "Refused calls, by method and gRPC status code."
+    );
+}
+
+/// Refreshes the sampled gauges every second from `live_games` (a count the registry gives).
+pub fn sample(live_games: impl Fn() -> usize + Send + 'static) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(SAMPLE_EVERY);
+        loop {
+            tick.tick().await;
+            gauge!("gangs_live_games").set(live_games() as f64);
+        }
+    });
+}
+
+/// One `Act` answered (or refused), `started` when it arrived.
+pub fn act_answered<T>(started: Instant, result: &Result<T, Status>) {
+    histogram!("gangs_act_duration_seconds").record(started.elapsed().as_secs_f64());
+    rpc_result("Act", result);
+}
+
+/// Counts a refused call of `method` by its status code.
+pub fn rpc_result<T>(method: &'static str, result: &Result<T, Status>) {
+    if let Err(status) = result {
+        counter!("gangs_rpc_errors_total", "method" => method, "code" => code_name(status.code()))
+            .increment(1);
+    }
+}
+
+/// An action of a game of `kind` was accepted.
+pub fn action_accepted(kind: &'static str) {
+    counter!("gangs_actions_total", "kind" => kind).increment(1);
+}
+
+/// A watcher was cut off for falling behind.
+pub fn watcher_cut_off() {
+    counter!("gangs_watchers_cut_off_total").increment(1);
+}
+
+/// One group commit: `records` written in `append`, made durable in `flush`.
+pub fn log_committed(records: usize, append: Duration, flush: Duration) {
+    histogram!("gangs_log_batch_records").record(records as f64);
+    histogram!("gangs_log_append_duration_seconds").record(append.as_secs_f64());
+    histogram!("gangs_log_flush_duration_seconds").record(flush.as_secs_f64());
+}
+
+/// The status code as Prometheus label text (`NOT_FOUND`, …), as gRPC spells it.
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// A stream counted in `gangs_watchers` while it lives (a Watch stream; dropped when the
+/// client goes away or the game ends).
+pub struct Watched<S> {
+    inner: S,
+}
+
+impl<S> Watched<S> {
+    pub fn new(inner: S) -> Self {
+        gauge!("gangs_watchers").increment(1.0);
+        Watched { inner }
+    }
+}
+
+impl<S> Drop for Watched<S> {
+    fn drop(&mut self) {
+        gauge!("gangs_watchers").decrement(1.0);
+    }
+}
+
+impl<S: Stream + Unpin> Stream for Watched<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}

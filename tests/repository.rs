@@ -1,0 +1,297 @@
+//! The repository stands alone: no tracked file points outside it (the rules once lived in a
+//! sibling `shared/` folder that a fresh clone does not have), and every relative link in the
+//! Markdown files leads to a file that exists in the repository.
+
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every tracked file, as paths relative to the root (falls back to a walk when git is absent,
+/// e.g. in a source tarball, so the check never silently covers nothing).
+fn tracked_files() -> Vec<PathBuf> {
+    let out = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root())
+        .output();
+    if let Ok(out) = out {
+        if out.status.success() && !out.stdout.is_empty() {
+            return out
+                .stdout
+                .split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+                .collect();
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root(), Path::new(""), &mut files);
+    files
+}
+
+fn walk(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(root.join(rel)).unwrap().flatten() {
+        let name = entry.file_name();
+        let name_str = name.to_string_lossy();
+        if name_str.starts_with('.') && name_str != ".ci" || name_str == "target" {
+            continue;
+        }
+        let rel = rel.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            walk(root, &rel, files);
+        } else {
+            files.push(rel);
+        }
+    }
+}
+
+/// The text files among the tracked ones (binary files and lock files are skipped).
+fn text_files() -> Vec<(PathBuf, String)> {
+    let files = tracked_files();
+    assert!(files.len() > 20, "found only {} files", files.len());
+    files
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n != "Cargo.lock"))
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(root().join(&p)).ok()?;
+            Some((p, text))
+        })
+        .collect()
+}
+
+#[test]
+fn no_tracked_file_points_to_the_shared_folder_outside_the_repository() {
+    // Spelled in pieces so that this file does not match itself.
+    let patterns = [
+        format!("../{}/", "shared"),
+        format!("{}/{}", "shared", "rules"),
+        format!("../{}/", "seeds"),
+    ];
+    let mut found = Vec::new();
+    for (path, text) in text_files() {
+        for (n, line) in text.lines().enumerate() {
+            for p in &patterns {
+                if line.contains(p.as_str()) {
+                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "links out of the repository (the rules are in docs/rules/):\n{}",
+        found.join("\n")
+    );
+}
+
+/// `](target)` link targets of a Markdown text.
+fn markdown_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        if let Some(end) = rest.find(')') {
+            links.push(rest[..end].to_string());
+            rest = &rest[end..];
+        }
+    }
+    links
+}
+
+/// Resolves `link` relative to the folder of `file`; `None` if it climbs above the root.
+fn resolve(file: &Path, link: &str) -> Option<PathBuf> {
+    let mut parts: Vec<Component> = file
+        .parent()
+        .unwrap_or(Path::new(""))
+        .components()
+        .collect();
+    for c in Path::new(link).components() {
+        match c {
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::CurDir => {}
+            other => parts.push(other),
+        }
+    }
+    Some(parts.iter().collect())
+}
+
+#[test]
+fn every_relative_markdown_link_leads_to_a_file_in_the_repository() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for (path, text) in text_files() {
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        for link in markdown_links(&text) {
+            let target = link.split('#').next().unwrap_or("").trim();
+            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            match resolve(&path, target) {
+                Some(p) if root().join(&p).exists() => {}
+                Some(p) => broken.push(format!(
+                    "{}: {link} ({} is missing)",
+                    path.display(),
+                    p.display()
+                )),
+                None => broken.push(format!("{}: {link} leaves the repository", path.display())),
+            }
+        }
+    }
+    assert!(
+        checked >= 3,
+        "only {checked} links checked: is the README there?"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// "1.88" or "1.88.0" as comparable numbers.
+fn version(text: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = text.split('.').map(|p| p.parse().unwrap()).collect();
+    v.resize(3, 0);
+    v
+}
+
+#[test]
+fn the_declared_rust_version_is_what_the_dependencies_need() {
+    // The workspace's `rust-version`, read from the manifest itself.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let declared = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .expect("rust-version in [workspace.package]")
+        .trim_matches('"')
+        .to_string();
+    // The platform being built (Linux in CI and in the image): other platforms' crates (the
+    // windows-* family) may need a newer Rust, which `rust-version` does not promise.
+    let rustc = Command::new("rustc").arg("-vV").output().unwrap();
+    let rustc = String::from_utf8_lossy(&rustc.stdout).into_owned();
+    let host = rustc
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host");
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .args(["--filter-platform", host])
+        .current_dir(root())
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut needs: Vec<(Vec<u64>, String)> = Vec::new();
+    // With --filter-platform, `packages` still lists every platform's; `resolve` does not.
+    let used: std::collections::HashSet<&str> = metadata["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    for package in metadata["packages"].as_array().unwrap() {
+        if !used.contains(package["id"].as_str().unwrap()) {
+            continue;
+        }
+        let name = package["name"].as_str().unwrap();
+        match package["rust_version"].as_str() {
+            Some(v) if name.starts_with("gangs") => {
+                assert_eq!(
+                    v, declared,
+                    "{name} must inherit the workspace's rust-version"
+                )
+            }
+            Some(v) => needs.push((version(v), format!("{name} {}", package["version"]))),
+            None => {}
+        }
+    }
+    let (most, who) = needs
+        .iter()
+        .max()
+        .expect("dependencies declare rust versions");
+    assert!(
+        version(&declared) >= *most,
+        "rust-version is {declared}, but {who} needs {most:?}: raise rust-version"
+    );
+    // And the toolchain running the tests is at least as new.
+    let running = rustc
+        .lines()
+        .find_map(|l| l.strip_prefix("release: "))
+        .expect("rustc -vV names its release")
+        .split('-')
+        .next()
+        .unwrap();
+    assert!(
+        version(running) >= version(&declared),
+        "rustc {running} is older than {declared}"
+    );
+}
+
+/// The option table of a rules page: rows of (key, type, default, range), `\|` unescaped.
+fn option_table(page: &str) -> Vec<[String; 4]> {
+    let start = page
+        .find("| key | type | default | range | meaning |")
+        .expect("an option table");
+    page[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|line| {
+            let cells: Vec<String> = line
+                .replace("\\|", "\u{0}")
+                .split('|')
+                .map(|c| c.trim().replace('\u{0}', "|"))
+                .collect();
+            // cells[0] is the empty text before the first `|`.
+            [
+                cells[1].trim_matches('`').to_string(),
+                cells[2].clone(),
+                cells[3].clone(),
+                cells[4].clone(),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn the_rules_pages_list_exactly_the_options_of_the_engines_schemas() {
+    for kind in gangs_games::kinds() {
+        let path = root().join(format!("docs/rules/{}.md", kind.name));
+        let page =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let documented = option_table(&page);
+        let declared: Vec<[String; 4]> = kind
+            .options
+            .iter()
+            .map(|spec| {
+                [
+                    spec.key.to_string(),
+                    spec.kind.name().to_string(),
+                    spec.default.to_string(),
+                    spec.accepts(),
+                ]
+            })
+            .collect();
+        for row in &declared {
+            assert!(
+                documented.contains(row),
+                "{}: the engine declares {row:?}, the page's table does not have that row",
+                path.display()
+            );
+        }
+        for row in &documented {
+            assert!(
+                declared.contains(row),
+                "{}: the table has {row:?}, the engine declares no such option",
+                path.display()
+            );
+        }
+    }
+}
