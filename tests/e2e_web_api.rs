@@ -2,7 +2,8 @@
 //! bots played. The list pages and filters as `ListGames` does; every bad parameter is a 400
 //! naming it; the replay's chart figures (`gangs_games::summary`'s rows) add up to the final
 //! scores; a cancelled game opens as a replay that ends with its `ended` record; the download is
-//! a game file that verifies; and a server with keys still serves the viewer.
+//! a game file that verifies and, imported, replays the same game; and a server with keys still
+//! serves the viewer.
 
 mod common;
 mod web;
@@ -131,13 +132,13 @@ async fn the_json_api_pages_filters_refuses_and_replays() {
     assert_eq!(listed, [four.clone(), gang.clone(), cancelled.clone()]);
     // Filters.
     let page = get_json(&http, "/api/games?kind=the-gang").await;
-    assert_eq!(ids(&page), [gang.clone()]);
+    assert_eq!(ids(&page), [gang.as_str()]);
     assert_eq!(page["games"][0]["state"], "finished");
     assert_eq!(page["games"][0]["status"], "GAME_STATUS_FINISHED");
     let page = get_json(&http, "/api/games?status=finished").await;
     assert_eq!(ids(&page), [four.clone(), gang.clone()]);
     let page = get_json(&http, "/api/games?status=cancelled&kind=gang-of-four").await;
-    assert_eq!(ids(&page), [cancelled.clone()]);
+    assert_eq!(ids(&page), [cancelled.as_str()]);
     assert!(ids(&get_json(&http, "/api/games?status=running").await).is_empty());
 
     // Bad input: a 400 naming what is wrong, never a 500.
@@ -264,10 +265,25 @@ async fn the_json_api_pages_filters_refuses_and_replays() {
     );
 
     // The download is the game file, and it verifies.
-    let (code, file) = get(&http, &format!("/api/games/{four}/file")).await;
+    let (code, text) = get(&http, &format!("/api/games/{four}/file")).await;
     assert_eq!(code, 200);
-    let file = gangs_games::game_file::GameFile::read(file.as_bytes()).expect("a game file");
+    let file = gangs_games::game_file::GameFile::read(text.as_bytes()).expect("a game file");
     file.verify().expect("the downloaded game file verifies");
+
+    // Loaded back with `gangs import`, it is listed as imported and replays the same game.
+    let path = dir.path().join("download.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    let (code, out) = gangs_cli(&server, &["import", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let imported: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let imported = imported["game_id"].as_str().unwrap();
+    let game = get_json(&http, &format!("/api/games/{imported}")).await;
+    assert_eq!(game["game"]["imported"], true);
+    assert_eq!(game["game"]["state"], "finished");
+    let copy = get_json(&http, &format!("/api/games/{imported}/replay")).await;
+    let original = get_json(&http, &format!("/api/games/{four}/replay")).await;
+    assert_eq!(copy["rounds"], original["rounds"]);
+    assert_eq!(copy["outcome"], original["outcome"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
