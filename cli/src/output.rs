@@ -170,7 +170,7 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
     lines
 }
 
-/// `created`, `joined`, `started`, `acted`, `expired`, `ended`.
+/// `created`, `joined`, `started`, `acted`, `expired`, `timed_out`, `ended`.
 pub fn record_type(record: &pb::LogRecord) -> &'static str {
     match &record.record {
         Some(Record::Created(_)) => "created",
@@ -178,6 +178,7 @@ pub fn record_type(record: &pb::LogRecord) -> &'static str {
         Some(Record::Started(_)) => "started",
         Some(Record::Acted(_)) => "acted",
         Some(Record::Expired(_)) => "expired",
+        Some(Record::TimedOut(_)) => "timed_out",
         Some(Record::Ended(_)) => "ended",
         None => "empty",
     }
@@ -215,6 +216,14 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
             value["events"] = json!(events_json(&a.events));
         }
         Some(Record::Expired(e)) => value["events"] = json!(events_json(&e.events)),
+        Some(Record::TimedOut(t)) => {
+            value["seat"] = json!(t.seat);
+            value["action"] = json!(t.action.as_ref().map(describe_action));
+            value["decision"] = json!(t.decision);
+            value["used_ms"] = json!(t.used_ms);
+            value["absent"] = json!(t.absent);
+            value["events"] = json!(events_json(&t.events));
+        }
         Some(Record::Ended(e)) => {
             value["reason"] = json!(ended_word(e));
             value["detail"] = json!(e.detail);
@@ -254,6 +263,22 @@ pub fn log_record_lines(record: &pb::LogRecord) -> Vec<String> {
             (format!("acted   seat {}: {action}", a.seat), &a.events)
         }
         Some(Record::Expired(e)) => ("expired (the phase deadline passed)".into(), &e.events),
+        Some(Record::TimedOut(t)) => {
+            let action = t
+                .action
+                .as_ref()
+                .map(describe_action)
+                .unwrap_or_else(|| "(hidden until the game ends)".into());
+            let why = if t.absent {
+                "absent: default played at once".to_string()
+            } else {
+                format!("clock ran out after {} ms", t.used_ms)
+            };
+            (
+                format!("timeout seat {} ({}; {why}): {action}", t.seat, t.decision),
+                &t.events,
+            )
+        }
         Some(Record::Ended(e)) => (format!("ended   {}: {}", ended_word(e), e.detail), &[]),
         None => ("(empty record)".into(), &[]),
     };

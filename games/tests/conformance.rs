@@ -415,7 +415,7 @@ where
     Bridge<W>: Clone,
 {
     let info = gangs_games::kind(kind).unwrap();
-    let players = info.options.iter().find(|o| o.key == "players").unwrap();
+    let players = info.options().iter().find(|o| o.key == "players").unwrap();
     let OptionType::Count { min, max } = players.kind else {
         panic!("players is a count")
     };

@@ -43,9 +43,11 @@ the rating is Elo (start 1500, K = 16) over every pair of seats held by differen
 heists (vaults) and games won are shown with 95% intervals (Wilson for shares).
 
 Without --server (or GANGS_SERVER) the arena starts its own gangs-server (found next to `gangs`,
-then on PATH) on a free port with a temporary data dir. A bot exiting non-zero or a game passing
---game-timeout-secs is an error for that game: listed, counted in `errors`, and the exit code
-is 1.";
+then on PATH) on a free port with a temporary data dir. Without clocks (--turn-ms 0) a bot exiting non-zero or a game
+passing --game-timeout-secs is an error for that game: listed, counted in `errors`, and the exit code
+is 1. With clocks (--turn-ms, on by default) a bot that exits early is not an error: its seat
+plays default actions until the game ends, the arena says so under `notes`, and every seat's
+timeouts are counted per bot.";
 
 #[derive(Args)]
 pub struct ArenaArgs {
@@ -88,6 +90,12 @@ pub struct ArenaArgs {
     /// an error.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     game_timeout_secs: u64,
+
+    /// Seat clocks for every game: each decision may take MS (the `turn_ms` option; an
+    /// explicit `--option turn_ms=...` wins; 0: no clocks). A bot that crashes or hangs then
+    /// costs only its seat's timeouts: its defaults are played and the game goes on.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    turn_ms: u64,
 }
 
 /// What every game task needs.
@@ -100,6 +108,8 @@ struct Arena {
     base_seed: u64,
     duplicate: bool,
     timeout: Duration,
+    /// Seats have clocks (`turn_ms`): a bot exiting early is a note, not an error.
+    clocks: bool,
     server: String,
     /// `--ca` for an external `https://` server, passed on to every bot.
     ca: Option<PathBuf>,
@@ -122,12 +132,18 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
             KINDS.join(", ")
         )));
     }
-    let options = gangs_games::parse_options(&args.kind, args.players, &args.options)
+    let mut pairs = args.options.clone();
+    if args.turn_ms > 0 && !pairs.iter().any(|(key, _)| key == "turn_ms") {
+        pairs.push(("turn_ms".to_string(), args.turn_ms.to_string()));
+    }
+    let options = gangs_games::parse_options(&args.kind, args.players, &pairs)
         .map_err(|e| CliError::invalid(e.to_string()))?;
-    // Building the game locally checks the options and tells the number of seats.
-    let players = gangs_games::new_game(&args.kind, Some(&options), 0, None)
-        .map_err(|e| CliError::invalid(e.to_string()))?
-        .players();
+    // Building the game locally checks the options, tells the number of seats and whether
+    // seats have clocks.
+    let local = gangs_games::new_game(&args.kind, Some(&options), 0, None)
+        .map_err(|e| CliError::invalid(e.to_string()))?;
+    let clocks = local.clock().enabled();
+    let players = local.players();
     let slots = bot_slots(&args.bots, players)?;
     let programs = slots
         .iter()
@@ -167,6 +183,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         base_seed,
         duplicate: args.duplicate,
         timeout: Duration::from_secs(args.game_timeout_secs),
+        clocks,
         server: server.clone(),
         ca,
         client,
@@ -225,6 +242,8 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     drop(dir);
 
     failures.sort_by_key(|f| f.game);
+    results.sort_by_key(|r| r.game);
+    let notes: Vec<String> = results.iter().flat_map(|r| r.notes.clone()).collect();
     let rows = stats::tally(&names, &slot_entry, &results);
     let team = (args.kind == THE_GANG).then(|| stats::team_tally(&results));
     let report = Report {
@@ -242,6 +261,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         rows: &rows,
         team: team.as_ref(),
         failures: &failures,
+        notes: &notes,
     };
     context
         .out
@@ -329,7 +349,8 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
             log,
         )?);
     }
-    wait_for_bots(bots, arena.timeout)
+    // With clocks a bot that exits early is not the game's end: its seat plays defaults.
+    let notes = wait_for_bots(bots, arena.timeout, arena.clocks)
         .await
         .map_err(|e| format!("game {game_id}: {e}"))?;
 
@@ -342,18 +363,66 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
             )
         })?
         .map_err(|e| format!("game {game_id}: {e}"))?;
-    read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))
+    let mut result =
+        read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))?;
+    let timeouts = timeouts_per_seat(&mut client, &game_id, arena.players)
+        .await
+        .map_err(|e| format!("game {game_id}: {e}"))?;
+    for seat in &mut result.seats {
+        seat.timeouts = timeouts[stats::seat_of(seat.slot, game, arena.players)];
+    }
+    result.notes = notes
+        .into_iter()
+        .map(|note| format!("game {game_id}: {note}"))
+        .collect();
+    Ok(result)
+}
+
+/// How many times each seat's clock ran out (`timed_out` records of the finished game's log).
+async fn timeouts_per_seat(
+    client: &mut Client,
+    game_id: &str,
+    players: usize,
+) -> Result<Vec<u32>, String> {
+    let mut stream = client
+        .get_log(pb::GetLogRequest {
+            game_id: game_id.to_string(),
+            from_seq: 0,
+        })
+        .await
+        .map_err(|s| format!("cannot read the log: {}", s.message()))?
+        .into_inner();
+    let mut timeouts = vec![0u32; players];
+    while let Some(record) = stream
+        .message()
+        .await
+        .map_err(|s| format!("reading the log: {}", s.message()))?
+    {
+        if let Some(pb::log_record::Record::TimedOut(t)) = &record.record {
+            if let Some(count) = timeouts.get_mut(t.seat as usize) {
+                *count += 1;
+            }
+        }
+    }
+    Ok(timeouts)
 }
 
 /// The spectator's update of a finished game's last record: its outcome and final view.
 async fn final_update(client: &mut Client, game_id: &str) -> Result<pb::Update, String> {
-    let summary = find_summary(client, game_id)
-        .await
-        .map_err(|s| format!("cannot list the games: {}", s.message()))?
-        .ok_or("the server no longer lists the game")?;
+    // With clocks the seats of exited bots play defaults: the game may need a moment more.
+    let summary = loop {
+        let summary = find_summary(client, game_id)
+            .await
+            .map_err(|s| format!("cannot list the games: {}", s.message()))?
+            .ok_or("the server no longer lists the game")?;
+        if summary.status != pb::GameStatus::Running as i32 {
+            break summary;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     if summary.status != pb::GameStatus::Finished as i32 {
         return Err(format!(
-            "every bot exited successfully, but the game is {} at seq {}",
+            "every bot exited, but the game is {} at seq {}",
             status_name(summary.status),
             summary.last_seq
         ));
@@ -402,6 +471,7 @@ fn read_result(arena: &Arena, game: u64, update: &pb::Update) -> Result<GameResu
             rank: seat.rank,
             score: seat.score,
             won: seat.won,
+            timeouts: 0,
         });
     }
     let team = if arena.kind == THE_GANG {
@@ -416,7 +486,12 @@ fn read_result(arena: &Arena, game: u64, update: &pb::Update) -> Result<GameResu
     } else {
         None
     };
-    Ok(GameResult { game, seats, team })
+    Ok(GameResult {
+        game,
+        seats,
+        team,
+        notes: Vec::new(),
+    })
 }
 
 /// Everything the arena prints, as JSON or as a table.
@@ -432,6 +507,8 @@ struct Report<'a> {
     rows: &'a [BotRow],
     team: Option<&'a TeamTally>,
     failures: &'a [Failure],
+    /// Bots that exited early while clocks kept their games going.
+    notes: &'a [String],
 }
 
 impl Report<'_> {
@@ -459,7 +536,9 @@ impl Report<'_> {
                 "win_share_high": r.win_share_high,
                 "mean_score": r.mean_score,
                 "rating": r.rating,
+                "timeouts": r.timeouts,
             })).collect::<Vec<_>>(),
+            "notes": self.notes,
         });
         if let Some(team) = self.team {
             let (success_low, success_high) = stats::wilson(team.heist_successes, team.heists);
@@ -507,18 +586,19 @@ impl Report<'_> {
             "mean penalty"
         };
         lines.push(format!(
-            "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12}  {:>6}",
-            "bot", "games", "wins", "win share (95%)", score, "rating"
+            "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12}  {:>6}  {:>8}",
+            "bot", "games", "wins", "win share (95%)", score, "rating", "timeouts"
         ));
         for row in self.rows {
             lines.push(format!(
-                "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12.1}  {:>6.0}",
+                "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12.1}  {:>6.0}  {:>8}",
                 row.name,
                 row.games,
                 row.wins,
                 share_text(row.win_share, row.win_share_low, row.win_share_high),
                 row.mean_score,
-                row.rating
+                row.rating,
+                row.timeouts
             ));
         }
         if let Some(team) = self.team {
@@ -544,6 +624,12 @@ impl Report<'_> {
                 team.games,
                 share_text(stats::share(team.games_won, team.games), w_low, w_high)
             ));
+        }
+        if !self.notes.is_empty() {
+            lines.push(format!("{} note(s):", self.notes.len()));
+            for note in self.notes {
+                lines.push(format!("  {note}"));
+            }
         }
         if !self.failures.is_empty() {
             lines.push(format!("{} error(s):", self.failures.len()));
@@ -666,6 +752,7 @@ mod tests {
             rows: &rows,
             team: Some(&team),
             failures: &failures,
+            notes: &[],
         };
         let value = report.json();
         assert_eq!(value["games"], 1);

@@ -4,6 +4,7 @@
 
 use super::{ended_status, record_events, GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
+use gangs_games::clock::Clocks;
 use gangs_games::{replay::Replayer, Game};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -58,6 +59,7 @@ impl GameActor {
             started,
             seats_taken,
             self.timer.as_ref().map(|t| t.unix_ms),
+            self.clocks.as_ref().map(Clocks::to_pb).unwrap_or_default(),
         )
     }
 
@@ -124,6 +126,7 @@ impl GameActor {
                     None
                 };
                 let (started, seats_taken) = self.progress_at(record.seq);
+                let clocks = replayer.clocks().map(Clocks::to_pb).unwrap_or_default();
                 updates.push(build_update(
                     game,
                     record,
@@ -131,6 +134,7 @@ impl GameActor {
                     started,
                     seats_taken,
                     deadline,
+                    clocks,
                 ));
             }
         }
@@ -156,6 +160,7 @@ fn build_update(
     started: bool,
     seats_taken: u32,
     deadline_unix_ms: Option<i64>,
+    clocks: Vec<pb::SeatClock>,
 ) -> pb::Update {
     // An `ended` record is the last: the update it makes is the final one.
     let ended = match &record.record {
@@ -174,6 +179,7 @@ fn build_update(
     };
     let actor = match &record.record {
         Some(Record::Acted(a)) => Some(a.seat),
+        Some(Record::TimedOut(t)) => Some(t.seat),
         Some(Record::Joined(j)) => Some(j.seat),
         _ => None,
     };
@@ -198,5 +204,7 @@ fn build_update(
         outcome: if game.is_over() { game.outcome() } else { None },
         seat: seat.map(|s| s as u32),
         seats_taken,
+        // Every seat's clock is public: the same for every audience.
+        clocks,
     }
 }

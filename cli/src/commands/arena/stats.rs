@@ -136,6 +136,8 @@ pub struct SeatResult {
     pub rank: u32,
     pub score: i64,
     pub won: bool,
+    /// How many times the seat's clock ran out (its default was played).
+    pub timeouts: u32,
 }
 
 /// The Gang's team result, from the final spectator view.
@@ -152,6 +154,8 @@ pub struct GameResult {
     pub game: u64,
     pub seats: Vec<SeatResult>,
     pub team: Option<TeamResult>,
+    /// What happened that is not an error (a bot exited early; clocks played its seat).
+    pub notes: Vec<String>,
 }
 
 /// One row of the table: a distinct `--bot` command, over every seat it held.
@@ -167,6 +171,8 @@ pub struct BotRow {
     pub win_share_high: f64,
     pub mean_score: f64,
     pub rating: f64,
+    /// Seat-games' timeouts: how often this bot's clock ran out.
+    pub timeouts: u64,
 }
 
 /// The Gang's team numbers over every finished game.
@@ -188,6 +194,7 @@ pub fn tally(names: &[String], slot_entry: &[usize], results: &[GameResult]) -> 
     let mut games = vec![0u64; names.len()];
     let mut wins = vec![0u64; names.len()];
     let mut score_sum = vec![0i64; names.len()];
+    let mut timeouts = vec![0u64; names.len()];
     let mut ratings = vec![ELO_START; names.len()];
     for result in sorted {
         let mut seats = Vec::with_capacity(result.seats.len());
@@ -195,6 +202,7 @@ pub fn tally(names: &[String], slot_entry: &[usize], results: &[GameResult]) -> 
             let entry = slot_entry[seat.slot];
             games[entry] += 1;
             score_sum[entry] += seat.score;
+            timeouts[entry] += u64::from(seat.timeouts);
             if is_win(seat, result.team.is_some()) {
                 wins[entry] += 1;
             }
@@ -220,6 +228,7 @@ pub fn tally(names: &[String], slot_entry: &[usize], results: &[GameResult]) -> 
                     score_sum[i] as f64 / games[i] as f64
                 },
                 rating: ratings[i],
+                timeouts: timeouts[i],
             }
         })
         .collect()
