@@ -429,7 +429,7 @@ async fn api_key_guards_game_creation() {
     assert_refused(
         client.create_game(request()).await,
         Code::Unauthenticated,
-        "api key",
+        "requires a key to create games",
     );
     let mut wrong = tonic::Request::new(request());
     wrong
@@ -438,7 +438,7 @@ async fn api_key_guards_game_creation() {
     assert_refused(
         client.create_game(wrong).await,
         Code::PermissionDenied,
-        "api key",
+        "wrong key",
     );
     let mut right = tonic::Request::new(request());
     right

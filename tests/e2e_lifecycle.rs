@@ -168,7 +168,8 @@ async fn a_game_nobody_plays_is_abandoned_after_the_idle_timeout() {
     let server = Server::start_with(dir.path(), 0, &["--idle-timeout", "700ms"]);
     let mut client = server.client().await;
     let game = create(&mut client, "gang-of-four", None, 5).await;
-    let tokens = join_all(&mut client, &game, 3).await;
+    // Every seat taken (the fill timeout is over), then nobody acts.
+    let tokens = join_all(&mut client, &game, 4).await;
     let stream = client
         .watch(pb::WatchRequest {
             game_id: game.clone(),

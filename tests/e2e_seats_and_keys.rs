@@ -164,7 +164,8 @@ async fn an_action_id_reused_for_another_action_is_refused_and_over_beats_stale(
     let mut client = server.client().await;
     let game = create(&mut client, "gang-of-four", None, 4).await;
     let mut tokens = Vec::new();
-    for seat in 0..3 {
+    // Gang of Four has 4 seats by default: the game starts when the fourth is taken.
+    for seat in 0..4 {
         let joined = client
             .join_game(pb::JoinGameRequest {
                 game_id: game.clone(),

@@ -155,6 +155,20 @@ impl Context {
         last_seq: u64,
         end: Result<(), tonic::Status>,
     ) -> Result<(Client, Streaming<pb::Update>), CliError> {
+        self.resume_watch_with(game_id, token, last_seq, end, &|note| self.out.note(note))
+            .await
+    }
+
+    /// [`Context::resume_watch`] with its progress notes given to `note` (the full-screen
+    /// table shows them in its status line instead of writing over the screen).
+    pub async fn resume_watch_with(
+        &self,
+        game_id: &str,
+        token: &str,
+        last_seq: u64,
+        end: Result<(), tonic::Status>,
+        note: &dyn Fn(&str),
+    ) -> Result<(Client, Streaming<pb::Update>), CliError> {
         if end.as_ref().is_err_and(|status| !is_transient(status)) {
             return Err(self.stream_ended(end));
         }
@@ -162,7 +176,7 @@ impl Context {
             Ok(()) => "the server closed the stream".to_string(),
             Err(status) => status.message().to_string(),
         };
-        self.out.note(&format!(
+        note(&format!(
             "lost the stream of game {game_id} ({why}); reconnecting to {} for up to {} s",
             self.server,
             OUTAGE_BUDGET.as_secs()
@@ -178,8 +192,7 @@ impl Context {
             .await;
             match attempt {
                 Ok(resumed) => {
-                    self.out
-                        .note(&format!("reconnected; resuming after seq {last_seq}"));
+                    note(&format!("reconnected; resuming after seq {last_seq}"));
                     return Ok(resumed);
                 }
                 // Unreachable, or a transport failure while it comes back up.

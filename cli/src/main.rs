@@ -11,6 +11,7 @@ mod commands;
 mod error;
 mod output;
 mod proto_json;
+mod tui;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};

@@ -1,18 +1,23 @@
-//! `gangs play GAME [--seat N] [--name NAME] [--token T]`: play a seat yourself. Shows the
-//! events as they come; when it is your turn, your view and the numbered legal actions, then
-//! reads a line: a number picks a listed action, anything else is read as action words.
-//! `view` shows your view again, `quit` leaves (the seat stays yours: resume with --token).
+//! `gangs play GAME [--seat N] [--name NAME] [--token T] [--plain]`: play a seat yourself.
+//!
+//! In a terminal: the full-screen table (`crate::tui`); `q` leaves and prints how to come back.
+//! Outside one (a pipe, `--plain`, `--json`): lines. The events as they come, each once; when
+//! a turn starts (for The Gang: when a street, stage or proposal starts) your view and the
+//! numbered legal actions, then a line is read: a number picks a listed action, anything else
+//! is read as action words. `view` shows your view again, `quit` leaves (the seat stays
+//! yours: resume with --token).
 
 use crate::client::{next_batch, Client, Context};
 use crate::commands::act::parse_words;
 use crate::commands::join::default_name;
 use crate::error::CliError;
 use crate::output::{is_finished, update_json, update_lines};
+use crate::tui::{self, app::App, app::GameKind, Ending, Table};
 use clap::Args;
 use gangs_games::{describe_action, render_view};
 use gangs_proto::v1 as pb;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::io::BufRead;
 use tonic::Code;
 
 #[derive(Args)]
@@ -31,6 +36,10 @@ pub struct PlayArgs {
     /// Resume a seat joined earlier instead of joining.
     #[arg(long)]
     token: Option<String>,
+
+    /// Lines instead of the full-screen table, even in a terminal.
+    #[arg(long)]
+    plain: bool,
 }
 
 /// What a line typed at the prompt asks for.
@@ -81,6 +90,7 @@ pub fn prompt_text(update: &pb::Update) -> String {
 pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
     let mut client = context.connect().await?;
     let kind = context.find_game(&mut client, &args.game).await?.kind;
+    let mut seat = args.seat;
     let (token, from_seq) = match args.token {
         Some(token) => (token, 0),
         None => {
@@ -97,9 +107,29 @@ pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
                     )
                 },
             );
+            seat = Some(joined.seat);
             (joined.token, joined.seq.saturating_sub(1))
         }
     };
+    if let Some(game_kind) =
+        GameKind::from_name(&kind).filter(|_| tui::wanted(args.plain, context.out.json))
+    {
+        let table = Table {
+            context,
+            client,
+            app: App::new(game_kind, args.game.clone(), seat, true),
+            token: token.clone(),
+            from_seq,
+        };
+        match tui::run(table).await? {
+            Ending::Finished { summary } => println!("game {} is over: {summary}", args.game),
+            Ending::Quit => println!(
+                "left game {}; your seat is kept: `gangs play {} --token {token}` takes it back",
+                args.game, args.game
+            ),
+        }
+        return Ok(());
+    }
     let mut session = Session {
         context,
         client,
@@ -107,8 +137,25 @@ pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
         kind,
         token,
         turn: None,
+        shown: None,
     };
     session.play(from_seq).await
+}
+
+/// The lines typed on stdin, read on a thread of its own. Not tokio's stdin: its read sits
+/// on the runtime's blocking pool, and the runtime waits for it at exit, so the command would
+/// hang after the game's end until another line came. A plain thread dies with the process.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>> {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let failed = line.is_err();
+            if sender.send(line).is_err() || failed {
+                break;
+            }
+        }
+    });
+    receiver
 }
 
 struct Session<'a> {
@@ -119,6 +166,26 @@ struct Session<'a> {
     token: String,
     /// The newest update, while it offers actions.
     turn: Option<pb::Update>,
+    /// The turn whose view and numbered actions were printed last (numbers pick from it).
+    shown: Option<(String, Vec<pb::GameAction>)>,
+}
+
+/// What makes a new prompt worth printing: a new turn in Gang of Four; in The Gang, where
+/// every seat may act all through a street, a new street, stage, proposal, choice or guess
+/// (the chip moves in between are printed as events, once each).
+pub fn turn_key(update: &pb::Update) -> String {
+    match update.view.as_ref().and_then(|v| v.game.as_ref()) {
+        Some(pb::game_view::Game::TheGang(v)) => format!(
+            "heist {} stage {} street {} proposal {:?} choice {:?} guess {}",
+            v.heist,
+            v.stage,
+            v.street,
+            v.proposal.as_ref().map(|p| p.proposer),
+            v.pending_choice.as_ref().map(|c| c.seat),
+            v.guess.is_some()
+        ),
+        _ => format!("seq {}", update.seq),
+    }
 }
 
 impl Session<'_> {
@@ -129,7 +196,7 @@ impl Session<'_> {
             .watch(&mut self.client, &self.game_id, &self.token, from_seq)
             .await?;
         let mut last_seq = from_seq;
-        let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+        let mut stdin = stdin_lines();
         loop {
             tokio::select! {
                 batch = next_batch(&mut stream) => {
@@ -143,8 +210,11 @@ impl Session<'_> {
                     }
                     if let Some(latest) = batch.updates.last() {
                         self.turn = (!latest.legal_actions.is_empty()).then(|| latest.clone());
-                        if let Some(turn) = &self.turn {
-                            out.human(|| prompt_text(turn));
+                        if let Some(turn) = self.turn.clone() {
+                            let key = turn_key(&turn);
+                            if self.shown.as_ref().is_none_or(|(shown, _)| *shown != key) {
+                                self.show_prompt(&turn);
+                            }
                         }
                     }
                     if let Some(end) = batch.end {
@@ -155,16 +225,16 @@ impl Session<'_> {
                             .context
                             .resume_watch(&self.game_id, &self.token, last_seq, end)
                             .await?;
-                        if let Some(turn) = &self.turn {
-                            out.human(|| prompt_text(turn));
+                        if let Some(turn) = self.turn.clone() {
+                            self.show_prompt(&turn);
                         }
                     }
                 }
-                line = stdin.next_line() => {
-                    let line = line.map_err(|e| CliError::local(format!("cannot read stdin: {e}")))?;
+                line = stdin.recv() => {
                     let Some(line) = line else {
                         return Err(self.left("stdin closed"));
                     };
+                    let line = line.map_err(|e| CliError::local(format!("cannot read stdin: {e}")))?;
                     if self.on_line(&line).await? {
                         return Err(self.left("you quit"));
                     }
@@ -186,10 +256,27 @@ impl Session<'_> {
             ));
             return Ok(false);
         };
-        let action = match parse_choice(&self.kind, line, &turn.legal_actions) {
-            Ok(Choice::Act(action)) => action,
+        // Numbers pick from the list as printed; the game may have moved on since.
+        let listed = self
+            .shown
+            .as_ref()
+            .map_or(turn.legal_actions.clone(), |(_, listed)| listed.clone());
+        let action = match parse_choice(&self.kind, line, &listed) {
+            Ok(Choice::Act(action)) => {
+                if line.trim().parse::<usize>().is_ok() && !turn.legal_actions.contains(&action) {
+                    out.warn(&CliError::new(
+                        "FAILED_PRECONDITION",
+                        format!(
+                            "`{}` is no longer legal: the game moved on (`view` lists the actions now)",
+                            describe_action(&action)
+                        ),
+                    ));
+                    return Ok(false);
+                }
+                action
+            }
             Ok(Choice::ShowView) => {
-                out.human(|| prompt_text(&turn));
+                self.show_prompt(&turn);
                 return Ok(false);
             }
             Ok(Choice::Quit) => return Ok(true),
@@ -249,6 +336,12 @@ impl Session<'_> {
             Err(status) => return Err(self.context.refused(status)),
         }
         Ok(false)
+    }
+
+    /// Prints the view and the numbered actions of `turn`, and remembers them.
+    fn show_prompt(&mut self, turn: &pb::Update) {
+        self.context.out.human(|| prompt_text(turn));
+        self.shown = Some((turn_key(turn), turn.legal_actions.clone()));
     }
 
     /// Leaving before the end: the seat stays taken, here is how to come back.
@@ -320,6 +413,42 @@ mod tests {
         // An unknown kind makes the words parser refuse, whatever the game modules accept.
         let e = parse_choice("chess", "play r7", &legal()).unwrap_err();
         assert_eq!(e.code, "INVALID_ARGUMENT");
+    }
+
+    fn gang_update(seq: u64, street: i32, moves_made: u32) -> pb::Update {
+        pb::Update {
+            seq,
+            view: Some(pb::GameView {
+                game: Some(pb::game_view::Game::TheGang(pb::TheGangView {
+                    heist: 1,
+                    stage: pb::TheGangStage::Chips as i32,
+                    street,
+                    moves_made,
+                    ..Default::default()
+                })),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_gang_prompts_once_per_street_not_per_chip_move() {
+        let white = pb::TheGangStreet::White as i32;
+        let yellow = pb::TheGangStreet::Yellow as i32;
+        assert_eq!(
+            turn_key(&gang_update(5, white, 1)),
+            turn_key(&gang_update(6, white, 2))
+        );
+        assert_ne!(
+            turn_key(&gang_update(6, white, 2)),
+            turn_key(&gang_update(9, yellow, 0))
+        );
+        // Gang of Four: every update that offers actions is a new turn.
+        let gof = |seq| pb::Update {
+            seq,
+            ..Default::default()
+        };
+        assert_ne!(turn_key(&gof(3)), turn_key(&gof(7)));
     }
 
     #[test]
