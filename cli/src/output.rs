@@ -127,6 +127,12 @@ pub fn update_json(update: &pb::Update) -> Value {
         "events": events_json(&update.events),
         "legal_actions": update.legal_actions.iter().map(describe_action).collect::<Vec<_>>(),
         "deadline_unix_ms": update.deadline_unix_ms,
+        "clocks": update.clocks.iter().map(|c| json!({
+            "seat": c.seat,
+            "deadline_unix_ms": c.deadline_unix_ms,
+            "bank_ms": c.bank_ms,
+            "absent": c.absent,
+        })).collect::<Vec<_>>(),
         "view_text": update.view.as_ref().map(render_view).unwrap_or_default(),
         "view": update
             .view
@@ -161,13 +167,45 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
             .map(|o| o.summary.clone())
             .unwrap_or_default();
         lines.push(format!("       game over: {summary}"));
-    } else if !update.legal_actions.is_empty() {
-        lines.push(format!(
-            "       your turn ({} legal actions)",
-            update.legal_actions.len()
-        ));
+    } else {
+        if !update.legal_actions.is_empty() {
+            lines.push(format!(
+                "       your turn ({} legal actions)",
+                update.legal_actions.len()
+            ));
+        }
+        if let Some(clocks) = clock_line(update, unix_now_ms()) {
+            lines.push(format!("       {clocks}"));
+        }
     }
     lines
+}
+
+/// "clock: seat 2 has 8.2 s (bank 3.0 s); seat 0 absent", for the seats the game waits for
+/// and the absent ones; `None` in a game without clocks.
+pub fn clock_line(update: &pb::Update, now_ms: i64) -> Option<String> {
+    let parts: Vec<String> = update
+        .clocks
+        .iter()
+        .filter_map(|c| match (c.deadline_unix_ms, c.absent) {
+            (Some(at), _) => Some(format!(
+                "seat {} has {:.1} s (bank {:.1} s){}",
+                c.seat,
+                (at - now_ms).max(0) as f64 / 1000.0,
+                c.bank_ms as f64 / 1000.0,
+                if c.absent { ", absent" } else { "" }
+            )),
+            (None, true) => Some(format!("seat {} absent", c.seat)),
+            (None, false) => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("clock: {}", parts.join("; ")))
+}
+
+fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// `created`, `joined`, `started`, `acted`, `expired`, `timed_out`, `ended`.
