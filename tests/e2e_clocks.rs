@@ -76,7 +76,15 @@ async fn silent_and_killed_seats_do_not_stall(kind: &str, players: u32, options:
     join(&mut client, &game_id, 0).await;
     let killed = players - 1;
     let mut bots: Vec<_> = (1..players)
-        .map(|seat| spawn_bot("gangs-bot-random", &server, &game_id, Some(seat), seat as u64))
+        .map(|seat| {
+            spawn_bot(
+                "gangs-bot-random",
+                &server,
+                &game_id,
+                Some(seat),
+                seat as u64,
+            )
+        })
         .collect();
     wait_seq(&mut client, &game_id, 20).await;
     let mut victim = bots.pop().expect("the killed seat's bot");
@@ -105,7 +113,9 @@ async fn silent_and_killed_seats_do_not_stall(kind: &str, players: u32, options:
             mine.iter().any(|t| t.absent),
             "{kind}: after 2 timeouts in a row seat {seat} is absent"
         );
-        assert!(mine.iter().all(|t| t.action.is_some() && !t.decision.is_empty()));
+        assert!(mine
+            .iter()
+            .all(|t| t.action.is_some() && !t.decision.is_empty()));
     }
     for t in &timed_out {
         if !t.absent {
@@ -116,7 +126,10 @@ async fn silent_and_killed_seats_do_not_stall(kind: &str, players: u32, options:
     assert_eq!(code, 0, "{kind}: replay --verify failed: {out}");
     let (code, out) = gangs_cli(&server, &["log", &game_id]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("timeout seat 0"), "{kind}: the log shows timeouts: {out}");
+    assert!(
+        out.contains("timeout seat 0"),
+        "{kind}: the log shows timeouts: {out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

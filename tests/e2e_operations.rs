@@ -154,8 +154,7 @@ async fn metrics_move_while_a_game_is_played() {
             from_seq: 0,
         })
         .await
-        .err()
-        .expect("an unknown game is refused");
+        .expect_err("an unknown game is refused");
     assert_eq!(missing.code(), tonic::Code::NotFound);
 
     // Play random legal actions, scraping as the game goes.
@@ -182,7 +181,7 @@ async fn metrics_move_while_a_game_is_played() {
             .await
             .unwrap();
         played += 1;
-        if played % 500 == 0 {
+        if played.is_multiple_of(500) {
             let text = scrape(port);
             seen_actions.push(value(&text, "gangs_actions_total", &kind));
         }

@@ -195,6 +195,7 @@ async fn gang_of_four_played_in_the_terminal_to_the_end() {
             options: None,
             seed: Some(3),
             preset: Some(gang_of_four_preset()),
+            ..Default::default()
         })
         .await
         .expect("create")
@@ -435,6 +436,7 @@ async fn the_gang_played_in_the_terminal_to_the_end() {
             options: Some(options),
             seed: Some(5),
             preset: Some(the_gang_preset()),
+            ..Default::default()
         })
         .await
         .expect("create")

@@ -155,7 +155,6 @@ impl<P: Policy> Bot<P> {
                 name: self.name.clone(),
                 join_id: self.join_id.clone(),
                 invitation: self.invitation.clone(),
-                ..Default::default()
             };
             match self.client.join_game(request).await {
                 Ok(response) => {

@@ -162,6 +162,13 @@ impl Games for FakeServer {
         Err(Status::unimplemented("fake"))
     }
 
+    async fn import_game(
+        &self,
+        _: Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn cancel_game(
         &self,
         _: Request<pb::CancelGameRequest>,

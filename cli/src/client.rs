@@ -99,7 +99,6 @@ impl Context {
             name: name.to_string(),
             join_id: gangs_proto::retry::new_join_id(),
             invitation: invitation.unwrap_or_default().to_string(),
-            ..Default::default()
         };
         Ok(client
             .join_game(request)

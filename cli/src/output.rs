@@ -137,7 +137,7 @@ pub fn update_json(update: &pb::Update) -> Value {
         "view": update
             .view
             .as_ref()
-            .map(|v| crate::proto_json::to_json(v, "gangs.v1.GameView")),
+            .map(|v| gangs_proto::json::to_json(v, "gangs.v1.GameView")),
         "outcome": update.outcome.as_ref().map(outcome_json),
     })
 }
@@ -233,7 +233,7 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
         "seat": null,
         "action": null,
         "events": [],
-        "record": crate::proto_json::to_json(record, "gangs.v1.LogRecord"),
+        "record": gangs_proto::json::to_json(record, "gangs.v1.LogRecord"),
     });
     match &record.record {
         Some(Record::Created(c)) => {
@@ -350,17 +350,19 @@ pub fn summary_json(game: &pb::GameSummary) -> Value {
         "created_unix_ms": game.created_unix_ms,
         "finished_unix_ms": game.finished_unix_ms,
         "outcome": game.outcome.as_ref().map(outcome_json),
+        "imported": game.imported,
     })
 }
 
 pub fn summary_line(game: &pb::GameSummary) -> String {
     format!(
-        "{:<24} {:<13} {}/{} seats  {:<9} {}",
+        "{:<24} {:<13} {}/{} seats  {:<9} {}{}",
         game.game_id,
         game.kind,
         game.seats_taken,
         game.players,
         status_name(game.status),
+        if game.imported { "(imported) " } else { "" },
         game.names
             .iter()
             .map(|n| if n.is_empty() { "-" } else { n.as_str() })
@@ -385,6 +387,7 @@ mod tests {
             outcome: None,
             seat: Some(2),
             seats_taken: 4,
+            clocks: Vec::new(),
         }
     }
 
@@ -546,7 +549,8 @@ mod tests {
             json!({
                 "game_id": "g1", "kind": "gang-of-four", "players": 4, "seats_taken": 2,
                 "status": "waiting", "names": ["ann", "bob"], "last_seq": 3,
-                "created_unix_ms": 1000, "finished_unix_ms": null, "outcome": null
+                "created_unix_ms": 1000, "finished_unix_ms": null, "outcome": null,
+                "imported": false
             })
         );
     }

@@ -392,7 +392,10 @@ mod tests {
                 ..WireClock::default()
             })
             .unwrap_err();
-            assert!(err.message().contains("turn_ms must be 50 to 86400000"), "{err}");
+            assert!(
+                err.message().contains("turn_ms must be 50 to 86400000"),
+                "{err}"
+            );
         }
         let err = ClockSettings::from_wire(WireClock {
             bank_ms: Some(5),
@@ -406,7 +409,10 @@ mod tests {
             ..WireClock::default()
         })
         .unwrap_err();
-        assert!(err.message().contains("absent_after must be 0 to 1000"), "{err}");
+        assert!(
+            err.message().contains("absent_after must be 0 to 1000"),
+            "{err}"
+        );
         let mut wire = WireClock::default();
         assert!(wire.parse_option("turn_ms", "250").unwrap());
         assert!(wire.parse_option("absent_after", "2").unwrap());

@@ -9,9 +9,12 @@
 
 pub mod bridge;
 pub mod clock;
+pub mod game_file;
 pub mod gang_of_four;
 pub mod replay;
+pub mod summary;
 pub mod the_gang;
+pub mod update;
 pub mod visibility;
 
 use gangs_proto::v1 as pb;

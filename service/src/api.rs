@@ -4,16 +4,22 @@
 
 use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
 use crate::bounds::{
-    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS,
+    MAX_KIND_BYTES, MAX_TOKEN_BYTES,
 };
+use crate::cluster::{Cluster, Route};
 use crate::error::{HostError, HostResult};
 use crate::registry::{ListQuery, Registry};
+use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
+use gangs_proto::v1::games_client::GamesClient;
 use pb::games_server::Games;
 use prost::Message;
 use std::pin::Pin;
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::{Stream, StreamExt};
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 impl From<HostError> for Status {
@@ -36,6 +42,8 @@ impl From<HostError> for Status {
 pub struct GamesService {
     registry: Registry,
     keys: Keys,
+    /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
+    cluster: Option<Arc<Cluster>>,
 }
 
 /// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
@@ -67,8 +75,29 @@ impl GamesService {
         )
     }
 
+    /// A node of a cluster (`--store nats://…`): see `cluster.rs`.
+    pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// The owner's client when another node runs `game_id`; None to serve it here.
+    async fn forward_to(&self, game_id: &str) -> Result<Option<GamesClient<Channel>>, Status> {
+        let Some(cluster) = &self.cluster else {
+            return Ok(None);
+        };
+        match cluster.route(game_id, &self.registry).await? {
+            Route::Local => Ok(None),
+            Route::Owner(client) => Ok(Some(client)),
+        }
+    }
+
     pub fn with_keys(registry: Registry, keys: Keys) -> Self {
-        GamesService { registry, keys }
+        GamesService {
+            registry,
+            keys,
+            cluster: None,
+        }
     }
 
     /// Checks the call's `authorization: Bearer KEY` metadata when the server has keys.
@@ -107,6 +136,28 @@ impl GamesService {
     }
 }
 
+/// The `authorization` metadata of a call, passed on when the call is forwarded to the node
+/// that runs the game: that node checks the key again.
+struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl Credentials {
+    fn split<T>(request: Request<T>) -> (Credentials, T) {
+        let credentials = Credentials(request.metadata().get("authorization").cloned());
+        (credentials, request.into_inner())
+    }
+
+    /// `message` as a request with these credentials.
+    fn on<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        request
+    }
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -130,7 +181,12 @@ async fn ask_game<T>(
 ) -> HostResult<T> {
     let (reply, answer) = oneshot::channel();
     let mut command = make(reply);
-    let mut game: GameHandle = registry.get(game_id)?;
+    let mut game: GameHandle = match registry.get(game_id) {
+        Ok(game) => game,
+        // A node of a cluster knows only the games it runs: the others are in the log.
+        Err(HostError::NotFound(_)) if registry.is_lazy() => registry.revive(game_id).await?,
+        Err(error) => return Err(error),
+    };
     // A reloaded finished game stays loaded for a whole quiet spell, so one reload is enough
     // unless that spell is near zero; a few tries cover that too.
     for _ in 0..3 {
@@ -170,10 +226,15 @@ impl Games for GamesService {
                     gangs_games::KINDS.join(", ")
                 )));
             }
-            self.registry
+            let created = self
+                .registry
                 .create(request)
                 .await
-                .map_err(|error| bounded(error.into()))
+                .map_err(|error| bounded(error.into()))?;
+            if let Some(cluster) = &self.cluster {
+                cluster.claim_new(&created.game_id).await?;
+            }
+            Ok(created)
         }
         .await;
         crate::metrics::rpc_result("CreateGame", &created);
@@ -185,8 +246,11 @@ impl Games for GamesService {
         request: Request<pb::CancelGameRequest>,
     ) -> Result<Response<pb::CancelGameResponse>, Status> {
         self.check_key(&request, Access::Admin, "cancel games")?;
-        let request = request.into_inner();
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.cancel_game(credentials.on(request)).await;
+        }
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
             reason: request.reason,
             reply,
@@ -200,11 +264,14 @@ impl Games for GamesService {
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
         self.check_key(&request, Access::Player, "join games")?;
-        let request = request.into_inner();
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
         check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
         check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.join_game(credentials.on(request)).await;
+        }
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
             seat: request.seat,
             name: request.name,
@@ -224,9 +291,15 @@ impl Games for GamesService {
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         self.check_key(&request, Access::Player, "watch games")?;
-        let request = request.into_inner();
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            let stream = owner.watch(credentials.on(request)).await?.into_inner();
+            return Ok(Response::new(crate::metrics::Watched::new(
+                Box::pin(stream) as UpdateStream,
+            )));
+        }
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
@@ -246,7 +319,7 @@ impl Games for GamesService {
     ) -> Result<Response<pb::ActResponse>, Status> {
         let started = std::time::Instant::now();
         self.check_key(&request, Access::Player, "act")?;
-        let request = request.into_inner();
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
         check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
@@ -255,6 +328,9 @@ impl Games for GamesService {
             return Err(Status::invalid_argument(format!(
                 "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
             )));
+        }
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            return owner.act(credentials.on(request)).await;
         }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
@@ -273,8 +349,12 @@ impl Games for GamesService {
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
         self.check_key(&request, Access::Player, "read logs")?;
-        let request = request.into_inner();
+        let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
+        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
+            let stream = owner.get_log(credentials.on(request)).await?.into_inner();
+            return Ok(Response::new(Box::pin(stream) as LogStream));
+        }
         let records = ask(&self.registry, &request.game_id, |reply| Command::GetLog {
             from_seq: request.from_seq,
             reply,
@@ -311,10 +391,69 @@ impl Games for GamesService {
             created_after_unix_ms: request.created_after_unix_ms,
             created_before_unix_ms: request.created_before_unix_ms,
         };
-        let (games, next_page_token) = self.registry.list(&query)?;
+        let (games, next_page_token) = match &self.cluster {
+            Some(cluster) => {
+                crate::registry::page(cluster.list(self.registry.summaries()), &query)?
+            }
+            None => self.registry.list(&query)?,
+        };
         Ok(Response::new(pb::ListGamesResponse {
             games,
             next_page_token,
         }))
     }
+
+    async fn import_game(
+        &self,
+        request: Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        let imported = async {
+            self.check_key(&request, Access::Admin, "import games")?;
+            let (header, records) = read_import(request.into_inner()).await?;
+            self.registry
+                .import(header, records)
+                .await
+                .map_err(|error| bounded(error.into()))
+        }
+        .await;
+        crate::metrics::rpc_result("ImportGame", &imported);
+        Ok(Response::new(imported?))
+    }
+}
+
+/// The header and records an `ImportGame` stream carries, within [`MAX_IMPORT_BYTES`] and
+/// [`MAX_IMPORT_RECORDS`] (each message is also within `--max-request-bytes`).
+async fn read_import(
+    mut parts: tonic::Streaming<pb::ImportGameRequest>,
+) -> Result<(Option<Header>, Vec<pb::LogRecord>), Status> {
+    let mut header = None;
+    let mut records = Vec::new();
+    let mut bytes = 0;
+    let mut first = true;
+    while let Some(part) = parts.message().await? {
+        bytes += part.encoded_len();
+        if bytes > MAX_IMPORT_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "the game is larger than the import limit of {MAX_IMPORT_BYTES} bytes"
+            )));
+        }
+        if records.len() + part.records.len() > MAX_IMPORT_RECORDS {
+            return Err(Status::resource_exhausted(format!(
+                "the game has more than the import limit of {MAX_IMPORT_RECORDS} records"
+            )));
+        }
+        if !part.header.is_empty() {
+            if !first {
+                return Err(Status::invalid_argument(
+                    "the header goes in the first message only",
+                ));
+            }
+            header = Some(Header::from_line(&part.header).map_err(|e| {
+                Status::invalid_argument(format!("the header is not a game file's: {e}"))
+            })?);
+        }
+        first = false;
+        records.extend(part.records);
+    }
+    Ok((header, records))
 }

@@ -2,17 +2,20 @@
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `bounds.rs`: the size limits of every id and string a client sends;
+//! - `cluster.rs`: several nodes on one JetStream log: a lease per game, forwarding to its owner;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `actor/`: one task per game, the only owner of its state (seats, act, durability then
 //!   fan-out, watch, timers: one file each);
 //! - `error.rs`: the host's domain error; `api.rs` alone turns it into gRPC statuses;
 //! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
-//!   place that talks to sled (group commit on a dedicated thread);
+//!   place that talks to sled (group commit on a dedicated thread); `store/jetstream.rs` the
+//!   distributed log on NATS JetStream;
 //! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs.
 
 pub mod actor;
 pub mod api;
 pub mod bounds;
+pub mod cluster;
 pub mod error;
 pub mod logging;
 pub mod metrics;

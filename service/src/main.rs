@@ -2,12 +2,27 @@
 //! binds and serves.
 
 use clap::Parser;
-use gangs_service::server::{run, shutdown_signal, Config};
+use gangs_service::server::{migrate, run, shutdown_signal, Config, ServerCommand};
 
 #[tokio::main]
 async fn main() {
     let config = Config::parse();
     gangs_service::logging::init(config.log_format);
+    if let Some(ServerCommand::Migrate { from, to }) = &config.command {
+        match migrate(from, to, &config.store).await {
+            Ok(done) => {
+                println!(
+                    "migrated {} game(s), {} record(s) to {to}; {} game(s) were already there",
+                    done.games, done.records, done.already_there
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("gangs-server migrate: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     let listener = match tokio::net::TcpListener::bind(config.listen).await {
         Ok(listener) => listener,
         Err(e) => {

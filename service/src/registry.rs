@@ -8,7 +8,9 @@
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries, MAX_ACTION_ID_LEN};
 use crate::error::{quote, HostError, HostResult};
 use crate::store::{Store, GAME_ID_LEN};
+use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::v1 as pb;
+use pb::log_record::Record;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -32,6 +34,9 @@ pub struct Registry {
     games: Arc<RwLock<HashMap<String, GameHandle>>>,
     summaries: Summaries,
     settings: Settings,
+    /// Games are loaded on demand only (a node of a cluster): an unknown id is looked up in
+    /// the log.
+    lazy: bool,
     /// create_id -> its creation.
     create_ids: Arc<Mutex<HashMap<String, Arc<CreateSlot>>>>,
 }
@@ -48,6 +53,34 @@ pub struct ListQuery {
 }
 
 impl Registry {
+    /// An empty directory: games are loaded from the log when asked for (a node of a cluster,
+    /// where running every game of the shared log on every node would make them race).
+    pub fn lazy(store: Store, settings: Settings) -> Registry {
+        Registry {
+            store,
+            games: Arc::default(),
+            summaries: Arc::default(),
+            settings,
+            lazy: true,
+            create_ids: Arc::default(),
+        }
+    }
+
+    pub fn is_lazy(&self) -> bool {
+        self.lazy
+    }
+
+    /// Forgets a game's actor (it ends after answering what it has pending): another node runs
+    /// the game now, or is about to, and this node's state of it may be stale.
+    pub fn evict(&self, id: &str) {
+        self.games.write().expect("games lock").remove(id);
+    }
+
+    /// Whether the game's actor runs here now.
+    pub fn is_loaded(&self, id: &str) -> bool {
+        self.live(id).is_some()
+    }
+
     /// Rebuilds every game of the log before the server takes calls.
     pub async fn restore(store: Store, settings: Settings) -> HostResult<Registry> {
         let registry = Registry {
@@ -55,6 +88,7 @@ impl Registry {
             games: Arc::default(),
             summaries: Arc::default(),
             settings,
+            lazy: false,
             create_ids: Arc::default(),
         };
         // One game at a time, so that memory holds one finished game's log at most.
@@ -197,6 +231,56 @@ impl Registry {
         Ok(answer)
     }
 
+    /// Loads a finished game from a game file's header (None: derived from the records) and
+    /// records under a new id (`ImportGame`). The file is verified as `gangs replay --file
+    /// --verify` does, through the engine, before anything is stored: a tampered, cut or
+    /// unfinished log stores nothing. Seat tokens are dropped (nobody acts in an imported game);
+    /// seats without a token are how an imported game is known, after a restart too.
+    pub async fn import(
+        &self,
+        header: Option<Header>,
+        mut records: Vec<pb::LogRecord>,
+    ) -> HostResult<pb::ImportGameResponse> {
+        for record in &mut records {
+            if let Some(Record::Joined(joined)) = &mut record.record {
+                joined.token.clear();
+                joined.join_id.clear();
+            }
+        }
+        let refused =
+            |e: GameFileError| HostError::Invalid(format!("the game cannot be imported: {e}"));
+        let header = match header {
+            Some(header) => header,
+            None => {
+                GameFile::from_log("", records.clone())
+                    .map_err(refused)?
+                    .header
+            }
+        };
+        let file = GameFile { header, records };
+        file.verify().map_err(refused)?;
+        let records = file.records;
+        let id = new_game_id();
+        self.store
+            .append(&id, records.clone())
+            .await
+            .map_err(|_| {
+                HostError::Unavailable("the store stopped before the game was saved".into())
+            })?
+            .map_err(|e| HostError::Storage(format!("the game was not saved: {}", e.message)))?;
+        // Listed from its summary and loaded from the log when asked for, like any finished game.
+        let count = records.len() as u64;
+        self.rebuild(&id, records)?;
+        self.games
+            .write()
+            .expect("games lock")
+            .insert(id.clone(), GameHandle::unloaded());
+        Ok(pb::ImportGameResponse {
+            game_id: id,
+            records: count,
+        })
+    }
+
     pub fn get(&self, id: &str) -> HostResult<GameHandle> {
         if id.is_empty() {
             return Err(HostError::Invalid("game_id is required".into()));
@@ -265,47 +349,15 @@ impl Registry {
             .count()
     }
 
-    /// One page of the games that pass the query's filters, oldest first (then by id), and
-    /// the token of the next page (empty after the last).
+    /// One page of this node's games that pass the query's filters: see [`page`].
     pub fn list(&self, query: &ListQuery) -> HostResult<(Vec<pb::GameSummary>, String)> {
-        let page_size = match query.page_size as usize {
-            0 => DEFAULT_PAGE_SIZE,
-            n => n.min(MAX_PAGE_SIZE),
-        };
-        let after = parse_page_token(&query.page_token)?;
-        let mut games: Vec<_> = self
-            .summaries
-            .lock()
-            .expect("summaries lock")
-            .values()
-            .filter(|g| query.kind.is_empty() || g.kind == query.kind)
-            .filter(|g| query.status.is_none_or(|s| g.status == s as i32))
-            .filter(|g| {
-                query
-                    .created_after_unix_ms
-                    .is_none_or(|t| g.created_unix_ms >= t)
-            })
-            .filter(|g| {
-                query
-                    .created_before_unix_ms
-                    .is_none_or(|t| g.created_unix_ms < t)
-            })
-            .filter(|g| {
-                after
-                    .as_ref()
-                    .is_none_or(|(t, id)| (g.created_unix_ms, &g.game_id) > (*t, id))
-            })
-            .cloned()
-            .collect();
-        games.sort_by(|a, b| (a.created_unix_ms, &a.game_id).cmp(&(b.created_unix_ms, &b.game_id)));
-        let next = if games.len() > page_size {
-            games.truncate(page_size);
-            let last = games.last().expect("a full page");
-            format!("{}.{}", last.created_unix_ms, last.game_id)
-        } else {
-            String::new()
-        };
-        Ok((games, next))
+        page(self.summaries(), query)
+    }
+
+    /// The summary of every game this node knows, in no order.
+    pub fn summaries(&self) -> Vec<pb::GameSummary> {
+        let summaries = self.summaries.lock().expect("summaries lock");
+        summaries.values().cloned().collect()
     }
 
     /// Deletes the logs of the games over (finished, cancelled, abandoned) for longer than
@@ -407,4 +459,46 @@ fn new_game_id() -> String {
     let id = format!("{:016x}", rand::random::<u64>());
     debug_assert_eq!(id.len(), GAME_ID_LEN);
     id
+}
+
+/// One page of `games` that pass the query's filters, oldest first (then by id), and the token
+/// of the next page (empty after the last).
+pub fn page(
+    games: Vec<pb::GameSummary>,
+    query: &ListQuery,
+) -> HostResult<(Vec<pb::GameSummary>, String)> {
+    let page_size = match query.page_size as usize {
+        0 => DEFAULT_PAGE_SIZE,
+        n => n.min(MAX_PAGE_SIZE),
+    };
+    let after = parse_page_token(&query.page_token)?;
+    let mut games: Vec<_> = games
+        .into_iter()
+        .filter(|g| query.kind.is_empty() || g.kind == query.kind)
+        .filter(|g| query.status.is_none_or(|s| g.status == s as i32))
+        .filter(|g| {
+            query
+                .created_after_unix_ms
+                .is_none_or(|t| g.created_unix_ms >= t)
+        })
+        .filter(|g| {
+            query
+                .created_before_unix_ms
+                .is_none_or(|t| g.created_unix_ms < t)
+        })
+        .filter(|g| {
+            after
+                .as_ref()
+                .is_none_or(|(t, id)| (g.created_unix_ms, &g.game_id) > (*t, id))
+        })
+        .collect();
+    games.sort_by(|a, b| (a.created_unix_ms, &a.game_id).cmp(&(b.created_unix_ms, &b.game_id)));
+    let next = if games.len() > page_size {
+        games.truncate(page_size);
+        let last = games.last().expect("a full page");
+        format!("{}.{}", last.created_unix_ms, last.game_id)
+    } else {
+        String::new()
+    };
+    Ok((games, next))
 }

@@ -2,8 +2,11 @@
 //! reflection (v1 and v1alpha) and health, and shut down gracefully on SIGINT/SIGTERM.
 
 use crate::api::GamesService;
+use crate::cluster::Cluster;
 use crate::registry::Registry;
+use crate::store::jetstream::{JetStreamStore, NatsOptions};
 use crate::store::sled::SledStore;
+use crate::store::{Store, StoreCloser};
 use gangs_proto::v1::games_server::GamesServer;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -76,6 +79,144 @@ pub struct Config {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "GANGS_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreFlags,
+    #[command(subcommand)]
+    pub command: Option<ServerCommand>,
+}
+
+/// `--nats-replicas`: 1 or 3 (a Raft group of 2 tolerates no failure; 5 is not needed here).
+fn parse_replicas(value: &str) -> Result<usize, String> {
+    match value {
+        "1" => Ok(1),
+        "3" => Ok(3),
+        _ => Err("expected 1 or 3".to_string()),
+    }
+}
+
+/// Where the log lives: sled in `--data-dir` (the default) or NATS JetStream (`--store`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreFlags {
+    /// The log on NATS JetStream instead of the embedded sled: `nats://HOST:4222[,HOST:4222...]`
+    /// (stream GANGS_LOG). Unset or `sled`: the sled database in --data-dir.
+    #[arg(long = "store", env = "GANGS_STORE", global = true)]
+    pub url: Option<String>,
+    /// Copies of every record in the NATS stream when this node creates it: 1, or 3 (a quorum
+    /// acknowledges each action; survives the loss of one NATS node).
+    #[arg(long, env = "GANGS_NATS_REPLICAS", default_value_t = 1, global = true,
+          value_parser = parse_replicas)]
+    pub nats_replicas: usize,
+    /// NATS credentials file (JWT + nkey seed), for clusters with accounts.
+    #[arg(long, env = "GANGS_NATS_CREDS", global = true)]
+    pub nats_creds: Option<PathBuf>,
+    /// NATS user (with --nats-password).
+    #[arg(
+        long,
+        env = "GANGS_NATS_USER",
+        global = true,
+        requires = "nats_password"
+    )]
+    pub nats_user: Option<String>,
+    /// NATS password (with --nats-user).
+    #[arg(
+        long,
+        env = "GANGS_NATS_PASSWORD",
+        global = true,
+        requires = "nats_user",
+        hide_env_values = true
+    )]
+    pub nats_password: Option<String>,
+    /// With --store nats://: the gRPC URL other gangs nodes reach this one at, to forward the
+    /// calls of the games it runs (default: http://LISTEN-ADDRESS).
+    #[arg(long, env = "GANGS_ADVERTISE", global = true)]
+    pub advertise: Option<String>,
+}
+
+impl StoreFlags {
+    /// The NATS options when `--store` names a NATS cluster; None for sled.
+    pub fn nats(&self) -> Option<NatsOptions> {
+        let url = self.url.as_deref().filter(|u| *u != "sled")?;
+        Some(NatsOptions {
+            url: url.to_string(),
+            replicas: self.nats_replicas,
+            creds_file: self.nats_creds.clone(),
+            user: self.nats_user.clone(),
+            password: self.nats_password.clone(),
+        })
+    }
+
+    /// Opens the configured store (sled in `data_dir` unless `--store` names NATS); with NATS,
+    /// also the JetStream context the cluster's leases use.
+    pub async fn open(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<
+        (Store, StoreCloser, Option<async_nats::jetstream::Context>),
+        crate::store::StoreError,
+    > {
+        if let Some(url) = self.url.as_deref() {
+            if url != "sled" && !url.starts_with("nats://") && !url.starts_with("tls://") {
+                return Err(crate::store::StoreError::unavailable(format!(
+                    "--store {url:?}: expected nats://HOST:4222[,HOST:4222...] or sled"
+                )));
+            }
+        }
+        match self.nats() {
+            None => {
+                let (store, closer) = SledStore::open(data_dir)?;
+                Ok((store, closer, None))
+            }
+            Some(options) => {
+                let jetstream = JetStreamStore::open(&options).await?;
+                let context = jetstream.context();
+                // Every append is answered by the stream's ack: nothing to drain at shutdown
+                // beyond what the actors already wait for.
+                Ok((jetstream, StoreCloser::new(|| {}), Some(context)))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ServerCommand {
+    /// Copies every game of a sled data dir into NATS JetStream (`--to nats://...`), then exits.
+    /// Idempotent: games already copied are skipped, a copy cut short is completed.
+    Migrate {
+        /// The sled data dir to read (the server that used it must be stopped).
+        #[arg(long)]
+        from: PathBuf,
+        /// The NATS cluster: nats://HOST:4222[,HOST:4222...].
+        #[arg(long)]
+        to: String,
+    },
+}
+
+/// `gangs-server migrate`: copies the log, prints what it did.
+pub async fn migrate(
+    from: &std::path::Path,
+    to: &str,
+    flags: &StoreFlags,
+) -> Result<crate::store::Migrated, Box<dyn std::error::Error + Send + Sync>> {
+    if !from.join("conf").exists() && !from.join("db").exists() {
+        return Err(format!(
+            "{} is not a gangs data dir (no sled database there)",
+            from.display()
+        )
+        .into());
+    }
+    let (source, closer) = SledStore::open(from)?;
+    let target_flags = StoreFlags {
+        url: Some(to.to_string()),
+        ..flags.clone()
+    };
+    let options = target_flags
+        .nats()
+        .ok_or("--to must name a NATS cluster: nats://HOST:4222[,HOST:4222...]")?;
+    let target: Store = JetStreamStore::open(&options).await?;
+    let migrated = crate::store::copy_log(&source, &target).await?;
+    drop(source);
+    tokio::task::spawn_blocking(move || closer.join()).await?;
+    Ok(migrated)
 }
 
 /// The server's TLS identity from `--tls-cert`/`--tls-key`, checked before the server starts so
@@ -114,22 +255,40 @@ pub async fn run(
         crate::metrics::serve(addr)?;
     }
     let tls = tls_config(&config)?;
-    let (store, closer) = SledStore::open(&config.data_dir)?;
+    let (store, closer, jetstream) = config.store.open(&config.data_dir).await?;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
         keep_finished: Duration::from_millis(config.keep_finished_ms),
         fill_timeout: config.fill_timeout,
         idle_timeout: config.idle_timeout,
     };
-    let registry = Registry::restore(store, settings).await?;
-    if config.metrics.is_some() {
-        crate::metrics::sample(registry.live_games_counter());
-    }
     let keys = crate::api::Keys {
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
     };
-    let service = GamesService::with_keys(registry.clone(), keys);
+    let (registry, service) = match &jetstream {
+        None => {
+            let registry = Registry::restore(store, settings).await?;
+            let service = GamesService::with_keys(registry.clone(), keys.clone());
+            (registry, service)
+        }
+        // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
+        Some(context) => {
+            let registry = Registry::lazy(store, settings);
+            let me = match &config.store.advertise {
+                Some(url) => url.clone(),
+                None => format!("http://{}", listener.local_addr()?),
+            };
+            let cluster =
+                Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
+            let service =
+                GamesService::with_keys(registry.clone(), keys.clone()).with_cluster(cluster);
+            (registry, service)
+        }
+    };
+    if config.metrics.is_some() {
+        crate::metrics::sample(registry.live_games_counter());
+    }
     if let Some(retain) = config.retain_finished {
         tokio::spawn(delete_old_games(registry.clone(), retain));
     }
@@ -147,7 +306,14 @@ pub async fn run(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
 
-    tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready");
+    match config.store.nats() {
+        Some(nats) => {
+            tracing::info!(listen = %listener.local_addr()?, store = %nats.url, tls = tls.is_some(), "gangs-server ready")
+        }
+        None => {
+            tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready")
+        }
+    }
     // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
     // wait for this line (port 0 tells them the address).
     println!("gangs-server listening on {}", listener.local_addr()?);

@@ -22,6 +22,13 @@ fn help_names_every_flag_and_its_env_var() {
         "GANGS_DATA_DIR",
         "127.0.0.1:50051",
         "./gangs-data",
+        "--store",
+        "GANGS_STORE",
+        "--nats-replicas",
+        "--nats-creds",
+        "--nats-user",
+        "--nats-password",
+        "migrate",
     ] {
         assert!(
             help.contains(needle),

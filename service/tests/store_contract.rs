@@ -1,10 +1,16 @@
-//! The storage contract (`gangs_service::store::LogStore`), checked against the embedded sled
-//! log: appends become durable in order and survive a reopen, ranged reads page through a game,
-//! every game id is listed once in order, and a deleted game is gone without touching others.
+//! The storage contract (`gangs_service::store::LogStore`), checked against both stores: the
+//! embedded sled log and NATS JetStream (a real `nats-server` started here; never skipped).
+//! Appends become durable in order and survive a reopen, ranged reads page through a game, every
+//! game id is listed once in order, a deleted game is gone without touching others; on
+//! JetStream, two writers racing on one game never fork its log.
+
+#[path = "../../tests/common/nats.rs"]
+mod nats;
 
 use gangs_proto::v1 as pb;
+use gangs_service::store::jetstream::{JetStreamStore, NatsOptions};
 use gangs_service::store::sled::SledStore;
-use gangs_service::store::{Store, READ_CHUNK};
+use gangs_service::store::{Store, StoreErrorKind, READ_CHUNK};
 
 fn record(seq: u64) -> pb::LogRecord {
     pb::LogRecord {
@@ -13,6 +19,14 @@ fn record(seq: u64) -> pb::LogRecord {
         record: Some(pb::log_record::Record::Expired(pb::Expired {
             events: vec![],
         })),
+    }
+}
+
+/// Record `seq` as written by `writer`: two writers' records of one seq differ.
+fn record_by(seq: u64, writer: i64) -> pb::LogRecord {
+    pb::LogRecord {
+        unix_ms: 1_700_000_000_000 + seq as i64 + writer * 1_000_000,
+        ..record(seq)
     }
 }
 
@@ -28,49 +42,69 @@ fn seqs(records: &[pb::LogRecord]) -> Vec<u64> {
     records.iter().map(|r| r.seq).collect()
 }
 
+const A: &str = "00000000000000aa";
+const C: &str = "00000000000000cc";
+
+/// Everything but durability across a reopen; leaves games A and C (1 and READ_CHUNK + 7
+/// records) in the store.
+async fn check_contract(store: &Store) {
+    let (a, b, c) = (A, "00000000000000bb", C);
+    // Appends made one after another without waiting: all durable, in order.
+    let first = store.append(b, (1..=3).map(record).collect());
+    let second = store.append(b, (4..=5).map(record).collect());
+    first.await.unwrap().unwrap();
+    second.await.unwrap().unwrap();
+    append(store, a, 1..=1).await;
+    let long = READ_CHUNK as u64 + 7;
+    append(store, c, 1..=long).await;
+
+    assert_eq!(store.game_ids().await.unwrap(), vec![a, b, c]);
+    assert_eq!(
+        seqs(&store.load_game(b).await.unwrap()),
+        vec![1, 2, 3, 4, 5]
+    );
+    assert_eq!(
+        store.load_game(c).await.unwrap().len() as u64,
+        long,
+        "a game longer than one chunk loads whole"
+    );
+    assert!(store
+        .load_game("00000000000000dd")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // Ranged reads: records after a seq, at most `limit`, fewer at the end.
+    assert_eq!(seqs(&store.read_range(b, 0, 2).await.unwrap()), vec![1, 2]);
+    assert_eq!(seqs(&store.read_range(b, 2, 2).await.unwrap()), vec![3, 4]);
+    assert_eq!(seqs(&store.read_range(b, 4, 2).await.unwrap()), vec![5]);
+    assert!(store.read_range(b, 5, 2).await.unwrap().is_empty());
+    assert!(store.read_range(b, u64::MAX, 2).await.unwrap().is_empty());
+
+    // Retention: one game deleted, the others untouched; deleting twice is fine.
+    store.delete_game(b).await.unwrap();
+    store.delete_game(b).await.unwrap();
+    assert!(store.load_game(b).await.unwrap().is_empty());
+    assert_eq!(store.game_ids().await.unwrap(), vec![a, c]);
+}
+
+/// What a reopened store must still hold after `check_contract`.
+async fn check_reopened(store: &Store) {
+    assert_eq!(store.game_ids().await.unwrap(), vec![A, C]);
+    assert_eq!(seqs(&store.load_game(A).await.unwrap()), vec![1]);
+    assert_eq!(
+        store.load_game(C).await.unwrap().len(),
+        READ_CHUNK + 7,
+        "every record survived"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sled_store_keeps_the_contract() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b, c) = ("00000000000000aa", "00000000000000bb", "00000000000000cc");
     {
         let (store, closer) = SledStore::open(dir.path()).unwrap();
-        // Appends made one after another without waiting: all durable, in order.
-        let first = store.append(b, (1..=3).map(record).collect());
-        let second = store.append(b, (4..=5).map(record).collect());
-        first.await.unwrap().unwrap();
-        second.await.unwrap().unwrap();
-        append(&store, a, 1..=1).await;
-        let long = READ_CHUNK as u64 + 7;
-        append(&store, c, 1..=long).await;
-
-        assert_eq!(store.game_ids().await.unwrap(), vec![a, b, c]);
-        assert_eq!(
-            seqs(&store.load_game(b).await.unwrap()),
-            vec![1, 2, 3, 4, 5]
-        );
-        assert_eq!(
-            store.load_game(c).await.unwrap().len() as u64,
-            long,
-            "a game longer than one chunk loads whole"
-        );
-        assert!(store
-            .load_game("00000000000000dd")
-            .await
-            .unwrap()
-            .is_empty());
-
-        // Ranged reads: records after a seq, at most `limit`, fewer at the end.
-        assert_eq!(seqs(&store.read_range(b, 0, 2).await.unwrap()), vec![1, 2]);
-        assert_eq!(seqs(&store.read_range(b, 2, 2).await.unwrap()), vec![3, 4]);
-        assert_eq!(seqs(&store.read_range(b, 4, 2).await.unwrap()), vec![5]);
-        assert!(store.read_range(b, 5, 2).await.unwrap().is_empty());
-        assert!(store.read_range(b, u64::MAX, 2).await.unwrap().is_empty());
-
-        // Retention: one game deleted, the others untouched; deleting twice is fine.
-        store.delete_game(b).await.unwrap();
-        store.delete_game(b).await.unwrap();
-        assert!(store.load_game(b).await.unwrap().is_empty());
-        assert_eq!(store.game_ids().await.unwrap(), vec![a, c]);
+        check_contract(&store).await;
         drop(store);
         tokio::task::spawn_blocking(move || closer.join())
             .await
@@ -78,6 +112,81 @@ async fn the_sled_store_keeps_the_contract() {
     }
     // Durable means it survives a reopen (deletions too).
     let (store, _closer) = SledStore::open(dir.path()).unwrap();
-    assert_eq!(store.game_ids().await.unwrap(), vec![a, c]);
-    assert_eq!(seqs(&store.load_game(a).await.unwrap()), vec![1]);
+    check_reopened(&store).await;
+}
+
+async fn open_nats(url: &str) -> Store {
+    JetStreamStore::open(&NatsOptions {
+        url: url.to_string(),
+        replicas: 1,
+        ..Default::default()
+    })
+    .await
+    .expect("open the JetStream store")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jetstream_store_keeps_the_contract() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    {
+        let store = open_nats(&node.url()).await;
+        check_contract(&store).await;
+    }
+    // Another connection (another node) reads the same log.
+    let store = open_nats(&node.url()).await;
+    check_reopened(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_racing_on_one_game_never_fork_its_log() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let (one, two) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
+    let game = "0000000000000abc";
+    append(&one, game, 1..=1).await;
+    let mut won = [0, 0];
+    for seq in 2..=40u64 {
+        // Both write the same seq at once, each its own record.
+        let (a, b) = tokio::join!(
+            one.append(game, vec![record_by(seq, 1)]),
+            two.append(game, vec![record_by(seq, 2)])
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        match (&a, &b) {
+            (Ok(()), Err(e)) | (Err(e), Ok(())) => {
+                assert_eq!(
+                    e.kind,
+                    StoreErrorKind::Conflict,
+                    "a lost race is a conflict: {e}"
+                )
+            }
+            _ => panic!("seq {seq}: exactly one writer must win, got {a:?} and {b:?}"),
+        }
+        won[usize::from(a.is_err())] += 1;
+        let stored = one.load_game(game).await.unwrap();
+        assert_eq!(
+            seqs(&stored),
+            (1..=seq).collect::<Vec<_>>(),
+            "forked or holed log"
+        );
+        let winner = if a.is_ok() { 1 } else { 2 };
+        assert_eq!(
+            stored.last().unwrap(),
+            &record_by(seq, winner),
+            "the winner's record is stored"
+        );
+    }
+    assert!(won[0] + won[1] == 39);
+
+    // A retried append (same record: an ack lost in a NATS failover) is not stored twice, from
+    // either node.
+    let last = one.load_game(game).await.unwrap().last().unwrap().clone();
+    one.append(game, vec![last.clone()])
+        .await
+        .unwrap()
+        .expect("a retry is answered as stored");
+    two.append(game, vec![last])
+        .await
+        .unwrap()
+        .expect("a retry is answered as stored");
+    assert_eq!(one.load_game(game).await.unwrap().len(), 40);
 }

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod nats;
+
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
 use std::io::{BufRead, BufReader};

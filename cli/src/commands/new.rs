@@ -63,7 +63,6 @@ pub async fn run(args: NewArgs, context: &Context) -> Result<(), CliError> {
         preset: None,
         reserve_seats: args.reserve_seats,
         create_id: String::new(),
-        ..Default::default()
     };
     let mut client = context.connect().await?;
     let created = client

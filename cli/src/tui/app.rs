@@ -502,7 +502,10 @@ impl App {
             .filter_map(|c| c.deadline_unix_ms)
             .min();
         let clock = if update.seat.is_some() { own } else { earliest };
-        let deadline = [clock, update.deadline_unix_ms].into_iter().flatten().min()?;
+        let deadline = [clock, update.deadline_unix_ms]
+            .into_iter()
+            .flatten()
+            .min()?;
         Some((deadline - self.now_ms).max(0))
     }
 }

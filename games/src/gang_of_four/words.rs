@@ -7,7 +7,7 @@
 use super::wire::{engine_options, wire_options};
 use crate::Refusal;
 use gangs_proto::v1 as pb;
-use gangs_rules::gang_of_four::{self as engine, cards};
+use gangs_rules::gang_of_four::cards;
 
 use pb::gang_of_four_action::Kind as ActionKind;
 use pb::gang_of_four_event::Kind as EventKind;

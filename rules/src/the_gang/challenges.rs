@@ -1,6 +1,6 @@
 //! The 10 challenge cards (§6) and the 10 specialist cards (§7): numbers, names, and the
-//! parameters of a proposed specialist use. Their effects live in the heist engine (`game.rs`)
-//! at the moment each one acts.
+//! parameters of a proposed specialist use. Their effects live in the heist engine, at the
+//! moment each one acts (specialists: `game/specialists.rs`).
 
 use super::cards::Card;
 use super::evaluator::Category;
@@ -106,7 +106,7 @@ impl Specialist {
         Specialist::ALL.into_iter().find(|s| s.name() == w)
     }
     /// Cards whose text fixes the moment ("after the deal"): they act by themselves when
-    /// active and are never proposed. See the module docs of `game.rs` for 6 and 9.
+    /// active and are never proposed. See the module docs of `game/mod.rs` for 6 and 9.
     pub fn is_automatic(self) -> bool {
         matches!(
             self,

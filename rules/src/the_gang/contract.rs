@@ -83,18 +83,14 @@ impl TheGang {
                 .then(|| hand.first().copied())
                 .flatten(),
             Stage::Chips(_) if h.proposal.is_none() => match h.pending? {
-                PendingChoice::Show { from, .. } if from == seat => hand.first().copied(),
+                pending if pending.chooser() != seat => None,
+                // The Hacker's drawn card is the last in hand.
                 PendingChoice::Discard {
-                    seat: who,
-                    specialist,
-                } if who == seat => {
-                    if specialist == Specialist::Hacker {
-                        hand.last().copied()
-                    } else {
-                        hand.iter().copied().find(|&c| c != Card::SUITLESS_JACK)
-                    }
-                }
-                _ => None,
+                    specialist: Specialist::Hacker,
+                    ..
+                } => hand.last().copied(),
+                // The first card the choice allows (the Valet keeps the suitless Jack).
+                pending => hand.iter().copied().find(|&c| pending.allows(c)),
             },
             _ => None,
         }

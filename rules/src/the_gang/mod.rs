@@ -13,7 +13,7 @@
 //! - The engine: [`TheGang::new`], [`TheGang::start`], [`TheGang::act`], [`TheGang::expire`],
 //!   [`TheGang::legal_actions`], and read-only state through [`TheGang::heist`] and friends.
 //!
-//! See `game.rs` for every decision taken where the rules are silent.
+//! See [`game`] for every decision taken where the rules are silent, and its layout by stage.
 
 pub mod cards;
 pub mod challenges;

@@ -2,8 +2,9 @@
 //! (same seat and `action_id`) gets the first answer and applies nothing.
 
 use super::durability::PendingReply;
-use super::{record_events, GameActor, Reply, MAX_ACTION_ID_LEN};
+use super::{GameActor, Reply, MAX_ACTION_ID_LEN};
 use crate::error::{quote, HostError, HostResult};
+use gangs_games::update::record_events;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 

@@ -32,6 +32,7 @@ use crate::error::{HostError, HostResult};
 use crate::store::Store;
 use durability::{Pending, PendingReply};
 use gangs_games::clock::{self, Clocks};
+use gangs_games::update::ended_status;
 use gangs_games::{new_game, replay::Replayer, Game};
 use gangs_proto::v1 as pb;
 use pb::ended::Reason;
@@ -428,6 +429,8 @@ impl GameActor {
                 .map(|s| s.as_ref().map(|s| s.name.clone()).unwrap_or_default())
                 .collect(),
             last_seq: self.durable_seq,
+            // `Registry::import` drops the tokens: a seat without one was never played here.
+            imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
             created_unix_ms: self.records.first().map(|r| r.unix_ms).unwrap_or_default(),
             finished_unix_ms: self
                 .is_over()
@@ -439,24 +442,5 @@ impl GameActor {
             .lock()
             .expect("summaries lock")
             .insert(self.id.clone(), summary);
-    }
-}
-
-/// The engine events a record carries (none for records about seats).
-fn record_events(record: &pb::LogRecord) -> &[pb::GameEvent] {
-    match &record.record {
-        Some(Record::Started(s)) => &s.events,
-        Some(Record::Acted(a)) => &a.events,
-        Some(Record::Expired(e)) => &e.events,
-        Some(Record::TimedOut(t)) => &t.events,
-        _ => &[],
-    }
-}
-
-/// The status of a game closed by an `ended` record.
-fn ended_status(reason: Reason) -> pb::GameStatus {
-    match reason {
-        Reason::Abandoned => pb::GameStatus::Abandoned,
-        Reason::Cancelled | Reason::Unspecified => pb::GameStatus::Cancelled,
     }
 }

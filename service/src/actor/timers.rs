@@ -4,9 +4,9 @@
 //! wall-clock time computed from the log's record times, so a restarted server keeps it.
 
 use super::{durability::PendingReply, GameActor};
-use std::time::Duration;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
+use std::time::Duration;
 use tokio::time::Instant;
 
 pub(super) struct Timer {
@@ -72,7 +72,10 @@ impl GameActor {
             self.clocks = None;
             return;
         };
-        let clocks = self.clocks.as_ref().expect("a deadline came from the clocks");
+        let clocks = self
+            .clocks
+            .as_ref()
+            .expect("a deadline came from the clocks");
         let used_ms = clocks.open_ms(seat, now);
         let absent = clocks.is_absent(seat);
         match self.game.act(seat, &action) {

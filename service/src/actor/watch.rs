@@ -2,10 +2,12 @@
 //! fanned out to (a slow one is cut off, never waited for), the catch-up of a watcher joining
 //! late, and the log as `GetLog` shows it.
 
-use super::{ended_status, record_events, GameActor, UpdateStream};
+use super::{GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
 use gangs_games::clock::Clocks;
-use gangs_games::{replay::Replayer, Game};
+use gangs_games::replay::Replayer;
+use gangs_games::update::build_update;
+use gangs_games::Game;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use tokio::sync::mpsc;
@@ -149,62 +151,5 @@ impl GameActor {
             .filter(|r| r.seq > from_seq)
             .map(|r| self.game.public_record(r, finished))
             .collect()
-    }
-}
-
-/// What `seat` (or a spectator) receives for `record`, with the game in the state right after it.
-fn build_update(
-    game: &dyn Game,
-    record: &pb::LogRecord,
-    seat: Option<usize>,
-    started: bool,
-    seats_taken: u32,
-    deadline_unix_ms: Option<i64>,
-    clocks: Vec<pb::SeatClock>,
-) -> pb::Update {
-    // An `ended` record is the last: the update it makes is the final one.
-    let ended = match &record.record {
-        Some(Record::Ended(e)) => Some(e.reason()),
-        _ => None,
-    };
-    let over = game.is_over() || ended.is_some();
-    let status = if let Some(reason) = ended {
-        ended_status(reason)
-    } else if over {
-        pb::GameStatus::Finished
-    } else if started {
-        pb::GameStatus::Running
-    } else {
-        pb::GameStatus::Waiting
-    };
-    let actor = match &record.record {
-        Some(Record::Acted(a)) => Some(a.seat),
-        Some(Record::TimedOut(t)) => Some(t.seat),
-        Some(Record::Joined(j)) => Some(j.seat),
-        _ => None,
-    };
-    pb::Update {
-        seq: record.seq,
-        events: record_events(record)
-            .iter()
-            .filter_map(|e| game.redact(e, seat))
-            .collect(),
-        actor,
-        view: started.then(|| game.view(seat)),
-        legal_actions: match seat {
-            Some(s) if started && !over => game.legal_actions(s),
-            _ => Vec::new(),
-        },
-        deadline_unix_ms: if started && !over {
-            deadline_unix_ms
-        } else {
-            None
-        },
-        status: status as i32,
-        outcome: if game.is_over() { game.outcome() } else { None },
-        seat: seat.map(|s| s as u32),
-        seats_taken,
-        // Every seat's clock is public: the same for every audience.
-        clocks,
     }
 }

