@@ -70,16 +70,24 @@ async fn import_parts(
     client: &mut GamesClient<Channel>,
     parts: Vec<pb::ImportGameRequest>,
 ) -> Result<pb::ImportGameResponse, tonic::Status> {
-    let mut request = tonic::Request::new(tokio_stream::iter(parts));
+    client
+        .import_game(keyed(tokio_stream::iter(parts)))
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// `message` with server b's key: with --api-key every call needs one.
+fn keyed<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
     request
         .metadata_mut()
         .insert("authorization", "Bearer k3y".parse().unwrap());
-    client.import_game(request).await.map(|r| r.into_inner())
+    request
 }
 
 async fn list(client: &mut GamesClient<Channel>) -> Vec<pb::GameSummary> {
     client
-        .list_games(pb::ListGamesRequest::default())
+        .list_games(keyed(pb::ListGamesRequest::default()))
         .await
         .unwrap()
         .into_inner()
@@ -166,7 +174,7 @@ async fn export_import_verify(kind: &str, players: u32, seed: u64) {
     // Imported on a second server: a new id, listed as imported and finished, verified there.
     let (code, out) = gangs_cli(&b, &["import", file_arg]);
     assert_ne!(code, 0, "{out}");
-    assert!(out.contains("API key"), "{out}");
+    assert!(out.contains("requires a key to import games"), "{out}");
     let (code, out) = gangs_cli(&b, &["import", file_arg, "--api-key", "k3y", "--json"]);
     assert_eq!(code, 0, "{out}");
     let imported = games(&out)[0]["game_id"].as_str().unwrap().to_string();
@@ -177,16 +185,25 @@ async fn export_import_verify(kind: &str, players: u32, seed: u64) {
     assert_eq!(listed[0].game_id, imported);
     assert!(listed[0].imported);
     assert_eq!(listed[0].status, pb::GameStatus::Finished as i32);
-    let (code, out) = gangs_cli(&b, &["replay", &imported, "--verify"]);
+    let (code, out) = gangs_cli(&b, &["replay", &imported, "--verify", "--api-key", "k3y"]);
     assert_eq!(code, 0, "{out}");
     // The same records, on both servers.
     let mut client_a = a.client().await;
-    assert_eq!(
-        log(&mut client_a, &game).await,
-        log(&mut client_b, &imported).await
-    );
+    let mut records_b = client_b
+        .get_log(keyed(pb::GetLogRequest {
+            game_id: imported.clone(),
+            from_seq: 0,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut imported_log = Vec::new();
+    while let Some(record) = records_b.message().await.unwrap() {
+        imported_log.push(record);
+    }
+    assert_eq!(log(&mut client_a, &game).await, imported_log);
     // It can be watched: the spectator's stream ends with the outcome.
-    let (code, out) = gangs_cli(&b, &["watch", &imported, "--json"]);
+    let (code, out) = gangs_cli(&b, &["watch", &imported, "--json", "--api-key", "k3y"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(games(&out).last().unwrap()["status"], "finished", "{out}");
     // Still imported after a restart (the mark comes from the log).

