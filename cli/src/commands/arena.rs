@@ -400,7 +400,15 @@ async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
                 OUTCOME_TIMEOUT.as_secs()
             )
         })?
-        .map_err(|e| format!("game {game_id}: {e}"))?;
+        // Without an outcome, the bots that exited early are the likely cause: say so.
+        .map_err(|e| {
+            let mut error = format!("game {game_id}: {e}");
+            for note in &notes {
+                error.push_str("; ");
+                error.push_str(note);
+            }
+            error
+        })?;
     let mut result =
         read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))?;
     let timeouts = timeouts_per_seat(&mut client, &game_id, arena.players)
