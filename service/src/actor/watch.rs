@@ -4,6 +4,7 @@
 
 use super::{GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
+use gangs_games::clock::Clocks;
 use gangs_games::replay::Replayer;
 use gangs_games::update::build_update;
 use gangs_games::Game;
@@ -60,6 +61,7 @@ impl GameActor {
             started,
             seats_taken,
             self.timer.as_ref().map(|t| t.unix_ms),
+            self.clocks.as_ref().map(Clocks::to_pb).unwrap_or_default(),
         )
     }
 
@@ -126,6 +128,7 @@ impl GameActor {
                     None
                 };
                 let (started, seats_taken) = self.progress_at(record.seq);
+                let clocks = replayer.clocks().map(Clocks::to_pb).unwrap_or_default();
                 updates.push(build_update(
                     game,
                     record,
@@ -133,6 +136,7 @@ impl GameActor {
                     started,
                     seats_taken,
                     deadline,
+                    clocks,
                 ));
             }
         }
