@@ -242,7 +242,7 @@ async fn check_game(
                 .collect();
             let mut events = Vec::new();
             for record in &records {
-                for kind in ["started", "acted", "expired"] {
+                for kind in ["started", "acted", "expired", "timed_out"] {
                     if let Some(list) = record[kind]["events"].as_array() {
                         events.extend(list.iter().cloned());
                     }

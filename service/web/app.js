@@ -328,7 +328,8 @@ function replayPage(id, outline) {
     for (const jump of jumps) jump.classList.toggle("current", round !== null && Number(jump.dataset.seq) === round.seq);
     board.replaceChildren(drawTable({ view: frame.view, hands: frame.hands, names: outline.names, players: outline.players }));
     const lines = [];
-    if (frame.action !== null) lines.push(`seat ${frame.actor}: ${frame.action}`);
+    if (frame.record === "timed_out") lines.push(`seat ${frame.actor} ran out of time: ${frame.action} played for it`);
+    else if (frame.action !== null) lines.push(`seat ${frame.actor}: ${frame.action}`);
     else if (frame.record === "joined") lines.push(`${seatName(outline.names, frame.actor)} joins`);
     else if (frame.record === "created") lines.push("the game is created");
     else if (frame.record === "expired") lines.push("the phase's deadline passed");

@@ -277,6 +277,12 @@ fn frame(game: &dyn gangs_games::Game, record: &pb::LogRecord) -> Value {
             acted.action.as_ref().map(gangs_games::describe_action),
         ),
         Some(Record::Expired(_)) => ("expired", None, None),
+        // A seat's clock ran out: its default action was played for it.
+        Some(Record::TimedOut(timed_out)) => (
+            "timed_out",
+            Some(timed_out.seat),
+            timed_out.action.as_ref().map(gangs_games::describe_action),
+        ),
         Some(Record::Ended(_)) => ("ended", None, None),
         None => ("empty", None, None),
     };
