@@ -18,6 +18,7 @@ pub mod api;
 pub mod bounds;
 pub mod cluster;
 pub mod error;
+pub mod limits;
 pub mod logging;
 pub mod metrics;
 pub mod registry;

@@ -86,6 +86,8 @@ pub struct Config {
     #[arg(long, env = "GANGS_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     #[command(flatten)]
+    pub limits: crate::limits::LimitFlags,
+    #[command(flatten)]
     pub store: StoreFlags,
     #[command(subcommand)]
     pub command: Option<ServerCommand>,
@@ -274,6 +276,7 @@ pub async fn run(
         fill_timeout: config.fill_timeout,
         idle_timeout: config.idle_timeout,
     };
+    let limits = crate::limits::Limits::new(config.limits.clone());
     let keys = crate::api::Keys {
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
@@ -283,8 +286,10 @@ pub async fn run(
     let (registry, service, viewer_service) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
-            let service = GamesService::with_keys(registry.clone(), keys.clone());
-            let viewer = GamesService::with_keys(registry.clone(), keys.clone());
+            let service =
+                GamesService::with_keys(registry.clone(), keys.clone()).with_limits(limits.clone());
+            let viewer =
+                GamesService::with_keys(registry.clone(), keys.clone()).with_limits(limits.clone());
             (registry, service, viewer)
         }
         // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
@@ -297,9 +302,11 @@ pub async fn run(
             let cluster =
                 Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
             let service = GamesService::with_keys(registry.clone(), keys.clone())
+                .with_limits(limits.clone())
                 .with_cluster(cluster.clone());
-            let viewer =
-                GamesService::with_keys(registry.clone(), keys.clone()).with_cluster(cluster);
+            let viewer = GamesService::with_keys(registry.clone(), keys.clone())
+                .with_limits(limits.clone())
+                .with_cluster(cluster);
             (registry, service, viewer)
         }
     };
