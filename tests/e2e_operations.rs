@@ -415,8 +415,8 @@ fn gangs_rules_prints_the_engine_schema_and_new_help_points_to_it() {
         assert!(output.status.success(), "{output:?}");
         let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         let rows = printed["options"].as_array().unwrap();
-        assert_eq!(rows.len(), kind.options.len());
-        for (row, spec) in rows.iter().zip(kind.options) {
+        assert_eq!(rows.len(), kind.options().len());
+        for (row, spec) in rows.iter().zip(kind.options()) {
             assert_eq!(row["key"], spec.key);
             assert_eq!(row["type"], spec.kind.name());
             assert_eq!(row["default"], spec.default);
@@ -428,7 +428,7 @@ fn gangs_rules_prints_the_engine_schema_and_new_help_points_to_it() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&human.stdout);
-        for spec in kind.options {
+        for spec in kind.options() {
             assert!(text.contains(spec.key), "{text}");
         }
     }

@@ -268,7 +268,7 @@ fn the_rules_pages_list_exactly_the_options_of_the_engines_schemas() {
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let documented = option_table(&page);
         let declared: Vec<[String; 4]> = kind
-            .options
+            .options()
             .iter()
             .map(|spec| {
                 [

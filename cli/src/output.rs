@@ -127,6 +127,12 @@ pub fn update_json(update: &pb::Update) -> Value {
         "events": events_json(&update.events),
         "legal_actions": update.legal_actions.iter().map(describe_action).collect::<Vec<_>>(),
         "deadline_unix_ms": update.deadline_unix_ms,
+        "clocks": update.clocks.iter().map(|c| json!({
+            "seat": c.seat,
+            "deadline_unix_ms": c.deadline_unix_ms,
+            "bank_ms": c.bank_ms,
+            "absent": c.absent,
+        })).collect::<Vec<_>>(),
         "view_text": update.view.as_ref().map(render_view).unwrap_or_default(),
         "view": update
             .view
@@ -161,16 +167,48 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
             .map(|o| o.summary.clone())
             .unwrap_or_default();
         lines.push(format!("       game over: {summary}"));
-    } else if !update.legal_actions.is_empty() {
-        lines.push(format!(
-            "       your turn ({} legal actions)",
-            update.legal_actions.len()
-        ));
+    } else {
+        if !update.legal_actions.is_empty() {
+            lines.push(format!(
+                "       your turn ({} legal actions)",
+                update.legal_actions.len()
+            ));
+        }
+        if let Some(clocks) = clock_line(update, unix_now_ms()) {
+            lines.push(format!("       {clocks}"));
+        }
     }
     lines
 }
 
-/// `created`, `joined`, `started`, `acted`, `expired`, `ended`.
+/// "clock: seat 2 has 8.2 s (bank 3.0 s); seat 0 absent", for the seats the game waits for
+/// and the absent ones; `None` in a game without clocks.
+pub fn clock_line(update: &pb::Update, now_ms: i64) -> Option<String> {
+    let parts: Vec<String> = update
+        .clocks
+        .iter()
+        .filter_map(|c| match (c.deadline_unix_ms, c.absent) {
+            (Some(at), _) => Some(format!(
+                "seat {} has {:.1} s (bank {:.1} s){}",
+                c.seat,
+                (at - now_ms).max(0) as f64 / 1000.0,
+                c.bank_ms as f64 / 1000.0,
+                if c.absent { ", absent" } else { "" }
+            )),
+            (None, true) => Some(format!("seat {} absent", c.seat)),
+            (None, false) => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("clock: {}", parts.join("; ")))
+}
+
+fn unix_now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// `created`, `joined`, `started`, `acted`, `expired`, `timed_out`, `ended`.
 pub fn record_type(record: &pb::LogRecord) -> &'static str {
     match &record.record {
         Some(Record::Created(_)) => "created",
@@ -178,6 +216,7 @@ pub fn record_type(record: &pb::LogRecord) -> &'static str {
         Some(Record::Started(_)) => "started",
         Some(Record::Acted(_)) => "acted",
         Some(Record::Expired(_)) => "expired",
+        Some(Record::TimedOut(_)) => "timed_out",
         Some(Record::Ended(_)) => "ended",
         None => "empty",
     }
@@ -215,6 +254,14 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
             value["events"] = json!(events_json(&a.events));
         }
         Some(Record::Expired(e)) => value["events"] = json!(events_json(&e.events)),
+        Some(Record::TimedOut(t)) => {
+            value["seat"] = json!(t.seat);
+            value["action"] = json!(t.action.as_ref().map(describe_action));
+            value["decision"] = json!(t.decision);
+            value["used_ms"] = json!(t.used_ms);
+            value["absent"] = json!(t.absent);
+            value["events"] = json!(events_json(&t.events));
+        }
         Some(Record::Ended(e)) => {
             value["reason"] = json!(ended_word(e));
             value["detail"] = json!(e.detail);
@@ -254,6 +301,22 @@ pub fn log_record_lines(record: &pb::LogRecord) -> Vec<String> {
             (format!("acted   seat {}: {action}", a.seat), &a.events)
         }
         Some(Record::Expired(e)) => ("expired (the phase deadline passed)".into(), &e.events),
+        Some(Record::TimedOut(t)) => {
+            let action = t
+                .action
+                .as_ref()
+                .map(describe_action)
+                .unwrap_or_else(|| "(hidden until the game ends)".into());
+            let why = if t.absent {
+                "absent: default played at once".to_string()
+            } else {
+                format!("clock ran out after {} ms", t.used_ms)
+            };
+            (
+                format!("timeout seat {} ({}; {why}): {action}", t.seat, t.decision),
+                &t.events,
+            )
+        }
         Some(Record::Ended(e)) => (format!("ended   {}: {}", ended_word(e), e.detail), &[]),
         None => ("(empty record)".into(), &[]),
     };
@@ -334,6 +397,7 @@ mod tests {
             outcome: None,
             seat: Some(2),
             seats_taken: 4,
+            clocks: Vec::new(),
         }
     }
 

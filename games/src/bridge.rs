@@ -3,6 +3,7 @@
 //! `<game>/wire.rs`) and its visibility decisions ([`Visibility`], in `<game>/visibility.rs`).
 //! The seat range is checked here, once, for every game.
 
+use crate::clock::{ClockSettings, WireClock};
 use crate::{Game, Refusal, Seat};
 use gangs_proto::v1 as pb;
 use gangs_rules::Engine;
@@ -23,9 +24,36 @@ pub trait Wire: Send + Sync + 'static {
         action: &pb::GameAction,
     ) -> Result<<Self::Engine as Engine>::Action, Refusal>;
     fn action_to_pb(action: &<Self::Engine as Engine>::Action) -> pb::GameAction;
+    /// The decision a seat's default action answers, in words ("play or pass", "chip move").
+    fn decision(action: &<Self::Engine as Engine>::Action) -> &'static str;
+    /// The clock fields of this game's wire options.
+    fn clock_fields(options: &mut pb::GameOptions) -> Option<ClockFields<'_>>;
     /// A complete event (nothing hidden) on the wire.
     fn event_to_pb(engine: &Self::Engine, event: &<Self::Engine as Engine>::Event)
         -> pb::GameEvent;
+}
+
+/// The three clock fields of one game's options message, to read or fill in.
+pub struct ClockFields<'a> {
+    pub turn_ms: &'a mut Option<u64>,
+    pub bank_ms: &'a mut Option<u64>,
+    pub absent_after: &'a mut Option<u32>,
+}
+
+impl ClockFields<'_> {
+    pub fn get(&self) -> WireClock {
+        WireClock {
+            turn_ms: *self.turn_ms,
+            bank_ms: *self.bank_ms,
+            absent_after: *self.absent_after,
+        }
+    }
+
+    pub fn set(&mut self, wire: WireClock) {
+        *self.turn_ms = wire.turn_ms;
+        *self.bank_ms = wire.bank_ms;
+        *self.absent_after = wire.absent_after;
+    }
 }
 
 /// What a seat (or a spectator, `None`) may see of one game: the one place that decides it.
@@ -44,19 +72,32 @@ pub trait Visibility: Wire {
 /// A live game of kind `W`: the engine behind the host's [`Game`] trait.
 pub struct Bridge<W: Wire> {
     engine: W::Engine,
+    /// The clock options: the host's business, not the engine's; kept here so that the
+    /// `created` record logs them with the game's other options.
+    clock: ClockSettings,
 }
 
 impl<W: Wire> Clone for Bridge<W> {
     fn clone(&self) -> Self {
         Bridge {
             engine: self.engine.clone(),
+            clock: self.clock,
         }
     }
 }
 
 impl<W: Visibility> Bridge<W> {
     pub fn from_engine(engine: W::Engine) -> Self {
-        Bridge { engine }
+        Bridge {
+            engine,
+            clock: ClockSettings::default(),
+        }
+    }
+
+    /// The game with the clock options of its wire options (checked against their ranges).
+    pub fn with_clock(mut self, wire: WireClock) -> Result<Self, Refusal> {
+        self.clock = ClockSettings::from_wire(wire)?;
+        Ok(self)
     }
 
     /// The engine, with every card: for tests and for bots that know the truth.
@@ -93,7 +134,11 @@ impl<W: Visibility> Game for Bridge<W> {
     }
 
     fn options(&self) -> pb::GameOptions {
-        W::options(&self.engine)
+        let mut options = W::options(&self.engine);
+        if let Some(mut fields) = W::clock_fields(&mut options) {
+            fields.set(self.clock.to_wire());
+        }
+        options
     }
 
     fn start(&mut self) -> Vec<pb::GameEvent> {
@@ -151,6 +196,14 @@ impl<W: Visibility> Game for Bridge<W> {
 
     fn actors(&self) -> Vec<Seat> {
         self.engine.actors()
+    }
+
+    fn clock(&self) -> ClockSettings {
+        self.clock
+    }
+
+    fn decision(&self, seat: Seat) -> Option<&'static str> {
+        self.engine.default_action(seat).as_ref().map(W::decision)
     }
 
     fn default_action(&self, seat: Seat) -> Option<pb::GameAction> {

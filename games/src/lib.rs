@@ -8,6 +8,7 @@
 //! public log. [`kinds`] is the one list of games.
 
 pub mod bridge;
+pub mod clock;
 pub mod game_file;
 pub mod gang_of_four;
 pub mod replay;
@@ -61,6 +62,11 @@ pub trait Game: Send + Sync + 'static {
     fn legal_actions(&self, seat: usize) -> Vec<pb::GameAction>;
     /// The seats the game is waiting for now (a clock runs for them), in seat order.
     fn actors(&self) -> Vec<Seat>;
+    /// The clock options (`turn_ms`, `bank_ms`, `absent_after`); disabled without `turn_ms`.
+    fn clock(&self) -> clock::ClockSettings;
+    /// The decision `seat` faces now, in words ("play or pass", "chip move"), for the log's
+    /// `timed_out` records; `None` when the game does not wait for it.
+    fn decision(&self, seat: Seat) -> Option<&'static str>;
     /// What `seat` plays when silent (its clock ran out, it is absent), one of its legal
     /// actions; `None` when the game is not waiting for it. The defaults are documented in
     /// each engine's `contract` module.
@@ -76,8 +82,9 @@ pub trait Game: Send + Sync + 'static {
 pub struct KindInfo {
     /// "gang-of-four", "the-gang": the `kind` of `CreateGame`.
     pub name: &'static str,
-    /// The engine's option schema (key, type, default, range, meaning).
-    pub options: &'static [OptionSpec],
+    /// The engine's option schema (key, type, default, range, meaning); [`KindInfo::options`]
+    /// adds the clock options every game takes.
+    pub engine_options: &'static [OptionSpec],
     /// The CLI's action words, for `gangs act --help`.
     pub action_help: &'static str,
     new_game: NewGame,
@@ -92,7 +99,7 @@ type ParseOptions = fn(Option<u32>, &[(String, String)]) -> Result<pb::GameOptio
 static KIND_LIST: [KindInfo; 2] = [
     KindInfo {
         name: GANG_OF_FOUR,
-        options: gangs_rules::gang_of_four::contract::OPTIONS,
+        engine_options: gangs_rules::gang_of_four::contract::OPTIONS,
         action_help: gang_of_four::ACTION_HELP,
         new_game: |options, seed, preset| {
             use pb::{game_options::Game as O, preset_deals::Game as P};
@@ -120,7 +127,7 @@ static KIND_LIST: [KindInfo; 2] = [
     },
     KindInfo {
         name: THE_GANG,
-        options: gangs_rules::the_gang::contract::OPTIONS,
+        engine_options: gangs_rules::the_gang::contract::OPTIONS,
         action_help: the_gang::ACTION_HELP,
         new_game: |options, seed, preset| {
             use pb::{game_options::Game as O, preset_deals::Game as P};
@@ -145,6 +152,17 @@ static KIND_LIST: [KindInfo; 2] = [
         parse_action: the_gang::parse_action,
     },
 ];
+
+impl KindInfo {
+    /// Every option of this kind: the engine's, then the clock options ([`clock::OPTIONS`]).
+    pub fn options(&self) -> Vec<OptionSpec> {
+        self.engine_options
+            .iter()
+            .chain(clock::OPTIONS)
+            .copied()
+            .collect()
+    }
+}
 
 /// Every kind of game, in the order of [`KINDS`].
 pub fn kinds() -> &'static [KindInfo] {

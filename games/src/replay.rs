@@ -1,7 +1,10 @@
 //! Rebuilding a game from its log: the server does it at restart, `gangs replay --verify` does
-//! it from `GetLog`. Replaying the `started`, `acted` and `expired` records through the engine
-//! must reproduce every logged event byte for byte; a mismatch names the game and the seq.
+//! it from `GetLog`. Replaying the `started`, `acted`, `timed_out` and `expired` records
+//! through the engine must reproduce every logged event byte for byte; a mismatch names the
+//! game and the seq. A `timed_out` record must also be allowed by the seat's clock, fed with
+//! the records' own times (so a restarted server re-arms the same wall-clock deadlines).
 
+use crate::clock::{self, Clocks};
 use crate::{new_game, Game};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -31,6 +34,11 @@ pub struct Replayer {
     last_seq: u64,
     /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
     ended: Option<pb::ended::Reason>,
+    /// The seats' clocks (games with `turn_ms`), fed with every record.
+    clocks: Option<Clocks>,
+    /// The engine's current phase id and when it opened (unix ms of the record that opened
+    /// it): a phase deadline is counted from there, also after a restart.
+    phase: (u64, i64),
 }
 
 impl Default for Replayer {
@@ -47,7 +55,19 @@ impl Replayer {
             started: false,
             last_seq: 0,
             ended: None,
+            clocks: None,
+            phase: (0, 0),
         }
+    }
+
+    /// The seats' clocks after the last record (`None` without `turn_ms`).
+    pub fn clocks(&self) -> Option<&Clocks> {
+        self.clocks.as_ref()
+    }
+
+    /// When the current timed phase opened (unix ms), with its phase id.
+    pub fn phase_opened(&self) -> (u64, i64) {
+        self.phase
     }
 
     /// The game as rebuilt so far (`None` before the `created` record).
@@ -167,6 +187,37 @@ impl Replayer {
                     .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
                 compare(&expired.events, &events).map_err(fail)?;
             }
+            Some(Record::TimedOut(timed_out)) => {
+                let game = self
+                    .game
+                    .as_mut()
+                    .ok_or_else(|| fail("timeout before `created`".into()))?;
+                let seat = timed_out.seat as usize;
+                let clocks = self
+                    .clocks
+                    .as_ref()
+                    .ok_or_else(|| fail("a timeout in a game without clocks (turn_ms)".into()))?;
+                if !clocks.is_due(seat, record.unix_ms) {
+                    return Err(fail(format!(
+                        "seat {seat} timed out before its clock ran out (deadline {:?}, logged at {})",
+                        clocks.deadline_of(seat),
+                        record.unix_ms
+                    )));
+                }
+                let default = game.default_action(seat);
+                if timed_out.action.is_none() || timed_out.action != default {
+                    return Err(fail(format!(
+                        "the action played for seat {seat} is not its default action"
+                    )));
+                }
+                let action = timed_out.action.as_ref().expect("checked above");
+                let events = game.act(seat, action).map_err(|e| {
+                    fail(format!(
+                        "the engine refuses the default action of seat {seat}: {e}"
+                    ))
+                })?;
+                compare(&timed_out.events, &events).map_err(fail)?;
+            }
             Some(Record::Ended(ended)) => {
                 let game = self
                     .game
@@ -179,7 +230,26 @@ impl Replayer {
             }
         }
         self.last_seq = seq;
+        self.follow_time(record);
         Ok(())
+    }
+
+    /// Feeds the clocks and notes a newly opened phase, after `record` was applied.
+    fn follow_time(&mut self, record: &pb::LogRecord) {
+        let Some(game) = self.game.as_deref() else {
+            return;
+        };
+        if matches!(record.record, Some(Record::Created(_))) {
+            self.clocks = Clocks::of(game);
+        }
+        let running = self.started && self.ended.is_none();
+        if let Some(clocks) = &mut self.clocks {
+            clocks.feed(record, &clock::awaited(game, running));
+        }
+        let phase_id = game.phase_id();
+        if phase_id != self.phase.0 {
+            self.phase = (phase_id, record.unix_ms);
+        }
     }
 }
 

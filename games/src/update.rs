@@ -12,6 +12,7 @@ pub fn record_events(record: &pb::LogRecord) -> &[pb::GameEvent] {
         Some(Record::Started(s)) => &s.events,
         Some(Record::Acted(a)) => &a.events,
         Some(Record::Expired(e)) => &e.events,
+        Some(Record::TimedOut(t)) => &t.events,
         _ => &[],
     }
 }
@@ -24,6 +25,7 @@ pub fn build_update(
     started: bool,
     seats_taken: u32,
     deadline_unix_ms: Option<i64>,
+    clocks: Vec<pb::SeatClock>,
 ) -> pb::Update {
     // An `ended` record (a cancelled or abandoned game) is the last: its update is the final one.
     let ended = match &record.record {
@@ -42,6 +44,7 @@ pub fn build_update(
     };
     let actor = match &record.record {
         Some(Record::Acted(a)) => Some(a.seat),
+        Some(Record::TimedOut(t)) => Some(t.seat),
         Some(Record::Joined(j)) => Some(j.seat),
         _ => None,
     };
@@ -66,6 +69,8 @@ pub fn build_update(
         outcome: if game.is_over() { game.outcome() } else { None },
         seat: seat.map(|s| s as u32),
         seats_taken,
+        // Every seat's clock is public: the same for every audience.
+        clocks,
     }
 }
 

@@ -87,6 +87,22 @@ pub fn public_record(
         Some(Record::Expired(pb::Expired { events: e })) => {
             Some(Record::Expired(pb::Expired { events: events(e) }))
         }
+        Some(Record::TimedOut(pb::TimedOut {
+            seat,
+            decision,
+            action,
+            events: e,
+            used_ms,
+            absent,
+        })) => Some(Record::TimedOut(pb::TimedOut {
+            seat: *seat,
+            decision: decision.clone(),
+            // Like a seat's own action: it may name a hidden card.
+            action: action.as_ref().and_then(&public_action),
+            events: events(e),
+            used_ms: *used_ms,
+            absent: *absent,
+        })),
         // Why the game ended (cancelled, abandoned) is public.
         Some(Record::Ended(pb::Ended { reason, detail })) => Some(Record::Ended(pb::Ended {
             reason: *reason,

@@ -348,6 +348,7 @@ fn check_record<W: Hidden>(
         ),
         Some(Record::Joined(j)) => assert!(j.token.is_empty() && j.join_id.is_empty()),
         Some(Record::Acted(a)) => assert!(a.action.is_none() && a.action_id.is_empty()),
+        Some(Record::TimedOut(t)) => assert!(t.action.is_none()),
         Some(Record::Started(_)) | Some(Record::Expired(_)) | Some(Record::Ended(_)) | None => {}
     }
     // Once over, the log is complete except secrets (tokens, join ids, invitations, create id).
@@ -415,7 +416,8 @@ where
     Bridge<W>: Clone,
 {
     let info = gangs_games::kind(kind).unwrap();
-    let players = info.options.iter().find(|o| o.key == "players").unwrap();
+    let options = info.options();
+    let players = options.iter().find(|o| o.key == "players").unwrap();
     let OptionType::Count { min, max } = players.kind else {
         panic!("players is a count")
     };

@@ -58,6 +58,7 @@ fn options(players: u32, bits: u8) -> pb::GangOfFourOptions {
         flush_by_sum: Some(bits & 1 != 0),
         loser_tie_strongest_card: Some(bits & 2 != 0),
         manual_last_card: Some(bits & 4 != 0),
+        ..Default::default()
     }
 }
 

@@ -136,6 +136,7 @@ fn options(players: u32, mode: i32, deadline: bool) -> pb::TheGangOptions {
         mode,
         max_moves_per_phase: 0,
         phase_deadline_ms: deadline.then_some(1000),
+        ..Default::default()
     }
 }
 

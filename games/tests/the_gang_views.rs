@@ -40,6 +40,7 @@ fn options(players: u32, mode: pb::TheGangMode, deadline: Option<u64>) -> pb::Ga
             mode: mode as i32,
             max_moves_per_phase: 0,
             phase_deadline_ms: deadline,
+            ..Default::default()
         })),
     }
 }

@@ -193,9 +193,15 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
         retain_finished: None,
         metrics: None,
         log_format: gangs_service::logging::LogFormat::Text,
+        http: None,
         max_request_bytes: gangs_service::server::MAX_REQUEST_BYTES,
         tls_cert: None,
         tls_key: None,
+        // The bench creates games flat out: no rate limit in the way of the measure.
+        limits: gangs_service::limits::LimitFlags {
+            create_rate: u32::MAX,
+            ..Default::default()
+        },
         store: StoreFlags {
             url: store,
             nats_replicas: replicas,

@@ -9,6 +9,7 @@ use crate::bounds::{
 };
 use crate::cluster::{Cluster, Route};
 use crate::error::{HostError, HostResult};
+use crate::limits::{Client, Limits};
 use crate::registry::{ListQuery, Registry};
 use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
@@ -42,6 +43,7 @@ impl From<HostError> for Status {
 pub struct GamesService {
     registry: Registry,
     keys: Keys,
+    limits: Limits,
     /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
     cluster: Option<Arc<Cluster>>,
 }
@@ -96,7 +98,30 @@ impl GamesService {
         GamesService {
             registry,
             keys,
+            limits: Limits::new(Default::default()),
             cluster: None,
+        }
+    }
+
+    /// The server's limits (`--max-live-games` and the others; see `limits.rs`).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Who is calling, for the per-client limits: its key once `check_key` accepted it (a
+    /// server without keys does not trust any), else its IP address.
+    fn client_of<T>(&self, request: &Request<T>) -> Client {
+        let key = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match key {
+            Some(key) if self.keys.admin.is_some() => Client::Key(key.to_string()),
+            _ => request
+                .remote_addr()
+                .map_or(Client::Unknown, |a| Client::Address(a.ip())),
         }
     }
 
@@ -218,6 +243,7 @@ impl Games for GamesService {
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let created = async {
             self.check_key(&request, Access::Admin, "create games")?;
+            let client = self.client_of(&request);
             let request = request.into_inner();
             check_len("kind", &request.kind, MAX_KIND_BYTES)?;
             if request.kind.is_empty() {
@@ -226,11 +252,18 @@ impl Games for GamesService {
                     gangs_games::KINDS.join(", ")
                 )));
             }
-            let created = self
-                .registry
+            let registry = &self.registry;
+            let admission = self
+                .limits
+                .admit_create(client, (registry.live_games_counter())(), |id| {
+                    registry.is_live(id)
+                })
+                .map_err(Status::from)?;
+            let created = registry
                 .create(request)
                 .await
                 .map_err(|error| bounded(error.into()))?;
+            admission.created(&created.game_id);
             if let Some(cluster) = &self.cluster {
                 cluster.claim_new(&created.game_id).await?;
             }
@@ -291,13 +324,20 @@ impl Games for GamesService {
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         self.check_key(&request, Access::Player, "watch games")?;
+        let peer = request.remote_addr();
         let (credentials, request) = Credentials::split(request);
         check_game_id(&request.game_id)?;
         check_len("token", &request.token, MAX_TOKEN_BYTES)?;
+        // Held by the stream: the slot is free again when the client closes it.
+        let slot = self.limits.open_watch(&request.game_id, peer)?;
+        let hold = move |update| {
+            let _ = &slot;
+            update
+        };
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
             let stream = owner.watch(credentials.on(request)).await?.into_inner();
             return Ok(Response::new(crate::metrics::Watched::new(
-                Box::pin(stream) as UpdateStream,
+                Box::pin(stream.map(hold)) as UpdateStream,
             )));
         }
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
@@ -307,7 +347,7 @@ impl Games for GamesService {
         })
         .await;
         crate::metrics::rpc_result("Watch", &stream);
-        let stream = stream?.map(|update| update.map_err(Status::from));
+        let stream = stream?.map(|update| update.map_err(Status::from)).map(hold);
         Ok(Response::new(crate::metrics::Watched::new(Box::pin(
             stream,
         ))))

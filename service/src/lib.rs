@@ -10,15 +10,18 @@
 //! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
 //!   place that talks to sled (group commit on a dedicated thread); `store/jetstream.rs` the
 //!   distributed log on NATS JetStream;
-//! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs.
+//! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs;
+//! - `viewer/`: the web viewer (`--http`): a read-only page and JSON API over the same service.
 
 pub mod actor;
 pub mod api;
 pub mod bounds;
 pub mod cluster;
 pub mod error;
+pub mod limits;
 pub mod logging;
 pub mod metrics;
 pub mod registry;
 pub mod server;
 pub mod store;
+pub mod viewer;

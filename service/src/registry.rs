@@ -541,6 +541,15 @@ impl Registry {
 
     /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
     /// It holds only the summaries, never the store: the store must close at shutdown.
+    /// Whether `game_id` is waiting or running here.
+    pub fn is_live(&self, game_id: &str) -> bool {
+        use pb::GameStatus::{Running, Waiting};
+        let summaries = self.summaries.lock().expect("summaries lock");
+        summaries
+            .get(game_id)
+            .is_some_and(|g| g.status == Waiting as i32 || g.status == Running as i32)
+    }
+
     pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
         let summaries = self.summaries.clone();
         move || {

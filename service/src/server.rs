@@ -62,6 +62,12 @@ pub struct Config {
     /// reloaded from the log when asked for again (memory holds the live games, not the history).
     #[arg(long, env = "GANGS_KEEP_FINISHED_MS", default_value_t = 60_000)]
     pub keep_finished_ms: u64,
+    /// Also serve the read-only web viewer and its JSON API on this address (e.g.
+    /// 127.0.0.1:8080): the game list, live games as a spectator, finished games replayed.
+    /// Anyone who reaches the address may read every game as a spectator (finished ones with
+    /// every hand): no key is asked for.
+    #[arg(long, env = "GANGS_HTTP")]
+    pub http: Option<SocketAddr>,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100); off when absent.
     #[arg(long, env = "GANGS_METRICS", value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
@@ -79,6 +85,8 @@ pub struct Config {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "GANGS_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitFlags,
     #[command(flatten)]
     pub store: StoreFlags,
     #[command(subcommand)]
@@ -254,6 +262,12 @@ pub async fn run(
     if let Some(addr) = config.metrics {
         crate::metrics::serve(addr)?;
     }
+    let http = match config.http {
+        None => None,
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            format!("cannot serve the web viewer on --http {addr}: {e} (try --http 127.0.0.1:0)")
+        })?),
+    };
     let tls = tls_config(&config)?;
     let (store, closer, jetstream) = config.store.open(&config.data_dir).await?;
     let settings = crate::actor::Settings {
@@ -262,15 +276,21 @@ pub async fn run(
         fill_timeout: config.fill_timeout,
         idle_timeout: config.idle_timeout,
     };
+    let limits = crate::limits::Limits::new(config.limits.clone());
     let keys = crate::api::Keys {
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
     };
-    let (registry, service) = match &jetstream {
+    // The web viewer reads through a second handle on the same service (so it sees what a
+    // spectator sees, forwarded to a game's owner in a cluster).
+    let (registry, service, viewer_service) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
-            let service = GamesService::with_keys(registry.clone(), keys.clone());
-            (registry, service)
+            let service =
+                GamesService::with_keys(registry.clone(), keys.clone()).with_limits(limits.clone());
+            let viewer =
+                GamesService::with_keys(registry.clone(), keys.clone()).with_limits(limits.clone());
+            (registry, service, viewer)
         }
         // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
         Some(context) => {
@@ -281,9 +301,13 @@ pub async fn run(
             };
             let cluster =
                 Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
-            let service =
-                GamesService::with_keys(registry.clone(), keys.clone()).with_cluster(cluster);
-            (registry, service)
+            let service = GamesService::with_keys(registry.clone(), keys.clone())
+                .with_limits(limits.clone())
+                .with_cluster(cluster.clone());
+            let viewer = GamesService::with_keys(registry.clone(), keys.clone())
+                .with_limits(limits.clone())
+                .with_cluster(cluster);
+            (registry, service, viewer)
         }
     };
     if config.metrics.is_some() {
@@ -315,16 +339,46 @@ pub async fn run(
         }
     }
     // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
-    // wait for this line (port 0 tells them the address).
-    println!("gangs-server listening on {}", listener.local_addr()?);
+    // wait for this line (port 0 tells them the address). With --http a second line gives the
+    // viewer's address, in the same write: a reader that stops after the first line never makes
+    // the second fail.
+    let mut ready = format!("gangs-server listening on {}\n", listener.local_addr()?);
+    if let Some(http) = &http {
+        ready.push_str(&format!(
+            "gangs-server web viewer on http://{}/\n",
+            http.local_addr()?
+        ));
+    }
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(ready.as_bytes());
+        let _ = stdout.flush();
+    }
     // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
     // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     // On the signal, first stop the game actors: that ends every open Watch stream, which the
     // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
     let closing = registry.clone();
+    let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
+    if let Some(http) = http {
+        // The viewer only reads: it sends the player key when there is one (least privilege),
+        // else the admin key.
+        let key = config.player_key.clone().or_else(|| config.api_key.clone());
+        let mut stopped = http_stopped;
+        tokio::spawn(crate::viewer::serve(
+            viewer_service,
+            key,
+            http,
+            async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            },
+        ));
+    }
     let shutdown = async move {
         shutdown.await;
+        let _ = stop_http.send(true);
         closing.close();
     };
     let mut builder = tonic::transport::Server::builder();

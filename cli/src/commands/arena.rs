@@ -55,9 +55,11 @@ alarms, won; the outcome; the file). Without --out, the games stay on --server, 
 arena's own temporary server; the report lists their ids either way.
 
 Without --server (or GANGS_SERVER) the arena starts its own gangs-server (found next to `gangs`,
-then on PATH) on a free port with a temporary data dir. A bot exiting non-zero or a game passing
---game-timeout-secs is an error for that game: listed, counted in `errors`, and the exit code
-is 1.";
+then on PATH) on a free port with a temporary data dir. Without clocks (--turn-ms 0) a bot exiting non-zero or a game
+passing --game-timeout-secs is an error for that game: listed, counted in `errors`, and the exit code
+is 1. With clocks (--turn-ms, on by default) a bot that exits early is not an error: its seat
+plays default actions until the game ends, the arena says so under `notes`, and every seat's
+timeouts are counted per bot.";
 
 #[derive(Args)]
 pub struct ArenaArgs {
@@ -101,6 +103,12 @@ pub struct ArenaArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     game_timeout_secs: u64,
 
+    /// Seat clocks for every game: each decision may take MS (the `turn_ms` option; an
+    /// explicit `--option turn_ms=...` wins; 0: no clocks). A bot that crashes or hangs then
+    /// costs only its seat's timeouts: its defaults are played and the game goes on.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    turn_ms: u64,
+
     /// Keep every game's file and the results (`results.csv`, `results.jsonl`) in this
     /// directory (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -117,6 +125,8 @@ struct Arena {
     base_seed: u64,
     duplicate: bool,
     timeout: Duration,
+    /// Seats have clocks (`turn_ms`): a bot exiting early is a note, not an error.
+    clocks: bool,
     server: String,
     /// `--ca` for an external `https://` server, passed on to every bot.
     ca: Option<PathBuf>,
@@ -147,12 +157,18 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
             KINDS.join(", ")
         )));
     }
-    let options = gangs_games::parse_options(&args.kind, args.players, &args.options)
+    let mut pairs = args.options.clone();
+    if args.turn_ms > 0 && !pairs.iter().any(|(key, _)| key == "turn_ms") {
+        pairs.push(("turn_ms".to_string(), args.turn_ms.to_string()));
+    }
+    let options = gangs_games::parse_options(&args.kind, args.players, &pairs)
         .map_err(|e| CliError::invalid(e.to_string()))?;
-    // Building the game locally checks the options and tells the number of seats.
-    let players = gangs_games::new_game(&args.kind, Some(&options), 0, None)
-        .map_err(|e| CliError::invalid(e.to_string()))?
-        .players();
+    // Building the game locally checks the options, tells the number of seats and whether
+    // seats have clocks.
+    let local = gangs_games::new_game(&args.kind, Some(&options), 0, None)
+        .map_err(|e| CliError::invalid(e.to_string()))?;
+    let clocks = local.clock().enabled();
+    let players = local.players();
     let slots = bot_slots(&args.bots, players)?;
     let programs = slots
         .iter()
@@ -196,6 +212,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         base_seed,
         duplicate: args.duplicate,
         timeout: Duration::from_secs(args.game_timeout_secs),
+        clocks,
         server: server.clone(),
         ca,
         client,
@@ -261,6 +278,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     if let Some(out) = &args.out {
         results::write(out, players, args.kind == THE_GANG, &game_rows).map_err(CliError::local)?;
     }
+    let notes: Vec<String> = results.iter().flat_map(|r| r.notes.clone()).collect();
     let rows = stats::tally(&names, &slot_entry, &results, base_seed);
     let team = (args.kind == THE_GANG).then(|| stats::team_tally(&results));
     let report = Report {
@@ -278,6 +296,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         rows: &rows,
         team: team.as_ref(),
         failures: &failures,
+        notes: &notes,
         game_ids: game_rows.iter().map(|r| r.game_id.clone()).collect(),
         out: args.out.as_deref(),
     };
@@ -368,7 +387,8 @@ async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
             log,
         )?);
     }
-    wait_for_bots(bots, arena.timeout)
+    // With clocks a bot that exits early is not the game's end: its seat plays defaults.
+    let notes = wait_for_bots(bots, arena.timeout, arena.clocks)
         .await
         .map_err(|e| format!("game {game_id}: {e}"))?;
 
@@ -380,8 +400,27 @@ async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
                 OUTCOME_TIMEOUT.as_secs()
             )
         })?
+        // Without an outcome, the bots that exited early are the likely cause: say so.
+        .map_err(|e| {
+            let mut error = format!("game {game_id}: {e}");
+            for note in &notes {
+                error.push_str("; ");
+                error.push_str(note);
+            }
+            error
+        })?;
+    let mut result =
+        read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))?;
+    let timeouts = timeouts_per_seat(&mut client, &game_id, arena.players)
+        .await
         .map_err(|e| format!("game {game_id}: {e}"))?;
-    let result = read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))?;
+    for seat in &mut result.seats {
+        seat.timeouts = timeouts[stats::seat_of(seat.slot, game, arena.players)];
+    }
+    result.notes = notes
+        .into_iter()
+        .map(|note| format!("game {game_id}: {note}"))
+        .collect();
     let file = match &arena.out {
         Some(out) => Some(keep_file(arena, &mut client, &game_id, out).await?),
         None => None,
@@ -397,8 +436,7 @@ async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
                 rank: s.rank,
                 score: s.score,
                 won: s.won,
-                // The server plays no seat's turn on a clock yet: nothing in the log to count.
-                timeouts: 0,
+                timeouts: u64::from(s.timeouts),
             };
             (seat, row)
         })
@@ -435,15 +473,51 @@ async fn keep_file(
     Ok(name)
 }
 
+/// How many times each seat's clock ran out (`timed_out` records of the finished game's log).
+async fn timeouts_per_seat(
+    client: &mut Client,
+    game_id: &str,
+    players: usize,
+) -> Result<Vec<u32>, String> {
+    let mut stream = client
+        .get_log(pb::GetLogRequest {
+            game_id: game_id.to_string(),
+            from_seq: 0,
+        })
+        .await
+        .map_err(|s| format!("cannot read the log: {}", s.message()))?
+        .into_inner();
+    let mut timeouts = vec![0u32; players];
+    while let Some(record) = stream
+        .message()
+        .await
+        .map_err(|s| format!("reading the log: {}", s.message()))?
+    {
+        if let Some(pb::log_record::Record::TimedOut(t)) = &record.record {
+            if let Some(count) = timeouts.get_mut(t.seat as usize) {
+                *count += 1;
+            }
+        }
+    }
+    Ok(timeouts)
+}
+
 /// The spectator's update of a finished game's last record: its outcome and final view.
 async fn final_update(client: &mut Client, game_id: &str) -> Result<pb::Update, String> {
-    let summary = find_summary(client, game_id)
-        .await
-        .map_err(|s| format!("cannot list the games: {}", s.message()))?
-        .ok_or("the server no longer lists the game")?;
+    // With clocks the seats of exited bots play defaults: the game may need a moment more.
+    let summary = loop {
+        let summary = find_summary(client, game_id)
+            .await
+            .map_err(|s| format!("cannot list the games: {}", s.message()))?
+            .ok_or("the server no longer lists the game")?;
+        if summary.status != pb::GameStatus::Running as i32 {
+            break summary;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     if summary.status != pb::GameStatus::Finished as i32 {
         return Err(format!(
-            "every bot exited successfully, but the game is {} at seq {}",
+            "every bot exited, but the game is {} at seq {}",
             status_name(summary.status),
             summary.last_seq
         ));
@@ -492,6 +566,7 @@ fn read_result(arena: &Arena, game: u64, update: &pb::Update) -> Result<GameResu
             rank: seat.rank,
             score: seat.score,
             won: seat.won,
+            timeouts: 0,
         });
     }
     let team = if arena.kind == THE_GANG {
@@ -506,7 +581,12 @@ fn read_result(arena: &Arena, game: u64, update: &pb::Update) -> Result<GameResu
     } else {
         None
     };
-    Ok(GameResult { game, seats, team })
+    Ok(GameResult {
+        game,
+        seats,
+        team,
+        notes: Vec::new(),
+    })
 }
 
 /// Everything the arena prints, as JSON or as a table.
@@ -522,6 +602,8 @@ struct Report<'a> {
     rows: &'a [BotRow],
     team: Option<&'a TeamTally>,
     failures: &'a [Failure],
+    /// Bots that exited early while clocks kept their games going.
+    notes: &'a [String],
     /// The finished games' ids, in game order.
     game_ids: Vec<String>,
     /// `--out`, where the files and results are.
@@ -547,6 +629,7 @@ impl Report<'_> {
             "game_ids": self.game_ids,
             "out": self.out.map(|o| o.display().to_string()),
             "bots": self.rows.iter().map(|r| self.bot_json(r)).collect::<Vec<_>>(),
+            "notes": self.notes,
         });
         if let Some(team) = self.team {
             let (success_low, success_high) = stats::wilson(team.heist_successes, team.heists);
@@ -576,6 +659,7 @@ impl Report<'_> {
             "name": r.name,
             "games": r.games,
             "seat_games": r.seat_games,
+            "timeouts": r.timeouts,
         });
         if self.team.is_none() {
             row["seat_game_wins"] = json!(r.seat_game_wins);
@@ -612,29 +696,30 @@ impl Report<'_> {
             .max(3);
         if self.team.is_some() {
             lines.push(format!(
-                "{:<width$}  {:>6}  {:>10}",
-                "bot", "games", "seat-games"
+                "{:<width$}  {:>6}  {:>10}  {:>8}",
+                "bot", "games", "seat-games", "timeouts"
             ));
             for row in self.rows {
                 lines.push(format!(
-                    "{:<width$}  {:>6}  {:>10}",
-                    row.name, row.games, row.seat_games
+                    "{:<width$}  {:>6}  {:>10}  {:>8}",
+                    row.name, row.games, row.seat_games, row.timeouts
                 ));
             }
         } else {
             lines.push(format!(
-                "{:<width$}  {:>6}  {:>10}  {:>9}  {:>21}  {:>12}  {:>16}",
+                "{:<width$}  {:>6}  {:>10}  {:>9}  {:>21}  {:>12}  {:>16}  {:>8}",
                 "bot",
                 "games",
                 "seat-games",
                 "wins",
                 "win share (95%)",
                 "mean penalty",
-                "Elo (95%)"
+                "Elo (95%)",
+                "timeouts"
             ));
             for row in self.rows {
                 lines.push(format!(
-                    "{:<width$}  {:>6}  {:>10}  {:>9}  {:>21}  {:>12.1}  {:>16}",
+                    "{:<width$}  {:>6}  {:>10}  {:>9}  {:>21}  {:>12.1}  {:>16}  {:>8}",
                     row.name,
                     row.games,
                     row.seat_games,
@@ -644,7 +729,8 @@ impl Report<'_> {
                     format!(
                         "{:.0} ({:.0}–{:.0})",
                         row.rating, row.rating_low, row.rating_high
-                    )
+                    ),
+                    row.timeouts
                 ));
             }
             lines.push("(wins, win share and mean penalty are per seat-game)".into());
@@ -672,6 +758,12 @@ impl Report<'_> {
                 team.games_lost,
                 share_text(stats::share(team.games_won, team.games), w_low, w_high)
             ));
+        }
+        if !self.notes.is_empty() {
+            lines.push(format!("{} note(s):", self.notes.len()));
+            for note in self.notes {
+                lines.push(format!("  {note}"));
+            }
         }
         lines.push(self.where_games_are());
         if !self.failures.is_empty() {
@@ -785,6 +877,7 @@ mod tests {
                         rank: 1,
                         score: 2,
                         won: false,
+                        timeouts: 1,
                     })
                     .collect(),
                 team: Some(TeamResult {
@@ -792,6 +885,7 @@ mod tests {
                     alarms: 3,
                     won: false,
                 }),
+                notes: Vec::new(),
             }],
             7,
         );
@@ -819,6 +913,7 @@ mod tests {
             rows: &rows,
             team: Some(&team),
             failures: &failures,
+            notes: &["game 00aa: bot \"r\" at seat 1 exited early (exit status: 1); its seat played defaults".into()],
             game_ids: vec!["00aa".into()],
             out: None,
         };
@@ -830,6 +925,8 @@ mod tests {
         // One command in three seats of one game: one game, three seat-games.
         assert_eq!(value["bots"][0]["games"], 1);
         assert_eq!(value["bots"][0]["seat_games"], 3);
+        // One timeout in each of its three seats.
+        assert_eq!(value["bots"][0]["timeouts"], 3);
         // Every seat is one team: no per-bot wins, no Elo.
         for key in ["seat_game_wins", "win_share", "elo", "mean_penalty"] {
             assert!(value["bots"][0].get(key).is_none(), "{key}");
@@ -846,6 +943,8 @@ mod tests {
         assert!(!text.contains("Elo"), "{text}");
         assert!(text.contains("game 1 (seed 9)"), "{text}");
         assert!(text.contains("00aa, on the arena's own server"), "{text}");
+        assert!(text.contains("1 note(s):\n  game 00aa: bot"), "{text}");
+        assert_eq!(value["notes"].as_array().map(Vec::len), Some(1));
         // Gang of Four: wins per seat-game, penalty and Elo with its interval.
         let report = Report {
             kind: "gang-of-four",

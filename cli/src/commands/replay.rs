@@ -272,7 +272,21 @@ async fn at(
             .count() as u32
     };
     let record = &records[seq as usize - 1];
-    let update = |seat: Option<usize>| build_update(game, record, seat, started, seats_taken, None);
+    let clocks = replayer
+        .clocks()
+        .map(gangs_games::clock::Clocks::to_pb)
+        .unwrap_or_default();
+    let update = |seat: Option<usize>| {
+        build_update(
+            game,
+            record,
+            seat,
+            started,
+            seats_taken,
+            None,
+            clocks.clone(),
+        )
+    };
     if args.seat.is_some() || args.spectator {
         let update = update(args.seat.map(|s| s as usize));
         context

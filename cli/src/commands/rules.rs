@@ -16,7 +16,7 @@ pub struct RulesArgs {
 pub async fn run(args: RulesArgs, context: &Context) -> Result<(), CliError> {
     let kind = gangs_games::kind(&args.kind).map_err(|e| CliError::invalid(e.to_string()))?;
     let rows: Vec<[String; 5]> = kind
-        .options
+        .options()
         .iter()
         .map(|spec| {
             [

@@ -487,9 +487,25 @@ impl App {
         }
     }
 
-    /// The milliseconds left before the current phase closes by itself, if it has a deadline.
+    /// The milliseconds left before the next deadline that concerns this screen: this seat's
+    /// clock (or, for a spectator, the earliest seat clock) and the phase deadline, whichever
+    /// comes first; `None` in a game without either.
     pub fn deadline_left_ms(&self) -> Option<i64> {
-        let deadline = self.update.as_ref()?.deadline_unix_ms?;
+        let update = self.update.as_ref()?;
+        let own = update
+            .seat
+            .and_then(|seat| update.clocks.iter().find(|c| c.seat == seat))
+            .and_then(|c| c.deadline_unix_ms);
+        let earliest = update
+            .clocks
+            .iter()
+            .filter_map(|c| c.deadline_unix_ms)
+            .min();
+        let clock = if update.seat.is_some() { own } else { earliest };
+        let deadline = [clock, update.deadline_unix_ms]
+            .into_iter()
+            .flatten()
+            .min()?;
         Some((deadline - self.now_ms).max(0))
     }
 }

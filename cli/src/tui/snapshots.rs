@@ -89,6 +89,7 @@ fn update_for(
         outcome: None,
         seat: Some(seat),
         seats_taken: game.players() as u32,
+        clocks: Vec::new(),
     }
 }
 

@@ -25,6 +25,13 @@ impl Bridge<GangOfFourWire> {
         seed: u64,
         preset: Option<&pb::GangOfFourPreset>,
     ) -> Result<Self, Refusal> {
-        Ok(Bridge::from_engine(new_engine(options, seed, preset)?))
+        let clock = options.map_or_else(crate::clock::WireClock::default, |o| {
+            crate::clock::WireClock {
+                turn_ms: o.turn_ms,
+                bank_ms: o.bank_ms,
+                absent_after: o.absent_after,
+            }
+        });
+        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock(clock)
     }
 }

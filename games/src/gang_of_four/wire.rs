@@ -5,7 +5,7 @@
 //! sends); words are resolved against the acting seat's hand, each word taking a distinct held
 //! card, lowest id first.
 
-use crate::bridge::Wire;
+use crate::bridge::{ClockFields, Wire};
 use crate::{Refusal, Seat};
 use gangs_proto::v1 as pb;
 use gangs_rules::gang_of_four::{
@@ -48,6 +48,10 @@ pub(super) fn wire_options(o: &Options) -> pb::GangOfFourOptions {
         flush_by_sum: Some(o.flush_by_sum),
         loser_tie_strongest_card: Some(o.loser_tie_strongest_card),
         manual_last_card: Some(o.manual_last_card),
+        // The clock is the host's: the bridge fills these in (`Bridge::options`).
+        turn_ms: None,
+        bank_ms: None,
+        absent_after: None,
     }
 }
 
@@ -359,6 +363,25 @@ impl Wire for GangOfFourWire {
 
     fn action_to_pb(action: &Action) -> pb::GameAction {
         wire_action(action)
+    }
+
+    fn decision(action: &Action) -> &'static str {
+        match action {
+            Action::Pass => "play or pass",
+            Action::Play { .. } => "lead",
+            Action::GiveBack { .. } => "give back a card",
+        }
+    }
+
+    fn clock_fields(options: &mut pb::GameOptions) -> Option<ClockFields<'_>> {
+        match &mut options.game {
+            Some(pb::game_options::Game::GangOfFour(o)) => Some(ClockFields {
+                turn_ms: &mut o.turn_ms,
+                bank_ms: &mut o.bank_ms,
+                absent_after: &mut o.absent_after,
+            }),
+            _ => None,
+        }
     }
 
     fn event_to_pb(engine: &GangOfFour, event: &Event) -> pb::GameEvent {

@@ -7,7 +7,7 @@
 use super::wire::{engine_options, wire_options};
 use crate::Refusal;
 use gangs_proto::v1 as pb;
-use gangs_rules::gang_of_four::{self as engine, cards};
+use gangs_rules::gang_of_four::cards;
 
 use pb::gang_of_four_action::Kind as ActionKind;
 use pb::gang_of_four_event::Kind as EventKind;
@@ -29,8 +29,13 @@ pub fn parse_options(
         players,
         ..Default::default()
     };
+    let schema = crate::kind(crate::GANG_OF_FOUR)?.options();
+    let mut clock = crate::clock::WireClock::default();
     for (key, value) in pairs {
-        let spec = option_spec(crate::GANG_OF_FOUR, engine::contract::OPTIONS, key)?;
+        let spec = option_spec(crate::GANG_OF_FOUR, &schema, key)?;
+        if clock.parse_option(spec.key, value)? {
+            continue;
+        }
         match (spec.key, spec.parse(value)?) {
             // The schema's ranges bound every count to u32.
             ("players", V::Count(n)) => o.players = Some(n as u32),
@@ -42,7 +47,13 @@ pub fn parse_options(
         }
     }
     let filled = engine_options(Some(&o))?;
-    Ok(wire_options(&filled))
+    let clock = crate::clock::ClockSettings::from_wire(clock)?.to_wire();
+    Ok(pb::GangOfFourOptions {
+        turn_ms: clock.turn_ms,
+        bank_ms: clock.bank_ms,
+        absent_after: clock.absent_after,
+        ..wire_options(&filled)
+    })
 }
 
 /// `play r7 y7 [card]`, `pass`, `give y3`.

@@ -1,7 +1,7 @@
 //! The Gang on the wire: options, presets, actions and complete events of `gangs.v1`. Pure
 //! translation; what a seat may see is decided in [`super::visibility`].
 
-use crate::bridge::Wire;
+use crate::bridge::{ClockFields, Wire};
 use crate::{Refusal, Seat};
 use gangs_proto::v1 as pb;
 use gangs_rules::the_gang::{
@@ -440,6 +440,10 @@ pub(super) fn config_to_pb(c: &Config) -> pb::TheGangOptions {
         mode: mode_to_pb(c.mode) as i32,
         max_moves_per_phase: c.max_moves_per_phase,
         phase_deadline_ms: c.phase_deadline_ms,
+        // The clock is the host's: the bridge fills these in (`Bridge::options`).
+        turn_ms: None,
+        bank_ms: None,
+        absent_after: None,
     }
 }
 
@@ -508,6 +512,27 @@ impl Wire for TheGangWire {
 
     fn action_to_pb(action: &Action) -> pb::GameAction {
         wrap_action(action_to_pb(*action))
+    }
+
+    fn decision(action: &Action) -> &'static str {
+        match action {
+            Action::Take(_) | Action::Return | Action::Ready => "chip move",
+            Action::Propose(_) => "specialist proposal",
+            Action::Accept | Action::Refuse => "proposal answer",
+            Action::Guess(_) => "team guess",
+            Action::Choose(_) => "card choice",
+        }
+    }
+
+    fn clock_fields(options: &mut pb::GameOptions) -> Option<ClockFields<'_>> {
+        match &mut options.game {
+            Some(pb::game_options::Game::TheGang(o)) => Some(ClockFields {
+                turn_ms: &mut o.turn_ms,
+                bank_ms: &mut o.bank_ms,
+                absent_after: &mut o.absent_after,
+            }),
+            _ => None,
+        }
     }
 
     fn event_to_pb(_engine: &TheGang, event: &Event) -> pb::GameEvent {

@@ -43,8 +43,13 @@ pub fn parse_options(
         players: players.unwrap_or(4),
         ..Default::default()
     };
+    let schema = crate::kind(crate::THE_GANG)?.options();
+    let mut clock = crate::clock::WireClock::default();
     for (key, value) in pairs {
-        let spec = option_spec(crate::THE_GANG, engine::contract::OPTIONS, key)?;
+        let spec = option_spec(crate::THE_GANG, &schema, key)?;
+        if clock.parse_option(spec.key, value)? {
+            continue;
+        }
         match (spec.key, spec.parse(value)?) {
             // The schema's ranges bound these counts to u32.
             ("players", V::Count(n)) => o.players = n as u32,
@@ -58,7 +63,13 @@ pub fn parse_options(
         }
     }
     config_from_pb(Some(&o))?;
-    Ok(o)
+    let clock = crate::clock::ClockSettings::from_wire(clock)?.to_wire();
+    Ok(pb::TheGangOptions {
+        turn_ms: clock.turn_ms,
+        bank_ms: clock.bank_ms,
+        absent_after: clock.absent_after,
+        ..o
+    })
 }
 
 fn parse_card_word(w: &str) -> Result<Card, Refusal> {

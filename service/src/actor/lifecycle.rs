@@ -92,7 +92,9 @@ impl GameActor {
                 ),
             ));
         }
-        if self.timer.is_some() {
+        // A game with a running clock (phase deadline or seat clocks) cannot stall: no idle
+        // timeout.
+        if self.timer.is_some() || self.clocks.is_some() {
             return None;
         }
         let last = self.records.last().map(|r| r.unix_ms)?;

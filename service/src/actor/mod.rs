@@ -31,6 +31,7 @@ pub use timers::unix_ms;
 use crate::error::{HostError, HostResult};
 use crate::store::Store;
 use durability::{Pending, PendingReply};
+use gangs_games::clock::{self, Clocks};
 use gangs_games::update::ended_status;
 use gangs_games::{new_game, replay::Replayer, Game};
 use gangs_proto::v1 as pb;
@@ -152,6 +153,8 @@ pub struct GameActor {
     broken: Option<String>,
     /// Set by an `ended` record: cancelled or abandoned.
     ended: Option<Reason>,
+    /// The seats' clocks (games with `turn_ms`), fed with every record as replay feeds them.
+    clocks: Option<Clocks>,
 }
 
 impl GameActor {
@@ -166,6 +169,7 @@ impl GameActor {
         created_reply: Reply<()>,
     ) -> GameHandle {
         let mut actor = GameActor::empty(id, store, summaries, settings, game, created.clone());
+        actor.clocks = Clocks::of(&*actor.game);
         let record = actor.push_record(Record::Created(created));
         actor.submit(vec![record], PendingReply::Created(created_reply));
         actor.spawn()
@@ -232,6 +236,8 @@ impl GameActor {
             }
         }
         let created = created.ok_or_else(|| damaged("no `created` record".into()))?;
+        let clocks = replayer.clocks().cloned();
+        let (phase_id, phase_opened) = replayer.phase_opened();
         let game = replayer
             .into_game()
             .ok_or_else(|| damaged("empty log".into()))?;
@@ -245,7 +251,10 @@ impl GameActor {
         actor.ended = ended;
         actor.durable_seq = records.len() as u64;
         actor.records = records;
+        actor.clocks = clocks;
+        // Deadlines are wall-clock times from the log: a restart keeps them.
         actor.arm_timer();
+        actor.rearm_phase_timer(phase_id, phase_opened);
         actor.publish_summary();
         Ok(actor)
     }
@@ -280,6 +289,7 @@ impl GameActor {
             timer: None,
             broken: None,
             ended: None,
+            clocks: None,
         }
     }
 
@@ -292,6 +302,7 @@ impl GameActor {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         loop {
             let deadline = self.timer.as_ref().map(|t| t.at);
+            let clock_at = self.next_clock_deadline().map(GameActor::instant_of);
             let abandon_at = self
                 .abandon_at()
                 .map(|(unix, _)| GameActor::instant_of(unix));
@@ -306,6 +317,7 @@ impl GameActor {
                 },
                 Some((seq, result)) = self.durable_rx.recv() => self.on_durable(seq, result),
                 _ = sleep_until_opt(deadline), if deadline.is_some() => self.on_deadline(),
+                _ = sleep_until_opt(clock_at), if clock_at.is_some() => self.on_clock_deadline(),
                 _ = sleep_until_opt(abandon_at), if abandon_at.is_some() => self.on_abandon_deadline(),
                 _ = sleep_until_opt(unload_at), if unload_at.is_some() => {
                     // No new command gets in from here on (senders see the channel closed and
@@ -388,12 +400,18 @@ impl GameActor {
         }
     }
 
+    /// Appends a record of what was just applied to the game, and feeds it to the clocks.
     fn push_record(&mut self, record: Record) -> pb::LogRecord {
+        let running = (self.start_seq.is_some() || matches!(record, Record::Started(_)))
+            && self.ended.is_none();
         let record = pb::LogRecord {
             seq: self.last_seq() + 1,
             unix_ms: unix_ms(),
             record: Some(record),
         };
+        if let Some(clocks) = &mut self.clocks {
+            clocks.feed(&record, &clock::awaited(&*self.game, running));
+        }
         self.records.push(record.clone());
         record
     }

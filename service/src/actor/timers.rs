@@ -1,9 +1,12 @@
 //! Time: the engine's phase deadline (armed when a timed phase opens, fired as an `expired`
-//! record) and the wall clock the log and the views use.
+//! record), the seats' clocks (a seat whose clock ran out gets its default action played, a
+//! `timed_out` record), and the wall clock the log and the views use. Every deadline is a
+//! wall-clock time computed from the log's record times, so a restarted server keeps it.
 
 use super::{durability::PendingReply, GameActor};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
+use std::time::Duration;
 use tokio::time::Instant;
 
 pub(super) struct Timer {
@@ -41,6 +44,75 @@ impl GameActor {
         }
     }
 
+    /// When the next seat's clock runs out (unix ms), if a clock runs.
+    pub(super) fn next_clock_deadline(&self) -> Option<i64> {
+        if self.is_over() || self.broken.is_some() {
+            return None;
+        }
+        self.clocks.as_ref()?.next_deadline().map(|d| d.at_unix_ms)
+    }
+
+    /// A seat's clock ran out: its default action is played for it and logged as `timed_out`.
+    pub(super) fn on_clock_deadline(&mut self) {
+        let Some(due) = self.clocks.as_ref().and_then(|c| c.next_deadline()) else {
+            return;
+        };
+        let now = unix_ms();
+        if now < due.at_unix_ms || self.is_over() || self.broken.is_some() {
+            // Woken early (the wall clock moved): the loop arms the timer again.
+            return;
+        }
+        let seat = due.seat;
+        let (Some(action), Some(decision)) =
+            (self.game.default_action(seat), self.game.decision(seat))
+        else {
+            // The engine contract gives every awaited seat a default action (tested in the
+            // rules crate); should one lack it, the clocks stop rather than spin.
+            tracing::error!(game = %self.id, seat, "no default action for a seat whose clock ran out: clocks stopped");
+            self.clocks = None;
+            return;
+        };
+        let clocks = self
+            .clocks
+            .as_ref()
+            .expect("a deadline came from the clocks");
+        let used_ms = clocks.open_ms(seat, now);
+        let absent = clocks.is_absent(seat);
+        match self.game.act(seat, &action) {
+            Ok(events) => {
+                tracing::info!(game = %self.id, seat, decision, used_ms, absent, "seat timed out: default action played");
+                let record = self.push_record(Record::TimedOut(pb::TimedOut {
+                    seat: seat as u32,
+                    decision: decision.to_string(),
+                    action: Some(action),
+                    events,
+                    used_ms,
+                    absent,
+                }));
+                self.submit(vec![record], PendingReply::None);
+            }
+            Err(e) => {
+                tracing::error!(game = %self.id, seat, "the engine refused a default action: {e}: clocks stopped");
+                self.clocks = None;
+            }
+        }
+    }
+
+    /// After a restart: a phase deadline counts from when its phase opened (the log's time),
+    /// not from the restart.
+    pub(super) fn rearm_phase_timer(&mut self, phase_id: u64, opened_unix_ms: i64) {
+        let Some(ms) = self.game.phase_deadline_ms() else {
+            return;
+        };
+        if let Some(timer) = &mut self.timer {
+            if timer.phase_id == phase_id {
+                let at = opened_unix_ms.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
+                timer.unix_ms = at;
+                timer.at = GameActor::instant_of(at);
+            }
+        }
+    }
+
     /// Starts the phase timer when the engine opened a new timed phase.
     pub(super) fn arm_timer(&mut self) {
         if self.is_over() || self.start_seq.is_none() {
@@ -52,10 +124,11 @@ impl GameActor {
             Some(ms) => {
                 let phase_id = self.game.phase_id();
                 if self.timer.as_ref().map(|t| t.phase_id) != Some(phase_id) {
+                    // Saturating: the options bound `ms`, but a deadline must never wrap.
                     self.timer = Some(Timer {
                         phase_id,
-                        at: Instant::now() + std::time::Duration::from_millis(ms),
-                        unix_ms: unix_ms() + ms as i64,
+                        at: Instant::now() + Duration::from_millis(ms.min(1 << 40)),
+                        unix_ms: unix_ms().saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
                     });
                 }
             }

@@ -4,12 +4,16 @@
 
 use super::{GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
+use crate::store::Store;
+use gangs_games::clock::Clocks;
 use gangs_games::replay::Replayer;
 use gangs_games::update::build_update;
 use gangs_games::Game;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
 
 pub(super) struct Watcher {
     seat: Option<usize>,
@@ -60,6 +64,7 @@ impl GameActor {
             started,
             seats_taken,
             self.timer.as_ref().map(|t| t.unix_ms),
+            self.clocks.as_ref().map(Clocks::to_pb).unwrap_or_default(),
         )
     }
 
@@ -87,56 +92,43 @@ impl GameActor {
                 self.last_seq()
             )));
         }
-        let catch_up = self.catch_up(seat, from_seq);
-        let (tx, rx) = mpsc::channel(catch_up.len() + self.settings.watcher_buffer + 1);
-        for update in catch_up {
-            tx.try_send(Ok(update))
-                .expect("the channel was sized for the catch-up");
-        }
-        // A finished game's stream ends after the catch-up.
-        if !(self.is_over() && self.pending.is_empty()) {
+        let through = self.durable_seq;
+        // Live updates after `through`, registered now so that none is missed (the pending
+        // records reach the watcher when durable). A finished game's stream ends after the
+        // catch-up.
+        let live = if self.is_over() && self.pending.is_empty() {
+            None
+        } else {
+            let (tx, rx) = mpsc::channel(self.settings.watcher_buffer + 1);
             self.watchers.push(Watcher { seat, updates: tx });
-        }
-        Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
-    }
-
-    /// Updates for the durable records after `from_seq`, each with the view as it was then:
-    /// the game is replayed from its log (the engines are fast; a log is short).
-    fn catch_up(&self, seat: Option<usize>, from_seq: u64) -> Vec<pb::Update> {
-        if from_seq >= self.durable_seq {
-            return Vec::new();
-        }
-        // The usual resume asks for the newest record only: the current state is its state.
-        if from_seq + 1 == self.durable_seq && self.pending.is_empty() {
+            Some(ReceiverStream::new(rx))
+        };
+        let catch_up: UpdateStream = if from_seq >= through {
+            Box::pin(tokio_stream::empty())
+        } else if from_seq + 1 == through && self.pending.is_empty() {
+            // The usual resume asks for the newest record only: the current state is its state.
             let record = &self.records[from_seq as usize];
-            return vec![self.update_for(&*self.game, record, seat)];
-        }
-        let mut replayer = Replayer::new();
-        let mut updates = Vec::new();
-        for record in &self.records[..self.durable_seq as usize] {
-            if replayer.apply(record).is_err() {
-                // Cannot happen: the actor checked every record when it applied or restored it.
-                break;
-            }
-            if record.seq > from_seq {
-                let game = replayer.game().expect("created is the first record");
-                let deadline = if record.seq == self.durable_seq {
-                    self.timer.as_ref().map(|t| t.unix_ms)
-                } else {
-                    None
-                };
-                let (started, seats_taken) = self.progress_at(record.seq);
-                updates.push(build_update(
-                    game,
-                    record,
-                    seat,
-                    started,
-                    seats_taken,
-                    deadline,
-                ));
-            }
-        }
-        updates
+            let update = self.update_for(&*self.game, record, seat);
+            Box::pin(tokio_stream::once(Ok(update)))
+        } else {
+            // Replayed from the log by a task as fast as the client reads: a client that never
+            // reads holds a few updates, not the whole game, and the actor is not busy meanwhile.
+            let (tx, rx) = mpsc::channel(CATCH_UP_BUFFER);
+            let catch_up = CatchUp {
+                store: self.store.clone(),
+                game_id: self.id.clone(),
+                seat,
+                from_seq,
+                through,
+                last_deadline: self.timer.as_ref().map(|t| t.unix_ms),
+            };
+            tokio::spawn(catch_up.send_to(tx));
+            Box::pin(ReceiverStream::new(rx))
+        };
+        Ok(match live {
+            None => catch_up,
+            Some(live) => Box::pin(catch_up.chain(live)),
+        })
     }
 
     /// The durable records after `from_seq` as `GetLog` shows them.
@@ -147,5 +139,89 @@ impl GameActor {
             .filter(|r| r.seq > from_seq)
             .map(|r| self.game.public_record(r, finished))
             .collect()
+    }
+}
+
+/// Catch-up updates waiting for a slow reader: all a watcher that does not read costs.
+const CATCH_UP_BUFFER: usize = 4;
+/// Records a catch-up reads from the log at a time.
+const CATCH_UP_CHUNK: usize = 64;
+
+/// The updates of the durable records `from_seq + 1 ..= through` for one watcher, each with the
+/// view as it was then: the game is replayed from the log, chunk by chunk, as the client reads.
+struct CatchUp {
+    store: Store,
+    game_id: String,
+    seat: Option<usize>,
+    from_seq: u64,
+    through: u64,
+    /// The phase deadline shown with the last record (the game's current one).
+    last_deadline: Option<i64>,
+}
+
+impl CatchUp {
+    async fn send_to(self, updates: mpsc::Sender<HostResult<pb::Update>>) {
+        if let Err(error) = self.run(&updates).await {
+            tracing::error!(game = %self.game_id, "catch-up failed: {error}");
+            let _ = updates.send(Err(error)).await;
+        }
+    }
+
+    async fn run(&self, updates: &mpsc::Sender<HostResult<pb::Update>>) -> HostResult<()> {
+        let mut replayer = Replayer::new();
+        let (mut started, mut joined) = (false, 0u32);
+        let mut after = 0;
+        while after < self.through {
+            let limit = CATCH_UP_CHUNK.min((self.through - after) as usize);
+            let chunk = self
+                .store
+                .read_range(&self.game_id, after, limit)
+                .await
+                .map_err(|e| HostError::Storage(format!("reading game {}: {e}", self.game_id)))?;
+            if chunk.is_empty() {
+                return Err(HostError::Internal(format!(
+                    "the log of game {} ends at seq {after}, before seq {}",
+                    self.game_id, self.through
+                )));
+            }
+            for record in chunk {
+                after = record.seq;
+                replayer.apply(&record).map_err(|e| {
+                    HostError::Internal(format!("game {} does not replay: {e}", self.game_id))
+                })?;
+                match &record.record {
+                    Some(Record::Started(_)) => started = true,
+                    Some(Record::Joined(_)) => joined += 1,
+                    _ => {}
+                }
+                if record.seq <= self.from_seq {
+                    continue;
+                }
+                let game = replayer.game().expect("created is the first record");
+                let seats_taken = if started {
+                    game.players() as u32
+                } else {
+                    joined
+                };
+                let deadline = (record.seq == self.through)
+                    .then_some(self.last_deadline)
+                    .flatten();
+                let clocks = replayer.clocks().map(Clocks::to_pb).unwrap_or_default();
+                let update = build_update(
+                    game,
+                    &record,
+                    self.seat,
+                    started,
+                    seats_taken,
+                    deadline,
+                    clocks,
+                );
+                if updates.send(Ok(update)).await.is_err() {
+                    // The client went away: so does the catch-up, and its memory.
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 }

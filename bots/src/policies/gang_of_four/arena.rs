@@ -58,6 +58,7 @@ pub fn play_game(
             outcome: None,
             seat: Some(seat as u32),
             seats_taken: game.players() as u32,
+            clocks: Vec::new(),
         };
         let action = policies[seat]
             .choose(&update)

@@ -280,14 +280,29 @@ pub fn spawn_bot(
 
 /// Waits until every bot has exited successfully. The first bot to fail, or the timeout,
 /// ends the wait with an error and kills the others (they could never finish the game).
-pub async fn wait_for_bots(mut bots: Vec<BotProcess>, timeout: Duration) -> Result<(), String> {
+/// Waits for every bot to exit. Without clocks a bot exiting with a failure fails the game;
+/// with `clocks` (seats time out) its seat plays defaults and the game goes on: the failure is
+/// returned as a note.
+pub async fn wait_for_bots(
+    mut bots: Vec<BotProcess>,
+    timeout: Duration,
+    clocks: bool,
+) -> Result<Vec<String>, String> {
     let start = tokio::time::Instant::now();
     let mut running: Vec<usize> = (0..bots.len()).collect();
+    let mut notes = Vec::new();
     let result = loop {
         let mut failure = None;
         running.retain(|&i| match bots[i].child.try_wait() {
             Ok(None) => true,
             Ok(Some(status)) if status.success() => false,
+            Ok(Some(status)) if clocks => {
+                notes.push(format!(
+                    "{}: its seat played default actions from then on",
+                    bot_failed(&bots[i], status)
+                ));
+                false
+            }
             Ok(Some(status)) => {
                 failure.get_or_insert_with(|| bot_failed(&bots[i], status));
                 false
@@ -306,7 +321,7 @@ pub async fn wait_for_bots(mut bots: Vec<BotProcess>, timeout: Duration) -> Resu
             break Err(failure);
         }
         if running.is_empty() {
-            break Ok(());
+            break Ok(notes);
         }
         if start.elapsed() >= timeout {
             break Err(format!(

@@ -139,6 +139,8 @@ pub struct SeatResult {
     pub rank: u32,
     pub score: i64,
     pub won: bool,
+    /// How many times the seat's clock ran out (its default was played).
+    pub timeouts: u32,
 }
 
 /// The Gang's team result, from the final spectator view.
@@ -155,6 +157,8 @@ pub struct GameResult {
     pub game: u64,
     pub seats: Vec<SeatResult>,
     pub team: Option<TeamResult>,
+    /// What happened that is not an error (a bot exited early; clocks played its seat).
+    pub notes: Vec<String>,
 }
 
 /// One row of the table: a distinct `--bot` command, over every seat it held.
@@ -177,6 +181,8 @@ pub struct BotRow {
     pub rating: f64,
     pub rating_low: f64,
     pub rating_high: f64,
+    /// Seat-games' timeouts: how often this bot's clock ran out.
+    pub timeouts: u64,
 }
 
 /// The Gang's team numbers over every finished game.
@@ -206,6 +212,7 @@ pub fn tally(
     let mut seat_games = vec![0u64; names.len()];
     let mut wins = vec![0u64; names.len()];
     let mut score_sum = vec![0i64; names.len()];
+    let mut timeouts = vec![0u64; names.len()];
     for result in &sorted {
         let mut played = vec![false; names.len()];
         for seat in &result.seats {
@@ -213,6 +220,7 @@ pub fn tally(
             played[entry] = true;
             seat_games[entry] += 1;
             score_sum[entry] += seat.score;
+            timeouts[entry] += u64::from(seat.timeouts);
             if is_win(seat, result.team.is_some()) {
                 wins[entry] += 1;
             }
@@ -244,6 +252,7 @@ pub fn tally(
                 rating: ratings[i],
                 rating_low: intervals[i].0,
                 rating_high: intervals[i].1,
+                timeouts: timeouts[i],
             }
         })
         .collect()
@@ -440,6 +449,7 @@ mod tests {
             rank,
             score,
             won: rank == 1,
+            timeouts: 0,
         }
     }
 
@@ -448,11 +458,12 @@ mod tests {
         // Slots 1..3 are the same command: one row, games counted per seat-game.
         let names = vec!["greedy".to_string(), "random".to_string()];
         let slot_entry = [0, 1, 1, 1];
-        let results = vec![
+        let mut results = vec![
             GameResult {
                 game: 1,
                 seats: vec![seat(1, 1, 0), seat(2, 1, 0), seat(3, 3, 40), seat(0, 4, 60)],
                 team: None,
+                notes: Vec::new(),
             },
             GameResult {
                 game: 0,
@@ -463,9 +474,14 @@ mod tests {
                     seat(3, 4, 30),
                 ],
                 team: None,
+                notes: Vec::new(),
             },
         ];
+        // Greedy's clock ran out twice in game 1, a random's once in game 0.
+        results[0].seats[3].timeouts = 2;
+        results[1].seats[2].timeouts = 1;
         let rows = tally(&names, &slot_entry, &results, 5);
+        assert_eq!((rows[0].timeouts, rows[1].timeouts), (2, 1));
         assert_eq!((rows[0].games, rows[0].seat_games), (2, 2));
         assert_eq!(rows[0].seat_game_wins, 1);
         assert_eq!((rows[1].games, rows[1].seat_games), (2, 6));
@@ -497,6 +513,7 @@ mod tests {
             rank: 1,
             score: 3,
             won,
+            timeouts: 0,
         };
         let results = vec![
             GameResult {
@@ -507,6 +524,7 @@ mod tests {
                     alarms: 1,
                     won: true,
                 }),
+                notes: Vec::new(),
             },
             GameResult {
                 game: 1,
@@ -516,6 +534,7 @@ mod tests {
                     alarms: 3,
                     won: false,
                 }),
+                notes: Vec::new(),
             },
         ];
         let team = team_tally(&results);

@@ -1,0 +1,53 @@
+//! The viewer's page: hand-written HTML, JavaScript and CSS from `service/web/`, compiled into
+//! the binary (no build step, no CDN: it works offline). Every page path serves `index.html`;
+//! the script reads the path (`/`: the list, `/games/ID`: that game, live or replayed).
+
+use super::{ApiError, Query};
+use axum::extract::{Path, RawQuery};
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+
+const INDEX_HTML: &str = include_str!("../../web/index.html");
+const APP_JS: &str = include_str!("../../web/app.js");
+const STYLE_CSS: &str = include_str!("../../web/style.css");
+
+/// Scripts and styles only from this server; data only from its API.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+fn page(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// `/` and `/games/{id}`: the page (the script reads the query itself: `?seq=`, `?kind=`, ...).
+pub(super) async fn index() -> Response {
+    page(INDEX_HTML, "text/html; charset=utf-8")
+}
+
+/// `/assets/app.js`, `/assets/style.css`.
+pub(super) async fn asset(
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    Query::parse(query.as_deref(), &[])?;
+    match name.as_str() {
+        "app.js" => Ok(page(APP_JS, "text/javascript; charset=utf-8")),
+        "style.css" => Ok(page(STYLE_CSS, "text/css; charset=utf-8")),
+        _ => Err(ApiError::not_found(format!(
+            "no asset {}",
+            gangs_proto::quoted(&name)
+        ))),
+    }
+}
