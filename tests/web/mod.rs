@@ -56,6 +56,7 @@ pub fn start_viewer_with(data_dir: &Path, flags: &[&str]) -> (Server, String) {
         data_dir: data_dir.to_path_buf(),
         flags: flags.iter().map(|f| f.to_string()).collect(),
         ca: None,
+        stderr_log: None,
     };
     (server, http)
 }
