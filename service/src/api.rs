@@ -40,6 +40,8 @@ impl From<HostError> for Status {
     }
 }
 
+/// Cheap to clone: every field is a handle (the web viewer reads through a clone).
+#[derive(Clone)]
 pub struct GamesService {
     registry: Registry,
     keys: Keys,

@@ -281,16 +281,11 @@ pub async fn run(
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
     };
-    // The web viewer reads through a second handle on the same service (so it sees what a
-    // spectator sees, forwarded to a game's owner in a cluster).
-    let (registry, service, viewer_service) = match &jetstream {
+    let (registry, service) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
-            let service =
-                GamesService::with_keys(registry.clone(), keys.clone()).with_limits(limits.clone());
-            let viewer =
-                GamesService::with_keys(registry.clone(), keys.clone()).with_limits(limits.clone());
-            (registry, service, viewer)
+            let service = GamesService::with_keys(registry.clone(), keys).with_limits(limits);
+            (registry, service)
         }
         // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
         Some(context) => {
@@ -301,13 +296,10 @@ pub async fn run(
             };
             let cluster =
                 Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
-            let service = GamesService::with_keys(registry.clone(), keys.clone())
-                .with_limits(limits.clone())
-                .with_cluster(cluster.clone());
-            let viewer = GamesService::with_keys(registry.clone(), keys.clone())
-                .with_limits(limits.clone())
+            let service = GamesService::with_keys(registry.clone(), keys)
+                .with_limits(limits)
                 .with_cluster(cluster);
-            (registry, service, viewer)
+            (registry, service)
         }
     };
     if config.metrics.is_some() {
@@ -367,8 +359,11 @@ pub async fn run(
         // else the admin key.
         let key = config.player_key.clone().or_else(|| config.api_key.clone());
         let mut stopped = http_stopped;
+        // A second handle on the same service: the viewer sees what a spectator sees,
+        // forwarded to a game's owner in a cluster. Made only here: an unused handle would
+        // keep the store open and the shutdown below waiting for it forever.
         tokio::spawn(crate::viewer::serve(
-            viewer_service,
+            service.clone(),
             key,
             http,
             async move {
