@@ -14,6 +14,24 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("gang
 
 pub use v1::*;
 
+impl v1::GameStatus {
+    /// Over: finished by its rules, cancelled or abandoned. Nothing happens to the game any
+    /// more, and a watch stream ends after the update that says so.
+    pub fn is_over(self) -> bool {
+        matches!(self, Self::Finished | Self::Cancelled | Self::Abandoned)
+    }
+
+    /// Waiting for seats or running: what the live-game limits count.
+    pub fn is_live(self) -> bool {
+        matches!(self, Self::Waiting | Self::Running)
+    }
+
+    /// [`is_over`](Self::is_over) for a status as it comes off the wire (unknown: not over).
+    pub fn is_over_code(status: i32) -> bool {
+        Self::try_from(status).is_ok_and(Self::is_over)
+    }
+}
+
 pub mod auth;
 pub mod connect;
 pub mod json;

@@ -21,12 +21,7 @@ pub enum Decision<'a> {
 /// update may come again, and acting twice on it is pointless.
 pub fn decide(batch: &[pb::Update], acted_at: Option<u64>) -> Decision<'_> {
     // Over: finished by the rules, cancelled or abandoned.
-    let over = |u: &&pb::Update| {
-        matches!(
-            pb::GameStatus::try_from(u.status),
-            Ok(pb::GameStatus::Finished | pb::GameStatus::Cancelled | pb::GameStatus::Abandoned)
-        )
-    };
+    let over = |u: &&pb::Update| pb::GameStatus::is_over_code(u.status);
     if let Some(finished) = batch.iter().find(over) {
         return Decision::Finished(finished);
     }

@@ -94,10 +94,7 @@ pub fn status_name(status: i32) -> &'static str {
 
 /// Over: finished by its rules, cancelled or abandoned (the stream ends after this update).
 pub fn is_finished(update: &pb::Update) -> bool {
-    matches!(
-        pb::GameStatus::try_from(update.status),
-        Ok(pb::GameStatus::Finished | pb::GameStatus::Cancelled | pb::GameStatus::Abandoned)
-    )
+    pb::GameStatus::is_over_code(update.status)
 }
 
 fn events_json(events: &[pb::GameEvent]) -> Vec<String> {

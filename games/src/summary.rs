@@ -52,6 +52,54 @@ pub struct HeistRow {
     pub alarms: u32,
 }
 
+impl DealRow {
+    /// The row as JSON: `gangs replay --summary --json` and the web viewer's rounds.
+    pub fn to_json(&self) -> serde_json::Value {
+        let seats: Vec<serde_json::Value> = self
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(seat, s)| {
+                serde_json::json!({
+                    "seat": seat,
+                    "cards_left": s.cards_left,
+                    "penalty": s.penalty,
+                    "total": s.total,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "deal": self.deal,
+            "leader": self.leader,
+            "went_out": self.went_out,
+            "loser": self.loser,
+            "seats": seats,
+        })
+    }
+}
+
+impl HeistRow {
+    /// The row as JSON: `gangs replay --summary --json` and the web viewer's rounds.
+    pub fn to_json(&self) -> serde_json::Value {
+        let chips: Vec<serde_json::Value> = self
+            .chips
+            .iter()
+            .map(|(street, stars)| serde_json::json!({ "street": street, "stars": stars }))
+            .collect();
+        serde_json::json!({
+            "heist": self.heist,
+            "mode": self.mode,
+            "challenges": self.challenges,
+            "specialist": self.specialist,
+            "chips": chips,
+            "hands": self.hands,
+            "success": self.success,
+            "vaults": self.vaults,
+            "alarms": self.alarms,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Summary {
     GangOfFour(Vec<DealRow>),

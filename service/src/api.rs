@@ -11,6 +11,7 @@ use crate::cluster::{Cluster, Route};
 use crate::error::{HostError, HostResult};
 use crate::limits::{Client, Limits};
 use crate::registry::{ListQuery, Registry};
+use crate::secret::constant_time_eq;
 use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
@@ -114,13 +115,8 @@ impl GamesService {
     /// Who is calling, for the per-client limits: its key once `check_key` accepted it (a
     /// server without keys does not trust any), else its IP address.
     fn client_of<T>(&self, request: &Request<T>) -> Client {
-        let key = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match key {
-            Some(key) if self.keys.admin.is_some() => Client::Key(key.to_string()),
+        match bearer(request) {
+            Ok(Some(key)) if self.keys.admin.is_some() => Client::Key(key.to_string()),
             _ => request
                 .remote_addr()
                 .map_or(Client::Unknown, |a| Client::Address(a.ip())),
@@ -132,19 +128,11 @@ impl GamesService {
         let Some(admin) = &self.keys.admin else {
             return Ok(());
         };
-        let header = request.metadata().get("authorization");
-        let Some(header) = header else {
+        let Some(given) = bearer(request)? else {
             return Err(Status::unauthenticated(format!(
                 "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY)"
             )));
         };
-        let given = header
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(|| {
-                Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
-            })?;
         if constant_time_eq(given.as_bytes(), admin.as_bytes()) {
             return Ok(());
         }
@@ -161,6 +149,22 @@ impl GamesService {
             "wrong key: this server does not know the key sent in `authorization` (to {what})"
         )))
     }
+}
+
+/// The key in a call's `authorization: Bearer KEY` metadata: `Ok(None)` without that
+/// metadata, an error when it does not read `Bearer KEY`.
+fn bearer<T>(request: &Request<T>) -> Result<Option<&str>, Status> {
+    let Some(header) = request.metadata().get("authorization") else {
+        return Ok(None);
+    };
+    header
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(Some)
+        .ok_or_else(|| {
+            Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
+        })
 }
 
 /// The `authorization` metadata of a call, passed on when the call is forwarded to the node
@@ -183,10 +187,6 @@ impl Credentials {
         }
         request
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Sends a command to a game's actor and waits for its answer. A finished game whose actor
@@ -257,9 +257,7 @@ impl Games for GamesService {
             let registry = &self.registry;
             let admission = self
                 .limits
-                .admit_create(client, (registry.live_games_counter())(), |id| {
-                    registry.is_live(id)
-                })
+                .admit_create(client, registry.live_games(), |id| registry.is_live(id))
                 .map_err(Status::from)?;
             let created = registry
                 .create(request)

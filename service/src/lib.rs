@@ -10,6 +10,7 @@
 //! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
 //!   place that talks to sled (group commit on a dedicated thread); `store/jetstream.rs` the
 //!   distributed log on NATS JetStream;
+//! - `secret.rs`: comparing keys, tokens and invitations in constant time;
 //! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs;
 //! - `viewer/`: the web viewer (`--http`): a read-only page and JSON API over the same service.
 
@@ -22,6 +23,7 @@ pub mod limits;
 pub mod logging;
 pub mod metrics;
 pub mod registry;
+pub mod secret;
 pub mod server;
 pub mod store;
 pub mod viewer;

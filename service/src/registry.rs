@@ -539,26 +539,24 @@ impl Registry {
         Ok(old.len())
     }
 
-    /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
-    /// It holds only the summaries, never the store: the store must close at shutdown.
     /// Whether `game_id` is waiting or running here.
     pub fn is_live(&self, game_id: &str) -> bool {
-        use pb::GameStatus::{Running, Waiting};
         let summaries = self.summaries.lock().expect("summaries lock");
-        summaries
-            .get(game_id)
-            .is_some_and(|g| g.status == Waiting as i32 || g.status == Running as i32)
+        summaries.get(game_id).is_some_and(is_live)
     }
 
+    /// How many games are waiting or running here.
+    pub fn live_games(&self) -> usize {
+        (self.live_games_counter())()
+    }
+
+    /// Counts the games not finished (waiting for seats or running), for the metrics sampler.
+    /// It holds only the summaries, never the store: the store must close at shutdown.
     pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
         let summaries = self.summaries.clone();
         move || {
-            use pb::GameStatus::{Running, Waiting};
             let summaries = summaries.lock().expect("summaries lock");
-            summaries
-                .values()
-                .filter(|g| g.status == Waiting as i32 || g.status == Running as i32)
-                .count()
+            summaries.values().filter(|g| is_live(g)).count()
         }
     }
 
@@ -679,4 +677,9 @@ pub fn page(
         String::new()
     };
     Ok((games, next))
+}
+
+/// Waiting for seats or running: what the live-game limits count.
+fn is_live(summary: &pb::GameSummary) -> bool {
+    pb::GameStatus::try_from(summary.status).is_ok_and(pb::GameStatus::is_live)
 }

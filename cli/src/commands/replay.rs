@@ -19,7 +19,7 @@ use clap::{ArgGroup, Args};
 use gangs_games::game_file::{GameFile, GameFileError};
 use gangs_games::render_view;
 use gangs_games::replay::{ReplayError, Replayer};
-use gangs_games::summary::{summarize, Summary};
+use gangs_games::summary::{summarize, DealRow, HeistRow, Summary};
 use gangs_games::update::build_update;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -444,23 +444,7 @@ fn summary_table(summary: &Summary) -> Table {
                     cells
                 })
                 .collect();
-            let json = rows
-                .iter()
-                .map(|r| {
-                    json!({
-                        "deal": r.deal,
-                        "leader": r.leader,
-                        "went_out": r.went_out,
-                        "loser": r.loser,
-                        "seats": r.seats.iter().enumerate().map(|(seat, s)| json!({
-                            "seat": seat,
-                            "cards_left": s.cards_left,
-                            "penalty": s.penalty,
-                            "total": s.total,
-                        })).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
+            let json = rows.iter().map(DealRow::to_json).collect();
             Table {
                 header,
                 rows: cells,
@@ -512,25 +496,7 @@ fn summary_table(summary: &Summary) -> Table {
                     ]
                 })
                 .collect();
-            let json = rows
-                .iter()
-                .map(|r| {
-                    json!({
-                        "heist": r.heist,
-                        "mode": r.mode,
-                        "challenges": r.challenges,
-                        "specialist": r.specialist,
-                        "chips": r.chips.iter().map(|(street, stars)| json!({
-                            "street": street,
-                            "stars_by_seat": stars,
-                        })).collect::<Vec<_>>(),
-                        "hands": r.hands,
-                        "success": r.success,
-                        "vaults": r.vaults,
-                        "alarms": r.alarms,
-                    })
-                })
-                .collect();
+            let json = rows.iter().map(HeistRow::to_json).collect();
             Table {
                 header,
                 rows: cells,

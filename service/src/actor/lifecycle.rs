@@ -17,6 +17,30 @@ use tokio::time::Instant;
 /// Longest cancel reason kept in the log.
 pub const MAX_DETAIL_LEN: usize = 200;
 
+/// Why a game would be abandoned, with the timeout that applies.
+pub(super) enum Abandon {
+    /// Seats still free after `--fill-timeout`.
+    Unfilled(Duration),
+    /// No record for `--idle-timeout`.
+    Idle(Duration),
+}
+
+impl Abandon {
+    /// The `ended` record's detail.
+    fn detail(&self) -> String {
+        match self {
+            Abandon::Unfilled(after) => format!(
+                "not every seat was taken within the fill timeout ({} ms)",
+                after.as_millis()
+            ),
+            Abandon::Idle(after) => format!(
+                "no action within the idle timeout ({} ms)",
+                after.as_millis()
+            ),
+        }
+    }
+}
+
 impl GameActor {
     /// Over by its rules, cancelled or abandoned.
     pub(super) fn is_over(&self) -> bool {
@@ -74,7 +98,9 @@ impl GameActor {
 
     /// When the game is abandoned if nothing changes, and why: seats still free after
     /// `fill_timeout` from creation, or (no engine clock running) no record for `idle_timeout`.
-    pub(super) fn abandon_at(&self) -> Option<(i64, String)> {
+    /// Asked on every turn of the actor's loop, so the reason's text is written only when the
+    /// deadline fires (`Abandon::detail`).
+    pub(super) fn abandon_at(&self) -> Option<(i64, Abandon)> {
         if self.is_over() || self.broken.is_some() {
             return None;
         }
@@ -84,13 +110,7 @@ impl GameActor {
         if self.start_seq.is_none() {
             let created = self.records.first().map(|r| r.unix_ms)?;
             let after = self.settings.fill_timeout;
-            return Some((
-                since(created, after),
-                format!(
-                    "not every seat was taken within the fill timeout ({} ms)",
-                    after.as_millis()
-                ),
-            ));
+            return Some((since(created, after), Abandon::Unfilled(after)));
         }
         // A game with a running clock (phase deadline or seat clocks) cannot stall: no idle
         // timeout.
@@ -99,13 +119,7 @@ impl GameActor {
         }
         let last = self.records.last().map(|r| r.unix_ms)?;
         let after = self.settings.idle_timeout;
-        Some((
-            since(last, after),
-            format!(
-                "no action within the idle timeout ({} ms)",
-                after.as_millis()
-            ),
-        ))
+        Some((since(last, after), Abandon::Idle(after)))
     }
 
     /// The tokio instant of a wall-clock time (now if it is past).
@@ -118,13 +132,13 @@ impl GameActor {
     }
 
     pub(super) fn on_abandon_deadline(&mut self) {
-        let Some((at, detail)) = self.abandon_at() else {
+        let Some((at, why)) = self.abandon_at() else {
             return;
         };
         if at > unix_ms() {
             return;
         }
-        let record = self.end(Reason::Abandoned, detail);
+        let record = self.end(Reason::Abandoned, why.detail());
         self.submit(vec![record], PendingReply::None);
     }
 }

@@ -6,6 +6,7 @@
 use super::durability::PendingReply;
 use super::{GameActor, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
 use crate::error::{quote, HostError, HostResult};
+use crate::secret::constant_time_eq;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 
@@ -110,11 +111,7 @@ impl GameActor {
     ) -> HostResult<()> {
         let first = self.seats[index].as_ref().expect("a joined seat");
         let same_seat = seat.is_none_or(|s| s as usize == index);
-        let same_name = if name.is_empty() {
-            first.name == format!("seat {index}")
-        } else {
-            first.name == name
-        };
+        let same_name = first.name == seat_name(name, index);
         let same_invitation = match self.created.invitations.get(index) {
             Some(expected) if self.created.reserve_seats => expected == invitation,
             _ => invitation.is_empty(),
@@ -197,11 +194,7 @@ impl GameActor {
                     HostError::NotNow("the game is full: every seat is taken".into())
                 })?,
             };
-        let name = if name.is_empty() {
-            format!("seat {seat}")
-        } else {
-            name
-        };
+        let name = seat_name(&name, seat);
         // 128 random bits from the OS-seeded CSPRNG: unguessable.
         let token = format!("{:032x}", rand::random::<u128>());
         self.tokens.insert(token.clone(), seat);
@@ -230,7 +223,11 @@ impl GameActor {
     }
 }
 
-/// Equality whose time does not depend on where the first difference is (secrets).
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The name a seat is shown with: the one its bot gave, or "seat N".
+fn seat_name(given: &str, seat: usize) -> String {
+    if given.is_empty() {
+        format!("seat {seat}")
+    } else {
+        given.to_string()
+    }
 }

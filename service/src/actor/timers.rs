@@ -6,7 +6,6 @@
 use super::{durability::PendingReply, GameActor};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
-use std::time::Duration;
 use tokio::time::Instant;
 
 pub(super) struct Timer {
@@ -124,11 +123,13 @@ impl GameActor {
             Some(ms) => {
                 let phase_id = self.game.phase_id();
                 if self.timer.as_ref().map(|t| t.phase_id) != Some(phase_id) {
-                    // Saturating: the options bound `ms`, but a deadline must never wrap.
+                    // Saturating: the options bound `ms`, but a deadline must never wrap
+                    // (`instant_of` caps the wait the same way).
+                    let at = unix_ms().saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
                     self.timer = Some(Timer {
                         phase_id,
-                        at: Instant::now() + Duration::from_millis(ms.min(1 << 40)),
-                        unix_ms: unix_ms().saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)),
+                        at: GameActor::instant_of(at),
+                        unix_ms: at,
                     });
                 }
             }

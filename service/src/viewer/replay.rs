@@ -39,14 +39,7 @@ impl Viewer {
         id: &str,
     ) -> Result<(pb::GameSummary, Vec<pb::LogRecord>), ApiError> {
         let summary = self.summary(id).await?;
-        let over = [
-            pb::GameStatus::Finished,
-            pb::GameStatus::Cancelled,
-            pb::GameStatus::Abandoned,
-        ]
-        .iter()
-        .any(|s| *s as i32 == summary.status);
-        if !over {
+        if !pb::GameStatus::is_over_code(summary.status) {
             return Err(ApiError::conflict(format!(
                 "game {id} is not over: its replay (every hand shown) opens when it ends; \
                  watch it live meanwhile"
@@ -187,52 +180,8 @@ fn round_number(event: &pb::GameEvent) -> Option<u32> {
 /// `vaults`, `alarms`.
 fn rounds(starts: &[(u32, u64)], records: &[pb::LogRecord]) -> Result<Vec<Value>, String> {
     let rows: Vec<(u32, Value)> = match summarize(records)? {
-        Summary::GangOfFour(deals) => deals
-            .iter()
-            .map(|d| {
-                let seats: Vec<Value> = d
-                    .seats
-                    .iter()
-                    .enumerate()
-                    .map(|(seat, s)| {
-                        json!({
-                            "seat": seat,
-                            "cards_left": s.cards_left,
-                            "penalty": s.penalty,
-                            "total": s.total,
-                        })
-                    })
-                    .collect();
-                let row = json!({
-                    "leader": d.leader,
-                    "went_out": d.went_out,
-                    "loser": d.loser,
-                    "seats": seats,
-                });
-                (d.deal, row)
-            })
-            .collect(),
-        Summary::TheGang(heists) => heists
-            .iter()
-            .map(|h| {
-                let chips: Vec<Value> = h
-                    .chips
-                    .iter()
-                    .map(|(street, stars)| json!({ "street": street, "stars": stars }))
-                    .collect();
-                let row = json!({
-                    "mode": h.mode,
-                    "challenges": h.challenges,
-                    "specialist": h.specialist,
-                    "chips": chips,
-                    "hands": h.hands,
-                    "success": h.success,
-                    "vaults": h.vaults,
-                    "alarms": h.alarms,
-                });
-                (h.heist, row)
-            })
-            .collect(),
+        Summary::GangOfFour(deals) => deals.iter().map(|d| (d.deal, d.to_json())).collect(),
+        Summary::TheGang(heists) => heists.iter().map(|h| (h.heist, h.to_json())).collect(),
     };
     Ok(starts
         .iter()
