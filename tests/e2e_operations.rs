@@ -146,15 +146,16 @@ async fn metrics_move_while_a_game_is_played() {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
-    let missing = client
+    let Err(missing) = client
         .watch(pb::WatchRequest {
             game_id: "no-such-game".into(),
             token: String::new(),
             from_seq: 0,
         })
         .await
-        .err()
-        .expect("an unknown game is refused");
+    else {
+        panic!("an unknown game is refused")
+    };
     assert_eq!(missing.code(), tonic::Code::NotFound);
 
     // Play random legal actions, scraping as the game goes.
@@ -181,7 +182,7 @@ async fn metrics_move_while_a_game_is_played() {
             .await
             .unwrap();
         played += 1;
-        if played % 500 == 0 {
+        if played.is_multiple_of(500) {
             let text = scrape(port);
             seen_actions.push(value(&text, "gangs_actions_total", &kind));
         }
