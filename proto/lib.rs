@@ -1,6 +1,7 @@
 //! The `gangs.v1` contract, generated from `proto/*.proto` at build time (see `build.rs`).
 //! Everything that crosses the wire is defined there; this crate exposes it, with the few
-//! helpers every client needs (`code_name`, `innermost_cause`, `quoted`, `retry`, `connect`).
+//! helpers every client needs (`code_name`, `innermost_cause`, `quoted`, `retry`, `connect`, `json`:
+//! the proto3 JSON mapping).
 
 #![allow(clippy::large_enum_variant, clippy::doc_lazy_continuation)]
 
@@ -14,6 +15,7 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("gang
 pub use v1::*;
 
 pub mod connect;
+pub mod json;
 pub mod retry;
 
 /// Most bytes of client input quoted back in a message: an error must stay small whatever was

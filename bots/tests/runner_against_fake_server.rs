@@ -161,6 +161,13 @@ impl Games for FakeServer {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
+
+    async fn import_game(
+        &self,
+        _: Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
 }
 
 /// Serves `fake` on a free port; returns its URL.

@@ -10,7 +10,6 @@ mod client;
 mod commands;
 mod error;
 mod output;
-mod proto_json;
 mod tui;
 
 use clap::parser::ValueSource;

@@ -125,7 +125,7 @@ pub fn update_json(update: &pb::Update) -> Value {
         "view": update
             .view
             .as_ref()
-            .map(|v| crate::proto_json::to_json(v, "gangs.v1.GameView")),
+            .map(|v| gangs_proto::json::to_json(v, "gangs.v1.GameView")),
         "outcome": update.outcome.as_ref().map(outcome_json),
     })
 }
@@ -187,7 +187,7 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
         "seat": null,
         "action": null,
         "events": [],
-        "record": crate::proto_json::to_json(record, "gangs.v1.LogRecord"),
+        "record": gangs_proto::json::to_json(record, "gangs.v1.LogRecord"),
     });
     match &record.record {
         Some(Record::Created(c)) => {
@@ -264,17 +264,19 @@ pub fn summary_json(game: &pb::GameSummary) -> Value {
         "status": status_name(game.status),
         "names": game.names,
         "last_seq": game.last_seq,
+        "imported": game.imported,
     })
 }
 
 pub fn summary_line(game: &pb::GameSummary) -> String {
     format!(
-        "{:<24} {:<13} {}/{} seats  {:<9} {}",
+        "{:<24} {:<13} {}/{} seats  {:<9} {}{}",
         game.game_id,
         game.kind,
         game.seats_taken,
         game.players,
         status_name(game.status),
+        if game.imported { "(imported) " } else { "" },
         game.names
             .iter()
             .map(|n| if n.is_empty() { "-" } else { n.as_str() })
@@ -451,12 +453,14 @@ mod tests {
             status: pb::GameStatus::Waiting as i32,
             names: vec!["ann".into(), "bob".into()],
             last_seq: 3,
+            imported: false,
         };
         assert_eq!(
             summary_json(&game),
             json!({
                 "game_id": "g1", "kind": "gang-of-four", "players": 4, "seats_taken": 2,
-                "status": "waiting", "names": ["ann", "bob"], "last_seq": 3
+                "status": "waiting", "names": ["ann", "bob"], "last_seq": 3,
+                "imported": false
             })
         );
     }

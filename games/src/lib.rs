@@ -8,9 +8,12 @@
 //! public log. [`kinds`] is the one list of games.
 
 pub mod bridge;
+pub mod game_file;
 pub mod gang_of_four;
 pub mod replay;
+pub mod summary;
 pub mod the_gang;
+pub mod update;
 pub mod visibility;
 
 use gangs_proto::v1 as pb;

@@ -4,10 +4,12 @@
 
 use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
 use crate::bounds::{
-    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_KIND_BYTES, MAX_TOKEN_BYTES,
+    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS,
+    MAX_KIND_BYTES, MAX_TOKEN_BYTES,
 };
 use crate::error::{HostError, HostResult};
 use crate::registry::Registry;
+use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
 use prost::Message;
@@ -56,7 +58,7 @@ impl GamesService {
             Some(given) if constant_time_eq(given.as_bytes(), key.as_bytes()) => Ok(()),
             Some(_) => Err(Status::permission_denied("wrong API key")),
             None => Err(Status::unauthenticated(
-                "this server requires an API key to create games: send `authorization: Bearer KEY` metadata",
+                "this server requires an API key to create or import games: send `authorization: Bearer KEY` metadata",
             )),
         }
     }
@@ -230,4 +232,58 @@ impl Games for GamesService {
             games: self.registry.list(),
         }))
     }
+
+    async fn import_game(
+        &self,
+        request: Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        let imported = async {
+            self.check_api_key(&request)?;
+            let (header, records) = read_import(request.into_inner()).await?;
+            self.registry
+                .import(header, records)
+                .await
+                .map_err(|error| bounded(error.into()))
+        }
+        .await;
+        crate::metrics::rpc_result("ImportGame", &imported);
+        Ok(Response::new(imported?))
+    }
+}
+
+/// The header and records an `ImportGame` stream carries, within [`MAX_IMPORT_BYTES`] and
+/// [`MAX_IMPORT_RECORDS`] (each message is also within `--max-request-bytes`).
+async fn read_import(
+    mut parts: tonic::Streaming<pb::ImportGameRequest>,
+) -> Result<(Option<Header>, Vec<pb::LogRecord>), Status> {
+    let mut header = None;
+    let mut records = Vec::new();
+    let mut bytes = 0;
+    let mut first = true;
+    while let Some(part) = parts.message().await? {
+        bytes += part.encoded_len();
+        if bytes > MAX_IMPORT_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "the game is larger than the import limit of {MAX_IMPORT_BYTES} bytes"
+            )));
+        }
+        if records.len() + part.records.len() > MAX_IMPORT_RECORDS {
+            return Err(Status::resource_exhausted(format!(
+                "the game has more than the import limit of {MAX_IMPORT_RECORDS} records"
+            )));
+        }
+        if !part.header.is_empty() {
+            if !first {
+                return Err(Status::invalid_argument(
+                    "the header goes in the first message only",
+                ));
+            }
+            header = Some(Header::from_line(&part.header).map_err(|e| {
+                Status::invalid_argument(format!("the header is not a game file's: {e}"))
+            })?);
+        }
+        first = false;
+        records.extend(part.records);
+    }
+    Ok((header, records))
 }

@@ -15,6 +15,11 @@ pub const MAX_TOKEN_BYTES: usize = 128;
 pub const MAX_KIND_BYTES: usize = 32;
 /// An action, encoded: a handful of card ids or words. Bounds the card lists and words inside.
 pub const MAX_ACTION_BYTES: usize = 4096;
+/// Most records of a game loaded by `ImportGame`: the most a game file may hold.
+pub const MAX_IMPORT_RECORDS: usize = gangs_games::game_file::MAX_RECORDS;
+/// Most bytes of a game loaded by `ImportGame`, over all its messages (each message is also
+/// bounded by `--max-request-bytes`): far more than the longest game's log.
+pub const MAX_IMPORT_BYTES: usize = 32 << 20;
 /// Longest status message sent: a last guard so that no message can grow past gRPC's metadata
 /// limit, whatever a lower layer put in it.
 pub const MAX_MESSAGE_BYTES: usize = 1024;

@@ -6,7 +6,9 @@
 use crate::actor::{GameActor, GameHandle, Settings, Summaries};
 use crate::error::{HostError, HostResult};
 use crate::store::{Store, GAME_ID_LEN};
+use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::v1 as pb;
+use pb::log_record::Record;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -96,6 +98,56 @@ impl Registry {
         Ok(pb::CreateGameResponse {
             game_id: id,
             players,
+        })
+    }
+
+    /// Loads a finished game from a game file's header (None: derived from the records) and
+    /// records under a new id (`ImportGame`). The file is verified as `gangs replay --file
+    /// --verify` does, through the engine, before anything is stored: a tampered, cut or
+    /// unfinished log stores nothing. Seat tokens are dropped (nobody acts in an imported game);
+    /// seats without a token are how an imported game is known, after a restart too.
+    pub async fn import(
+        &self,
+        header: Option<Header>,
+        mut records: Vec<pb::LogRecord>,
+    ) -> HostResult<pb::ImportGameResponse> {
+        for record in &mut records {
+            if let Some(Record::Joined(joined)) = &mut record.record {
+                joined.token.clear();
+                joined.join_id.clear();
+            }
+        }
+        let refused =
+            |e: GameFileError| HostError::Invalid(format!("the game cannot be imported: {e}"));
+        let header = match header {
+            Some(header) => header,
+            None => {
+                GameFile::from_log("", records.clone())
+                    .map_err(refused)?
+                    .header
+            }
+        };
+        let file = GameFile { header, records };
+        file.verify().map_err(refused)?;
+        let records = file.records;
+        let id = new_game_id();
+        self.store
+            .append(&id, records.clone())
+            .await
+            .map_err(|_| {
+                HostError::Unavailable("the store stopped before the game was saved".into())
+            })?
+            .map_err(|e| HostError::Storage(format!("the game was not saved: {}", e.message)))?;
+        // Listed from its summary and loaded from the log when asked for, like any finished game.
+        let count = records.len() as u64;
+        self.rebuild(&id, records)?;
+        self.games
+            .write()
+            .expect("games lock")
+            .insert(id.clone(), GameHandle::unloaded());
+        Ok(pb::ImportGameResponse {
+            game_id: id,
+            records: count,
         })
     }
 

@@ -6,10 +6,12 @@
 //! per seat (`CMD... --server URL --game GAME --seat S --seed X`, the bot contract of
 //! `docs/bots.md`, with `GANGS_BOT_QUIET=1` in its environment), waits for them all
 //! to exit, and reads the outcome as a spectator. Seats rotate between games; `--duplicate`
-//! replays each deal sequence once per rotation. `arena/processes.rs` runs the processes,
-//! `arena/stats.rs` does the arithmetic.
+//! replays each deal sequence once per rotation. With `--out DIR` every game's file and the
+//! results (`results.csv`, `results.jsonl`) stay in DIR. `arena/processes.rs` runs the
+//! processes, `arena/stats.rs` does the arithmetic, `arena/results.rs` writes the results.
 
 mod processes;
+mod results;
 mod stats;
 
 use crate::client::{Client, Context};
@@ -20,6 +22,7 @@ use gangs_games::{KINDS, THE_GANG};
 use gangs_proto::v1 as pb;
 use indicatif::{ProgressBar, ProgressStyle};
 use processes::{bot_slots, resolve_program, spawn_bot, wait_for_bots, BotCommand, OwnServer};
+use results::{GameRow, SeatRow};
 use serde_json::{json, Value};
 use stats::{BotRow, GameResult, SeatResult, TeamResult, TeamTally};
 use std::io::IsTerminal;
@@ -36,11 +39,20 @@ Each --bot CMD is split as a shell would (`--bot \"gangs-bot-search --budget-ms 
 fewer --bot than seats the last one fills the rest. Bare program names are looked for next to
 `gangs`, then on PATH. Bots sharing one CMD are one row of the table, counted per seat and game.
 
-Game g seats bot i at seat (i + g) mod players. Gang of Four: a win is rank 1 in the outcome (a
-tie for first is a win for every tied seat); the mean score is penalty points (lower is better);
-the rating is Elo (start 1500, K = 16) over every pair of seats held by different bots. The Gang
-(cooperative): a win is a game the team won; the team's heists (vaults + alarms), successful
-heists (vaults) and games won are shown with 95% intervals (Wilson for shares).
+Game g seats bot i at seat (i + g) mod players. `games` counts games; a bot in several seats of
+one game counts once there, and its seats are counted apart as seat-games. Gang of Four: a win
+is a seat-game at rank 1 in the outcome (a tie for first is a win for every tied seat); win share
+= wins / seat-games with its 95% Wilson interval; mean penalty per seat-game (lower is better);
+Elo (start 1500, K = 16) over every pair of seats held by different bots, in the order played,
+with a 95% bootstrap interval (200 resamples of the games). The Gang (cooperative, every seat one
+team, so no Elo and no per-bot wins): the team's heists (vaults + alarms), heist success rate
+(vaults / heists) and games won/lost, shares with 95% Wilson intervals.
+
+--out DIR keeps every finished game's file (`GAME_ID.jsonl`, as `gangs export` writes it: `gangs
+replay --file`, `gangs import`) and the results, one row per game: `results.jsonl` and
+`results.csv` (game, game id, seed, per seat: bot, rank, score, won, timeouts; The Gang: vaults,
+alarms, won; the outcome; the file). Without --out, the games stay on --server, or go with the
+arena's own temporary server; the report lists their ids either way.
 
 Without --server (or GANGS_SERVER) the arena starts its own gangs-server (found next to `gangs`,
 then on PATH) on a free port with a temporary data dir. A bot exiting non-zero or a game passing
@@ -92,6 +104,11 @@ pub struct ArenaArgs {
     /// The server's API key, if --server runs with --api-key (the arena's own server has none).
     #[arg(long, env = "GANGS_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+
+    /// Keep every game's file and the results (`results.csv`, `results.jsonl`) in this
+    /// directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 /// What every game task needs.
@@ -110,6 +127,14 @@ struct Arena {
     api_key: Option<String>,
     client: Client,
     log_dir: PathBuf,
+    /// `--out`: where game files go.
+    out: Option<PathBuf>,
+}
+
+/// A finished game: what the table counts and the row of the results.
+struct Finished {
+    result: GameResult,
+    row: GameRow,
 }
 
 /// A game that produced no result.
@@ -141,6 +166,10 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let (names, slot_entry) = entries(&slots);
     let base_seed = args.seed.unwrap_or_else(rand::random);
     let total = stats::planned_games(args.games, players, args.duplicate);
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out)
+            .map_err(|e| CliError::local(format!("cannot create --out {}: {e}", out.display())))?;
+    }
 
     let dir = tempfile::Builder::new()
         .prefix("gangs-arena-")
@@ -173,6 +202,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         api_key: args.api_key.filter(|_| own_server.is_none()),
         client,
         log_dir: dir.path().to_path_buf(),
+        out: args.out.clone(),
     });
 
     let bar = progress_bar(total, context.out.json);
@@ -209,7 +239,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         let (game, outcome) =
             joined.map_err(|e| CliError::local(format!("a game task failed unexpectedly: {e}")))?;
         match outcome {
-            Ok(result) => results.push(result),
+            Ok(finished) => results.push(finished),
             Err(error) => {
                 let seed = stats::game_seed(base_seed, game, players, args.duplicate);
                 bar.suspend(|| eprintln!("game {game} (seed {seed}): {error}"));
@@ -227,7 +257,13 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     drop(dir);
 
     failures.sort_by_key(|f| f.game);
-    let rows = stats::tally(&names, &slot_entry, &results);
+    results.sort_by_key(|f| f.result.game);
+    let game_rows: Vec<GameRow> = results.iter().map(|f| f.row.clone()).collect();
+    let results: Vec<GameResult> = results.into_iter().map(|f| f.result).collect();
+    if let Some(out) = &args.out {
+        results::write(out, players, args.kind == THE_GANG, &game_rows).map_err(CliError::local)?;
+    }
+    let rows = stats::tally(&names, &slot_entry, &results, base_seed);
     let team = (args.kind == THE_GANG).then(|| stats::team_tally(&results));
     let report = Report {
         kind: &args.kind,
@@ -244,6 +280,8 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         rows: &rows,
         team: team.as_ref(),
         failures: &failures,
+        game_ids: game_rows.iter().map(|r| r.game_id.clone()).collect(),
+        out: args.out.as_deref(),
     };
     context
         .out
@@ -293,8 +331,9 @@ fn progress_bar(total: u64, json: bool) -> ProgressBar {
     bar
 }
 
-/// Plays game `game` from creation to outcome; the error says what went wrong.
-async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
+/// Plays game `game` from creation to outcome (and keeps its file with `--out`); the error
+/// says what went wrong.
+async fn play_game(arena: &Arena, game: u64) -> Result<Finished, String> {
     let seed = stats::game_seed(arena.base_seed, game, arena.players, arena.duplicate);
     let refused = |what: &str, status: tonic::Status| {
         format!(
@@ -350,7 +389,58 @@ async fn play_game(arena: &Arena, game: u64) -> Result<GameResult, String> {
             )
         })?
         .map_err(|e| format!("game {game_id}: {e}"))?;
-    read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))
+    let result = read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))?;
+    let file = match &arena.out {
+        Some(out) => Some(keep_file(arena, &mut client, &game_id, out).await?),
+        None => None,
+    };
+    // By seat: the outcome may list the seats in any order.
+    let mut seats: Vec<(usize, SeatRow)> = result
+        .seats
+        .iter()
+        .map(|s| {
+            let seat = stats::seat_of(s.slot, game, arena.players);
+            let row = SeatRow {
+                bot: arena.slots[s.slot].name.clone(),
+                rank: s.rank,
+                score: s.score,
+                won: s.won,
+                // The server plays no seat's turn on a clock yet: nothing in the log to count.
+                timeouts: 0,
+            };
+            (seat, row)
+        })
+        .collect();
+    seats.sort_by_key(|(seat, _)| *seat);
+    let row = GameRow {
+        game,
+        game_id,
+        seed,
+        seats: seats.into_iter().map(|(_, row)| row).collect(),
+        outcome: update
+            .outcome
+            .as_ref()
+            .map(|o| o.summary.clone())
+            .unwrap_or_default(),
+        team: result.team,
+        file,
+    };
+    Ok(Finished { result, row })
+}
+
+/// Writes the finished game's file into `out` as `GAME_ID.jsonl`; returns its name.
+async fn keep_file(
+    arena: &Arena,
+    client: &mut Client,
+    game_id: &str,
+    out: &std::path::Path,
+) -> Result<String, String> {
+    let file = super::export::fetch(client, &arena.server, game_id)
+        .await
+        .map_err(|e| format!("game {game_id}: {}", e.message))?;
+    let name = format!("{game_id}.jsonl");
+    super::export::write_file(&file, &out.join(&name)).map_err(|e| e.message)?;
+    Ok(name)
 }
 
 /// The spectator's update of a finished game's last record: its outcome and final view.
@@ -446,6 +536,10 @@ struct Report<'a> {
     rows: &'a [BotRow],
     team: Option<&'a TeamTally>,
     failures: &'a [Failure],
+    /// The finished games' ids, in game order.
+    game_ids: Vec<String>,
+    /// `--out`, where the files and results are.
+    out: Option<&'a std::path::Path>,
 }
 
 impl Report<'_> {
@@ -464,16 +558,9 @@ impl Report<'_> {
             "seed": self.seed,
             "duplicate": self.duplicate,
             "server": self.server,
-            "bots": self.rows.iter().map(|r| json!({
-                "name": r.name,
-                "games": r.games,
-                "wins": r.wins,
-                "win_share": r.win_share,
-                "win_share_low": r.win_share_low,
-                "win_share_high": r.win_share_high,
-                "mean_score": r.mean_score,
-                "rating": r.rating,
-            })).collect::<Vec<_>>(),
+            "game_ids": self.game_ids,
+            "out": self.out.map(|o| o.display().to_string()),
+            "bots": self.rows.iter().map(|r| self.bot_json(r)).collect::<Vec<_>>(),
         });
         if let Some(team) = self.team {
             let (success_low, success_high) = stats::wilson(team.heist_successes, team.heists);
@@ -488,11 +575,33 @@ impl Report<'_> {
             value["heist_success_low"] = json!(success_low);
             value["heist_success_high"] = json!(success_high);
             value["games_won"] = json!(team.games_won);
+            value["games_lost"] = json!(team.games_lost);
             value["games_won_share"] = json!(stats::share(team.games_won, team.games));
             value["games_won_low"] = json!(won_low);
             value["games_won_high"] = json!(won_high);
         }
         value
+    }
+
+    /// A bot's row: Gang of Four with wins, penalty and Elo; The Gang only how much it played
+    /// (the team's numbers say how it went: every seat shares them).
+    fn bot_json(&self, r: &BotRow) -> Value {
+        let mut row = json!({
+            "name": r.name,
+            "games": r.games,
+            "seat_games": r.seat_games,
+        });
+        if self.team.is_none() {
+            row["seat_game_wins"] = json!(r.seat_game_wins);
+            row["win_share"] = json!(r.win_share);
+            row["win_share_low"] = json!(r.win_share_low);
+            row["win_share_high"] = json!(r.win_share_high);
+            row["mean_penalty"] = json!(r.mean_score);
+            row["elo"] = json!(r.rating);
+            row["elo_low"] = json!(r.rating_low);
+            row["elo_high"] = json!(r.rating_high);
+        }
+        row
     }
 
     fn lines(&self) -> Vec<String> {
@@ -515,25 +624,44 @@ impl Report<'_> {
             .max()
             .unwrap_or(0)
             .max(3);
-        let score = if self.team.is_some() {
-            "mean vaults"
-        } else {
-            "mean penalty"
-        };
-        lines.push(format!(
-            "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12}  {:>6}",
-            "bot", "games", "wins", "win share (95%)", score, "rating"
-        ));
-        for row in self.rows {
+        if self.team.is_some() {
             lines.push(format!(
-                "{:<width$}  {:>6}  {:>6}  {:>21}  {:>12.1}  {:>6.0}",
-                row.name,
-                row.games,
-                row.wins,
-                share_text(row.win_share, row.win_share_low, row.win_share_high),
-                row.mean_score,
-                row.rating
+                "{:<width$}  {:>6}  {:>10}",
+                "bot", "games", "seat-games"
             ));
+            for row in self.rows {
+                lines.push(format!(
+                    "{:<width$}  {:>6}  {:>10}",
+                    row.name, row.games, row.seat_games
+                ));
+            }
+        } else {
+            lines.push(format!(
+                "{:<width$}  {:>6}  {:>10}  {:>9}  {:>21}  {:>12}  {:>16}",
+                "bot",
+                "games",
+                "seat-games",
+                "wins",
+                "win share (95%)",
+                "mean penalty",
+                "Elo (95%)"
+            ));
+            for row in self.rows {
+                lines.push(format!(
+                    "{:<width$}  {:>6}  {:>10}  {:>9}  {:>21}  {:>12.1}  {:>16}",
+                    row.name,
+                    row.games,
+                    row.seat_games,
+                    row.seat_game_wins,
+                    share_text(row.win_share, row.win_share_low, row.win_share_high),
+                    row.mean_score,
+                    format!(
+                        "{:.0} ({:.0}–{:.0})",
+                        row.rating, row.rating_low, row.rating_high
+                    )
+                ));
+            }
+            lines.push("(wins, win share and mean penalty are per seat-game)".into());
         }
         if let Some(team) = self.team {
             let (mean, low, high) = team.heists_per_game;
@@ -553,12 +681,13 @@ impl Report<'_> {
                 )
             ));
             lines.push(format!(
-                "      {} of {} games won: {}",
+                "      {} games won, {} lost: {} won",
                 team.games_won,
-                team.games,
+                team.games_lost,
                 share_text(stats::share(team.games_won, team.games), w_low, w_high)
             ));
         }
+        lines.push(self.where_games_are());
         if !self.failures.is_empty() {
             lines.push(format!("{} error(s):", self.failures.len()));
             for f in self.failures {
@@ -566,6 +695,28 @@ impl Report<'_> {
             }
         }
         lines
+    }
+}
+
+impl Report<'_> {
+    /// Where the finished games can be found afterwards.
+    fn where_games_are(&self) -> String {
+        let ids = if self.game_ids.is_empty() {
+            "none finished".to_string()
+        } else {
+            self.game_ids.join(" ")
+        };
+        match (self.out, self.server) {
+            (Some(out), _) => format!(
+                "games: {} (files and results.csv, results.jsonl in {})",
+                ids,
+                out.display()
+            ),
+            (None, Some(server)) => format!("games on {server}: {ids}"),
+            (None, None) => format!(
+                "games: {ids}, on the arena's own server, gone with it (--out DIR keeps them)"
+            ),
+        }
     }
 }
 
@@ -656,12 +807,14 @@ mod tests {
                     won: false,
                 }),
             }],
+            7,
         );
         let team = TeamTally {
             games: 1,
             heists: 5,
             heist_successes: 2,
             games_won: 0,
+            games_lost: 1,
             heists_per_game: (5.0, 5.0, 5.0),
         };
         let failures = [Failure {
@@ -680,24 +833,52 @@ mod tests {
             rows: &rows,
             team: Some(&team),
             failures: &failures,
+            game_ids: vec!["00aa".into()],
+            out: None,
         };
         let value = report.json();
         assert_eq!(value["games"], 1);
         assert_eq!(value["errors"], 1);
         assert_eq!(value["failed_games"][0]["game"], 1);
         assert_eq!(value["bots"][0]["name"], "r");
-        assert_eq!(value["bots"][0]["games"], 3);
-        assert_eq!(value["bots"][0]["wins"], 0);
+        // One command in three seats of one game: one game, three seat-games.
+        assert_eq!(value["bots"][0]["games"], 1);
+        assert_eq!(value["bots"][0]["seat_games"], 3);
+        // Every seat is one team: no per-bot wins, no Elo.
+        for key in ["seat_game_wins", "win_share", "elo", "mean_penalty"] {
+            assert!(value["bots"][0].get(key).is_none(), "{key}");
+        }
         assert_eq!(value["heists"], 5);
         assert_eq!(value["heist_successes"], 2);
         assert_eq!(value["games_won"], 0);
-        for key in ["win_share_low", "win_share_high", "mean_score", "rating"] {
-            assert!(value["bots"][0][key].is_number(), "{key}");
-        }
+        assert_eq!(value["games_lost"], 1);
+        assert_eq!(value["game_ids"][0], "00aa");
         let text = report.lines().join("\n");
         assert!(text.contains("1 of 2 games finished"), "{text}");
         assert!(text.contains("5 heists"), "{text}");
+        assert!(text.contains("0 games won, 1 lost"), "{text}");
+        assert!(!text.contains("Elo"), "{text}");
         assert!(text.contains("game 1 (seed 9)"), "{text}");
+        assert!(text.contains("00aa, on the arena's own server"), "{text}");
+        // Gang of Four: wins per seat-game, penalty and Elo with its interval.
+        let report = Report {
+            kind: "gang-of-four",
+            team: None,
+            ..report
+        };
+        let value = report.json();
+        for key in [
+            "seat_game_wins",
+            "win_share_low",
+            "win_share_high",
+            "mean_penalty",
+            "elo",
+            "elo_low",
+            "elo_high",
+        ] {
+            assert!(value["bots"][0][key].is_number(), "{key}");
+        }
+        assert!(report.lines().join("\n").contains("Elo (95%)"));
         assert_eq!(share_text(0.25, 0.089, 0.532), "25.0% (8.9–53.2%)");
     }
 }

@@ -3,8 +3,10 @@
 
 mod act;
 mod arena;
+mod export;
 mod games;
 mod health;
+mod import;
 mod join;
 mod log;
 mod new;
@@ -32,7 +34,13 @@ pub enum Command {
     Games(games::GamesArgs),
     /// Print a game's log records (everything once the game is over).
     Log(log::LogArgs),
-    /// Rebuild a finished game from its log with the rules engine, record by record.
+    /// Write a game as a portable game file (JSON Lines: a header, then every log record).
+    Export(export::ExportArgs),
+    /// Load a finished game from its game file into the server (a new id, marked imported),
+    /// after checking it with the rules engine.
+    Import(import::ImportArgs),
+    /// Rebuild a finished game (from the server or a game file) with the rules engine: verify
+    /// it, show the state at any seq, or summarize it deal by deal.
     Replay(replay::ReplayArgs),
     /// Play a seat yourself, in the terminal.
     #[command(after_help = format!("Action words:\n{}", gangs_games::action_help()))]
@@ -55,6 +63,8 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Act(args) => act::run(args, context).await,
         Command::Games(args) => games::run(args, context).await,
         Command::Log(args) => log::run(args, context).await,
+        Command::Export(args) => export::run(args, context).await,
+        Command::Import(args) => import::run(args, context).await,
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,

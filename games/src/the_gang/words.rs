@@ -162,7 +162,7 @@ fn private_words(cards: &[pb::TheGangCard]) -> String {
     }
 }
 
-fn cards_words(cards: &[pb::TheGangCard]) -> String {
+pub(crate) fn cards_words(cards: &[pb::TheGangCard]) -> String {
     cards
         .iter()
         .map(|c| card_word(Some(c)))
@@ -176,7 +176,7 @@ fn rank_word(face: u32) -> String {
         .map_or("?".to_string(), |c| c.to_string())
 }
 
-fn category_word(c: i32) -> String {
+pub(crate) fn category_word(c: i32) -> String {
     category_from_pb(c).map_or("?".to_string(), |c| c.word().to_string())
 }
 
@@ -214,7 +214,7 @@ pub fn describe_action(a: &pb::TheGangAction) -> String {
     }
 }
 
-fn street_word(s: i32) -> &'static str {
+pub(crate) fn street_word(s: i32) -> &'static str {
     street_from_pb(s).map_or("?", |s| s.word())
 }
 

@@ -360,6 +360,8 @@ impl GameActor {
                 .map(|s| s.as_ref().map(|s| s.name.clone()).unwrap_or_default())
                 .collect(),
             last_seq: self.durable_seq,
+            // `Registry::import` drops the tokens: a seat without one was never played here.
+            imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
         };
         self.summaries
             .lock()

@@ -1,6 +1,6 @@
 //! The arena's arithmetic, free of processes and I/O: the seat plan (rotation, duplicate
-//! seeds), 95% Wilson intervals, Elo from pairwise rank comparisons, and the tally of finished
-//! games into the per-bot table and The Gang's team numbers.
+//! seeds), 95% Wilson intervals, Elo from pairwise rank comparisons with a bootstrap interval,
+//! and the tally of finished games into the per-bot table and The Gang's team numbers.
 
 /// z for a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -10,6 +10,9 @@ pub const ELO_START: f64 = 1500.0;
 
 /// The Elo step per pairwise comparison.
 pub const ELO_K: f64 = 16.0;
+
+/// Resamples of the games behind each rating's interval.
+pub const ELO_RESAMPLES: usize = 200;
 
 /// The seat of bot slot `slot` in game `game`: the bots move one seat on per game, so over
 /// `players` consecutive games every slot sits once in every seat.
@@ -158,15 +161,22 @@ pub struct GameResult {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BotRow {
     pub name: String,
-    /// Seat-games: a command in three seats of one game counts three.
+    /// Games it played, in one seat or several.
     pub games: u64,
+    /// Seat-games: a command in three seats of one game counts three.
+    pub seat_games: u64,
     /// Seat-games at rank 1 (Gang of Four; tied firsts all count) or won (The Gang).
-    pub wins: u64,
+    pub seat_game_wins: u64,
+    /// `seat_game_wins / seat_games`, with its 95% Wilson interval.
     pub win_share: f64,
     pub win_share_low: f64,
     pub win_share_high: f64,
+    /// Per seat-game: penalty points (Gang of Four), vaults (The Gang).
     pub mean_score: f64,
+    /// Elo over the games in the order played, with a 95% bootstrap interval.
     pub rating: f64,
+    pub rating_low: f64,
+    pub rating_high: f64,
 }
 
 /// The Gang's team numbers over every finished game.
@@ -176,51 +186,117 @@ pub struct TeamTally {
     pub heists: u64,
     pub heist_successes: u64,
     pub games_won: u64,
+    pub games_lost: u64,
     /// Per game: mean, low, high.
     pub heists_per_game: (f64, f64, f64),
 }
 
 /// `slot_entry[slot]` is the row of the bot in that slot; `names` the rows' names. `results`
-/// may come in any order: they are sorted by game so that the ratings are reproducible.
-pub fn tally(names: &[String], slot_entry: &[usize], results: &[GameResult]) -> Vec<BotRow> {
+/// may come in any order: they are sorted by game so that the ratings are reproducible;
+/// `seed` drives the resampling of the rating intervals.
+pub fn tally(
+    names: &[String],
+    slot_entry: &[usize],
+    results: &[GameResult],
+    seed: u64,
+) -> Vec<BotRow> {
     let mut sorted: Vec<&GameResult> = results.iter().collect();
     sorted.sort_by_key(|r| r.game);
     let mut games = vec![0u64; names.len()];
+    let mut seat_games = vec![0u64; names.len()];
     let mut wins = vec![0u64; names.len()];
     let mut score_sum = vec![0i64; names.len()];
-    let mut ratings = vec![ELO_START; names.len()];
-    for result in sorted {
-        let mut seats = Vec::with_capacity(result.seats.len());
+    for result in &sorted {
+        let mut played = vec![false; names.len()];
         for seat in &result.seats {
             let entry = slot_entry[seat.slot];
-            games[entry] += 1;
+            played[entry] = true;
+            seat_games[entry] += 1;
             score_sum[entry] += seat.score;
             if is_win(seat, result.team.is_some()) {
                 wins[entry] += 1;
             }
-            seats.push((entry, seat.rank));
         }
-        elo_update(&mut ratings, &seats);
+        for (count, played) in games.iter_mut().zip(played) {
+            *count += u64::from(played);
+        }
     }
+    let ratings = ratings(names.len(), slot_entry, &sorted);
+    let intervals = rating_intervals(names.len(), slot_entry, &sorted, seed);
     names
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let (low, high) = wilson(wins[i], games[i]);
+            let (low, high) = wilson(wins[i], seat_games[i]);
             BotRow {
                 name: name.clone(),
                 games: games[i],
-                wins: wins[i],
-                win_share: share(wins[i], games[i]),
+                seat_games: seat_games[i],
+                seat_game_wins: wins[i],
+                win_share: share(wins[i], seat_games[i]),
                 win_share_low: low,
                 win_share_high: high,
-                mean_score: if games[i] == 0 {
+                mean_score: if seat_games[i] == 0 {
                     0.0
                 } else {
-                    score_sum[i] as f64 / games[i] as f64
+                    score_sum[i] as f64 / seat_games[i] as f64
                 },
                 rating: ratings[i],
+                rating_low: intervals[i].0,
+                rating_high: intervals[i].1,
             }
+        })
+        .collect()
+}
+
+/// Every entry's Elo after `games`, in that order.
+fn ratings(entries: usize, slot_entry: &[usize], games: &[&GameResult]) -> Vec<f64> {
+    let mut ratings = vec![ELO_START; entries];
+    for result in games {
+        let seats: Vec<(usize, u32)> = result
+            .seats
+            .iter()
+            .map(|seat| (slot_entry[seat.slot], seat.rank))
+            .collect();
+        elo_update(&mut ratings, &seats);
+    }
+    ratings
+}
+
+/// The 95% interval of every entry's rating, by bootstrap: the ratings over
+/// [`ELO_RESAMPLES`] resamples of the games (as many as played, drawn with replacement, rated
+/// in the order drawn), cut at the 2.5th and 97.5th percentiles. Deterministic from `seed`.
+pub fn rating_intervals(
+    entries: usize,
+    slot_entry: &[usize],
+    games: &[&GameResult],
+    seed: u64,
+) -> Vec<(f64, f64)> {
+    if games.is_empty() {
+        return vec![(ELO_START, ELO_START); entries];
+    }
+    let mut state = seed;
+    let mut samples = vec![Vec::with_capacity(ELO_RESAMPLES); entries];
+    for _ in 0..ELO_RESAMPLES {
+        let drawn: Vec<&GameResult> = (0..games.len())
+            .map(|_| {
+                state = state.wrapping_add(1);
+                games[(splitmix64(state) % games.len() as u64) as usize]
+            })
+            .collect();
+        for (entry, rating) in ratings(entries, slot_entry, &drawn).into_iter().enumerate() {
+            samples[entry].push(rating);
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut values| {
+            values.sort_by(f64::total_cmp);
+            let last = (values.len() - 1) as f64;
+            (
+                values[(0.025 * last).floor() as usize],
+                values[(0.975 * last).ceil() as usize],
+            )
         })
         .collect()
 }
@@ -246,6 +322,7 @@ pub fn team_tally(results: &[GameResult]) -> TeamTally {
         heists: teams.iter().map(|t| u64::from(t.vaults + t.alarms)).sum(),
         heist_successes: teams.iter().map(|t| u64::from(t.vaults)).sum(),
         games_won: teams.iter().filter(|t| t.won).count() as u64,
+        games_lost: teams.iter().filter(|t| !t.won).count() as u64,
         heists_per_game: mean_interval(&per_game),
     }
 }
@@ -388,12 +465,12 @@ mod tests {
                 team: None,
             },
         ];
-        let rows = tally(&names, &slot_entry, &results);
-        assert_eq!(rows[0].games, 2);
-        assert_eq!(rows[0].wins, 1);
-        assert_eq!(rows[1].games, 6);
+        let rows = tally(&names, &slot_entry, &results, 5);
+        assert_eq!((rows[0].games, rows[0].seat_games), (2, 2));
+        assert_eq!(rows[0].seat_game_wins, 1);
+        assert_eq!((rows[1].games, rows[1].seat_games), (2, 6));
         // The tie for first in game 1 is a win for both tied seats.
-        assert_eq!(rows[1].wins, 2);
+        assert_eq!(rows[1].seat_game_wins, 2);
         assert!(close(rows[0].mean_score, 30.0));
         assert!(close(rows[1].mean_score, 100.0 / 6.0));
         assert!(close(rows[0].win_share, 0.5));
@@ -402,6 +479,14 @@ mod tests {
         // three, at a rating advantage.
         assert!(rows[0].rating < ELO_START);
         assert!(close(rows[0].rating + rows[1].rating, 2.0 * ELO_START));
+        // Resamples of two games: both orders, and one game twice; the interval holds them.
+        assert!(rows[0].rating_low < rows[0].rating_high);
+        assert!(rows[0].rating_low <= ELO_START - 20.0 && rows[0].rating_high >= ELO_START + 20.0);
+        assert_eq!(
+            tally(&names, &slot_entry, &results, 5),
+            rows,
+            "reproducible"
+        );
         assert_eq!(team_tally(&results).games, 0);
     }
 
@@ -438,8 +523,9 @@ mod tests {
         assert_eq!(team.heists, 8);
         assert_eq!(team.heist_successes, 4);
         assert_eq!(team.games_won, 1);
+        assert_eq!(team.games_lost, 1);
         assert_eq!(team.heists_per_game, (4.0, 4.0, 4.0));
-        let rows = tally(&["random".into()], &[0], &results);
-        assert_eq!((rows[0].games, rows[0].wins), (2, 1));
+        let rows = tally(&["random".into()], &[0], &results, 1);
+        assert_eq!((rows[0].games, rows[0].seat_game_wins), (2, 1));
     }
 }
