@@ -1,8 +1,10 @@
 //! Test harness for the end-to-end tests: runs the real `gangs-server` binary on a free port
 //! with a temporary data dir, the real bot binaries and the real `gangs` CLI.
 //!
-//! The binaries come from the same target dir as the test (`cargo test --workspace` builds
-//! every binary of the workspace before it runs any test).
+//! The binaries come from the same target dir and profile as the test: the first [`bin`] call
+//! of a test process builds every binary of the workspace (`cargo build --workspace --bins`,
+//! a no-op when they are current), so `cargo test -p gangs-proto --test e2e_x` on a clean or
+//! stale target runs the binaries of the code under test, never missing or old ones.
 
 #![allow(dead_code)]
 
@@ -13,20 +15,57 @@ use gangs_proto::v1::games_client::GamesClient;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Once;
 use std::time::Duration;
 use tonic::transport::Channel;
 
-/// Path of a workspace binary next to the test executable's directory.
+/// Path of a workspace binary in the test's own target dir, built first (once per process).
 pub fn bin(name: &str) -> PathBuf {
+    static BUILT: Once = Once::new();
     let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/<test> -> target/<profile>
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    BUILT.call_once(|| build_workspace_binaries(dir));
     let path = dir.join(name);
     assert!(
         path.exists(),
-        "{} is missing: run the tests with `cargo test --workspace` so every binary is built",
+        "{} is missing after `cargo build --workspace --bins`",
         path.display()
     );
     path
+}
+
+/// Runs `cargo build --workspace --bins` with the profile and target dir the test was built
+/// with (read from where the test executable sits), and fails the test if the build fails.
+fn build_workspace_binaries(profile_dir: &Path) {
+    // `cargo test` sets CARGO for the test process; the build-time value covers running the
+    // test executable by hand.
+    let cargo = std::env::var_os("CARGO")
+        .or_else(|| option_env!("CARGO").map(Into::into))
+        .unwrap_or_else(|| "cargo".into());
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => panic!("no profile dir above {}", profile_dir.display()),
+    };
+    let target_dir = profile_dir
+        .parent()
+        .expect("a target dir above the profile dir");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let output = Command::new(&cargo)
+        .args(["build", "--workspace", "--bins", "--profile", profile])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("running {cargo:?} build: {e}"));
+    assert!(
+        output.status.success(),
+        "`cargo build --workspace --bins --profile {profile}` failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// A running `gangs-server` process.
