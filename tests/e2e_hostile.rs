@@ -27,7 +27,7 @@ fn assert_clear(status: &tonic::Status, code: Code, needle: &str) {
 fn the_gang_options(deadline: Option<u64>) -> pb::GameOptions {
     pb::GameOptions {
         game: Some(pb::game_options::Game::TheGang(pb::TheGangOptions {
-            players: 3,
+            players: Some(3),
             phase_deadline_ms: deadline,
             ..Default::default()
         })),

@@ -178,7 +178,7 @@ async fn python_bot_plays_the_gang_against_the_rust_bots() {
     ] {
         let options = pb::GameOptions {
             game: Some(pb::game_options::Game::TheGang(pb::TheGangOptions {
-                players: 4,
+                players: Some(4),
                 mode: mode as i32,
                 // The crew bot follows its own chip convention and may wait for partners
                 // who do not know it; the deadline keeps such a table moving.

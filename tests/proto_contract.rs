@@ -11,13 +11,18 @@
 //! that broke a rule before the rule was checked stay, listed in `GRANDFATHERED` with the
 //! reason (renaming them would break generated code and JSON); nothing else may.
 //!
+//! Wire conventions (written at the top of gangs.proto): every field of a game's options message
+//! has presence (`optional`; absent means the default), or is an enum whose zero value is the
+//! default; within a game's proto a kind is an enum, and a string `kind` left from before the
+//! enum is `[deprecated = true]` beside the enum that replaces it.
+//!
 //! Breaking changes (buf's WIRE_JSON idea): a message, enum, service or rpc removed; a field
 //! number removed without being reserved, or changed in name, type or cardinality; an enum
 //! value number removed without being reserved, or renamed; an rpc's types or streaming
 //! changed.
 
-use prost_types::field_descriptor_proto::Label;
-use prost_types::{DescriptorProto, EnumDescriptorProto, FileDescriptorSet};
+use prost_types::field_descriptor_proto::{Label, Type};
+use prost_types::{DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorSet};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -267,6 +272,158 @@ service Shop { rpc Buy(BuyRequest) returns (Receipt); }
     assert!(!rules.contains(&"RPC_REQUEST_STANDARD_NAME"), "{found:?}");
 }
 
+// ---- wire conventions ---------------------------------------------------------------------------
+
+/// The files of one game each (the contract's game-agnostic file, gangs.proto, names games by
+/// their registry word, a string by design: the set of games is open).
+const GAME_FILES: [&str; 2] = ["gang_of_four.proto", "the_gang.proto"];
+
+/// Every message and enum of `set` by full name (`.pkg.Name`, as field type names are).
+fn by_name(
+    set: &FileDescriptorSet,
+) -> (
+    BTreeMap<String, &DescriptorProto>,
+    BTreeMap<String, &EnumDescriptorProto>,
+) {
+    fn add<'a>(
+        scope: &str,
+        m: &'a DescriptorProto,
+        messages: &mut BTreeMap<String, &'a DescriptorProto>,
+        enums: &mut BTreeMap<String, &'a EnumDescriptorProto>,
+    ) {
+        let name = format!("{scope}.{}", m.name());
+        for nested in &m.nested_type {
+            add(&name, nested, messages, enums);
+        }
+        for e in &m.enum_type {
+            enums.insert(format!("{name}.{}", e.name()), e);
+        }
+        messages.insert(name, m);
+    }
+    let (mut messages, mut enums) = (BTreeMap::new(), BTreeMap::new());
+    for file in &set.file {
+        let scope = format!(".{}", file.package());
+        for m in &file.message_type {
+            add(&scope, m, &mut messages, &mut enums);
+        }
+        for e in &file.enum_type {
+            enums.insert(format!("{scope}.{}", e.name()), e);
+        }
+    }
+    (messages, enums)
+}
+
+/// Fields that break the conventions, with the reason.
+fn convention(set: &FileDescriptorSet) -> Vec<String> {
+    let (messages, enums) = by_name(set);
+    let mut found = Vec::new();
+    // Presence: the options messages are the members of `GameOptions`.
+    let game_options = messages
+        .iter()
+        .find(|(name, _)| name.ends_with(".GameOptions"))
+        .map(|(_, m)| *m);
+    for member in game_options.iter().flat_map(|m| &m.field) {
+        let Some(options) = messages.get(member.type_name()) else {
+            continue;
+        };
+        for field in &options.field {
+            let name = format!("{}.{}", member.type_name(), field.name());
+            let repeated = field.label() == Label::Repeated;
+            let zero_is_default = field.r#type() == Type::Enum
+                && enums.get(field.type_name()).is_some_and(|e| {
+                    e.value
+                        .iter()
+                        .any(|v| v.number() == 0 && !v.name().ends_with("_UNSPECIFIED"))
+                });
+            if !repeated && !field.proto3_optional() && !zero_is_default {
+                found.push(format!(
+                    "{name}: an option without presence (make it `optional`: absent means \
+                     the default)"
+                ));
+            }
+        }
+    }
+    // Kinds: within a game's file, a string kind is deprecated beside its enum.
+    for file in set.file.iter().filter(|f| GAME_FILES.contains(&f.name())) {
+        let scope = format!(".{}", file.package());
+        let mut stack: Vec<(String, &DescriptorProto)> = file
+            .message_type
+            .iter()
+            .map(|m| (format!("{scope}.{}", m.name()), m))
+            .collect();
+        while let Some((name, message)) = stack.pop() {
+            stack.extend(
+                message
+                    .nested_type
+                    .iter()
+                    .map(|m| (format!("{name}.{}", m.name()), m)),
+            );
+            let is_kind = |f: &FieldDescriptorProto| f.name() == "kind" || f.name().ends_with("_kind");
+            for field in message.field.iter().filter(|f| is_kind(f) && f.r#type() == Type::String) {
+                let deprecated = field.options.as_ref().is_some_and(|o| o.deprecated());
+                let has_enum = message
+                    .field
+                    .iter()
+                    .any(|f| is_kind(f) && f.r#type() == Type::Enum);
+                if !deprecated || !has_enum {
+                    found.push(format!(
+                        "{name}.{}: a kind as a string (use an enum; keep the string \
+                         `[deprecated = true]` beside it for old clients)",
+                        field.name()
+                    ));
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_wire_follows_one_presence_and_kind_convention() {
+    let found = convention(&compile(&proto_dir(), &FILES));
+    assert!(
+        found.is_empty(),
+        "wire conventions broken:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_convention_check_catches_what_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("the_gang.proto"),
+        r#"syntax = "proto3"; package x.v1;
+enum Level { LEVEL_UNSPECIFIED = 0; LEVEL_HIGH = 1; }
+enum Mode { MODE_EASY = 0; MODE_HARD = 1; }
+enum Shape { SHAPE_UNSPECIFIED = 0; SHAPE_ROUND = 1; }
+message GameOptions { Opts opts = 1; }
+message Opts {
+  uint32 players = 1; optional uint32 rounds = 2; Level level = 3; Mode mode = 4;
+  repeated uint32 order = 5;
+}
+message View {
+  message Choice { string kind = 1; }
+  message Piece { string kind = 1 [deprecated = true]; Shape shape_kind = 2; }
+  message Old { string kind = 1 [deprecated = true]; }
+}"#,
+    )
+    .unwrap();
+    let found = convention(&compile(dir.path(), &["the_gang.proto"])).join("\n");
+    for expected in [
+        ".x.v1.Opts.players: an option without presence",
+        ".x.v1.Opts.level: an option without presence",
+        ".x.v1.View.Choice.kind: a kind as a string",
+        ".x.v1.View.Old.kind: a kind as a string",
+    ] {
+        assert!(found.contains(expected), "{expected:?} not in:\n{found}");
+    }
+    for fine in ["rounds", ".mode:", ".order", "Piece"] {
+        assert!(!found.contains(fine), "{fine:?} flagged:\n{found}");
+    }
+}
+
 // ---- breaking changes ---------------------------------------------------------------------------
 
 /// Everything a client may depend on, by full name: messages' fields by number, enums' values
@@ -467,15 +624,18 @@ fn the_breaking_change_check_catches_what_it_names() {
     let old = compile_text(
         r#"syntax = "proto3"; package x.v1;
 enum E { E_UNSPECIFIED = 0; E_A = 1; E_B = 2; }
-message M { string a = 1; uint32 b = 2; repeated string c = 3; }
+message M { string a = 1; uint32 b = 2; repeated string c = 3; uint32 e = 5; }
 message Gone {}
 service S { rpc Get(M) returns (M); rpc Old(M) returns (M); }"#,
     );
-    // Compatible: a field removed with its number reserved, a field and a value added.
+    // Compatible: a field removed with its number reserved, a field and a value added, a
+    // scalar given presence (`optional`: the same bytes on the wire).
     let fine = compile_text(
         r#"syntax = "proto3"; package x.v1;
 enum E { E_UNSPECIFIED = 0; E_A = 1; E_B = 2; E_C = 3; }
-message M { reserved 2; string a = 1; repeated string c = 3; optional bool d = 4; }
+message M {
+  reserved 2; string a = 1; repeated string c = 3; optional bool d = 4; optional uint32 e = 5;
+}
 message Gone {}
 service S { rpc Get(M) returns (M); rpc Old(M) returns (M); }"#,
     );
@@ -483,7 +643,7 @@ service S { rpc Get(M) returns (M); rpc Old(M) returns (M); }"#,
     let broken = compile_text(
         r#"syntax = "proto3"; package x.v1;
 enum E { E_UNSPECIFIED = 0; E_A = 1; }
-message M { int64 a = 1; string c = 3; }
+message M { int64 a = 1; string c = 3; uint32 e = 5; }
 service S { rpc Get(M) returns (stream M); }"#,
     );
     let found = breaking_changes(&old, &broken).join("\n");

@@ -52,7 +52,7 @@ fn main() {
         let started = Instant::now();
         let mut opts = options(cli.players, mode);
         if let Some(gangs_proto::v1::game_options::Game::TheGang(o)) = &mut opts.game {
-            o.max_moves_per_phase = cli.max_moves;
+            o.max_moves_per_phase = Some(cli.max_moves);
         }
         let mut total = GameReport::default();
         let mut games = 0u64;

@@ -28,7 +28,7 @@ fn play(crew: bool, players: u32, mode: &str, games: u64) -> GameReport {
 fn play_capped(crew: bool, players: u32, mode: &str, games: u64, max_moves: u32) -> GameReport {
     let mut opts = options(players, mode);
     if let Some(gangs_proto::v1::game_options::Game::TheGang(o)) = &mut opts.game {
-        o.max_moves_per_phase = max_moves;
+        o.max_moves_per_phase = Some(max_moves);
     }
     let mut total = GameReport::default();
     for seed in 0..games {

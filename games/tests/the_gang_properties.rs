@@ -132,9 +132,9 @@ struct Played {
 
 fn options(players: u32, mode: i32, deadline: bool) -> pb::TheGangOptions {
     pb::TheGangOptions {
-        players,
+        players: Some(players),
         mode,
-        max_moves_per_phase: 0,
+        max_moves_per_phase: None,
         phase_deadline_ms: deadline.then_some(1000),
         ..Default::default()
     }

@@ -36,9 +36,9 @@ fn preset(heists: &[(&[&str], &str)], challenges: &[u32], specialists: &[u32]) -
 fn options(players: u32, mode: pb::TheGangMode, deadline: Option<u64>) -> pb::GameOptions {
     pb::GameOptions {
         game: Some(pb::game_options::Game::TheGang(pb::TheGangOptions {
-            players,
+            players: Some(players),
             mode: mode as i32,
-            max_moves_per_phase: 0,
+            max_moves_per_phase: None,
             phase_deadline_ms: deadline,
             ..Default::default()
         })),
@@ -142,9 +142,13 @@ fn informant_card_is_in_the_receivers_view_only() {
     act(&mut *g, 2, "accept");
     let pending = view(&*g, Some(0)).pending_choice.unwrap();
     assert_eq!(
-        (pending.kind.as_str(), pending.seat, pending.to_seat),
-        ("show", 2, Some(1))
+        (pending.choice_kind(), pending.seat, pending.to_seat),
+        (pb::TheGangChoiceKind::Show, 2, Some(1))
     );
+    // The deprecated string form, still filled for older clients.
+    #[allow(deprecated)]
+    let word = pending.kind.as_str();
+    assert_eq!(word, "show");
     let events = act(&mut *g, 2, "choose Ad");
     let ad = Card::parse("Ad").unwrap().id();
     assert_eq!(
@@ -235,7 +239,7 @@ fn options_parse_and_defaults_are_filled() {
         Some(pb::game_options::Game::TheGang(o)) => {
             assert_eq!(
                 (o.players, o.max_moves_per_phase, o.phase_deadline_ms),
-                (4, 24, None)
+                (Some(4), Some(24), None)
             );
         }
         _ => panic!(),

@@ -8,7 +8,7 @@ use gangs_proto::v1 as pb;
 fn the_gang(deadline: Option<u64>) -> Result<Box<dyn gangs_games::Game>, String> {
     let options = pb::GameOptions {
         game: Some(pb::game_options::Game::TheGang(pb::TheGangOptions {
-            players: 3,
+            players: Some(3),
             phase_deadline_ms: deadline,
             ..Default::default()
         })),

@@ -198,7 +198,7 @@ impl CrewPolicy {
                     _ => None,
                 })
                 .collect();
-            let card = if pc.kind == "show" {
+            let card = if pc.choice_kind() == pb::TheGangChoiceKind::Show {
                 allowed.iter().copied().max_by_key(|c| c.rank())
             } else {
                 let community = cards_of(&v.community);

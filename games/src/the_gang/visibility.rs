@@ -120,17 +120,24 @@ fn the_gang_view(g: &TheGang, seat: Option<Seat>) -> pb::TheGangView {
             .map(|s| s as u32)
             .collect(),
     });
-    v.pending_choice = h.pending.map(|p| match p {
-        PendingChoice::Show { from, to } => vw::PendingChoice {
-            kind: "show".into(),
-            seat: from as u32,
-            to_seat: Some(to as u32),
-        },
-        PendingChoice::Discard { seat, .. } => vw::PendingChoice {
-            kind: "discard".into(),
+    v.pending_choice = h.pending.map(|p| {
+        let (choice_kind, word, seat, to_seat) = match p {
+            PendingChoice::Show { from, to } => {
+                (pb::TheGangChoiceKind::Show, "show", from, Some(to as u32))
+            }
+            PendingChoice::Discard { seat, .. } => {
+                (pb::TheGangChoiceKind::Discard, "discard", seat, None)
+            }
+        };
+        // `kind` is `choice_kind` as a word, deprecated but still filled for older clients.
+        #[allow(deprecated)]
+        let choice = vw::PendingChoice {
+            kind: word.into(),
             seat: seat as u32,
-            to_seat: None,
-        },
+            to_seat,
+            choice_kind: choice_kind as i32,
+        };
+        choice
     });
     v.guess = h
         .guess

@@ -409,17 +409,15 @@ pub const PHASE_DEADLINE_MS: std::ops::RangeInclusive<u64> = 100..=7 * 24 * 3600
 /// The engine config for wire options, every default filled in.
 pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Refusal> {
     let o = options.cloned().unwrap_or_default();
-    let players = if o.players == 0 {
-        4
-    } else {
-        o.players as usize
-    };
+    // Absent means the default; so does 0, what clients built before the fields had presence
+    // sent for it (see the_gang.proto).
+    let players = o.players.filter(|&n| n != 0).unwrap_or(4) as usize;
     if !(3..=6).contains(&players) {
         return Err(Refusal::invalid("players must be 3 to 6"));
     }
     let mut config = Config::new(players, mode_from_pb(o.mode)?);
-    if o.max_moves_per_phase != 0 {
-        config.max_moves_per_phase = o.max_moves_per_phase;
+    if let Some(moves) = o.max_moves_per_phase.filter(|&n| n != 0) {
+        config.max_moves_per_phase = moves;
     }
     if let Some(ms) = o.phase_deadline_ms {
         if !PHASE_DEADLINE_MS.contains(&ms) {
@@ -436,9 +434,9 @@ pub fn config_from_pb(options: Option<&pb::TheGangOptions>) -> Result<Config, Re
 
 pub(super) fn config_to_pb(c: &Config) -> pb::TheGangOptions {
     pb::TheGangOptions {
-        players: c.players as u32,
+        players: Some(c.players as u32),
         mode: mode_to_pb(c.mode) as i32,
-        max_moves_per_phase: c.max_moves_per_phase,
+        max_moves_per_phase: Some(c.max_moves_per_phase),
         phase_deadline_ms: c.phase_deadline_ms,
         // The clock is the host's: the bridge fills these in (`Bridge::options`).
         turn_ms: None,

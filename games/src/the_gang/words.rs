@@ -40,7 +40,7 @@ pub fn parse_options(
 ) -> Result<pb::TheGangOptions, Refusal> {
     use gangs_rules::engine::{option_spec, OptionValue as V};
     let mut o = pb::TheGangOptions {
-        players: players.unwrap_or(4),
+        players: Some(players.unwrap_or(4)),
         ..Default::default()
     };
     let schema = crate::kind(crate::THE_GANG)?.options();
@@ -52,8 +52,8 @@ pub fn parse_options(
         }
         match (spec.key, spec.parse(value)?) {
             // The schema's ranges bound these counts to u32.
-            ("players", V::Count(n)) => o.players = n as u32,
-            ("max_moves_per_phase", V::Count(n)) => o.max_moves_per_phase = n as u32,
+            ("players", V::Count(n)) => o.players = Some(n as u32),
+            ("max_moves_per_phase", V::Count(n)) => o.max_moves_per_phase = Some(n as u32),
             ("phase_deadline_ms", V::Count(n)) => o.phase_deadline_ms = Some(n),
             ("mode", V::Choice(i)) => {
                 let mode = Mode::from_index(i).expect("the schema lists the modes in order");
@@ -460,9 +460,14 @@ pub fn render_view(v: &pb::TheGangView) -> String {
         ));
     }
     if let Some(p) = &v.pending_choice {
+        let purpose = match p.choice_kind() {
+            pb::TheGangChoiceKind::Show => "show",
+            pb::TheGangChoiceKind::Discard => "discard",
+            pb::TheGangChoiceKind::Unspecified => "choose",
+        };
         out.push(format!(
-            "waiting for seat {} to choose a card to {}",
-            p.seat, p.kind
+            "waiting for seat {} to choose a card to {purpose}",
+            p.seat
         ));
     }
     if let Some(g) = &v.guess {

@@ -29,7 +29,7 @@ pub fn options(players: u32, mode: &str) -> pb::GameOptions {
     };
     pb::GameOptions {
         game: Some(pb::game_options::Game::TheGang(pb::TheGangOptions {
-            players,
+            players: Some(players),
             mode: mode as i32,
             ..Default::default()
         })),
