@@ -147,7 +147,7 @@ async fn metrics_move_while_a_game_is_played() {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
-    let Err(missing) = client
+    let missing = client
         .watch(pb::WatchRequest {
             game_id: "no-such-game".into(),
             token: String::new(),

@@ -273,7 +273,12 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gang_of_four_updates_never_show_hidden_cards() {
-    let games = vec![(1u64, 4u32, "false"), (2, 3, "true"), (3, 4, "true"), (4, 3, "false")];
+    let games = vec![
+        (1u64, 4u32, "false"),
+        (2, 3, "true"),
+        (3, 4, "true"),
+        (4, 3, "false"),
+    ];
     side_by_side(games, |client, (seed, players, manual)| {
         check_one_game(client, seed, players, manual)
     })

@@ -358,8 +358,13 @@ fn convention(set: &FileDescriptorSet) -> Vec<String> {
                     .iter()
                     .map(|m| (format!("{name}.{}", m.name()), m)),
             );
-            let is_kind = |f: &FieldDescriptorProto| f.name() == "kind" || f.name().ends_with("_kind");
-            for field in message.field.iter().filter(|f| is_kind(f) && f.r#type() == Type::String) {
+            let is_kind =
+                |f: &FieldDescriptorProto| f.name() == "kind" || f.name().ends_with("_kind");
+            for field in message
+                .field
+                .iter()
+                .filter(|f| is_kind(f) && f.r#type() == Type::String)
+            {
                 let deprecated = field.options.as_ref().is_some_and(|o| o.deprecated());
                 let has_enum = message
                     .field

@@ -229,7 +229,7 @@ fn options_parse_and_defaults_are_filled() {
     .unwrap();
     assert_eq!(
         (o.players, o.mode, o.phase_deadline_ms),
-        (5, pb::TheGangMode::Gangster as i32, Some(3000))
+        (Some(5), pb::TheGangMode::Gangster as i32, Some(3000))
     );
     assert!(parse_options(Some(7), &[]).is_err());
     assert!(parse_options(None, &[("colour".into(), "red".into())]).is_err());

@@ -196,7 +196,7 @@ pub fn check_rules(found: &[Found], viewer: Option<usize>, what: &str) {
 /// Per game: the card ids hidden from `viewer` now (other hands, the deck, faces to come),
 /// minus what the rules showed it; and whether a view path is checked against that state
 /// (paths about earlier heists are not: the cards were reshuffled since).
-pub trait Hidden: Visibility {
+pub trait Hidden: Visibility + Sized {
     fn hidden_from(engine: &Self::Engine, viewer: Option<usize>) -> HashSet<u32>;
     fn own_cards(engine: &Self::Engine, seat: usize) -> HashSet<u32>;
     fn state_checked(path: &str) -> bool;
@@ -288,7 +288,11 @@ impl Hidden for TheGangWire {
 /// `engine`: every card field against its rule, every card of the view against what the state
 /// hides from the viewer, and that a seat's view does show its own cards (redacting everything
 /// would not pass). Returns the number of cards checked.
-pub fn check_update<W: Hidden>(engine: &W::Engine, update: &pb::Update, viewer: Option<usize>) -> usize {
+pub fn check_update<W: Hidden>(
+    engine: &W::Engine,
+    update: &pb::Update,
+    viewer: Option<usize>,
+) -> usize {
     let mut found = Vec::new();
     walk(&dynamic("gangs.v1.Update", update), "update", &mut found);
     check_rules(&found, viewer, &format!("update {}", update.seq));
@@ -342,14 +346,23 @@ where
             }
             Some(Record::Acted(a)) => {
                 let action = a.action.as_ref().expect("a complete log has its actions");
-                game.act(a.seat as usize, action)
-                    .unwrap_or_else(|e| panic!("seq {}: the logged action replays: {e}", record.seq));
+                game.act(a.seat as usize, action).unwrap_or_else(|e| {
+                    panic!("seq {}: the logged action replays: {e}", record.seq)
+                });
+            }
+            Some(Record::TimedOut(t)) => {
+                // The seat's default action, played for it by its clock.
+                let action = t.action.as_ref().expect("a complete log has its actions");
+                game.act(t.seat as usize, action).unwrap_or_else(|e| {
+                    panic!("seq {}: the logged default action replays: {e}", record.seq)
+                });
             }
             Some(Record::Expired(_)) => {
-                game.expire()
-                    .unwrap_or_else(|e| panic!("seq {}: the logged expiry replays: {e}", record.seq));
+                game.expire().unwrap_or_else(|e| {
+                    panic!("seq {}: the logged expiry replays: {e}", record.seq)
+                });
             }
-            Some(Record::Created(_)) | Some(Record::Joined(_)) | None => {}
+            Some(Record::Created(_)) | Some(Record::Joined(_)) | Some(Record::Ended(_)) | None => {}
         }
         states.push(game.engine().clone());
     }
