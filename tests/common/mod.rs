@@ -52,7 +52,31 @@ fn build_workspace_binaries(profile_dir: &Path) {
         .parent()
         .expect("a target dir above the profile dir");
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    let output = Command::new(&cargo)
+    let mut command = Command::new(&cargo);
+    // What `cargo test` sets for the test process describes the test's crate, not this build:
+    // left in, build scripts that watch such a variable (ring's watches CARGO_MANIFEST_DIR) see
+    // it change and everything above them is rebuilt, here and again by the next `cargo build`.
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let per_crate = [
+            "CARGO_MANIFEST_DIR",
+            "CARGO_MANIFEST_PATH",
+            "CARGO_MANIFEST_LINKS",
+            "CARGO_CRATE_NAME",
+            "CARGO_BIN_NAME",
+            "CARGO_PRIMARY_PACKAGE",
+            "CARGO_TARGET_TMPDIR",
+            "CARGO_RUSTC_CURRENT_DIR",
+            "OUT_DIR",
+        ];
+        if per_crate.contains(&name)
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_")
+        {
+            command.env_remove(name);
+        }
+    }
+    let output = command
         .args(["build", "--workspace", "--bins", "--profile", profile])
         .arg("--manifest-path")
         .arg(&manifest)
