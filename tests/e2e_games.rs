@@ -8,6 +8,8 @@ mod common;
 use common::*;
 use gangs_proto::v1 as pb;
 use prost::Message;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 type Spectator = (
@@ -127,14 +129,27 @@ async fn play_through_a_crash(tables: Vec<TableSpec>) {
     // A spectator follows the first game; everything it receives was acknowledged as durable.
     let watched = games[0].game_id.clone();
     // Its stream is open before the crash can come (the bots are already playing).
-    let spectator = open_spectator(server.url(), watched.clone(), 0).await;
-    let before_crash = tokio::spawn(collect_updates(spectator, None));
+    let (_spectator_client, mut stream) = open_spectator(server.url(), watched.clone(), 0).await;
+    let received = Arc::new(AtomicUsize::new(0));
+    let before_crash = tokio::spawn({
+        let received = received.clone();
+        async move {
+            let mut updates = Vec::new();
+            while let Ok(Some(update)) = stream.message().await {
+                updates.push(update);
+                received.fetch_add(1, Ordering::SeqCst);
+            }
+            updates
+        }
+    });
 
-    // Let the games run a little, then kill the server without warning.
+    // Let the games run a little (and the spectator hear of it: updates still in flight when
+    // the server dies are lost with the connection), then kill the server without warning.
     let mut progressed = false;
     for _ in 0..400 {
         let summary = status(&mut client, &watched).await;
-        if summary.last_seq >= 12 || summary.status == pb::GameStatus::Finished as i32 {
+        let over = summary.status == pb::GameStatus::Finished as i32;
+        if (summary.last_seq >= 12 || over) && received.load(Ordering::SeqCst) > 0 {
             progressed = true;
             break;
         }
