@@ -21,6 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // Decode errors answer INVALID_ARGUMENT, not INTERNAL (proto/codec.rs).
+        .codec_path("crate::codec::ClearCodec")
         .compile_fds(descriptors)?;
     Ok(())
 }

@@ -33,6 +33,7 @@ impl v1::GameStatus {
 }
 
 pub mod auth;
+pub mod codec;
 pub mod connect;
 pub mod json;
 pub mod retry;
