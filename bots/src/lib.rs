@@ -29,12 +29,15 @@
 //! - [`action_id`]: idempotency keys for `Act`;
 //! - [`reconnect`]: backoff and the 60 s outage budget;
 //! - [`error`]: what can stop a bot, and which gRPC failures are only transient;
-//! - [`logging`]: tracing to stderr, filtered by `RUST_LOG`.
+//! - [`logging`]: tracing to stderr, filtered by `RUST_LOG`;
+//! - [`load`]: the load driver of `gangs bench` and the host benchmark (many games at once,
+//!   random legal actions, and a baseline of plain unary calls).
 
 pub mod action_id;
 pub mod args;
 pub mod decision;
 pub mod error;
+pub mod load;
 pub mod logging;
 pub mod policies;
 pub mod policy;

@@ -58,10 +58,12 @@ fn main() -> ExitCode {
     );
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let out = Output::new(cli.json);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = if cli.command.wants_all_cores() {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             out.error(&error::CliError::local(format!(

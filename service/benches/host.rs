@@ -1,175 +1,124 @@
 //! Host benchmark: `cargo bench -p gangs-service --bench host`.
 //!
 //! Starts the real server in-process on a free port with a temporary data dir and measures,
-//! over real gRPC on loopback:
-//! - a plain tonic unary call (the health service's `Check`: no game, no disk) as the baseline;
+//! over real gRPC on loopback, with the load driver `gangs bench` uses (`gangs_bots::load`):
+//! - a plain tonic unary call (the health service's `Check`: no game, no disk) as the baseline,
+//!   one caller at a time and 64 at once;
 //! - `Act` latency (p50/p99) for one Gang of Four game, every action durable before its answer;
 //! - durable actions per second with 64 games played concurrently (group commit at work),
-//!   without watchers and with every seat streaming its view as bots do;
+//!   without watchers and with every seat and a spectator streaming the game;
 //! - beside them, a raw sled `insert` + `flush` on another temporary dir (no gRPC, no game): the
-//!   disk's own floor, so that the Act tail can be told apart from the host's.
+//!   disk's own floor, so that the Act tail can be told apart from the host's;
+//! - and prints the ratios of `docs/performance.md`'s table, each against the baseline of the
+//!   same run.
 //!
 //! - then the same Act latency and 64-game throughput with the log on NATS JetStream (a local
 //!   `nats-server`, fetched into `target/nats-venv` if missing): one node with replicas 1, and a
 //!   3-node loopback cluster with replicas 3, printed side by side with sled's figures.
-//!
-//! The bench keeps a local replica of each game (same seed and options) only to pick a legal
-//! action for the seat to play; the server decides everything.
 
 #[path = "../../tests/common/nats.rs"]
 mod nats;
 
-use gangs_proto::v1 as pb;
+use gangs_bots::load::{self, Connections, LoadPlan, Measured, Watchers};
+use gangs_proto::auth::ApiKey;
 use gangs_service::server::StoreFlags;
-use pb::games_client::GamesClient;
-use rand::{Rng, SeedableRng};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
-const ECHO_CALLS: usize = 3000;
-const LATENCY_ACTIONS: usize = 2000;
 const CONCURRENT_GAMES: usize = 64;
+/// Each phase of the one-caller measures (baseline, one game).
+const SEQUENTIAL_SECONDS: u64 = 3;
 const CONCURRENT_SECONDS: u64 = 8;
 const RAW_FLUSHES: usize = 2000;
-const STORE_ACTIONS: usize = 1000;
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
+/// Games per connection: 16 games with every seat and a spectator watching are 80 streams, under
+/// the server's default cap of 256 per connection.
+const GAMES_PER_CONNECTION: usize = 16;
 
 fn print_latencies(label: &str, sorted: &[Duration], unit: &str) {
     let line: Vec<String> = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)]
         .iter()
-        .map(|&(name, p)| format!("{name} {:>8.1?}", percentile(sorted, p)))
+        .map(|&(name, p)| {
+            let value = load::percentile(sorted, p).unwrap_or_default();
+            format!("{name} {value:>8.1?}")
+        })
         .collect();
     println!("{label:<28} {}  ({} {unit})", line.join("  "), sorted.len());
 }
 
-struct Game {
-    id: String,
-    tokens: Vec<String>,
-    replica: Box<dyn gangs_games::Game>,
-    rng: rand_chacha::ChaCha8Rng,
+fn p50(measured: &Measured) -> Duration {
+    measured.percentile(0.5).unwrap_or_default()
 }
 
-async fn new_game(client: &mut GamesClient<Channel>, seed: u64) -> Game {
-    let options = gangs_games::parse_options("gang-of-four", Some(4), &[]).expect("options");
-    let id = client
-        .create_game(pb::CreateGameRequest {
-            kind: "gang-of-four".into(),
-            options: Some(options),
-            seed: Some(seed),
-            preset: None,
-            ..Default::default()
-        })
-        .await
-        .expect("create")
-        .into_inner()
-        .game_id;
-    let mut tokens = Vec::new();
-    for seat in 0..4 {
-        let join = pb::JoinGameRequest {
-            game_id: id.clone(),
-            seat: Some(seat),
-            name: format!("bench{seat}"),
-            join_id: String::new(),
-            ..Default::default()
-        };
-        tokens.push(
-            client
-                .join_game(join)
-                .await
-                .expect("join")
-                .into_inner()
-                .token,
-        );
+/// Connections enough for `games` games with every watcher, no key.
+async fn connections(url: &str, games: usize) -> Connections {
+    let mut channels = Vec::new();
+    for _ in 0..games.div_ceil(GAMES_PER_CONNECTION) {
+        channels.push(connect(url).await);
     }
-    let mut replica =
-        gangs_games::new_game("gang-of-four", Some(&options), seed, None).expect("replica");
-    replica.start();
-    Game {
-        id,
-        tokens,
-        replica,
-        rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+    Connections {
+        channels,
+        key: ApiKey::none(),
     }
 }
 
-/// Plays one random legal action; returns false when the game is over.
-async fn step(client: &mut GamesClient<Channel>, game: &mut Game) -> bool {
-    if game.replica.is_over() {
-        return false;
-    }
-    let (seat, actions) = (0..game.replica.players())
-        .map(|s| (s, game.replica.legal_actions(s)))
-        .find(|(_, a)| !a.is_empty())
-        .expect("someone may act in a running game");
-    let action = actions[game.rng.random_range(0..actions.len())].clone();
-    game.replica.act(seat, &action).expect("a legal action");
-    client
-        .act(pb::ActRequest {
-            game_id: game.id.clone(),
-            token: game.tokens[seat].clone(),
-            action: Some(action),
-            expected_seq: None,
-            action_id: String::new(),
-        })
-        .await
-        .expect("act");
-    true
-}
-
-/// Durable actions over `CONCURRENT_SECONDS` with `CONCURRENT_GAMES` games played at once;
-/// with `watched`, every seat of every game streams its updates (drained as they come).
-async fn throughput(channel: &Channel, watched: bool) -> (u64, f64) {
-    let deadline = Instant::now() + Duration::from_secs(CONCURRENT_SECONDS);
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for g in 0..CONCURRENT_GAMES {
-        let channel = channel.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut client = GamesClient::new(channel);
-            let mut seed = 1000 + g as u64 * 1000 + watched as u64 * 500;
-            let mut actions = 0u64;
-            while Instant::now() < deadline {
-                let mut game = new_game(&mut client, seed).await;
-                if watched {
-                    watch_every_seat(&mut client, &game).await;
-                }
-                while Instant::now() < deadline && step(&mut client, &mut game).await {
-                    actions += 1;
-                }
-                seed += 1;
-            }
-            actions
-        }));
-    }
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.expect("player task");
-    }
-    (total, start.elapsed().as_secs_f64())
-}
-
-/// One drained Watch stream per seat; each ends with the game (or the bench).
-async fn watch_every_seat(client: &mut GamesClient<Channel>, game: &Game) {
-    for token in &game.tokens {
-        let mut stream = client
-            .watch(pb::WatchRequest {
-                game_id: game.id.clone(),
-                token: token.clone(),
-                from_seq: 0,
-            })
+async fn connect(url: &str) -> Channel {
+    loop {
+        if let Ok(c) = Channel::from_shared(url.to_string())
+            .unwrap()
+            .connect()
             .await
-            .expect("watch")
-            .into_inner();
-        tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
+        {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+fn plan(games: usize, seconds: u64, watchers: Watchers) -> LoadPlan {
+    LoadPlan {
+        kind: "gang-of-four".into(),
+        games,
+        duration: Duration::from_secs(seconds),
+        watchers,
+        seed: 1,
+    }
+}
+
+async fn play(
+    connections: &Connections,
+    games: usize,
+    seconds: u64,
+    watchers: Watchers,
+) -> Measured {
+    let measured = load::play_games(
+        &plan(games, seconds, watchers),
+        connections,
+        Arc::new(AtomicU64::new(0)),
+    )
+    .await;
+    assert!(
+        measured.errors.is_empty(),
+        "refused calls: {:?}",
+        measured.errors
+    );
+    measured
+}
+
+async fn baseline(connections: &Connections, callers: usize, seconds: u64) -> Measured {
+    load::baseline(
+        callers,
+        Duration::from_secs(seconds),
+        connections,
+        Arc::new(AtomicU64::new(0)),
+    )
+    .await
 }
 
 /// A server run in-process on a free port with the given store; stop it with `stop`.
 struct Running {
-    channel: Channel,
+    url: String,
     stop: tokio::sync::oneshot::Sender<()>,
     server: tokio::task::JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
     _dir: tempfile::TempDir,
@@ -216,81 +165,47 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
     let server = tokio::spawn(gangs_service::server::run(config, listener, async {
         let _ = stopped.await;
     }));
-    let url = format!("http://{addr}");
-    let channel = loop {
-        if let Ok(c) = Channel::from_shared(url.clone()).unwrap().connect().await {
-            break c;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
     Running {
-        channel,
+        url: format!("http://{addr}"),
         stop,
         server,
         _dir: dir,
     }
 }
 
-/// Act latencies, one game at a time, `count` actions.
-async fn act_latencies(channel: &Channel, count: usize) -> Vec<Duration> {
-    let mut client = GamesClient::new(channel.clone());
-    let mut latencies = Vec::with_capacity(count);
-    let mut seed = 1;
-    let mut game = new_game(&mut client, seed).await;
-    while latencies.len() < count {
-        let t = Instant::now();
-        if !step(&mut client, &mut game).await {
-            seed += 1;
-            game = new_game(&mut client, seed).await;
-            continue;
-        }
-        latencies.push(t.elapsed());
-    }
-    latencies.sort();
-    latencies
-}
-
 /// One row of the store comparison: Act p50/p99 and 64-game throughput.
 async fn store_row(label: &str, store: Option<String>, replicas: usize) -> String {
     let running = start(store, replicas).await;
-    let latencies = act_latencies(&running.channel, STORE_ACTIONS).await;
-    let (total, elapsed) = throughput(&running.channel, false).await;
+    let connections = connections(&running.url, CONCURRENT_GAMES).await;
+    let one = play(&connections, 1, SEQUENTIAL_SECONDS, Watchers::None).await;
+    let many = play(
+        &connections,
+        CONCURRENT_GAMES,
+        CONCURRENT_SECONDS,
+        Watchers::None,
+    )
+    .await;
     let _ = running.stop.send(());
     let _ = running.server.await;
     format!(
         "| {label:<24} | {:>9.2?} | {:>9.2?} | {:>9.0} |",
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.99),
-        total as f64 / elapsed
+        p50(&one),
+        one.percentile(0.99).unwrap_or_default(),
+        many.per_second()
     )
 }
 
 #[tokio::main]
 async fn main() {
-    let Running {
-        channel,
-        stop,
-        server,
-        _dir,
-    } = start(None, 1).await;
+    let running = start(None, 1).await;
+    let connections = connections(&running.url, CONCURRENT_GAMES).await;
 
-    // Baseline: a plain tonic unary round trip.
-    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
-    let mut echo = Vec::with_capacity(ECHO_CALLS);
-    for _ in 0..ECHO_CALLS {
-        let t = Instant::now();
-        health
-            .check(tonic_health::pb::HealthCheckRequest {
-                service: String::new(),
-            })
-            .await
-            .expect("check");
-        echo.push(t.elapsed());
-    }
-    echo.sort();
+    // Baselines: a plain tonic unary round trip, one caller, then as many as games.
+    let echo = baseline(&connections, 1, SEQUENTIAL_SECONDS).await;
+    let echo_many = baseline(&connections, CONCURRENT_GAMES, CONCURRENT_SECONDS).await;
 
     // Act latency, one game at a time.
-    let latencies = act_latencies(&channel, LATENCY_ACTIONS).await;
+    let one_game = play(&connections, 1, SEQUENTIAL_SECONDS, Watchers::None).await;
 
     // The disk's floor: one small record inserted and flushed, as the flusher does per batch.
     let raw = tokio::task::spawn_blocking(|| {
@@ -314,9 +229,21 @@ async fn main() {
     .expect("raw flush task");
 
     // Throughput: 64 games at once, each a sequential player; then the same with every seat
-    // streaming its view, as bots do (each action then fans out to four watchers).
-    let (total, elapsed) = throughput(&channel, false).await;
-    let (watched_total, watched_elapsed) = throughput(&channel, true).await;
+    // and a spectator streaming the game (each action fans out to five watchers).
+    let many = play(
+        &connections,
+        CONCURRENT_GAMES,
+        CONCURRENT_SECONDS,
+        Watchers::None,
+    )
+    .await;
+    let watched = play(
+        &connections,
+        CONCURRENT_GAMES,
+        CONCURRENT_SECONDS,
+        Watchers::All,
+    )
+    .await;
 
     println!(
         "machine: {} cores (shared, noisy: compare ratios)",
@@ -324,26 +251,44 @@ async fn main() {
             .map(|n| n.get())
             .unwrap_or(0)
     );
-    print_latencies("tonic echo (health Check)", &echo, "calls");
+    print_latencies("tonic echo (health Check)", &echo.latencies, "calls");
     print_latencies("sled insert+flush (raw)", &raw, "flushes");
-    print_latencies("Act, one game (durable)", &latencies, "actions");
+    print_latencies("Act, one game (durable)", &one_game.latencies, "actions");
     println!(
-        "{CONCURRENT_GAMES} concurrent games:         {:>8.0} durable actions/s  ({total} actions in {elapsed:.1} s)",
-        total as f64 / elapsed
+        "echo, {CONCURRENT_GAMES} callers at once:     {:>8.0} calls/s",
+        echo_many.per_second()
     );
     println!(
-        "  ... every seat watching:   {:>8.0} durable actions/s  ({watched_total} actions in {watched_elapsed:.1} s)",
-        watched_total as f64 / watched_elapsed
+        "{CONCURRENT_GAMES} concurrent games:         {:>8.0} durable actions/s  ({} actions in {:.1} s)",
+        many.per_second(),
+        many.count,
+        many.elapsed.as_secs_f64()
     );
     println!(
-        "ratio Act p50 / echo p50:    {:.1}x",
-        percentile(&latencies, 0.5).as_secs_f64() / percentile(&echo, 0.5).as_secs_f64()
+        "  ... every seat + spectator: {:>7.0} durable actions/s  ({} actions in {:.1} s)",
+        watched.per_second(),
+        watched.count,
+        watched.elapsed.as_secs_f64()
     );
-    let _ = stop.send(());
-    let _ = server.await;
+    let flush_p50 = load::percentile(&raw, 0.5).unwrap_or_default();
+    println!("\nratios of docs/performance.md (same run):");
+    println!(
+        "  {CONCURRENT_GAMES} games, no watchers ÷ echo at {CONCURRENT_GAMES} callers:  {:.2}",
+        many.per_second() / echo_many.per_second()
+    );
+    println!(
+        "  {CONCURRENT_GAMES} games, every seat + spectator ÷ echo:    {:.2}",
+        watched.per_second() / echo_many.per_second()
+    );
+    println!(
+        "  Act p50, 1 game ÷ (echo p50 + raw flush p50):  {:.2}",
+        p50(&one_game).as_secs_f64() / (p50(&echo) + flush_p50).as_secs_f64()
+    );
+    let _ = running.stop.send(());
+    let _ = running.server.await;
 
     // The stores side by side, same load: sled again (fresh dir), then JetStream.
-    println!("\nstores ({STORE_ACTIONS} Acts for latency; {CONCURRENT_GAMES} games for {CONCURRENT_SECONDS} s for throughput):");
+    println!("\nstores (1 game for {SEQUENTIAL_SECONDS} s for latency; {CONCURRENT_GAMES} games for {CONCURRENT_SECONDS} s for throughput):");
     println!("| store                    | Act p50   | Act p99   | actions/s |");
     println!("|--------------------------|-----------|-----------|-----------|");
     println!("{}", store_row("sled (fsync)", None, 1).await);

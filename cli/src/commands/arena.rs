@@ -21,7 +21,8 @@ use clap::Args;
 use gangs_games::{KINDS, THE_GANG};
 use gangs_proto::v1 as pb;
 use indicatif::{ProgressBar, ProgressStyle};
-use processes::{bot_slots, resolve_program, spawn_bot, wait_for_bots, BotCommand, OwnServer};
+pub(super) use processes::OwnServer;
+use processes::{bot_slots, resolve_program, spawn_bot, wait_for_bots, BotCommand};
 use results::{GameRow, SeatRow};
 use serde_json::{json, Value};
 use stats::{BotRow, GameResult, SeatResult, TeamResult, TeamTally};
@@ -189,7 +190,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let own_server = if context.server_given {
         None
     } else {
-        Some(OwnServer::start(dir.path()).await?)
+        Some(OwnServer::start(dir.path(), &[]).await?)
     };
     let server = own_server
         .as_ref()

@@ -3,6 +3,7 @@
 
 mod act;
 mod arena;
+mod bench;
 mod cancel;
 mod export;
 mod games;
@@ -56,6 +57,17 @@ pub enum Command {
     /// Play bots against each other for many games; prints wins, shares and ratings.
     #[command(after_help = arena::AFTER_HELP)]
     Arena(arena::ArenaArgs),
+    /// Load-test a server: play many games at once flat out and compare the durable actions/s
+    /// with plain unary calls (the health Check) at the same concurrency, in the same run.
+    Bench(bench::BenchArgs),
+}
+
+impl Command {
+    /// Whether the command wants every core of this machine (the load tool), rather than the
+    /// single thread every other command is content with.
+    pub fn wants_all_cores(&self) -> bool {
+        matches!(self, Command::Bench(_))
+    }
 }
 
 pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
@@ -72,6 +84,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Replay(args) => replay::run(args, context).await,
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,
+        Command::Bench(args) => bench::run(args, context).await,
         Command::Health(args) => health::run(args, context).await,
         Command::Rules(args) => rules::run(args, context).await,
     }

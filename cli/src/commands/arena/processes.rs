@@ -120,9 +120,9 @@ pub struct OwnServer {
 }
 
 impl OwnServer {
-    /// Starts `gangs-server --listen 127.0.0.1:0 --data-dir DIR/data` with its log in
-    /// `DIR/server.log`, and waits for the address it prints on its first stdout line.
-    pub async fn start(dir: &Path) -> Result<OwnServer, CliError> {
+    /// Starts `gangs-server --listen 127.0.0.1:0 --data-dir DIR/data EXTRA_ARGS...` with its
+    /// log in `DIR/server.log`, and waits for the address it prints on its first stdout line.
+    pub async fn start(dir: &Path, extra_args: &[&str]) -> Result<OwnServer, CliError> {
         let program = resolve_program("gangs-server")?;
         let log_path = dir.join("server.log");
         let log = std::fs::File::create(&log_path)
@@ -132,6 +132,7 @@ impl OwnServer {
             .arg("127.0.0.1:0")
             .arg("--data-dir")
             .arg(dir.join("data"))
+            .args(extra_args)
             // The own server must not pick up a key or an address meant for another server.
             .env_remove("GANGS_API_KEY")
             .env_remove("GANGS_PLAYER_KEY")

@@ -1,0 +1,393 @@
+//! The load driver behind `gangs bench` and the host benchmark: many games played at once, flat
+//! out, with random legal actions over real gRPC; and, with the same concurrency over the same
+//! connections, a baseline of plain unary calls (the standard health service's `Check`: no game,
+//! no disk) to divide by. Only the ratio between the two means anything on a shared machine.
+//!
+//! Each game task keeps a local replica of its game (same kind, options and seed) only to pick a
+//! legal action for a seat that may act; the server decides everything. A refused call is counted
+//! under its status code and the game is dropped (its replica may no longer match the server),
+//! so a wrong guess never turns into a stream of errors.
+
+use gangs_proto::auth::{ApiKey, KeyedClient};
+use gangs_proto::v1 as pb;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::HealthCheckRequest;
+
+/// How long a game task waits after a refused CreateGame/JoinGame (a rate limit, a full
+/// server) before trying again: a refusal is counted, never hammered.
+const RETRY_AFTER_REFUSAL: Duration = Duration::from_millis(200);
+
+/// Who streams each game's updates while it is played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Watchers {
+    /// Nobody: only the Act answers travel.
+    None,
+    /// Every seat, as bots do.
+    Seats,
+    /// Every seat and one spectator.
+    All,
+}
+
+impl Watchers {
+    /// The name as the flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Watchers::None => "none",
+            Watchers::Seats => "seats",
+            Watchers::All => "all",
+        }
+    }
+}
+
+/// What to play.
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    /// `gang-of-four` or `the-gang`, played with its default options.
+    pub kind: String,
+    /// Games played at once (each by one sequential player for all its seats).
+    pub games: usize,
+    pub duration: Duration,
+    pub watchers: Watchers,
+    /// Game `g`'s n-th game uses seed `seed + g * 1_000_000 + n`.
+    pub seed: u64,
+}
+
+/// The connections to spread the games over (game `g` uses `channels[g % len]`) and the key
+/// sent with every call.
+#[derive(Clone)]
+pub struct Connections {
+    pub channels: Vec<Channel>,
+    pub key: ApiKey,
+}
+
+impl Connections {
+    fn channel(&self, index: usize) -> Channel {
+        self.channels[index % self.channels.len()].clone()
+    }
+
+    fn games(&self, index: usize) -> KeyedClient {
+        self.key.client(self.channel(index))
+    }
+}
+
+/// One measured phase: how many calls succeeded in how long, their latencies (sorted), and the
+/// refusals by status code.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    pub count: u64,
+    pub elapsed: Duration,
+    /// Sorted, shortest first.
+    pub latencies: Vec<Duration>,
+    /// Status code name (`RESOURCE_EXHAUSTED`, ...) to how many calls got it.
+    pub errors: BTreeMap<&'static str, u64>,
+}
+
+impl Measured {
+    /// Successful calls per second of the phase (0 for an empty phase).
+    pub fn per_second(&self) -> f64 {
+        let seconds = self.elapsed.as_secs_f64();
+        if seconds > 0.0 {
+            self.count as f64 / seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// The `p` quantile (0..=1) of the latencies, nearest rank; None without a call.
+    pub fn percentile(&self, p: f64) -> Option<Duration> {
+        percentile(&self.latencies, p)
+    }
+
+    fn merge(&mut self, other: Measured) {
+        self.count += other.count;
+        self.latencies.extend(other.latencies);
+        for (code, n) in other.errors {
+            *self.errors.entry(code).or_default() += n;
+        }
+    }
+
+    fn refused(&mut self, status: &tonic::Status) {
+        *self
+            .errors
+            .entry(gangs_proto::code_name(status.code()))
+            .or_default() += 1;
+    }
+}
+
+/// The `p` quantile (0..=1) of sorted latencies, nearest rank; None for none.
+pub fn percentile(sorted: &[Duration], p: f64) -> Option<Duration> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((sorted.len() - 1) as f64 * p.clamp(0.0, 1.0)).round() as usize;
+    Some(sorted[rank])
+}
+
+/// Plays `plan.games` games at once for `plan.duration`; `progress` counts accepted actions as
+/// they happen (for a progress bar). Latencies are those of accepted `Act`s, each durable when
+/// answered.
+pub async fn play_games(
+    plan: &LoadPlan,
+    connections: &Connections,
+    progress: Arc<AtomicU64>,
+) -> Measured {
+    let options = gangs_games::parse_options(&plan.kind, None, &[])
+        .expect("the kind was checked by the caller");
+    let start = Instant::now();
+    let deadline = start + plan.duration;
+    let mut tasks = Vec::with_capacity(plan.games);
+    for g in 0..plan.games {
+        let player = Player {
+            kind: plan.kind.clone(),
+            options,
+            watchers: plan.watchers,
+            connections: connections.clone(),
+            index: g,
+            progress: progress.clone(),
+            deadline,
+        };
+        let first_seed = plan.seed.wrapping_add(g as u64 * 1_000_000);
+        tasks.push(tokio::spawn(player.play_until_deadline(first_seed)));
+    }
+    let mut total = Measured::default();
+    for task in tasks {
+        if let Ok(measured) = task.await {
+            total.merge(measured);
+        }
+    }
+    total.elapsed = start.elapsed();
+    total.latencies.sort_unstable();
+    total
+}
+
+/// `concurrency` callers each calling the health service's `Check` in a loop for `duration`,
+/// spread over the connections like the games are: the baseline.
+pub async fn baseline(
+    concurrency: usize,
+    duration: Duration,
+    connections: &Connections,
+    progress: Arc<AtomicU64>,
+) -> Measured {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut tasks = Vec::with_capacity(concurrency);
+    for c in 0..concurrency {
+        let mut health =
+            HealthClient::with_interceptor(connections.channel(c), connections.key.clone());
+        let progress = progress.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut measured = Measured::default();
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                let request = HealthCheckRequest {
+                    service: String::new(),
+                };
+                match health.check(request).await {
+                    Ok(_) => {
+                        measured.latencies.push(t.elapsed());
+                        measured.count += 1;
+                        progress.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(status) => {
+                        measured.refused(&status);
+                        tokio::time::sleep(RETRY_AFTER_REFUSAL).await;
+                    }
+                }
+            }
+            measured
+        }));
+    }
+    let mut total = Measured::default();
+    for task in tasks {
+        if let Ok(measured) = task.await {
+            total.merge(measured);
+        }
+    }
+    total.elapsed = start.elapsed();
+    total.latencies.sort_unstable();
+    total
+}
+
+/// One game task: plays games one after another, every seat itself, until the deadline.
+struct Player {
+    kind: String,
+    options: pb::GameOptions,
+    watchers: Watchers,
+    connections: Connections,
+    index: usize,
+    progress: Arc<AtomicU64>,
+    deadline: Instant,
+}
+
+/// A game being played: its id, the seats' tokens and the local replica.
+struct Playing {
+    id: String,
+    tokens: Vec<String>,
+    replica: Box<dyn gangs_games::Game>,
+    rng: rand_chacha::ChaCha8Rng,
+    /// The watch streams' drain tasks, stopped with the game (or the bench).
+    watchers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Playing {
+    fn drop(&mut self) {
+        for watcher in &self.watchers {
+            watcher.abort();
+        }
+    }
+}
+
+impl Player {
+    async fn play_until_deadline(self, first_seed: u64) -> Measured {
+        let mut client = self.connections.games(self.index);
+        let mut measured = Measured::default();
+        let mut seed = first_seed;
+        while Instant::now() < self.deadline {
+            let game = match self.new_game(&mut client, seed).await {
+                Ok(game) => game,
+                Err(status) => {
+                    measured.refused(&status);
+                    tokio::time::sleep(RETRY_AFTER_REFUSAL).await;
+                    continue;
+                }
+            };
+            seed = seed.wrapping_add(1);
+            self.play(&mut client, game, &mut measured).await;
+        }
+        measured
+    }
+
+    /// Creates a game, takes every seat and starts the requested watchers.
+    async fn new_game(
+        &self,
+        client: &mut KeyedClient,
+        seed: u64,
+    ) -> Result<Playing, tonic::Status> {
+        let id = client
+            .create_game(pb::CreateGameRequest {
+                kind: self.kind.clone(),
+                options: Some(self.options),
+                seed: Some(seed),
+                ..Default::default()
+            })
+            .await?
+            .into_inner()
+            .game_id;
+        let mut replica = gangs_games::new_game(&self.kind, Some(&self.options), seed, None)
+            .map_err(|refusal| tonic::Status::internal(refusal.to_string()))?;
+        let mut tokens = Vec::with_capacity(replica.players());
+        for seat in 0..replica.players() {
+            let join = pb::JoinGameRequest {
+                game_id: id.clone(),
+                seat: Some(seat as u32),
+                name: format!("bench{seat}"),
+                ..Default::default()
+            };
+            tokens.push(client.join_game(join).await?.into_inner().token);
+        }
+        replica.start();
+        let mut game = Playing {
+            id,
+            tokens,
+            replica,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+            watchers: Vec::new(),
+        };
+        let mut audiences: Vec<String> = match self.watchers {
+            Watchers::None => Vec::new(),
+            Watchers::Seats | Watchers::All => game.tokens.clone(),
+        };
+        if self.watchers == Watchers::All {
+            audiences.push(String::new()); // the spectator
+        }
+        for token in audiences {
+            let stream = client
+                .watch(pb::WatchRequest {
+                    game_id: game.id.clone(),
+                    token,
+                    from_seq: 0,
+                })
+                .await?;
+            let mut stream = stream.into_inner();
+            game.watchers.push(tokio::spawn(async move {
+                while let Ok(Some(_)) = stream.message().await {}
+            }));
+        }
+        Ok(game)
+    }
+
+    /// Plays random legal actions until the game is over, the deadline passes or a call is
+    /// refused.
+    async fn play(&self, client: &mut KeyedClient, mut game: Playing, measured: &mut Measured) {
+        while Instant::now() < self.deadline && !game.replica.is_over() {
+            let Some((seat, actions)) = (0..game.replica.players())
+                .map(|seat| (seat, game.replica.legal_actions(seat)))
+                .find(|(_, actions)| !actions.is_empty())
+            else {
+                return; // nobody may act: a game waiting on a clock; start another
+            };
+            let action = actions[game.rng.random_range(0..actions.len())].clone();
+            let request = pb::ActRequest {
+                game_id: game.id.clone(),
+                token: game.tokens[seat].clone(),
+                action: Some(action.clone()),
+                expected_seq: None,
+                action_id: String::new(),
+            };
+            let t = Instant::now();
+            match client.act(request).await {
+                Ok(_) => {
+                    measured.latencies.push(t.elapsed());
+                    measured.count += 1;
+                    self.progress.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(status) => {
+                    measured.refused(&status);
+                    return;
+                }
+            }
+            if game.replica.act(seat, &action).is_err() {
+                return; // cannot happen for a legal action; never play on a doubtful replica
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_is_nearest_rank_and_none_when_empty() {
+        assert_eq!(percentile(&[], 0.5), None);
+        let sorted: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
+        assert_eq!(percentile(&sorted, 0.0), Some(Duration::from_millis(1)));
+        assert_eq!(percentile(&sorted, 0.5), Some(Duration::from_millis(51)));
+        assert_eq!(percentile(&sorted, 0.99), Some(Duration::from_millis(99)));
+        assert_eq!(percentile(&sorted, 1.0), Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn measured_merges_counts_and_errors() {
+        let mut total = Measured::default();
+        let mut part = Measured {
+            count: 2,
+            latencies: vec![Duration::from_millis(3), Duration::from_millis(1)],
+            ..Default::default()
+        };
+        part.refused(&tonic::Status::resource_exhausted("limit"));
+        total.merge(part.clone());
+        total.merge(part);
+        assert_eq!(total.count, 4);
+        assert_eq!(total.latencies.len(), 4);
+        assert_eq!(total.errors.get("RESOURCE_EXHAUSTED"), Some(&2));
+        total.elapsed = Duration::from_secs(2);
+        assert_eq!(total.per_second(), 2.0);
+    }
+}

@@ -1,0 +1,270 @@
+//! `gangs bench [--games 64] [--seconds 10] [--kind KIND] [--watchers none|seats|all]`: the
+//! load tool operators run against their own server. Two phases with the same concurrency over
+//! the same connections: a baseline of plain unary calls (the health service's `Check`), then
+//! `--games` games played flat out with random legal actions (every accepted action durable
+//! before its answer). Prints durable actions/s, Act latency p50/p90/p99/p99.9, refusals by
+//! status code, the baseline's calls/s and the ratio of the two. The ratio is the figure to
+//! compare between machines and versions: both phases share the machine's noise.
+//!
+//! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
+//! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
+//! The driving code is `gangs_bots::load`, shared with the host benchmark.
+
+use super::arena::OwnServer;
+use crate::client::Context;
+use crate::error::CliError;
+use clap::Args;
+use gangs_bots::load::{self, Connections, LoadPlan, Measured, Watchers};
+use gangs_games::KINDS;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// At most this many games (and their watch streams) share one connection: with
+/// `--watchers all` that is 80 streams, well under a server's default per-connection cap (256).
+const GAMES_PER_CONNECTION: usize = 16;
+
+const MAX_GAMES: usize = 10_000;
+const MAX_SECONDS: u64 = 3600;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Games played at once (and callers of the baseline), 1 to 10000.
+    #[arg(long, default_value_t = 64)]
+    games: usize,
+
+    /// Length of each phase (baseline, then games), 1 to 3600 seconds.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+
+    /// The game to play, with its default options.
+    #[arg(long, default_value = "gang-of-four")]
+    kind: String,
+
+    /// Who streams each game's updates while it is played: nobody, every seat (as bots do),
+    /// or every seat and a spectator.
+    #[arg(long, value_enum, default_value = "none")]
+    watchers: Watchers,
+
+    /// The first game's seed (game g's n-th game: seed + g * 1000000 + n).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
+    if !KINDS.contains(&args.kind.as_str()) {
+        return Err(CliError::invalid(format!(
+            "unknown --kind {:?}: one of {}",
+            args.kind,
+            KINDS.join(", ")
+        )));
+    }
+    if !(1..=MAX_GAMES).contains(&args.games) {
+        return Err(CliError::invalid(format!(
+            "--games must be 1 to {MAX_GAMES}, not {}",
+            args.games
+        )));
+    }
+    if !(1..=MAX_SECONDS).contains(&args.seconds) {
+        return Err(CliError::invalid(format!(
+            "--seconds must be 1 to {MAX_SECONDS}, not {}",
+            args.seconds
+        )));
+    }
+
+    let dir = tempfile::Builder::new()
+        .prefix("gangs-bench-")
+        .tempdir()
+        .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
+    let own_server = if context.server_given {
+        None
+    } else {
+        // No create-rate limit: the bench creates a game every few dozen actions per player.
+        Some(OwnServer::start(dir.path(), &["--create-rate", "1000000000"]).await?)
+    };
+    let mut target = Context::new(
+        own_server
+            .as_ref()
+            .map_or_else(|| context.server.clone(), |s| s.url.clone()),
+        context.out,
+    );
+    if own_server.is_none() {
+        target.api_key = context.api_key.clone();
+        target.ca = context.ca.clone();
+    }
+
+    let mut channels = Vec::new();
+    for _ in 0..args.games.div_ceil(GAMES_PER_CONNECTION) {
+        channels.push(target.channel().await?);
+    }
+    let connections = Connections {
+        channels,
+        key: target.api_key.clone(),
+    };
+    let plan = LoadPlan {
+        kind: args.kind.clone(),
+        games: args.games,
+        duration: Duration::from_secs(args.seconds),
+        watchers: args.watchers,
+        seed: args.seed,
+    };
+
+    let bar = progress_bar(args.seconds, context.out.json);
+    let counted = Arc::new(AtomicU64::new(0));
+    let ticker = tick(bar.clone(), counted.clone(), "baseline", "calls");
+    let baseline = load::baseline(args.games, plan.duration, &connections, counted).await;
+    ticker.abort();
+    let counted = Arc::new(AtomicU64::new(0));
+    let ticker = tick(bar.clone(), counted.clone(), "playing", "actions");
+    let played = load::play_games(&plan, &connections, counted).await;
+    ticker.abort();
+    bar.finish_and_clear();
+    if let Some(server) = own_server {
+        server.stop().await;
+    }
+
+    if baseline.count == 0 {
+        return Err(CliError::new(
+            "UNAVAILABLE",
+            format!(
+                "no health Check answered by {} in {} s ({}): is it a gangs server?",
+                target.server,
+                args.seconds,
+                errors_line(&baseline)
+            ),
+        ));
+    }
+    if played.count == 0 {
+        return Err(CliError::new(
+            "UNAVAILABLE",
+            format!(
+                "no action accepted by {} in {} s ({}): check --api-key and the server's limits",
+                target.server,
+                args.seconds,
+                errors_line(&played)
+            ),
+        ));
+    }
+    let report = report_json(&args, &target.server, &baseline, &played);
+    context.out.emit(report, || {
+        report_lines(&args, &target.server, &baseline, &played)
+    });
+    Ok(())
+}
+
+/// Two phases of `seconds` each, in tenths of a second.
+fn progress_bar(seconds: u64, json: bool) -> ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(2 * seconds * 10);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {elapsed}/{duration}  {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Advances the bar every tenth of a second and shows the phase's running count.
+fn tick(
+    bar: ProgressBar,
+    counted: Arc<AtomicU64>,
+    phase: &'static str,
+    unit: &'static str,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_millis(100));
+        every.tick().await;
+        loop {
+            every.tick().await;
+            bar.inc(1);
+            bar.set_message(format!(
+                "{phase}: {} {unit}",
+                counted.load(Ordering::Relaxed)
+            ));
+        }
+    })
+}
+
+fn ms(duration: Option<Duration>) -> Value {
+    duration.map_or(Value::Null, |d| json!(d.as_secs_f64() * 1000.0))
+}
+
+fn ratio(played: &Measured, baseline: &Measured) -> f64 {
+    played.per_second() / baseline.per_second()
+}
+
+fn report_json(args: &BenchArgs, server: &str, baseline: &Measured, played: &Measured) -> Value {
+    json!({
+        "server": server,
+        "kind": args.kind,
+        "games": args.games,
+        "seconds": args.seconds,
+        "watchers": args.watchers.name(),
+        "actions": played.count,
+        "acts_per_s": played.per_second(),
+        "p50_ms": ms(played.percentile(0.5)),
+        "p90_ms": ms(played.percentile(0.9)),
+        "p99_ms": ms(played.percentile(0.99)),
+        "p999_ms": ms(played.percentile(0.999)),
+        "errors": played.errors,
+        "baseline_calls": baseline.count,
+        "baseline_calls_per_s": baseline.per_second(),
+        "baseline_p50_ms": ms(baseline.percentile(0.5)),
+        "baseline_p99_ms": ms(baseline.percentile(0.99)),
+        "baseline_errors": baseline.errors,
+        "ratio": ratio(played, baseline),
+    })
+}
+
+fn report_lines(args: &BenchArgs, server: &str, baseline: &Measured, played: &Measured) -> String {
+    let latency = |m: &Measured, p: f64| {
+        m.percentile(p).map_or_else(
+            || "-".to_string(),
+            |d| format!("{:.2} ms", d.as_secs_f64() * 1e3),
+        )
+    };
+    [
+        format!(
+            "{} games of {} at once on {server}, watchers: {}, {} s per phase",
+            args.games,
+            args.kind,
+            args.watchers.name(),
+            args.seconds
+        ),
+        format!(
+            "baseline (health Check): {:>9.0} calls/s    p50 {}  p99 {}",
+            baseline.per_second(),
+            latency(baseline, 0.5),
+            latency(baseline, 0.99)
+        ),
+        format!(
+            "Act (durable):           {:>9.0} actions/s  p50 {}  p90 {}  p99 {}  p99.9 {}",
+            played.per_second(),
+            latency(played, 0.5),
+            latency(played, 0.9),
+            latency(played, 0.99),
+            latency(played, 0.999)
+        ),
+        format!(
+            "ratio: {:.2} (durable actions/s ÷ baseline calls/s)",
+            ratio(played, baseline)
+        ),
+        format!("refused: {}", errors_line(played)),
+    ]
+    .join("\n")
+}
+
+fn errors_line(measured: &Measured) -> String {
+    if measured.errors.is_empty() {
+        return "none".to_string();
+    }
+    measured
+        .errors
+        .iter()
+        .map(|(code, n)| format!("{code} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,305 @@
+//! Capacity benchmark: `cargo bench -p gangs-service --bench capacity`.
+//!
+//! Runs the real `gangs-server` binary (the bench profile's) as a child process on a free port
+//! with a temporary data dir, and measures what an operator sizes a machine by:
+//! - memory per live game: the server's RSS (`/proc/PID/status`) when empty, then with
+//!   `GAMES` Gang of Four games with their four seats joined (dealt, mid-deal, nobody watching,
+//!   idle), then after a few actions in every game; the difference divided by the games;
+//! - restart: the server is SIGKILLed and started again on the same data dir; the time from
+//!   spawning it to its "listening" line (printed once every game is rebuilt from its log,
+//!   process start included) gives the log records replayed per second; and its RSS then.
+//!
+//! `GANGS_CAPACITY_GAMES` overrides the number of games (default 10000).
+
+use gangs_proto::v1 as pb;
+use pb::games_client::GamesClient;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+
+/// Actions played in every game after the deal, so that the log passes 100k records.
+const ACTIONS_PER_GAME: usize = 5;
+/// Client tasks creating and playing games at once.
+const CONCURRENCY: usize = 64;
+/// Time for the allocator and the store's caches to settle before RSS is read.
+const SETTLE: Duration = Duration::from_secs(2);
+
+struct ServerProcess {
+    child: Child,
+    url: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `gangs-server` on DIR and returns it with the time it took to say "listening".
+fn start(dir: &Path, games: usize) -> (ServerProcess, Duration) {
+    let limit = (games * 2).to_string();
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gangs-server"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .args(["--create-rate", "1000000000"])
+        .args([
+            "--max-live-games",
+            &limit,
+            "--max-live-games-per-key",
+            &limit,
+        ])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start gangs-server");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let ready = started.elapsed();
+    let addr = line
+        .trim()
+        .strip_prefix("gangs-server listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (
+        ServerProcess {
+            child,
+            url: format!("http://{addr}"),
+        },
+        ready,
+    )
+}
+
+/// Resident memory of a process, in bytes (Linux).
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    kb * 1024
+}
+
+async fn connect(url: &str) -> GamesClient<Channel> {
+    GamesClient::new(
+        Channel::from_shared(url.to_string())
+            .unwrap()
+            .connect()
+            .await
+            .expect("connect"),
+    )
+}
+
+/// A game created and joined by the bench: its id, seat tokens and a local replica.
+struct Seated {
+    id: String,
+    tokens: Vec<String>,
+    replica: Box<dyn gangs_games::Game>,
+}
+
+async fn create_and_join(client: &mut GamesClient<Channel>, seed: u64) -> Seated {
+    let options = gangs_games::parse_options("gang-of-four", Some(4), &[]).expect("options");
+    let id = client
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            options: Some(options),
+            seed: Some(seed),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner()
+        .game_id;
+    let mut tokens = Vec::new();
+    for seat in 0..4 {
+        let join = pb::JoinGameRequest {
+            game_id: id.clone(),
+            seat: Some(seat),
+            name: format!("seat{seat}"),
+            ..Default::default()
+        };
+        tokens.push(
+            client
+                .join_game(join)
+                .await
+                .expect("join")
+                .into_inner()
+                .token,
+        );
+    }
+    let mut replica =
+        gangs_games::new_game("gang-of-four", Some(&options), seed, None).expect("replica");
+    replica.start();
+    Seated {
+        id,
+        tokens,
+        replica,
+    }
+}
+
+/// Plays the first legal action of the seat that may act, `count` times.
+async fn play(client: &mut GamesClient<Channel>, game: &mut Seated, count: usize) {
+    for _ in 0..count {
+        let (seat, actions) = (0..4)
+            .map(|s| (s, game.replica.legal_actions(s)))
+            .find(|(_, a)| !a.is_empty())
+            .expect("someone may act");
+        let action = actions[0].clone();
+        game.replica.act(seat, &action).expect("legal");
+        client
+            .act(pb::ActRequest {
+                game_id: game.id.clone(),
+                token: game.tokens[seat].clone(),
+                action: Some(action),
+                ..Default::default()
+            })
+            .await
+            .expect("act");
+    }
+}
+
+/// Runs `CONCURRENCY` tasks over `games` games, each task on its own share of the seeds.
+async fn create_all(url: &str, games: usize) -> Vec<Seated> {
+    let mut tasks = Vec::new();
+    for t in 0..CONCURRENCY {
+        let url = url.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut client = connect(&url).await;
+            let mut mine = Vec::new();
+            for g in (t..games).step_by(CONCURRENCY) {
+                mine.push(create_and_join(&mut client, g as u64 + 1).await);
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::with_capacity(games);
+    for task in tasks {
+        all.extend(task.await.expect("create task"));
+    }
+    all
+}
+
+async fn play_all(url: &str, games: Vec<Seated>) {
+    let mut shares: Vec<Vec<Seated>> = (0..CONCURRENCY).map(|_| Vec::new()).collect();
+    for (i, game) in games.into_iter().enumerate() {
+        shares[i % CONCURRENCY].push(game);
+    }
+    let mut tasks = Vec::new();
+    for mut share in shares {
+        let url = url.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut client = connect(&url).await;
+            for game in &mut share {
+                play(&mut client, game, ACTIONS_PER_GAME).await;
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("play task");
+    }
+}
+
+async fn log_len(url: &str, game_id: &str) -> usize {
+    let mut client = connect(url).await;
+    let mut stream = client
+        .get_log(pb::GetLogRequest {
+            game_id: game_id.to_string(),
+            from_seq: 0,
+        })
+        .await
+        .expect("log")
+        .into_inner();
+    let mut n = 0;
+    while stream.message().await.expect("record").is_some() {
+        n += 1;
+    }
+    n
+}
+
+fn kb(bytes: f64) -> String {
+    format!("{:.1} KB", bytes / 1024.0)
+}
+
+#[tokio::main]
+async fn main() {
+    let games: usize = std::env::var("GANGS_CAPACITY_GAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut server, _) = start(dir.path(), games);
+    let pid = server.child.id();
+    tokio::time::sleep(SETTLE).await;
+    let empty = rss(pid);
+
+    let t = Instant::now();
+    let seated = create_all(&server.url, games).await;
+    let created_in = t.elapsed();
+    tokio::time::sleep(SETTLE).await;
+    let dealt = rss(pid);
+
+    let first = seated[0].id.clone();
+    let t = Instant::now();
+    play_all(&server.url, seated).await;
+    let played_in = t.elapsed();
+    tokio::time::sleep(SETTLE).await;
+    let played = rss(pid);
+    // Every game has the same records: created, 4 joined, started, the actions.
+    let per_game = log_len(&server.url, &first).await;
+    assert_eq!(per_game, 6 + ACTIONS_PER_GAME, "records of one game");
+    let records = per_game * games;
+
+    // SIGKILL: nothing is flushed on the way out; the restart rebuilds every game from its log.
+    server.child.kill().expect("kill");
+    server.child.wait().expect("wait");
+    drop(server);
+    let (server, ready) = start(dir.path(), games);
+    tokio::time::sleep(SETTLE).await;
+    let restarted = rss(server.child.id());
+    // The rebuilt games still answer.
+    assert_eq!(log_len(&server.url, &first).await, per_game);
+
+    let per = |rss: u64| (rss as f64 - empty as f64) / games as f64;
+    println!(
+        "machine: {} cores (shared, noisy)",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    println!(
+        "{games} Gang of Four games, 4 seats joined, created in {:.1} s; {ACTIONS_PER_GAME} actions each in {:.1} s",
+        created_in.as_secs_f64(),
+        played_in.as_secs_f64()
+    );
+    println!(
+        "RSS empty server:                 {:>8.1} MB",
+        empty as f64 / 1e6
+    );
+    println!(
+        "RSS, games dealt (idle):          {:>8.1} MB  = {} per game above empty",
+        dealt as f64 / 1e6,
+        kb(per(dealt))
+    );
+    println!(
+        "RSS, after {ACTIONS_PER_GAME} actions per game:      {:>8.1} MB  = {} per game",
+        played as f64 / 1e6,
+        kb(per(played))
+    );
+    println!(
+        "restart: {records} records rebuilt, listening after {:.2} s (process start included) = {:.2}M records/s",
+        ready.as_secs_f64(),
+        records as f64 / ready.as_secs_f64() / 1e6
+    );
+    println!(
+        "RSS after restart:                {:>8.1} MB  = {} per game",
+        restarted as f64 / 1e6,
+        kb(per(restarted))
+    );
+}

@@ -1,0 +1,189 @@
+//! End-to-end test of `gangs bench`, the load tool: run briefly, with its own server and against
+//! a keyed server, it completes and reports sane, self-consistent figures (never a speed: these
+//! machines are shared). The games it played are real: the server lists them and their logs
+//! hold the actions it counted.
+
+mod common;
+
+use common::{bin, gangs_cli, Server};
+use gangs_proto::v1 as pb;
+use serde_json::Value;
+use std::process::Command;
+
+fn number(report: &Value, key: &str) -> f64 {
+    report[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {report}"))
+}
+
+fn parse(stdout: &str) -> Value {
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "--json prints one object; got: {stdout}"
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// The figures every report must get right, whatever the machine's speed.
+fn assert_sane(report: &Value, games: u64, seconds: u64, kind: &str, watchers: &str) {
+    assert_eq!(report["games"], games, "{report}");
+    assert_eq!(report["seconds"], seconds, "{report}");
+    assert_eq!(report["kind"], kind, "{report}");
+    assert_eq!(report["watchers"], watchers, "{report}");
+    let actions = number(report, "actions");
+    let acts_per_s = number(report, "acts_per_s");
+    let baseline = number(report, "baseline_calls_per_s");
+    assert!(actions >= 1.0, "no action played: {report}");
+    assert!(acts_per_s > 0.0 && baseline > 0.0, "{report}");
+    // actions/s is the count over the phase's length (a little longer than --seconds: the
+    // calls in flight at the deadline finish).
+    let implied_seconds = actions / acts_per_s;
+    assert!(
+        implied_seconds >= seconds as f64 && implied_seconds < seconds as f64 + 10.0,
+        "{actions} actions at {acts_per_s}/s is not a {seconds} s phase: {report}"
+    );
+    let ratio = number(report, "ratio");
+    assert!(
+        (ratio - acts_per_s / baseline).abs() <= 1e-9 * ratio.max(1.0),
+        "ratio {ratio} is not acts_per_s ÷ baseline_calls_per_s: {report}"
+    );
+    let p50 = number(report, "p50_ms");
+    let p90 = number(report, "p90_ms");
+    let p99 = number(report, "p99_ms");
+    let p999 = number(report, "p999_ms");
+    assert!(
+        0.0 < p50 && p50 <= p90 && p90 <= p99 && p99 <= p999,
+        "latency quantiles out of order: {report}"
+    );
+    assert!(
+        number(report, "baseline_p50_ms") <= number(report, "baseline_p99_ms"),
+        "{report}"
+    );
+    assert_eq!(
+        report["errors"],
+        serde_json::json!({}),
+        "a healthy server refused calls: {report}"
+    );
+}
+
+#[test]
+fn bench_with_its_own_server_reports_sane_figures() {
+    let output = Command::new(bin("gangs"))
+        .args(["bench", "--games", "4", "--seconds", "2", "--json"])
+        .env_remove("GANGS_SERVER")
+        .env_remove("GANGS_API_KEY")
+        .output()
+        .expect("run gangs bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "gangs bench failed: {stdout}\n{stderr}"
+    );
+    let report = parse(&stdout);
+    assert_sane(&report, 4, 2, "gang-of-four", "none");
+    let server = report["server"].as_str().expect("server");
+    assert!(server.starts_with("http://127.0.0.1:"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_plays_the_gang_with_watchers_against_a_keyed_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &["--api-key", "admin-secret", "--create-rate", "100000"],
+    );
+    // Without the key the bench says so and plays nothing.
+    let (code, text) = gangs_cli(&server, &["bench", "--games", "2", "--seconds", "1"]);
+    assert_ne!(code, 0, "an unkeyed bench must fail: {text}");
+    assert!(text.contains("UNAUTHENTICATED"), "{text}");
+
+    let (code, stdout) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            "admin-secret",
+            "bench",
+            "--games",
+            "3",
+            "--seconds",
+            "2",
+            "--kind",
+            "the-gang",
+            "--watchers",
+            "all",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let report = parse(stdout.lines().next().unwrap_or_default());
+    assert_sane(&report, 3, 2, "the-gang", "all");
+
+    // The games were real: listed by the server, and their logs hold the counted actions.
+    let channel = tonic::transport::Channel::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = gangs_proto::auth::ApiKey::new(Some("admin-secret"))
+        .unwrap()
+        .client(channel);
+    let mut actions_logged = 0;
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                page_token: page_token.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        for game in &page.games {
+            assert_eq!(game.kind, "the-gang");
+            let mut log = client
+                .get_log(pb::GetLogRequest {
+                    game_id: game.game_id.clone(),
+                    from_seq: 0,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            while let Some(record) = log.message().await.unwrap() {
+                if matches!(record.record, Some(pb::log_record::Record::Acted(_))) {
+                    actions_logged += 1;
+                }
+            }
+        }
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    assert_eq!(
+        actions_logged as f64,
+        number(&report, "actions"),
+        "every action the bench counted is in a log, and no other"
+    );
+}
+
+#[test]
+fn bench_refuses_bad_flags_with_a_clear_message() {
+    for (args, expected) in [
+        (&["--games", "0"][..], "--games must be 1 to 10000"),
+        (&["--seconds", "0"][..], "--seconds must be 1 to 3600"),
+        (&["--kind", "poker"][..], "unknown --kind"),
+    ] {
+        let output = Command::new(bin("gangs"))
+            .arg("bench")
+            .args(args)
+            .env_remove("GANGS_SERVER")
+            .output()
+            .expect("run gangs bench");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
