@@ -1,0 +1,533 @@
+//! End to end on a JetStream cluster: three real `nats-server` nodes (stream replicas 3) and two
+//! real `gangs-server` nodes on them, driven over gRPC, by the bots and by the CLI.
+//! - The node that owns a running game is SIGKILLed: the game finishes through the other node,
+//!   every acknowledged action is in the log at its seq, spectators on either node resume by
+//!   seq without a gap or a duplicate, and `gangs replay --verify` passes.
+//! - One NATS node is SIGKILLed mid-game (and the gangs-server after it): a quorum of two goes
+//!   on, no acknowledged action is lost, the game finishes.
+//! - A race: the owner is paused (SIGSTOP) with an Act in flight while the other node takes the
+//!   game over and appends; resumed, the old owner's append is refused, never a fork: both nodes
+//!   read the same contiguous log, which replays, and every acknowledged action is in it.
+//! - The bots, the arena and the CLI work unchanged against either node.
+
+mod common;
+
+use common::nats;
+use common::*;
+use gangs_proto::v1 as pb;
+use rand::{Rng, SeedableRng};
+use std::time::{Duration, Instant};
+
+type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
+
+/// How long any one condition may take before the test says what did not happen. A lease
+/// expires after 5 s; a takeover rebuilds the game from the stream.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+async fn watch(url: String, game_id: String, from_seq: u64) -> tonic::Streaming<pb::Update> {
+    let mut client = Client::connect(url).await.expect("connect");
+    client
+        .watch(pb::WatchRequest {
+            game_id,
+            token: String::new(),
+            from_seq,
+        })
+        .await
+        .expect("watch")
+        .into_inner()
+}
+
+/// Updates until the stream ends (the node died, or the game ended).
+async fn drain(mut stream: tonic::Streaming<pb::Update>) -> Vec<pb::Update> {
+    let mut updates = Vec::new();
+    while let Ok(Some(update)) = stream.message().await {
+        updates.push(update);
+    }
+    updates
+}
+
+/// Follows a game as a spectator from seq 0 to its end, resuming on `urls` in turn (by the last
+/// seq received) whenever a stream breaks; returns every update once, in order.
+async fn follow_to_the_end(urls: Vec<String>, game_id: String) -> Vec<pb::Update> {
+    let mut updates: Vec<pb::Update> = Vec::new();
+    let start = Instant::now();
+    let mut attempt = 0;
+    loop {
+        let from = updates.last().map_or(0, |u| u.seq);
+        let url = urls[attempt.min(urls.len() - 1)].clone();
+        let mut client = match Client::connect(url).await {
+            Ok(client) => client,
+            Err(_) => {
+                attempt += 1;
+                continue;
+            }
+        };
+        let request = pb::WatchRequest {
+            game_id: game_id.clone(),
+            token: String::new(),
+            from_seq: from,
+        };
+        if let Ok(stream) = client.watch(request).await {
+            let part = drain(stream.into_inner()).await;
+            assert_contiguous(&part, from);
+            updates.extend(part);
+        }
+        if updates
+            .last()
+            .is_some_and(|u| u.status == pb::GameStatus::Finished as i32)
+        {
+            return updates;
+        }
+        assert!(
+            start.elapsed() < 4 * PATIENCE,
+            "the spectator never saw the game finish (last seq {from})"
+        );
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn assert_contiguous(updates: &[pb::Update], from_seq: u64) {
+    for (i, update) in updates.iter().enumerate() {
+        assert_eq!(
+            update.seq,
+            from_seq + 1 + i as u64,
+            "a gap or a duplicate after seq {from_seq}"
+        );
+    }
+}
+
+async fn wait_for_seq(client: &mut Client, game_id: &str, seq: u64) {
+    let start = Instant::now();
+    loop {
+        let summary = status(client, game_id).await;
+        if summary.last_seq >= seq || summary.status == pb::GameStatus::Finished as i32 {
+            return;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "game {game_id} did not reach seq {seq} (at {})",
+            summary.last_seq
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Plays `action` for a seat through `client`, retrying with the same action id while the game
+/// changes hands (UNAVAILABLE, or a transport error while the owner dies), so a retry of an
+/// applied action gets its first answer.
+async fn act_retrying(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+    action: &pb::GameAction,
+    action_id: &str,
+) -> pb::ActResponse {
+    let start = Instant::now();
+    loop {
+        let request = pb::ActRequest {
+            game_id: game_id.into(),
+            token: token.into(),
+            action: Some(action.clone()),
+            expected_seq: None,
+            action_id: action_id.into(),
+        };
+        match client.act(request).await {
+            Ok(answer) => return answer.into_inner(),
+            Err(status)
+                if matches!(
+                    status.code(),
+                    tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+                ) =>
+            {
+                assert!(
+                    start.elapsed() < PATIENCE,
+                    "the game stayed unavailable: {status}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(status) => panic!("act {action_id} refused: {status}"),
+        }
+    }
+}
+
+/// Two gangs nodes on one 3-node JetStream cluster (replicas 3).
+struct Deployment {
+    // Dropped last: the gangs nodes first, then NATS.
+    a: Server,
+    b: Server,
+    nats: Vec<nats::NatsNode>,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+async fn deployment() -> Deployment {
+    let nats = tokio::task::spawn_blocking(nats::cluster).await.unwrap();
+    let store = nats::store_url(&nats);
+    let flags = ["--store", store.as_str(), "--nats-replicas", "3"];
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Server::start_with(dirs.0.path(), 0, &flags);
+    let b = Server::start_with(dirs.1.path(), 0, &flags);
+    Deployment {
+        a,
+        b,
+        nats,
+        _dirs: dirs,
+    }
+}
+
+/// A Gang of Four game created through `creator` (which then owns it), every seat joined
+/// through `creator` for seats 0-1 and `other` for seats 2-3; its tokens and a local replica.
+async fn seated_game(
+    creator: &mut Client,
+    other: &mut Client,
+    seed: u64,
+) -> (String, Vec<String>, Box<dyn gangs_games::Game>) {
+    let options = gangs_games::parse_options("gang-of-four", Some(4), &[]).unwrap();
+    let game_id = create(creator, "gang-of-four", Some(options), seed).await;
+    let mut tokens = Vec::new();
+    for seat in 0..4u32 {
+        let client = if seat < 2 { &mut *creator } else { &mut *other };
+        let joined = client
+            .join_game(pb::JoinGameRequest {
+                game_id: game_id.clone(),
+                seat: Some(seat),
+                name: format!("p{seat}"),
+                join_id: format!("join-{seat}"),
+                ..Default::default()
+            })
+            .await
+            .expect("join through either node")
+            .into_inner();
+        tokens.push(joined.token);
+    }
+    let mut replica = gangs_games::new_game("gang-of-four", Some(&options), seed, None).unwrap();
+    replica.start();
+    (game_id, tokens, replica)
+}
+
+/// The next random legal action: (seat, action).
+fn next_action(
+    replica: &dyn gangs_games::Game,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> (usize, pb::GameAction) {
+    let (seat, actions) = (0..replica.players())
+        .map(|s| (s, replica.legal_actions(s)))
+        .find(|(_, a)| !a.is_empty())
+        .expect("someone may act");
+    let action = actions[rng.random_range(0..actions.len())].clone();
+    (seat, action)
+}
+
+/// Every acknowledged (seq, seat, action) is in the log at its seq, unchanged.
+fn assert_acknowledged_kept(records: &[pb::LogRecord], acknowledged: &[(u64, u32, pb::GameAction)]) {
+    for (seq, seat, action) in acknowledged {
+        let record = &records[*seq as usize - 1];
+        assert_eq!(record.seq, *seq);
+        match &record.record {
+            Some(pb::log_record::Record::Acted(acted)) => {
+                assert_eq!(
+                    (acted.seat, acted.action.as_ref()),
+                    (*seat, Some(action)),
+                    "seq {seq} holds another action than the one acknowledged"
+                );
+            }
+            other => panic!("seq {seq} is not the acknowledged action: {other:?}"),
+        }
+    }
+}
+
+fn assert_whole_log(records: &[pb::LogRecord]) {
+    for (i, record) in records.iter().enumerate() {
+        assert_eq!(record.seq, i as u64 + 1, "the log's seqs are not contiguous");
+    }
+    gangs_games::replay::replay(records).expect("the log replays");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_survivor_finishes_a_game_whose_owner_was_killed() {
+    let mut d = deployment().await;
+    let (mut a, mut b) = (d.a.client().await, d.b.client().await);
+    // Created on A: A runs it. Spectators on both nodes follow it to its end across the kill.
+    let seed = 21;
+    let (game_id, tokens, mut replica) = seated_game(&mut a, &mut b, seed).await;
+    let via_a = tokio::spawn(follow_to_the_end(
+        vec![d.a.url(), d.b.url()],
+        game_id.clone(),
+    ));
+    let via_b = tokio::spawn(follow_to_the_end(vec![d.b.url()], game_id.clone()));
+
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut acknowledged: Vec<(u64, u32, pb::GameAction)> = Vec::new();
+    let mut killed = false;
+    while !replica.is_over() {
+        if acknowledged.len() == 20 && !killed {
+            // The owner dies without warning; B takes the game over once A's lease expires.
+            d.a.kill9();
+            killed = true;
+        }
+        let (seat, action) = next_action(&*replica, &mut rng);
+        replica.act(seat, &action).unwrap();
+        // Seats 0-1 play through A while it lives, seats 2-3 through B (forwarded to A).
+        let client = if seat < 2 && !killed { &mut a } else { &mut b };
+        let action_id = format!("a{}", acknowledged.len());
+        let answer = act_retrying(client, &game_id, &tokens[seat], &action, &action_id).await;
+        acknowledged.push((answer.seq, seat as u32, action));
+    }
+    assert!(killed, "the game ended before the kill: pick a longer game");
+
+    let records = log(&mut b, &game_id).await;
+    assert_whole_log(&records);
+    assert_acknowledged_kept(&records, &acknowledged);
+    assert_eq!(
+        status(&mut b, &game_id).await.status,
+        pb::GameStatus::Finished as i32
+    );
+    let (code, out) = gangs_cli(&d.b, &["replay", &game_id, "--verify"]);
+    assert_eq!(code, 0, "gangs replay --verify failed: {out}");
+
+    // Both spectators saw every record once, in order, to the end.
+    for spectator in [via_a, via_b] {
+        let seen = spectator.await.unwrap();
+        assert_eq!(seen.len(), records.len(), "a spectator missed records");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it() {
+    let mut d = deployment().await;
+    let mut client = d.a.client().await;
+    let options = gangs_games::parse_options("gang-of-four", Some(4), &[]).unwrap();
+    let game_id = create(&mut client, "gang-of-four", Some(options), 7).await;
+    // The same bot binaries as on one node; two seats on each gangs node.
+    let mut bots: Vec<_> = (0..4)
+        .map(|seat| {
+            let node = if seat < 2 { &d.a } else { &d.b };
+            spawn_bot("gangs-bot-random", node, &game_id, Some(seat), seat as u64)
+        })
+        .collect();
+    let spectator = tokio::spawn(drain(watch(d.a.url(), game_id.clone(), 0).await));
+
+    // One NATS node dies mid-game: a quorum of two goes on.
+    wait_for_seq(&mut client, &game_id, 10).await;
+    d.nats[1].kill9();
+    let at_nats_kill = status(&mut client, &game_id).await.last_seq;
+    wait_for_seq(&mut client, &game_id, at_nats_kill + 10).await;
+
+    // Then the owning gangs-server dies without warning, and a new process on its port serves
+    // the game again (or B has taken it over by then: either way the bots go on).
+    d.a.kill9();
+    let seen = spectator.await.unwrap();
+    assert!(seen.len() >= 20, "the spectator saw {} updates", seen.len());
+    assert_contiguous(&seen, 0);
+    let last_seen = seen.last().unwrap().seq;
+    d.a.restart();
+    d.nats[1].restart();
+    let resumed = tokio::spawn(follow_from(d.a.url(), game_id.clone(), last_seen));
+
+    for bot in &mut bots {
+        let status = wait_with_timeout(bot, Duration::from_secs(240));
+        assert!(status.success(), "a bot failed: {status}");
+    }
+    let resumed = resumed.await.unwrap();
+    assert_eq!(
+        resumed.last().expect("updates after the restart").status,
+        pb::GameStatus::Finished as i32
+    );
+    let mut b = d.b.client().await;
+    let records = log(&mut b, &game_id).await;
+    assert_whole_log(&records);
+    // Every record the spectator was told about is in the log, unchanged in seq and kind.
+    for update in seen.iter().chain(&resumed) {
+        assert_eq!(records[update.seq as usize - 1].seq, update.seq);
+    }
+    assert_eq!(resumed.last().unwrap().seq, records.len() as u64);
+    let (code, out) = gangs_cli(&d.a, &["replay", &game_id, "--verify"]);
+    assert_eq!(code, 0, "gangs replay --verify failed: {out}");
+}
+
+/// A spectator resuming after `from_seq` on `url`, retrying while the game changes hands.
+async fn follow_from(url: String, game_id: String, from_seq: u64) -> Vec<pb::Update> {
+    let mut updates: Vec<pb::Update> = Vec::new();
+    let start = Instant::now();
+    loop {
+        let from = updates.last().map_or(from_seq, |u| u.seq);
+        if let Ok(mut client) = Client::connect(url.clone()).await {
+            let request = pb::WatchRequest {
+                game_id: game_id.clone(),
+                token: String::new(),
+                from_seq: from,
+            };
+            if let Ok(stream) = client.watch(request).await {
+                let part = drain(stream.into_inner()).await;
+                assert_contiguous(&part, from);
+                updates.extend(part);
+            }
+        }
+        if updates
+            .last()
+            .is_some_and(|u| u.status == pb::GameStatus::Finished as i32)
+        {
+            return updates;
+        }
+        assert!(start.elapsed() < 4 * PATIENCE, "no end of game after seq {from}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn signal(server: &Server, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &server.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill {signal} failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owner_cannot_fork_the_log_of_a_game_taken_over() {
+    let d = deployment().await;
+    let (mut a, mut b) = (d.a.client().await, d.b.client().await);
+    let seed = 33;
+    let (game_id, tokens, mut replica) = seated_game(&mut a, &mut b, seed).await;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut acknowledged: Vec<(u64, u32, pb::GameAction)> = Vec::new();
+    for i in 0..6 {
+        let (seat, action) = next_action(&*replica, &mut rng);
+        replica.act(seat, &action).unwrap();
+        let answer = act_retrying(&mut a, &game_id, &tokens[seat], &action, &format!("a{i}")).await;
+        acknowledged.push((answer.seq, seat as u32, action));
+    }
+
+    // A freezes with the next action in flight to it; B takes the game over (A's lease expires)
+    // and plays that same turn with another id and the next ones.
+    signal(&d.a, "-STOP");
+    let (seat, action) = next_action(&*replica, &mut rng);
+    let in_flight = {
+        let mut a = a.clone();
+        let (game_id, token, action) = (game_id.clone(), tokens[seat].clone(), action.clone());
+        tokio::spawn(async move {
+            let request = pb::ActRequest {
+                game_id,
+                token,
+                action: Some(action),
+                expected_seq: None,
+                action_id: "frozen".into(),
+            };
+            tokio::time::timeout(PATIENCE, a.act(request)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    replica.act(seat, &action).unwrap();
+    let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, "taken-over").await;
+    acknowledged.push((answer.seq, seat as u32, action));
+    for i in 0..4 {
+        let (seat, action) = next_action(&*replica, &mut rng);
+        replica.act(seat, &action).unwrap();
+        let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, &format!("b{i}")).await;
+        acknowledged.push((answer.seq, seat as u32, action));
+    }
+
+    // A wakes up believing it runs the game and tries to append the frozen action.
+    signal(&d.a, "-CONT");
+    let frozen = in_flight.await.unwrap().expect("the frozen Act got an answer once resumed");
+    if let Ok(answer) = &frozen {
+        // Acknowledged: it must be in the log, as what B's log says is at that seq.
+        let seq = answer.get_ref().seq;
+        let records = log(&mut b, &game_id).await;
+        assert!(
+            matches!(&records[seq as usize - 1].record, Some(pb::log_record::Record::Acted(acted)) if acted.action_id == "frozen"),
+            "A acknowledged seq {seq}, which B's log does not hold"
+        );
+    }
+
+    // Both nodes read one and the same log, contiguous, replayable, holding every
+    // acknowledged action.
+    let start = Instant::now();
+    let (via_a, via_b) = loop {
+        let via_b = log(&mut b, &game_id).await;
+        let mut a = d.a.client().await;
+        let via_a = match a
+            .get_log(pb::GetLogRequest {
+                game_id: game_id.clone(),
+                from_seq: 0,
+            })
+            .await
+        {
+            Ok(stream) => drain_log(stream.into_inner()).await,
+            Err(_) => None,
+        };
+        if let Some(via_a) = via_a {
+            if via_a.len() == via_b.len() {
+                break (via_a, via_b);
+            }
+        }
+        assert!(start.elapsed() < PATIENCE, "A never served the game's log again");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(via_a, via_b, "the two nodes read different logs: a fork");
+    assert_whole_log(&via_b);
+    assert_acknowledged_kept(&via_b, &acknowledged);
+}
+
+async fn drain_log(mut stream: tonic::Streaming<pb::LogRecord>) -> Option<Vec<pb::LogRecord>> {
+    let mut records = Vec::new();
+    loop {
+        match stream.message().await {
+            Ok(Some(record)) => records.push(record),
+            Ok(None) => return Some(records),
+            Err(_) => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_arena_and_cli_work_against_either_node() {
+    let d = deployment().await;
+    // A game created through B, bots on both nodes, listed by both.
+    let (code, out) = gangs_cli(&d.b, &["new", "gang-of-four", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let created: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let game_id = created["game_id"].as_str().expect("game_id").to_string();
+    let mut bots: Vec<_> = (0..4)
+        .map(|seat| {
+            let node = if seat % 2 == 0 { &d.a } else { &d.b };
+            spawn_bot("gangs-bot-random", node, &game_id, Some(seat), seat as u64)
+        })
+        .collect();
+    for bot in &mut bots {
+        let status = wait_with_timeout(bot, Duration::from_secs(240));
+        assert!(status.success(), "a bot failed: {status}");
+    }
+    for node in [&d.a, &d.b] {
+        // The directory reaches the other node within a second or so.
+        let start = Instant::now();
+        loop {
+            let (code, out) = gangs_cli(node, &["games", "--json"]);
+            assert_eq!(code, 0, "{out}");
+            if out.contains(&game_id) && out.contains("finished") {
+                break;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "{} does not list {game_id} as finished: {out}",
+                node.url()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let (code, out) = gangs_cli(node, &["replay", &game_id, "--verify"]);
+        assert_eq!(code, 0, "replay --verify through {}: {out}", node.url());
+    }
+    let (code, out) = gangs_cli(
+        &d.a,
+        &[
+            "arena",
+            "--game",
+            "gang-of-four",
+            "--bot",
+            "gangs-bot-random",
+            "--games",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "the arena on node A: {out}");
+}
