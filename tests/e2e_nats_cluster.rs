@@ -323,10 +323,11 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
     // Then the owning gangs-server dies without warning, and a new process on its port serves
     // the game again (or B has taken it over by then: either way the bots go on).
     d.a.kill9();
+    // What was in flight to the spectator dies with the connection: it has some prefix of the
+    // game, in order; it resumes from wherever that prefix ends.
     let seen = spectator.await.unwrap();
-    assert!(seen.len() >= 20, "the spectator saw {} updates", seen.len());
     assert_contiguous(&seen, 0);
-    let last_seen = seen.last().unwrap().seq;
+    let last_seen = seen.last().map_or(0, |u| u.seq);
     d.a.restart();
     d.nats[1].restart();
     let resumed = tokio::spawn(follow_from(d.a.url(), game_id.clone(), last_seen));
