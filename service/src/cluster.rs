@@ -35,6 +35,9 @@ pub const GAMES_BUCKET: &str = "GANGS_GAMES";
 /// How long a dead node's games wait before another node may take them.
 pub const LEASE_TTL: Duration = Duration::from_secs(5);
 const RENEW_EVERY: Duration = Duration::from_secs(1);
+/// How long a call forwarded to the owner node may wait for its answer (its headers, for a
+/// stream) before it answers UNAVAILABLE.
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a game's calls go.
 pub enum Route {
@@ -211,6 +214,15 @@ impl Cluster {
         let channel = Channel::from_shared(url.to_string())
             .map_err(|e| Status::internal(format!("bad owner address {url:?} in the lease: {e}")))?
             .connect_timeout(Duration::from_secs(2))
+            // An owner that is paused or cut off still accepts TCP (the kernel answers): without
+            // these, a forwarded call would wait on it forever. A call unanswered within
+            // FORWARD_TIMEOUT answers UNAVAILABLE (clients retry with the same action id; the
+            // lease expires meanwhile), and a silent connection is dropped, breaking its streams
+            // so that watchers resume by seq.
+            .timeout(FORWARD_TIMEOUT)
+            .http2_keep_alive_interval(Duration::from_secs(2))
+            .keep_alive_timeout(Duration::from_secs(3))
+            .keep_alive_while_idle(true)
             .connect_lazy();
         let client = GamesClient::new(channel);
         peers.insert(url.to_string(), client.clone());
