@@ -46,45 +46,40 @@ async fn drain(mut stream: tonic::Streaming<pb::Update>) -> Vec<pb::Update> {
     updates
 }
 
-/// Follows a game as a spectator from seq 0 to its end, resuming on `urls` in turn (by the last
-/// seq received) whenever a stream breaks; returns every update once, in order.
-async fn follow_to_the_end(urls: Vec<String>, game_id: String) -> Vec<pb::Update> {
+/// Follows a game as a spectator after `from_seq` to its end, resuming on `urls` in turn (by the
+/// last seq received; the last URL once the others were tried) whenever a stream breaks or a
+/// node cannot be reached; returns every update once, in order.
+async fn follow(urls: Vec<String>, game_id: String, from_seq: u64) -> Vec<pb::Update> {
     let mut updates: Vec<pb::Update> = Vec::new();
     let start = Instant::now();
-    let mut attempt = 0;
-    loop {
-        let from = updates.last().map_or(0, |u| u.seq);
+    for attempt in 0.. {
+        let from = updates.last().map_or(from_seq, |u| u.seq);
         let url = urls[attempt.min(urls.len() - 1)].clone();
-        let mut client = match Client::connect(url).await {
-            Ok(client) => client,
-            Err(_) => {
-                attempt += 1;
-                continue;
+        if let Ok(mut client) = Client::connect(url).await {
+            let request = pb::WatchRequest {
+                game_id: game_id.clone(),
+                token: String::new(),
+                from_seq: from,
+            };
+            if let Ok(stream) = client.watch(request).await {
+                let part = drain(stream.into_inner()).await;
+                assert_contiguous(&part, from);
+                updates.extend(part);
             }
-        };
-        let request = pb::WatchRequest {
-            game_id: game_id.clone(),
-            token: String::new(),
-            from_seq: from,
-        };
-        if let Ok(stream) = client.watch(request).await {
-            let part = drain(stream.into_inner()).await;
-            assert_contiguous(&part, from);
-            updates.extend(part);
         }
         if updates
             .last()
             .is_some_and(|u| u.status == pb::GameStatus::Finished as i32)
         {
-            return updates;
+            break;
         }
         assert!(
             start.elapsed() < 4 * PATIENCE,
             "the spectator never saw the game finish (last seq {from})"
         );
-        attempt += 1;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    updates
 }
 
 fn assert_contiguous(updates: &[pb::Update], from_seq: u64) {
@@ -257,11 +252,8 @@ async fn the_survivor_finishes_a_game_whose_owner_was_killed() {
     // Created on A: A runs it. Spectators on both nodes follow it to its end across the kill.
     let seed = 21;
     let (game_id, tokens, mut replica) = seated_game(&mut a, &mut b, seed).await;
-    let via_a = tokio::spawn(follow_to_the_end(
-        vec![d.a.url(), d.b.url()],
-        game_id.clone(),
-    ));
-    let via_b = tokio::spawn(follow_to_the_end(vec![d.b.url()], game_id.clone()));
+    let via_a = tokio::spawn(follow(vec![d.a.url(), d.b.url()], game_id.clone(), 0));
+    let via_b = tokio::spawn(follow(vec![d.b.url()], game_id.clone(), 0));
 
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut acknowledged: Vec<(u64, u32, pb::GameAction)> = Vec::new();
@@ -330,7 +322,7 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
     let last_seen = seen.last().map_or(0, |u| u.seq);
     d.a.restart();
     d.nats[1].restart();
-    let resumed = tokio::spawn(follow_from(d.a.url(), game_id.clone(), last_seen));
+    let resumed = tokio::spawn(follow(vec![d.a.url()], game_id.clone(), last_seen));
 
     for bot in &mut bots {
         let status = wait_with_timeout(bot, Duration::from_secs(240));
@@ -351,38 +343,6 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
     assert_eq!(resumed.last().unwrap().seq, records.len() as u64);
     let (code, out) = gangs_cli(&d.a, &["replay", &game_id, "--verify"]);
     assert_eq!(code, 0, "gangs replay --verify failed: {out}");
-}
-
-/// A spectator resuming after `from_seq` on `url`, retrying while the game changes hands.
-async fn follow_from(url: String, game_id: String, from_seq: u64) -> Vec<pb::Update> {
-    let mut updates: Vec<pb::Update> = Vec::new();
-    let start = Instant::now();
-    loop {
-        let from = updates.last().map_or(from_seq, |u| u.seq);
-        if let Ok(mut client) = Client::connect(url.clone()).await {
-            let request = pb::WatchRequest {
-                game_id: game_id.clone(),
-                token: String::new(),
-                from_seq: from,
-            };
-            if let Ok(stream) = client.watch(request).await {
-                let part = drain(stream.into_inner()).await;
-                assert_contiguous(&part, from);
-                updates.extend(part);
-            }
-        }
-        if updates
-            .last()
-            .is_some_and(|u| u.status == pb::GameStatus::Finished as i32)
-        {
-            return updates;
-        }
-        assert!(
-            start.elapsed() < 4 * PATIENCE,
-            "no end of game after seq {from}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

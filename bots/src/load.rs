@@ -155,15 +155,7 @@ pub async fn play_games(
         let first_seed = plan.seed.wrapping_add(g as u64 * 1_000_000);
         tasks.push(tokio::spawn(player.play_until_deadline(first_seed)));
     }
-    let mut total = Measured::default();
-    for task in tasks {
-        if let Ok(measured) = task.await {
-            total.merge(measured);
-        }
-    }
-    total.elapsed = start.elapsed();
-    total.latencies.sort_unstable();
-    total
+    gather(tasks, start).await
 }
 
 /// `concurrency` callers each calling the health service's `Check` in a loop for `duration`,
@@ -203,6 +195,11 @@ pub async fn baseline(
             measured
         }));
     }
+    gather(tasks, start).await
+}
+
+/// The phase's tasks merged into one measure, timed from `start`, latencies sorted.
+async fn gather(tasks: Vec<tokio::task::JoinHandle<Measured>>, start: Instant) -> Measured {
     let mut total = Measured::default();
     for task in tasks {
         if let Ok(measured) = task.await {
