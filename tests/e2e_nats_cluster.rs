@@ -5,9 +5,10 @@
 //!   seq without a gap or a duplicate, and `gangs replay --verify` passes.
 //! - One NATS node is SIGKILLed mid-game (and the gangs-server after it): a quorum of two goes
 //!   on, no acknowledged action is lost, the game finishes.
-//! - Racing appends: the old owner's append after a takeover is refused by the stream (a log
-//!   never forks) — exercised on a real nats-server in `service/tests/store_contract.rs`; the
-//!   takeover in the first test here is the end-to-end case.
+//! - A race: the owner is paused (SIGSTOP) with an Act in flight while the other node takes the
+//!   game over (the lease expires) and appends; resumed, the old owner's append is refused, never
+//!   a fork: both nodes read the same contiguous log holding every acknowledged action, and the
+//!   game goes on to its end through both nodes (its log replays).
 //! - The bots, the arena and the CLI work unchanged against either node.
 
 mod common;
@@ -234,7 +235,8 @@ fn assert_acknowledged_kept(
     }
 }
 
-fn assert_whole_log(records: &[pb::LogRecord]) {
+/// Seqs 1, 2, 3… without a gap or a repeat.
+fn assert_contiguous_from_one(records: &[pb::LogRecord]) {
     for (i, record) in records.iter().enumerate() {
         assert_eq!(
             record.seq,
@@ -242,6 +244,11 @@ fn assert_whole_log(records: &[pb::LogRecord]) {
             "the log's seqs are not contiguous"
         );
     }
+}
+
+/// A finished game's whole log: contiguous, and it replays (the seed is public once over).
+fn assert_whole_log(records: &[pb::LogRecord]) {
+    assert_contiguous_from_one(records);
     gangs_games::replay::replay(records).expect("the log replays");
 }
 
@@ -343,6 +350,127 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
     assert_eq!(resumed.last().unwrap().seq, records.len() as u64);
     let (code, out) = gangs_cli(&d.a, &["replay", &game_id, "--verify"]);
     assert_eq!(code, 0, "gangs replay --verify failed: {out}");
+}
+
+fn signal(server: &Server, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &server.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill {signal} failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_owner_cannot_fork_the_log_of_a_game_taken_over() {
+    let d = deployment().await;
+    let (mut a, mut b) = (d.a.client().await, d.b.client().await);
+    let seed = 33;
+    let (game_id, tokens, mut replica) = seated_game(&mut a, &mut b, seed).await;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut acknowledged: Vec<(u64, u32, pb::GameAction)> = Vec::new();
+    for i in 0..6 {
+        let (seat, action) = next_action(&*replica, &mut rng);
+        replica.act(seat, &action).unwrap();
+        let answer = act_retrying(&mut a, &game_id, &tokens[seat], &action, &format!("a{i}")).await;
+        acknowledged.push((answer.seq, seat as u32, action));
+    }
+
+    // A freezes with the next action in flight to it; B takes the game over (A's lease expires)
+    // and plays that same turn with another id and the next ones.
+    signal(&d.a, "-STOP");
+    let (seat, action) = next_action(&*replica, &mut rng);
+    let in_flight = {
+        let mut a = a.clone();
+        let (game_id, token, action) = (game_id.clone(), tokens[seat].clone(), action.clone());
+        tokio::spawn(async move {
+            let request = pb::ActRequest {
+                game_id,
+                token,
+                action: Some(action),
+                expected_seq: None,
+                action_id: "frozen".into(),
+            };
+            tokio::time::timeout(PATIENCE, a.act(request)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    replica.act(seat, &action).unwrap();
+    let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, "taken-over").await;
+    acknowledged.push((answer.seq, seat as u32, action));
+    for i in 0..4 {
+        let (seat, action) = next_action(&*replica, &mut rng);
+        replica.act(seat, &action).unwrap();
+        let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, &format!("b{i}")).await;
+        acknowledged.push((answer.seq, seat as u32, action));
+    }
+
+    // A wakes up believing it runs the game and tries to append the frozen action.
+    signal(&d.a, "-CONT");
+    let frozen = in_flight
+        .await
+        .unwrap()
+        .expect("the frozen Act got an answer once resumed");
+    if let Ok(answer) = &frozen {
+        // Acknowledged: it must be in the log, as what B's log says is at that seq.
+        let seq = answer.get_ref().seq;
+        let records = log(&mut b, &game_id).await;
+        assert!(
+            matches!(&records[seq as usize - 1].record, Some(pb::log_record::Record::Acted(acted)) if acted.action_id == "frozen"),
+            "A acknowledged seq {seq}, which B's log does not hold"
+        );
+    }
+
+    // Both nodes read one and the same log again, contiguous.
+    let start = Instant::now();
+    loop {
+        let via_b = log(&mut b, &game_id).await;
+        let mut a = d.a.client().await;
+        let via_a = match a
+            .get_log(pb::GetLogRequest {
+                game_id: game_id.clone(),
+                from_seq: 0,
+            })
+            .await
+        {
+            Ok(stream) => drain_log(stream.into_inner()).await,
+            Err(_) => None,
+        };
+        if via_a.as_ref() == Some(&via_b) {
+            // (A running game's log hides what seats did: the actions are checked at the end.)
+            assert_contiguous_from_one(&via_b);
+            assert!(via_b.len() as u64 >= acknowledged.last().unwrap().0);
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "A never served the same log as B again: a fork, or A stuck on its stale copy"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // The game goes on to its end through both nodes (A forwards to B now), and its log replays.
+    while !replica.is_over() {
+        let (seat, action) = next_action(&*replica, &mut rng);
+        replica.act(seat, &action).unwrap();
+        let client = if seat < 2 { &mut a } else { &mut b };
+        let action_id = format!("c{}", acknowledged.len());
+        let answer = act_retrying(client, &game_id, &tokens[seat], &action, &action_id).await;
+        acknowledged.push((answer.seq, seat as u32, action));
+    }
+    let records = log(&mut a, &game_id).await;
+    assert_whole_log(&records);
+    assert_acknowledged_kept(&records, &acknowledged);
+}
+
+async fn drain_log(mut stream: tonic::Streaming<pb::LogRecord>) -> Option<Vec<pb::LogRecord>> {
+    let mut records = Vec::new();
+    loop {
+        match stream.message().await {
+            Ok(Some(record)) => records.push(record),
+            Ok(None) => return Some(records),
+            Err(_) => return None,
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

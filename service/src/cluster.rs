@@ -305,6 +305,7 @@ impl Cluster {
                 .await
             {
                 Ok(next) => {
+                    tracing::debug!(game = %game_id, revision, next, "renewed the game's lease");
                     if let Some(held) = self.owned.lock().expect("owned lock").get_mut(&game_id) {
                         held.revision = next;
                     }

@@ -5,6 +5,9 @@
 //! of a test process builds every binary of the workspace (`cargo build --workspace --bins`,
 //! a no-op when they are current), so `cargo test -p gangs-proto --test e2e_x` on a clean or
 //! stale target runs the binaries of the code under test, never missing or old ones.
+//!
+//! The servers log warnings only; `GANGS_TEST_SERVER_LOG=info,gangs_service::cluster=debug`
+//! (a `RUST_LOG` filter) says more when a test needs explaining.
 
 #![allow(dead_code)]
 
@@ -185,7 +188,10 @@ impl Server {
             .args(&flags)
             .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(data_dir)
-            .env("RUST_LOG", "warn")
+            .env(
+                "RUST_LOG",
+                std::env::var("GANGS_TEST_SERVER_LOG").unwrap_or("warn".into()),
+            )
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
