@@ -71,6 +71,27 @@ fn kv_error(e: impl std::fmt::Display) -> Status {
     Status::unavailable(format!("the game directory (NATS KV) is unreachable: {e}"))
 }
 
+/// Opens (or creates) a KV bucket, retrying for a while: a node often starts while the NATS
+/// cluster is still electing a leader (all of it starting, or one NATS node just restarted).
+async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::Store, String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match js.create_or_update_key_value(config.clone()).await {
+            Ok(bucket) => return Ok(bucket),
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::info!(bucket = %config.bucket, "waiting for JetStream: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => {
+                return Err(format!(
+                    "NATS: cannot open the bucket {}: {e}",
+                    config.bucket
+                ))
+            }
+        }
+    }
+}
+
 impl Cluster {
     /// Opens (or creates) the lease bucket and starts renewing this node's leases.
     pub async fn start(
@@ -79,27 +100,29 @@ impl Cluster {
         replicas: usize,
         registry: Registry,
     ) -> Result<Arc<Cluster>, String> {
-        let owners = js
-            .create_or_update_key_value(kv::Config {
+        let owners = open_bucket(
+            js,
+            kv::Config {
                 bucket: OWNERS_BUCKET.to_string(),
                 history: 1,
                 max_age: LEASE_TTL,
                 storage: jetstream::stream::StorageType::Memory,
                 num_replicas: replicas.max(1),
                 ..Default::default()
-            })
-            .await
-            .map_err(|e| format!("NATS: cannot open the lease bucket {OWNERS_BUCKET}: {e}"))?;
-        let games = js
-            .create_or_update_key_value(kv::Config {
+            },
+        )
+        .await?;
+        let games = open_bucket(
+            js,
+            kv::Config {
                 bucket: GAMES_BUCKET.to_string(),
                 history: 1,
                 storage: jetstream::stream::StorageType::File,
                 num_replicas: replicas.max(1),
                 ..Default::default()
-            })
-            .await
-            .map_err(|e| format!("NATS: cannot open the directory bucket {GAMES_BUCKET}: {e}"))?;
+            },
+        )
+        .await?;
         let directory: Arc<Mutex<HashMap<String, pb::GameSummary>>> = Arc::default();
         let mut updates = games
             .watch_all()

@@ -1,7 +1,8 @@
 //! Durability: records go to the store, and only once the store says they are durable are
 //! callers answered and watchers told (in log order). A retried request whose first answer
 //! is still being saved waits for the same flush (`answer_when_durable`). A storage failure
-//! puts the game out of service: memory may be ahead of the disk.
+//! fails every pending caller and ends the actor (memory may be ahead of the log); the next
+//! call reloads the game from the log, so an outage that heals costs retries, not the game.
 
 use super::{GameActor, Reply};
 use crate::error::HostError;

@@ -315,7 +315,21 @@ impl GameActor {
                     Some(command) => self.handle(command),
                     None => break,
                 },
-                Some((seq, result)) = self.durable_rx.recv() => self.on_durable(seq, result),
+                Some((seq, result)) = self.durable_rx.recv() => {
+                    self.on_durable(seq, result);
+                    if self.broken.is_some() {
+                        // Memory may be ahead of the log now: this actor ends, and the next
+                        // call reloads the game from the log, the truth (a transient outage
+                        // heals; on a cluster, a node that lost the game forwards instead).
+                        // What is queued already is refused; callers retry.
+                        commands.close();
+                        while let Some(command) = commands.recv().await {
+                            self.handle(command);
+                        }
+                        tracing::warn!(game = %self.id, "game left memory after a storage failure: the next call reloads it from the log");
+                        break;
+                    }
+                }
                 _ = sleep_until_opt(deadline), if deadline.is_some() => self.on_deadline(),
                 _ = sleep_until_opt(clock_at), if clock_at.is_some() => self.on_clock_deadline(),
                 _ = sleep_until_opt(abandon_at), if abandon_at.is_some() => self.on_abandon_deadline(),
@@ -351,7 +365,10 @@ impl GameActor {
 
     fn handle(&mut self, command: Command) {
         if let Some(reason) = &self.broken {
-            let error = HostError::Storage(format!("game {} is unavailable: {reason}", self.id));
+            let error = HostError::Storage(format!(
+                "game {} is unavailable: {reason}; it is reloaded from the log: retry",
+                self.id
+            ));
             match command {
                 Command::Join { reply, .. } => drop(reply.send(Err(error))),
                 Command::Act { reply, .. } => drop(reply.send(Err(error))),

@@ -12,8 +12,8 @@
 //! - **Ordering**: a game's records are numbered `1, 2, 3…` (`LogRecord::seq`), appended in that
 //!   order by the one actor that owns the game. Appends of one game made through one handle
 //!   become durable in the order they were made; a failed append fails every later append of
-//!   that game that was in flight with it (the actor then stops the game: the log on disk ends
-//!   before the first failed record, never with a hole).
+//!   that game that was in flight with it (the log ends before the first failed record, never
+//!   with a hole; the actor leaves memory and the next call reloads the game from the log).
 //! - **A lost race** (another writer appended to the same game: two owners at once) resolves
 //!   with [`StoreErrorKind::Conflict`]: nothing of the losing append is stored, the log is never
 //!   forked. An embedded store has one writer per game by construction and never returns it.
