@@ -11,8 +11,10 @@ use gangs_proto::v1 as pb;
 /// What to do once a batch of records is durable.
 pub(super) struct Pending {
     pub(super) last_seq: u64,
-    /// One entry per record: the update of each seat (index = seat) and, last, the spectator's.
-    pub(super) updates: Vec<Vec<pb::Update>>,
+    /// One entry per record (seq `last_seq - len + 1 ..`): the update of each seat (index =
+    /// seat) and, last, the spectator's; built only for the audiences watched when the record
+    /// was applied (`None` for the others: see `watch.rs`).
+    pub(super) updates: Vec<Vec<Option<pb::Update>>>,
     pub(super) reply: PendingReply,
 }
 
@@ -89,7 +91,10 @@ impl GameActor {
     pub(super) fn submit(&mut self, records: Vec<pb::LogRecord>, reply: PendingReply) {
         self.arm_timer();
         let last_seq = records.last().map(|r| r.seq).unwrap_or(self.last_seq());
-        let updates = records.iter().map(|r| self.updates_for_all(r)).collect();
+        let updates = records
+            .iter()
+            .map(|r| self.updates_for_watched(r))
+            .collect();
         self.pending.push_back(Pending {
             last_seq,
             updates,
@@ -126,6 +131,7 @@ impl GameActor {
         }
         // The flusher writes batches in order: everything up to `seq` is durable.
         self.durable_seq = self.durable_seq.max(seq);
+        self.durable_signal.send_replace(self.durable_seq);
         // Before anyone is answered: a caller that lists games next must see this seq.
         self.publish_summary();
         while self
@@ -141,8 +147,9 @@ impl GameActor {
                 PendingReply::Act(rs, response) => answer_all(rs, Ok(response)),
                 PendingReply::Cancel(rs, response) => answer_all(rs, Ok(response)),
             }
-            for updates in pending.updates {
-                self.fan_out(&updates);
+            let first_seq = pending.last_seq + 1 - pending.updates.len() as u64;
+            for (seq, updates) in (first_seq..).zip(pending.updates) {
+                self.fan_out(seq, &updates);
             }
         }
         if self.is_over() && self.pending.is_empty() {

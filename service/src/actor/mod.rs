@@ -138,6 +138,8 @@ pub struct GameActor {
     /// Every record applied, durable or not; `records[i].seq == i + 1`.
     records: Vec<pb::LogRecord>,
     durable_seq: u64,
+    /// `durable_seq` for catch-up tasks that wait for records still being saved.
+    durable_signal: tokio::sync::watch::Sender<u64>,
     seats: Vec<Option<Seat>>,
     tokens: HashMap<String, usize>,
     /// Seq of the `started` record: the game started once every seat was taken.
@@ -250,6 +252,7 @@ impl GameActor {
         actor.start_seq = started;
         actor.ended = ended;
         actor.durable_seq = records.len() as u64;
+        actor.durable_signal.send_replace(actor.durable_seq);
         actor.records = records;
         actor.clocks = clocks;
         // Deadlines are wall-clock times from the log: a restart keeps them.
@@ -278,6 +281,7 @@ impl GameActor {
             created,
             records: Vec::new(),
             durable_seq: 0,
+            durable_signal: tokio::sync::watch::channel(0).0,
             seats: (0..players).map(|_| None).collect(),
             tokens: HashMap::new(),
             start_seq: None,

@@ -1,6 +1,13 @@
-//! What each seat (or a spectator) sees: the update built for every record, the watchers it is
-//! fanned out to (a slow one is cut off, never waited for), the catch-up of a watcher joining
-//! late, and the log as `GetLog` shows it.
+//! What each seat (or a spectator) sees: the update of each record, the watchers it is fanned
+//! out to (a slow one is cut off, never waited for), the catch-up of a watcher joining late,
+//! and the log as `GetLog` shows it.
+//!
+//! An update is built, when a record is applied, only for the audiences (a seat, or the
+//! spectators) someone watches then: most bots watch only their own seat, and a game nobody
+//! watches builds none. A watcher that arrives while records are still being saved, for an
+//! audience nobody watched when they were applied, gets those records from its catch-up, which
+//! waits until they are durable and replays them from the log (the state has moved on by then);
+//! its live updates start after them (`Watcher::after`).
 
 use super::{GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
@@ -17,16 +24,31 @@ use tokio_stream::StreamExt;
 
 pub(super) struct Watcher {
     seat: Option<usize>,
+    /// Records up to this seq reach this watcher through its catch-up, not live.
+    after: u64,
     updates: mpsc::Sender<HostResult<pb::Update>>,
 }
 
 impl GameActor {
-    pub(super) fn fan_out(&mut self, updates: &[pb::Update]) {
+    /// Sends the durable record `seq`'s updates (one per audience, see `updates_for_watched`)
+    /// to its watchers.
+    pub(super) fn fan_out(&mut self, seq: u64, updates: &[Option<pb::Update>]) {
         let spectator = updates.len() - 1;
         let id = &self.id;
         let buffer = self.settings.watcher_buffer;
         self.watchers.retain(|w| {
-            let update = &updates[w.seat.unwrap_or(spectator)];
+            if seq <= w.after {
+                return true;
+            }
+            let Some(update) = &updates[w.seat.unwrap_or(spectator)] else {
+                // Cannot happen (a watcher registered after this record's apply starts after
+                // it); were it to, a resume by seq beats a silent gap.
+                let _ = w.updates.try_send(Err(HostError::Internal(format!(
+                    "update {seq} of game {id} was not built for this stream: watch again from seq {}",
+                    seq - 1
+                ))));
+                return false;
+            };
             // The last free slot is kept for the status that tells a slow watcher it was cut off.
             if w.updates.capacity() <= 1 {
                 tracing::info!(game = %id, seat = ?w.seat, "cutting off a watcher that fell behind");
@@ -40,14 +62,19 @@ impl GameActor {
         });
     }
 
-    /// The update of `record` for every seat and the spectator, computed once when the record
-    /// is applied (the state moves on before the record is durable).
-    pub(super) fn updates_for_all(&self, record: &pb::LogRecord) -> Vec<pb::Update> {
-        let mut updates: Vec<pb::Update> = (0..self.seats.len())
-            .map(|s| self.update_for(&*self.game, record, Some(s)))
-            .collect();
-        updates.push(self.update_for(&*self.game, record, None));
-        updates
+    /// The update of `record` for each seat and, last, the spectators, computed when the record
+    /// is applied (the state moves on before the record is durable), for the audiences watched
+    /// now only.
+    pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Option<pb::Update>> {
+        let audiences = (0..self.seats.len()).map(Some).chain([None]);
+        audiences
+            .map(|seat| {
+                self.watchers
+                    .iter()
+                    .any(|w| w.seat == seat)
+                    .then(|| self.update_for(&*self.game, record, seat))
+            })
+            .collect()
     }
 
     fn update_for(
@@ -92,15 +119,29 @@ impl GameActor {
                 self.last_seq()
             )));
         }
-        let through = self.durable_seq;
-        // Live updates after `through`, registered now so that none is missed (the pending
-        // records reach the watcher when durable). A finished game's stream ends after the
-        // catch-up.
+        // The records being saved reach this watcher live if their updates were built for its
+        // audience; if not, its catch-up covers them once durable.
+        let audience = seat.unwrap_or(self.seats.len());
+        let built = self
+            .pending
+            .iter()
+            .all(|p| p.updates.iter().all(|u| u[audience].is_some()));
+        let through = if built {
+            self.durable_seq
+        } else {
+            self.last_seq()
+        };
+        // Live updates after `through`, registered now so that none is missed. A finished
+        // game's stream ends after the catch-up.
         let live = if self.is_over() && self.pending.is_empty() {
             None
         } else {
             let (tx, rx) = mpsc::channel(self.settings.watcher_buffer + 1);
-            self.watchers.push(Watcher { seat, updates: tx });
+            self.watchers.push(Watcher {
+                seat,
+                after: through,
+                updates: tx,
+            });
             Some(ReceiverStream::new(rx))
         };
         let catch_up: UpdateStream = if from_seq >= through {
@@ -116,6 +157,7 @@ impl GameActor {
             let (tx, rx) = mpsc::channel(CATCH_UP_BUFFER);
             let catch_up = CatchUp {
                 store: self.store.clone(),
+                durable: self.durable_signal.subscribe(),
                 game_id: self.id.clone(),
                 seat,
                 from_seq,
@@ -151,6 +193,8 @@ const CATCH_UP_CHUNK: usize = 64;
 /// view as it was then: the game is replayed from the log, chunk by chunk, as the client reads.
 struct CatchUp {
     store: Store,
+    /// The game's durable seq: records up to `through` may still be being saved.
+    durable: tokio::sync::watch::Receiver<u64>,
     game_id: String,
     seat: Option<usize>,
     from_seq: u64,
@@ -160,14 +204,24 @@ struct CatchUp {
 }
 
 impl CatchUp {
-    async fn send_to(self, updates: mpsc::Sender<HostResult<pb::Update>>) {
+    async fn send_to(mut self, updates: mpsc::Sender<HostResult<pb::Update>>) {
         if let Err(error) = self.run(&updates).await {
             tracing::error!(game = %self.game_id, "catch-up failed: {error}");
             let _ = updates.send(Err(error)).await;
         }
     }
 
-    async fn run(&self, updates: &mpsc::Sender<HostResult<pb::Update>>) -> HostResult<()> {
+    async fn run(&mut self, updates: &mpsc::Sender<HostResult<pb::Update>>) -> HostResult<()> {
+        let through = self.through;
+        self.durable
+            .wait_for(|&durable| durable >= through)
+            .await
+            .map_err(|_| {
+                HostError::Storage(format!(
+                "game {} stopped before its records up to seq {through} were saved: watch again",
+                self.game_id
+            ))
+            })?;
         let mut replayer = Replayer::new();
         let (mut started, mut joined) = (false, 0u32);
         let mut after = 0;
