@@ -9,7 +9,8 @@
 //!   spawning it to its "listening" line (printed once every game is rebuilt from its log,
 //!   process start included) gives the log records replayed per second; and its RSS then.
 //!
-//! `GANGS_CAPACITY_GAMES` overrides the number of games (default 10000).
+//! `GANGS_CAPACITY_GAMES` overrides the number of games (default 10000);
+//! `GANGS_CAPACITY_KEEP_DIR` keeps the log in that directory (to profile a restart on it).
 
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
@@ -233,8 +234,11 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (mut server, _) = start(dir.path(), games);
+    // GANGS_CAPACITY_KEEP_DIR=DIR: the log is written there and kept (to profile a restart).
+    let temp = tempfile::tempdir().expect("temp dir");
+    let kept = std::env::var_os("GANGS_CAPACITY_KEEP_DIR").map(std::path::PathBuf::from);
+    let dir = kept.as_deref().unwrap_or(temp.path());
+    let (mut server, _) = start(dir, games);
     let pid = server.child.id();
     tokio::time::sleep(SETTLE).await;
     let empty = rss(pid);
@@ -260,7 +264,7 @@ async fn main() {
     server.child.kill().expect("kill");
     server.child.wait().expect("wait");
     drop(server);
-    let (server, ready) = start(dir.path(), games);
+    let (server, ready) = start(dir, games);
     tokio::time::sleep(SETTLE).await;
     let restarted = rss(server.child.id());
     // The rebuilt games still answer.

@@ -305,11 +305,9 @@ impl Games for GamesService {
         if let Some(mut owner) = self.forward_to(&request.game_id).await? {
             return owner.join_game(credentials.on(request)).await;
         }
-        let answer = ask(&self.registry, &request.game_id, |reply| Command::Join {
-            seat: request.seat,
-            name: request.name,
-            join_id: request.join_id,
-            invitation: request.invitation,
+        let game_id = request.game_id.clone();
+        let answer = ask(&self.registry, &game_id, |reply| Command::Join {
+            request: Box::new(request),
             reply,
         })
         .await;
@@ -374,7 +372,7 @@ impl Games for GamesService {
         }
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
-            request,
+            request: Box::new(request),
             reply,
         })
         .await;

@@ -12,7 +12,7 @@
 
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries, MAX_ACTION_ID_LEN};
 use crate::error::{quote, HostError, HostResult};
-use crate::store::{Store, StoreErrorKind, GAME_ID_LEN};
+use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -103,15 +103,14 @@ impl Registry {
             create_ids: Arc::default(),
             damaged: Arc::default(),
         };
-        // One game at a time, so that memory holds one finished game's log at most.
-        let ids = store
-            .game_ids()
-            .await
-            .map_err(|e| HostError::Storage(e.message))?;
-        let count = ids.len();
-        let mut running = 0;
-        for id in ids {
-            let records = match store.load_game(&id).await {
+        // Game by game as the store reads them (a few read ahead): memory holds a few logs at
+        // a time, not the whole log.
+        let mut scan = crate::store::scan(&store);
+        let (mut count, mut running) = (0, 0);
+        while let Some(scanned) = scan.recv().await {
+            let ScannedGame { id, records } = scanned.map_err(|e| HostError::Storage(e.message))?;
+            count += 1;
+            let records = match records {
                 Ok(records) => records,
                 Err(e) if e.kind == StoreErrorKind::Corrupt => {
                     registry.mark_damaged(&id, &[], &e.message);

@@ -60,16 +60,16 @@ pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<pb::Update>> + Send
 pub type Reply<T> = oneshot::Sender<HostResult<T>>;
 pub type Summaries = Arc<Mutex<HashMap<String, pb::GameSummary>>>;
 
+///
+/// Kept small (the requests boxed): a game's channel holds its first block of 32 commands from
+/// its creation on, idle or not, so every byte here costs 32 per live game.
 pub enum Command {
     Join {
-        seat: Option<u32>,
-        name: String,
-        join_id: String,
-        invitation: String,
+        request: Box<pb::JoinGameRequest>,
         reply: Reply<pb::JoinGameResponse>,
     },
     Act {
-        request: pb::ActRequest,
+        request: Box<pb::ActRequest>,
         reply: Reply<pb::ActResponse>,
     },
     Watch {
@@ -97,7 +97,10 @@ impl GameHandle {
     /// A handle to no actor (closed): a finished game that is only on disk. Sending to it
     /// fails, which makes the registry reload the game.
     pub fn unloaded() -> GameHandle {
-        let (commands, _) = mpsc::channel(1);
+        // One closed channel shared by every unloaded game: a channel costs a block of
+        // commands, and a server may list many finished games.
+        static CLOSED: std::sync::OnceLock<mpsc::Sender<Command>> = std::sync::OnceLock::new();
+        let commands = CLOSED.get_or_init(|| mpsc::channel(1).0).clone();
         GameHandle { commands }
     }
 }
@@ -383,14 +386,17 @@ impl GameActor {
             return;
         }
         match command {
-            Command::Join {
-                seat,
-                name,
-                join_id,
-                invitation,
-                reply,
-            } => self.join(seat, name, join_id, invitation, reply),
-            Command::Act { request, reply } => self.act(request, reply),
+            Command::Join { request, reply } => {
+                let pb::JoinGameRequest {
+                    seat,
+                    name,
+                    join_id,
+                    invitation,
+                    ..
+                } = *request;
+                self.join(seat, name, join_id, invitation, reply)
+            }
+            Command::Act { request, reply } => self.act(*request, reply),
             Command::Watch {
                 token,
                 from_seq,
@@ -465,5 +471,17 @@ impl GameActor {
             .lock()
             .expect("summaries lock")
             .insert(self.id.clone(), summary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_small_because_every_live_game_holds_a_block_of_them() {
+        // Measured 32 bytes with the requests boxed (184 before): 32 commands per block.
+        let size = std::mem::size_of::<Command>();
+        assert!(size <= 48, "Command is {size} bytes: box the large variant");
     }
 }

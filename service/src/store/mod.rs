@@ -26,7 +26,7 @@ pub mod sled;
 
 use gangs_proto::v1 as pb;
 use std::sync::Arc;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 /// Game ids are 16 lowercase hex characters: the fixed-width prefix of every sled log key and
 /// the last token of every stream subject.
@@ -119,9 +119,56 @@ pub trait LogStore: Send + Sync + 'static {
     /// Every game id in the log, in ascending order.
     async fn game_ids(&self) -> Result<Vec<String>, StoreError>;
 
+    /// Every game's records in one pass (a restart), if this store reads that way faster than
+    /// game by game; `None` makes [`scan`] read game by game. Call within a tokio runtime.
+    fn scan_all(&self) -> Option<GameScan> {
+        None
+    }
+
     /// Removes a game's whole log (retention). Deleting an unknown game is not an error. The
     /// caller makes sure no actor is appending to the game meanwhile.
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError>;
+}
+
+/// One game as a [`scan`] reads it: its records, or why they cannot be understood
+/// ([`StoreErrorKind::Corrupt`]: the game is damaged, the scan goes on).
+pub struct ScannedGame {
+    pub id: String,
+    pub records: Result<Vec<pb::LogRecord>, StoreError>,
+}
+
+/// Games in id order, a few read ahead of the reader; an `Err` item (the store cannot be
+/// read) ends it.
+pub type GameScan = mpsc::Receiver<Result<ScannedGame, StoreError>>;
+
+/// Games a scan reads ahead of its reader (bounds its memory to a few logs).
+pub const SCAN_AHEAD: usize = 64;
+
+/// Every game of the log, game by game, for a restart: the store's own single pass when it
+/// has one, else a task reading the games one by one.
+pub fn scan(store: &Store) -> GameScan {
+    if let Some(scan) = store.scan_all() {
+        return scan;
+    }
+    let (tx, rx) = mpsc::channel(SCAN_AHEAD);
+    let store = store.clone();
+    tokio::spawn(async move {
+        let ids = match store.game_ids().await {
+            Ok(ids) => ids,
+            Err(e) => return drop(tx.send(Err(e)).await),
+        };
+        for id in ids {
+            let item = match store.load_game(&id).await {
+                Err(e) if e.kind != StoreErrorKind::Corrupt => Err(e),
+                records => Ok(ScannedGame { id, records }),
+            };
+            let stop = item.is_err();
+            if tx.send(item).await.is_err() || stop {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// What [`copy_log`] did.

@@ -8,7 +8,9 @@
 //! each appender its records are durable. One flush thus serves every action of every game that
 //! arrived during the previous flush.
 
-use super::{Durable, LogStore, StoreCloser, StoreError, GAME_ID_LEN};
+use super::{
+    Durable, GameScan, LogStore, ScannedGame, StoreCloser, StoreError, GAME_ID_LEN, SCAN_AHEAD,
+};
 use gangs_proto::v1 as pb;
 use prost::Message;
 use std::ops::Bound;
@@ -122,6 +124,41 @@ impl LogTree {
         Ok(records)
     }
 
+    /// Every game's records, in key order, one pass over the tree: each game is sent once its
+    /// last record is read. Stops when the reader goes away or the tree cannot be read.
+    fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<ScannedGame, StoreError>>) {
+        let mut current: Option<ScannedGame> = None;
+        let send = |game: ScannedGame| games.blocking_send(Ok(game)).is_ok();
+        for entry in self.0.iter() {
+            let (key, value) = match entry.map_err(read_error) {
+                Ok(entry) => entry,
+                Err(e) => return drop(games.blocking_send(Err(e))),
+            };
+            let id = match game_id_of(&key) {
+                Ok(id) => id,
+                Err(e) => return drop(games.blocking_send(Err(e))),
+            };
+            if current.as_ref().is_some_and(|g| g.id.as_bytes() != id) {
+                if !send(current.take().expect("checked")) {
+                    return;
+                }
+            }
+            let game = current.get_or_insert_with(|| ScannedGame {
+                id: String::from_utf8_lossy(id).into_owned(),
+                records: Ok(Vec::new()),
+            });
+            if let Ok(records) = &mut game.records {
+                match decode(&game.id, &value) {
+                    Ok(record) => records.push(record),
+                    Err(e) => game.records = Err(e),
+                }
+            }
+        }
+        if let Some(game) = current {
+            send(game);
+        }
+    }
+
     /// Every game id in the log, in order: one key read per game (each read skips past the
     /// rest of that game's records).
     fn game_ids_now(&self) -> Result<Vec<String>, StoreError> {
@@ -203,6 +240,22 @@ impl LogStore for SledStore {
     async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
         let tree = self.tree.clone();
         blocking(move || tree.game_ids_now()).await
+    }
+
+    /// One pass over the tree on one blocking thread, decoding as it goes: per game, a seek
+    /// and a hop to a blocking thread and back cost more than reading its records.
+    fn scan_all(&self) -> Option<GameScan> {
+        let (tx, rx) = tokio::sync::mpsc::channel(SCAN_AHEAD);
+        let tree = self.tree.clone();
+        tokio::task::spawn_blocking(move || {
+            // A scan that died must not look like the end of the log (games would be missing).
+            let scanned =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tree.scan_now(&tx)));
+            if scanned.is_err() {
+                let _ = tx.blocking_send(Err(StoreError::unavailable("the log scan failed")));
+            }
+        });
+        Some(rx)
     }
 
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
