@@ -106,7 +106,8 @@ impl Registry {
         // Game by game as the store reads them (a few read ahead): memory holds a few logs at
         // a time, not the whole log.
         let mut scan = crate::store::scan(&store);
-        let (mut count, mut running) = (0, 0);
+        let (mut count, mut running, mut records_read) = (0, 0, 0);
+        let rebuilding = std::time::Instant::now();
         while let Some(scanned) = scan.recv().await {
             let ScannedGame { id, records } = scanned.map_err(|e| HostError::Storage(e.message))?;
             count += 1;
@@ -118,6 +119,7 @@ impl Registry {
                 }
                 Err(e) => return Err(HostError::Storage(e.message)),
             };
+            records_read += records.len();
             let actor = match registry.rebuild(&id, records) {
                 Ok(actor) => actor,
                 Err(e) => {
@@ -144,6 +146,8 @@ impl Registry {
             games = count,
             running,
             damaged,
+            records = records_read,
+            ms = rebuilding.elapsed().as_millis() as u64,
             "rebuilt the games from the log"
         );
         Ok(registry)

@@ -171,7 +171,13 @@ impl StoreFlags {
         }
         match self.nats() {
             None => {
+                let opening = std::time::Instant::now();
                 let (store, closer) = SledStore::open(data_dir)?;
+                tracing::info!(
+                    ms = opening.elapsed().as_millis() as u64,
+                    "opened the log in {}",
+                    data_dir.display()
+                );
                 Ok((store, closer, None))
             }
             Some(options) => {
