@@ -101,15 +101,7 @@ impl GameActor {
             reply,
         });
         let done = self.store.append(&self.id, records);
-        let notify = self.durable_tx.clone();
-        tokio::spawn(async move {
-            let result = match done.await {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(e.message),
-                Err(_) => Err("the store stopped".to_string()),
-            };
-            let _ = notify.send((last_seq, result));
-        });
+        self.in_flight.push_back((last_seq, done));
     }
 
     pub(super) fn on_durable(&mut self, seq: u64, result: Result<(), String>) {

@@ -29,7 +29,7 @@ pub use lifecycle::MAX_DETAIL_LEN;
 pub use timers::unix_ms;
 
 use crate::error::{HostError, HostResult};
-use crate::store::Store;
+use crate::store::{Durable, Store};
 use durability::{Pending, PendingReply};
 use gangs_games::clock::{self, Clocks};
 use gangs_games::update::ended_status;
@@ -151,8 +151,9 @@ pub struct GameActor {
     action_ids: HashMap<(usize, String), u64>,
     watchers: Vec<Watcher>,
     pending: VecDeque<Pending>,
-    durable_tx: mpsc::UnboundedSender<(u64, Result<(), String>)>,
-    durable_rx: mpsc::UnboundedReceiver<(u64, Result<(), String>)>,
+    /// Appends handed to the store, oldest first, each with its last seq: the actor awaits
+    /// the oldest itself (a game's appends become durable in order), no task in between.
+    in_flight: VecDeque<(u64, Durable)>,
     timer: Option<Timer>,
     /// Set when the store failed: the state in memory may be ahead of the disk.
     broken: Option<String>,
@@ -273,7 +274,6 @@ impl GameActor {
         game: Box<dyn Game>,
         created: pb::Created,
     ) -> Self {
-        let (durable_tx, durable_rx) = mpsc::unbounded_channel();
         let players = game.players();
         GameActor {
             id,
@@ -291,8 +291,7 @@ impl GameActor {
             action_ids: HashMap::new(),
             watchers: Vec::new(),
             pending: VecDeque::new(),
-            durable_tx,
-            durable_rx,
+            in_flight: VecDeque::new(),
             timer: None,
             broken: None,
             ended: None,
@@ -322,7 +321,7 @@ impl GameActor {
                     Some(command) => self.handle(command),
                     None => break,
                 },
-                Some((seq, result)) = self.durable_rx.recv() => {
+                (seq, result) = next_durable(&mut self.in_flight), if !self.in_flight.is_empty() => {
                     self.on_durable(seq, result);
                     if self.broken.is_some() {
                         // Memory may be ahead of the log now: this actor ends, and the next
@@ -353,11 +352,9 @@ impl GameActor {
             }
         }
         // The server is shutting down: let the pending flushes finish and answer their callers.
-        while !self.pending.is_empty() {
-            match self.durable_rx.recv().await {
-                Some((seq, result)) => self.on_durable(seq, result),
-                None => break,
-            }
+        while !self.in_flight.is_empty() {
+            let (seq, result) = next_durable(&mut self.in_flight).await;
+            self.on_durable(seq, result);
         }
     }
 
@@ -472,6 +469,20 @@ impl GameActor {
             .expect("summaries lock")
             .insert(self.id.clone(), summary);
     }
+}
+
+/// The oldest append in flight once the store answered it: its last seq and the outcome.
+/// Cancel-safe (`select!` may drop it): it is removed only once answered.
+async fn next_durable(in_flight: &mut VecDeque<(u64, Durable)>) -> (u64, Result<(), String>) {
+    let (seq, done) = in_flight.front_mut().expect("awaited only when non-empty");
+    let result = match done.await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.message),
+        Err(_) => Err("the store stopped".to_string()),
+    };
+    let seq = *seq;
+    in_flight.pop_front();
+    (seq, result)
 }
 
 #[cfg(test)]
