@@ -138,10 +138,11 @@ impl LogTree {
                 Ok(id) => id,
                 Err(e) => return drop(games.blocking_send(Err(e))),
             };
-            if current.as_ref().is_some_and(|g| g.id.as_bytes() != id) {
-                if !send(current.take().expect("checked")) {
-                    return;
-                }
+            // A new game: the previous one is complete.
+            if current.as_ref().is_some_and(|g| g.id.as_bytes() != id)
+                && !send(current.take().expect("checked"))
+            {
+                return;
             }
             let game = current.get_or_insert_with(|| ScannedGame {
                 id: String::from_utf8_lossy(id).into_owned(),
