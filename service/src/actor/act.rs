@@ -27,7 +27,9 @@ impl GameActor {
                 if let Err(error) = self.same_action(seq, &request) {
                     return drop(reply.send(Err(error)));
                 }
-                return self.answer_when_durable(seq, reply, |actor| actor.act_response(seq, seat));
+                return self.answer_when_durable(seq, reply, |actor| {
+                    actor.act_response(&actor.records.get(seq), seat)
+                });
             }
         }
         match self.apply_action(seat, request) {
@@ -40,7 +42,7 @@ impl GameActor {
 
     /// Whether a request reusing the action_id of record `seq` asks for the same thing.
     fn same_action(&self, seq: u64, request: &pb::ActRequest) -> HostResult<()> {
-        let Some(Record::Acted(first)) = &self.records[seq as usize - 1].record else {
+        let Some(Record::Acted(first)) = self.records.get(seq).record else {
             return Ok(());
         };
         let same_seq = request.expected_seq.is_none_or(|e| e + 1 == seq);
@@ -95,16 +97,19 @@ impl GameActor {
             self.action_ids
                 .insert((seat, request.action_id), record.seq);
         }
-        let response = self.act_response(record.seq, seat);
+        let response = self.act_response(&record, seat);
         Ok((vec![record], response))
     }
 
     /// The answer to an action: its seq and its events as the acting seat may see them.
-    fn act_response(&self, seq: u64, seat: usize) -> pb::ActResponse {
-        let events = record_events(&self.records[seq as usize - 1])
+    fn act_response(&self, record: &pb::LogRecord, seat: usize) -> pb::ActResponse {
+        let events = record_events(record)
             .iter()
             .filter_map(|e| self.game.redact(e, Some(seat)))
             .collect();
-        pb::ActResponse { seq, events }
+        pb::ActResponse {
+            seq: record.seq,
+            events,
+        }
     }
 }

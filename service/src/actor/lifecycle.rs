@@ -108,7 +108,7 @@ impl GameActor {
             unix.saturating_add(i64::try_from(after.as_millis()).unwrap_or(i64::MAX))
         };
         if self.start_seq.is_none() {
-            let created = self.records.first().map(|r| r.unix_ms)?;
+            let created = self.records.first_unix_ms()?;
             let after = self.settings.fill_timeout;
             return Some((since(created, after), Abandon::Unfilled(after)));
         }
@@ -117,7 +117,7 @@ impl GameActor {
         if self.timer.is_some() || self.clocks.is_some() {
             return None;
         }
-        let last = self.records.last().map(|r| r.unix_ms)?;
+        let last = self.records.last_unix_ms()?;
         let after = self.settings.idle_timeout;
         Some((since(last, after), Abandon::Idle(after)))
     }

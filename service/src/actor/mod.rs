@@ -21,6 +21,7 @@
 mod act;
 mod durability;
 mod lifecycle;
+mod records;
 mod seats;
 mod timers;
 mod watch;
@@ -37,6 +38,7 @@ use gangs_games::{new_game, replay::Replayer, Game};
 use gangs_proto::v1 as pb;
 use pb::ended::Reason;
 use pb::log_record::Record;
+use records::Records;
 use seats::Seat;
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
@@ -152,7 +154,7 @@ pub struct GameActor {
     /// The `created` record as stored (seed included).
     created: pb::Created,
     /// Every record applied, durable or not; `records[i].seq == i + 1`.
-    records: Vec<pb::LogRecord>,
+    records: Records,
     durable_seq: u64,
     /// `durable_seq` for catch-up tasks that wait for records still being saved.
     durable_signal: tokio::sync::watch::Sender<u64>,
@@ -270,7 +272,7 @@ impl GameActor {
         actor.ended = ended;
         actor.durable_seq = records.len() as u64;
         actor.durable_signal.send_replace(actor.durable_seq);
-        actor.records = records;
+        actor.records = Records::from_log(&records);
         actor.clocks = clocks;
         // Deadlines are wall-clock times from the log: a restart keeps them.
         actor.arm_timer();
@@ -295,7 +297,7 @@ impl GameActor {
             settings,
             game,
             created,
-            records: Vec::new(),
+            records: Records::default(),
             durable_seq: 0,
             durable_signal: tokio::sync::watch::channel(0).0,
             seats: (0..players).map(|_| None).collect(),
@@ -447,7 +449,7 @@ impl GameActor {
     }
 
     fn last_seq(&self) -> u64 {
-        self.records.len() as u64
+        self.records.len()
     }
 
     fn status(&self) -> pb::GameStatus {
@@ -474,7 +476,7 @@ impl GameActor {
         if let Some(clocks) = &mut self.clocks {
             clocks.feed(&record, &clock::awaited(&*self.game, running));
         }
-        self.records.push(record.clone());
+        self.records.push(&record);
         record
     }
 
@@ -493,10 +495,10 @@ impl GameActor {
             last_seq: self.durable_seq,
             // `Registry::import` drops the tokens: a seat without one was never played here.
             imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
-            created_unix_ms: self.records.first().map(|r| r.unix_ms).unwrap_or_default(),
+            created_unix_ms: self.records.first_unix_ms().unwrap_or_default(),
             finished_unix_ms: self
                 .is_over()
-                .then(|| self.records.last().map(|r| r.unix_ms))
+                .then(|| self.records.last_unix_ms())
                 .flatten(),
             outcome: self.game.outcome(),
             damaged: false,

@@ -100,8 +100,9 @@ impl GameActor {
         if self.start_seq.is_some_and(|start| start <= seq) {
             return (true, self.seats.len() as u32);
         }
-        let taken = self.records[..seq as usize]
-            .iter()
+        let taken = self
+            .records
+            .range(1, seq)
             .filter(|r| matches!(r.record, Some(Record::Joined(_))))
             .count() as u32;
         (false, taken)
@@ -148,8 +149,8 @@ impl GameActor {
             Box::pin(tokio_stream::empty())
         } else if from_seq + 1 == through && self.pending.is_empty() {
             // The usual resume asks for the newest record only: the current state is its state.
-            let record = &self.records[from_seq as usize];
-            let update = self.update_for(&*self.game, record, seat);
+            let record = self.records.get(through);
+            let update = self.update_for(&*self.game, &record, seat);
             Box::pin(tokio_stream::once(Ok(update)))
         } else {
             // Replayed from the log by a task as fast as the client reads: a client that never
@@ -176,10 +177,9 @@ impl GameActor {
     /// The durable records after `from_seq` as `GetLog` shows them.
     pub(super) fn log(&self, from_seq: u64) -> Vec<pb::LogRecord> {
         let finished = self.is_over();
-        self.records[..self.durable_seq as usize]
-            .iter()
-            .filter(|r| r.seq > from_seq)
-            .map(|r| self.game.public_record(r, finished))
+        self.records
+            .range(from_seq.saturating_add(1), self.durable_seq)
+            .map(|r| self.game.public_record(&r, finished))
             .collect()
     }
 }

@@ -1,0 +1,95 @@
+//! The game's log as the actor keeps it in memory: every record applied (durable or not),
+//! **encoded**. A decoded record is a tree of small allocations (each card of a deal, each event)
+//! about ten times its encoded size, and every live game holds its whole log; the actor reads
+//! an old record rarely (a retried action, a resume, `GetLog`), so it decodes on those reads.
+
+use gangs_proto::v1 as pb;
+use prost::Message;
+
+#[derive(Default)]
+pub(super) struct Records {
+    /// Record `seq` is `encoded[seq - 1]`.
+    encoded: Vec<Box<[u8]>>,
+    first_unix_ms: Option<i64>,
+    last_unix_ms: Option<i64>,
+}
+
+impl Records {
+    pub(super) fn from_log(records: &[pb::LogRecord]) -> Records {
+        let mut kept = Records::default();
+        for record in records {
+            kept.push(record);
+        }
+        kept
+    }
+
+    /// The next record (its seq must be `len() + 1`).
+    pub(super) fn push(&mut self, record: &pb::LogRecord) {
+        debug_assert_eq!(record.seq, self.len() + 1, "records are kept in seq order");
+        self.encoded.push(record.encode_to_vec().into_boxed_slice());
+        self.first_unix_ms.get_or_insert(record.unix_ms);
+        self.last_unix_ms = Some(record.unix_ms);
+    }
+
+    /// The last seq (0 before the first record).
+    pub(super) fn len(&self) -> u64 {
+        self.encoded.len() as u64
+    }
+
+    /// Record `seq` (1-based, at most `len()`).
+    pub(super) fn get(&self, seq: u64) -> pb::LogRecord {
+        let bytes = &self.encoded[seq as usize - 1];
+        // These bytes were encoded by `push` from a record in this process.
+        pb::LogRecord::decode(&bytes[..]).expect("a record this actor encoded decodes")
+    }
+
+    /// Records `from..=through` (seqs), decoded one by one.
+    pub(super) fn range(
+        &self,
+        from: u64,
+        through: u64,
+    ) -> impl Iterator<Item = pb::LogRecord> + '_ {
+        (from.max(1)..=through.min(self.len())).map(|seq| self.get(seq))
+    }
+
+    /// When the first record (`created`) was written.
+    pub(super) fn first_unix_ms(&self) -> Option<i64> {
+        self.first_unix_ms
+    }
+
+    /// When the last record was written.
+    pub(super) fn last_unix_ms(&self) -> Option<i64> {
+        self.last_unix_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::log_record::Record;
+
+    fn record(seq: u64, unix_ms: i64) -> pb::LogRecord {
+        pb::LogRecord {
+            seq,
+            unix_ms,
+            record: Some(Record::Joined(pb::Joined {
+                seat: seq as u32,
+                name: format!("p{seq}"),
+                ..Default::default()
+            })),
+        }
+    }
+
+    #[test]
+    fn records_come_back_as_they_went_in() {
+        let log: Vec<_> = (1..=4).map(|seq| record(seq, 100 + seq as i64)).collect();
+        let kept = Records::from_log(&log);
+        assert_eq!(kept.len(), 4);
+        assert_eq!(kept.get(3), log[2]);
+        assert_eq!(kept.range(2, 3).collect::<Vec<_>>(), log[1..3].to_vec());
+        assert_eq!(kept.range(0, 99).count(), 4);
+        assert_eq!(kept.first_unix_ms(), Some(101));
+        assert_eq!(kept.last_unix_ms(), Some(104));
+        assert_eq!(Records::default().range(1, 5).count(), 0);
+    }
+}
