@@ -4,65 +4,20 @@
 //! record live, in order, without a gap or a repeat; and the same updates a watcher replaying
 //! the whole game from the log gets.
 
+mod common;
+
+use common::{Seated, TestStore};
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
 use gangs_service::registry::Registry;
 use gangs_service::store::sled::SledStore;
-use gangs_service::store::{Durable, LogStore, Store, StoreError};
+use gangs_service::store::Store;
 use pb::games_server::Games;
-use rand::{Rng, SeedableRng};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::sync::watch;
 use tokio_stream::StreamExt;
 use tonic::Request;
-
-/// The sled log, whose appends wait while the gate is shut (a slow disk), counted as they come.
-struct Gated {
-    inner: Store,
-    open: watch::Sender<bool>,
-    appends: AtomicUsize,
-}
-
-#[async_trait::async_trait]
-impl LogStore for Gated {
-    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
-        self.appends.fetch_add(1, Ordering::SeqCst);
-        let (done, rx) = tokio::sync::oneshot::channel();
-        let (inner, game_id, mut open) = (
-            self.inner.clone(),
-            game_id.to_string(),
-            self.open.subscribe(),
-        );
-        tokio::spawn(async move {
-            let _ = open.wait_for(|&open| open).await;
-            let result = match inner.append(&game_id, records).await {
-                Ok(result) => result,
-                Err(_) => Err(StoreError::unavailable("the store stopped")),
-            };
-            let _ = done.send(result);
-        });
-        rx
-    }
-
-    async fn read_range(
-        &self,
-        game_id: &str,
-        after_seq: u64,
-        limit: usize,
-    ) -> Result<Vec<pb::LogRecord>, StoreError> {
-        self.inner.read_range(game_id, after_seq, limit).await
-    }
-
-    async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.game_ids().await
-    }
-
-    async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
-        self.inner.delete_game(game_id).await
-    }
-}
 
 async fn watch_from(
     service: &GamesService,
@@ -85,11 +40,7 @@ async fn watch_from(
 async fn a_watcher_arriving_while_a_record_is_saved_gets_it_and_all_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let (sled, _closer) = SledStore::open(dir.path()).unwrap();
-    let gated = Arc::new(Gated {
-        inner: sled,
-        open: watch::channel(true).0,
-        appends: AtomicUsize::new(0),
-    });
+    let gated = Arc::new(TestStore::over(sled));
     let store: Store = gated.clone();
     // The late watchers are read after the game's end: room for all of it.
     let settings = Settings {
@@ -98,52 +49,21 @@ async fn a_watcher_arriving_while_a_record_is_saved_gets_it_and_all_after_it() {
     };
     let registry = Registry::restore(store, settings).await.unwrap();
     let service = Arc::new(GamesService::new(registry.clone(), None));
-
-    let options = gangs_games::parse_options("gang-of-four", Some(4), &[]).unwrap();
-    let game_id = service
-        .create_game(Request::new(pb::CreateGameRequest {
-            kind: "gang-of-four".into(),
-            options: Some(options),
-            seed: Some(8),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .game_id;
-    let mut tokens = Vec::new();
-    for seat in 0..4 {
-        let joined = service
-            .join_game(Request::new(pb::JoinGameRequest {
-                game_id: game_id.clone(),
-                seat: Some(seat),
-                name: format!("p{seat}"),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner();
-        tokens.push(joined.token);
+    let mut game = Seated::gang_of_four(&service, 4, &[], 8).await;
+    // Nobody watches: a few actions.
+    for _ in 0..3 {
+        game.play_next(&service).await;
     }
-    let mut replica = gangs_games::new_game("gang-of-four", Some(&options), 8, None).unwrap();
-    replica.start();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
-    let mut next = |replica: &dyn gangs_games::Game| {
-        let (seat, legal) = (0..4)
-            .map(|s| (s, replica.legal_actions(s)))
-            .find(|(_, a)| !a.is_empty())
-            .unwrap();
-        (seat, legal[rng.random_range(0..legal.len())].clone())
-    };
-    let act = |seat: usize, action: pb::GameAction| {
-        let (service, game_id, token) = (service.clone(), game_id.clone(), tokens[seat].clone());
+    let saved = registry.summaries()[0].last_seq;
+
+    // The disk stalls with the next action applied, not durable; then a seat nobody watched
+    // and a spectator start watching from the last durable seq.
+    gated.open.send_replace(false);
+    let before = gated.appends.load(Ordering::SeqCst);
+    let (seat, action) = game.next();
+    let in_flight = {
+        let (service, request) = (service.clone(), game.request(seat, action, ""));
         tokio::spawn(async move {
-            let request = pb::ActRequest {
-                game_id,
-                token,
-                action: Some(action),
-                ..Default::default()
-            };
             service
                 .act(Request::new(request))
                 .await
@@ -152,35 +72,19 @@ async fn a_watcher_arriving_while_a_record_is_saved_gets_it_and_all_after_it() {
                 .seq
         })
     };
-    // Nobody watches: a few actions.
-    for _ in 0..3 {
-        let (seat, action) = next(&*replica);
-        replica.act(seat, &action).unwrap();
-        act(seat, action).await.unwrap();
-    }
-    let saved = registry.summaries()[0].last_seq;
-
-    // The disk stalls with the next action applied, not durable; then a seat nobody watched
-    // and a spectator start watching from the last durable seq.
-    gated.open.send_replace(false);
-    let before = gated.appends.load(Ordering::SeqCst);
-    let (seat, action) = next(&*replica);
-    replica.act(seat, &action).unwrap();
-    let in_flight = act(seat, action);
     while gated.appends.load(Ordering::SeqCst) == before {
         tokio::task::yield_now().await;
     }
     let watched_seat = (seat + 1) % 4;
+    let (game_id, tokens) = (game.game_id.clone(), game.tokens.clone());
     let mut late_seat = watch_from(&service, &game_id, &tokens[watched_seat], saved).await;
     let mut late_spectator = watch_from(&service, &game_id, "", saved).await;
     gated.open.send_replace(true);
     assert_eq!(in_flight.await.unwrap(), saved + 1);
 
     // And the game goes on to its end.
-    while !replica.is_over() {
-        let (seat, action) = next(&*replica);
-        replica.act(seat, &action).unwrap();
-        act(seat, action).await.unwrap();
+    while !game.replica.is_over() {
+        game.play_next(&service).await;
     }
     let last = registry.summaries()[0].last_seq;
 

@@ -5,124 +5,37 @@
 //! service until the process restarted; on a cluster that stalled a game for good when a NATS
 //! outage outlasted the append's retry budget.
 
+mod common;
+
+use common::{Seated, TestStore};
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
 use gangs_service::registry::Registry;
 use gangs_service::store::sled::SledStore;
-use gangs_service::store::{Durable, LogStore, Store, StoreError};
+use gangs_service::store::Store;
 use pb::games_server::Games;
-use rand::{Rng, SeedableRng};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tonic::{Code, Request};
-
-/// The sled log, whose appends fail while `failing` is set (a disk or network outage).
-struct Outage {
-    inner: Store,
-    failing: AtomicBool,
-}
-
-#[async_trait::async_trait]
-impl LogStore for Outage {
-    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
-        if self.failing.load(Ordering::SeqCst) {
-            let (done, rx) = tokio::sync::oneshot::channel();
-            let _ = done.send(Err(StoreError::unavailable(
-                "the disk is gone (test outage)",
-            )));
-            return rx;
-        }
-        self.inner.append(game_id, records)
-    }
-
-    async fn read_range(
-        &self,
-        game_id: &str,
-        after_seq: u64,
-        limit: usize,
-    ) -> Result<Vec<pb::LogRecord>, StoreError> {
-        self.inner.read_range(game_id, after_seq, limit).await
-    }
-
-    async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.game_ids().await
-    }
-
-    async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
-        self.inner.delete_game(game_id).await
-    }
-}
-
-fn act_request(game_id: &str, token: &str, action: &pb::GameAction, id: &str) -> pb::ActRequest {
-    pb::ActRequest {
-        game_id: game_id.to_string(),
-        token: token.to_string(),
-        action: Some(action.clone()),
-        expected_seq: None,
-        action_id: id.to_string(),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_comes_back_from_the_log_after_a_storage_outage() {
     let dir = tempfile::tempdir().unwrap();
     let (sled, _closer) = SledStore::open(dir.path()).unwrap();
-    let outage = Arc::new(Outage {
-        inner: sled,
-        failing: AtomicBool::new(false),
-    });
+    let outage = Arc::new(TestStore::over(sled));
     let store: Store = outage.clone();
     let registry = Registry::restore(store, Settings::default()).await.unwrap();
     let service = GamesService::new(registry.clone(), None);
-
-    let options = gangs_games::parse_options("gang-of-four", Some(3), &[]).unwrap();
-    let game_id = service
-        .create_game(Request::new(pb::CreateGameRequest {
-            kind: "gang-of-four".into(),
-            options: Some(options),
-            seed: Some(5),
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .game_id;
-    let mut tokens = Vec::new();
-    for seat in 0..3 {
-        let joined = service
-            .join_game(Request::new(pb::JoinGameRequest {
-                game_id: game_id.clone(),
-                seat: Some(seat),
-                name: format!("p{seat}"),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner();
-        tokens.push(joined.token);
-    }
-    let mut replica = gangs_games::new_game("gang-of-four", Some(&options), 5, None).unwrap();
-    replica.start();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    let mut next = |replica: &dyn gangs_games::Game| {
-        let (seat, legal) = (0..3)
-            .map(|s| (s, replica.legal_actions(s)))
-            .find(|(_, a)| !a.is_empty())
-            .unwrap();
-        (seat, legal[rng.random_range(0..legal.len())].clone())
-    };
-    for i in 0..3 {
-        let (seat, action) = next(&*replica);
-        replica.act(seat, &action).unwrap();
-        let request = act_request(&game_id, &tokens[seat], &action, &format!("a{i}"));
-        service.act(Request::new(request)).await.unwrap();
+    let mut game = Seated::gang_of_four(&service, 3, &[], 5).await;
+    for _ in 0..3 {
+        game.play_next(&service).await;
     }
     let saved = registry.summaries()[0].last_seq;
     let mut spectator = service
         .watch(Request::new(pb::WatchRequest {
-            game_id: game_id.clone(),
+            game_id: game.game_id.clone(),
             token: String::new(),
             from_seq: saved,
         }))
@@ -130,10 +43,10 @@ async fn a_game_comes_back_from_the_log_after_a_storage_outage() {
         .unwrap()
         .into_inner();
 
-    // The disk goes: the action is refused as unavailable, and so is its retry meanwhile.
+    // The disk goes: the action is refused as unavailable.
     outage.failing.store(true, Ordering::SeqCst);
-    let (seat, action) = next(&*replica);
-    let request = act_request(&game_id, &tokens[seat], &action, "during");
+    let (seat, action) = game.next();
+    let request = game.request(seat, action, "during");
     let refused = service
         .act(Request::new(request.clone()))
         .await
@@ -148,8 +61,8 @@ async fn a_game_comes_back_from_the_log_after_a_storage_outage() {
         );
     }
 
-    // The disk is back: the same action, retried with the same id, is applied once, at the
-    // seq after the last saved record.
+    // The disk is back: the same action, retried at once with the same id, is applied once, at
+    // the seq after the last saved record.
     outage.failing.store(false, Ordering::SeqCst);
     let answer = service
         .act(Request::new(request))
@@ -157,16 +70,12 @@ async fn a_game_comes_back_from_the_log_after_a_storage_outage() {
         .expect("the game came back from the log")
         .into_inner();
     assert_eq!(answer.seq, saved + 1);
-    replica.act(seat, &action).unwrap();
-    for i in 0..3 {
-        let (seat, action) = next(&*replica);
-        replica.act(seat, &action).unwrap();
-        let request = act_request(&game_id, &tokens[seat], &action, &format!("b{i}"));
-        service.act(Request::new(request)).await.unwrap();
+    for _ in 0..3 {
+        game.play_next(&service).await;
     }
     let log: Vec<pb::LogRecord> = service
         .get_log(Request::new(pb::GetLogRequest {
-            game_id: game_id.clone(),
+            game_id: game.game_id.clone(),
             from_seq: 0,
         }))
         .await

@@ -2,13 +2,15 @@
 //! back from the log on demand: its log, its seats' streams and its refusals are the same as
 //! before it left.
 
+mod common;
+
+use common::Seated;
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
 use gangs_service::registry::{ListQuery, Registry};
 use gangs_service::store::sled::SledStore;
 use pb::games_server::Games;
-use rand::{Rng, SeedableRng};
 use std::time::Duration;
 use tokio_stream::StreamExt;
 use tonic::{Code, Request};
@@ -47,60 +49,11 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
     let service = GamesService::new(registry.clone(), None);
 
     // A short Gang of Four game, played to the end with random legal actions.
-    let options = gangs_games::parse_options(
-        "gang-of-four",
-        Some(3),
-        &[("target_score".to_string(), "20".to_string())],
-    )
-    .unwrap();
-    let game_id = service
-        .create_game(Request::new(pb::CreateGameRequest {
-            kind: "gang-of-four".into(),
-            options: Some(options),
-            seed: Some(3),
-            preset: None,
-            ..Default::default()
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .game_id;
-    let mut tokens = Vec::new();
-    for seat in 0..3 {
-        let joined = service
-            .join_game(Request::new(pb::JoinGameRequest {
-                game_id: game_id.clone(),
-                seat: Some(seat),
-                name: format!("p{seat}"),
-                join_id: String::new(),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner();
-        tokens.push(joined.token);
+    let mut game = Seated::gang_of_four(&service, 3, &[("target_score", "20")], 3).await;
+    while !game.replica.is_over() {
+        game.play_next(&service).await;
     }
-    let mut replica = gangs_games::new_game("gang-of-four", Some(&options), 3, None).unwrap();
-    replica.start();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    while !replica.is_over() {
-        let (seat, legal) = (0..3)
-            .map(|s| (s, replica.legal_actions(s)))
-            .find(|(_, a)| !a.is_empty())
-            .unwrap();
-        let action = legal[rng.random_range(0..legal.len())].clone();
-        replica.act(seat, &action).unwrap();
-        service
-            .act(Request::new(pb::ActRequest {
-                game_id: game_id.clone(),
-                token: tokens[seat].clone(),
-                action: Some(action),
-                expected_seq: None,
-                action_id: String::new(),
-            }))
-            .await
-            .unwrap();
-    }
+    let (game_id, tokens) = (game.game_id.clone(), game.tokens.clone());
     let log_before = log_of(&service, &game_id).await;
     assert_eq!(registry.loaded_games(), 1);
 

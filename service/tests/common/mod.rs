@@ -1,0 +1,174 @@
+//! Shared by the service's in-process tests: a Gang of Four game seated through the service with
+//! a local replica that picks random legal actions, and a log store whose appends a test can
+//! make fail (an outage) or wait (a slow disk).
+
+#![allow(dead_code)]
+
+use gangs_proto::v1 as pb;
+use gangs_service::api::GamesService;
+use gangs_service::store::{Durable, LogStore, Store, StoreError};
+use pb::games_server::Games;
+use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tokio::sync::watch;
+use tonic::Request;
+
+/// A Gang of Four game created and fully seated through `service`, with the replica the test
+/// plays it with.
+pub struct Seated {
+    pub game_id: String,
+    pub tokens: Vec<String>,
+    pub replica: Box<dyn gangs_games::Game>,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl Seated {
+    /// `options` as `--option` pairs (`target_score=20`).
+    pub async fn gang_of_four(
+        service: &GamesService,
+        players: usize,
+        options: &[(&str, &str)],
+        seed: u64,
+    ) -> Seated {
+        let pairs: Vec<(String, String)> = options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let options =
+            gangs_games::parse_options("gang-of-four", Some(players as u32), &pairs).unwrap();
+        let game_id = service
+            .create_game(Request::new(pb::CreateGameRequest {
+                kind: "gang-of-four".into(),
+                options: Some(options),
+                seed: Some(seed),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .game_id;
+        let mut tokens = Vec::new();
+        for seat in 0..players as u32 {
+            let joined = service
+                .join_game(Request::new(pb::JoinGameRequest {
+                    game_id: game_id.clone(),
+                    seat: Some(seat),
+                    name: format!("p{seat}"),
+                    ..Default::default()
+                }))
+                .await
+                .unwrap()
+                .into_inner();
+            tokens.push(joined.token);
+        }
+        let mut replica =
+            gangs_games::new_game("gang-of-four", Some(&options), seed, None).unwrap();
+        replica.start();
+        Seated {
+            game_id,
+            tokens,
+            replica,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// A random legal action of the seat that may act, applied to the replica.
+    pub fn next(&mut self) -> (usize, pb::GameAction) {
+        let (seat, legal) = (0..self.replica.players())
+            .map(|s| (s, self.replica.legal_actions(s)))
+            .find(|(_, a)| !a.is_empty())
+            .expect("someone may act");
+        let action = legal[self.rng.random_range(0..legal.len())].clone();
+        self.replica.act(seat, &action).unwrap();
+        (seat, action)
+    }
+
+    /// The `Act` request of `seat` playing `action`.
+    pub fn request(&self, seat: usize, action: pb::GameAction, action_id: &str) -> pb::ActRequest {
+        pb::ActRequest {
+            game_id: self.game_id.clone(),
+            token: self.tokens[seat].clone(),
+            action: Some(action),
+            expected_seq: None,
+            action_id: action_id.to_string(),
+        }
+    }
+
+    /// Plays the replica's next action through `service`; its seq.
+    pub async fn play_next(&mut self, service: &GamesService) -> u64 {
+        let (seat, action) = self.next();
+        let request = self.request(seat, action, "");
+        service
+            .act(Request::new(request))
+            .await
+            .unwrap()
+            .into_inner()
+            .seq
+    }
+}
+
+/// A log store over another whose appends fail while `failing` is set (a disk or network
+/// outage) and wait while the gate is shut (a slow disk), counted as they come.
+pub struct TestStore {
+    inner: Store,
+    pub failing: AtomicBool,
+    pub open: watch::Sender<bool>,
+    pub appends: AtomicUsize,
+}
+
+impl TestStore {
+    pub fn over(inner: Store) -> TestStore {
+        TestStore {
+            inner,
+            failing: AtomicBool::new(false),
+            open: watch::channel(true).0,
+            appends: AtomicUsize::new(0),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl LogStore for TestStore {
+    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
+        self.appends.fetch_add(1, Ordering::SeqCst);
+        if !self.failing.load(Ordering::SeqCst) && *self.open.borrow() {
+            return self.inner.append(game_id, records);
+        }
+        let (done, rx) = tokio::sync::oneshot::channel();
+        if self.failing.load(Ordering::SeqCst) {
+            let _ = done.send(Err(StoreError::unavailable(
+                "the disk is gone (test outage)",
+            )));
+            return rx;
+        }
+        // Shut: released when the gate opens (in no set order: shut it for one append at a time).
+        let (inner, game_id) = (self.inner.clone(), game_id.to_string());
+        let mut open = self.open.subscribe();
+        tokio::spawn(async move {
+            let _ = open.wait_for(|&open| open).await;
+            let result = match inner.append(&game_id, records).await {
+                Ok(result) => result,
+                Err(_) => Err(StoreError::unavailable("the store stopped")),
+            };
+            let _ = done.send(result);
+        });
+        rx
+    }
+
+    async fn read_range(
+        &self,
+        game_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<pb::LogRecord>, StoreError> {
+        self.inner.read_range(game_id, after_seq, limit).await
+    }
+
+    async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.game_ids().await
+    }
+
+    async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
+        self.inner.delete_game(game_id).await
+    }
+}
