@@ -60,11 +60,13 @@ fn assert_sane(report: &Value, games: u64, seconds: u64, kind: &str, watchers: &
         number(report, "baseline_p50_ms") <= number(report, "baseline_p99_ms"),
         "{report}"
     );
-    assert_eq!(
-        report["errors"],
-        serde_json::json!({}),
-        "a healthy server refused calls: {report}"
-    );
+    for key in ["errors", "setup_errors"] {
+        assert_eq!(
+            report[key],
+            serde_json::json!({}),
+            "a healthy server refused calls ({key}): {report}"
+        );
+    }
 }
 
 #[test]

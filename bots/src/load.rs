@@ -84,8 +84,12 @@ pub struct Measured {
     pub elapsed: Duration,
     /// Sorted, shortest first.
     pub latencies: Vec<Duration>,
-    /// Status code name (`RESOURCE_EXHAUSTED`, ...) to how many calls got it.
+    /// Status code name (`RESOURCE_EXHAUSTED`, ...) to how many calls got it: the measured
+    /// calls (`Check`, `Act`).
     pub errors: BTreeMap<&'static str, u64>,
+    /// The same for the calls that set a game up (`CreateGame`, `JoinGame`, `Watch`), kept
+    /// apart: a create-rate limit is not a refused action.
+    pub setup_errors: BTreeMap<&'static str, u64>,
 }
 
 impl Measured {
@@ -110,11 +114,21 @@ impl Measured {
         for (code, n) in other.errors {
             *self.errors.entry(code).or_default() += n;
         }
+        for (code, n) in other.setup_errors {
+            *self.setup_errors.entry(code).or_default() += n;
+        }
     }
 
     fn refused(&mut self, status: &tonic::Status) {
         *self
             .errors
+            .entry(gangs_proto::code_name(status.code()))
+            .or_default() += 1;
+    }
+
+    fn refused_setup(&mut self, status: &tonic::Status) {
+        *self
+            .setup_errors
             .entry(gangs_proto::code_name(status.code()))
             .or_default() += 1;
     }
@@ -249,7 +263,7 @@ impl Player {
             let game = match self.new_game(&mut client, seed).await {
                 Ok(game) => game,
                 Err(status) => {
-                    measured.refused(&status);
+                    measured.refused_setup(&status);
                     tokio::time::sleep(RETRY_AFTER_REFUSAL).await;
                     continue;
                 }
@@ -379,11 +393,14 @@ mod tests {
             ..Default::default()
         };
         part.refused(&tonic::Status::resource_exhausted("limit"));
+        part.refused_setup(&tonic::Status::unauthenticated("no key"));
         total.merge(part.clone());
         total.merge(part);
         assert_eq!(total.count, 4);
         assert_eq!(total.latencies.len(), 4);
         assert_eq!(total.errors.get("RESOURCE_EXHAUSTED"), Some(&2));
+        assert_eq!(total.errors.get("UNAUTHENTICATED"), None);
+        assert_eq!(total.setup_errors.get("UNAUTHENTICATED"), Some(&2));
         total.elapsed = Duration::from_secs(2);
         assert_eq!(total.per_second(), 2.0);
     }

@@ -210,6 +210,7 @@ fn report_json(args: &BenchArgs, server: &str, baseline: &Measured, played: &Mea
         "p99_ms": ms(played.percentile(0.99)),
         "p999_ms": ms(played.percentile(0.999)),
         "errors": played.errors,
+        "setup_errors": played.setup_errors,
         "baseline_calls": baseline.count,
         "baseline_calls_per_s": baseline.per_second(),
         "baseline_p50_ms": ms(baseline.percentile(0.5)),
@@ -258,13 +259,21 @@ fn report_lines(args: &BenchArgs, server: &str, baseline: &Measured, played: &Me
 }
 
 fn errors_line(measured: &Measured) -> String {
-    if measured.errors.is_empty() {
-        return "none".to_string();
+    let codes = |errors: &std::collections::BTreeMap<&str, u64>| {
+        errors
+            .iter()
+            .map(|(code, n)| format!("{code} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (measured.errors.is_empty(), measured.setup_errors.is_empty()) {
+        (true, true) => "none".to_string(),
+        (false, true) => codes(&measured.errors),
+        (true, false) => format!("setting games up: {}", codes(&measured.setup_errors)),
+        (false, false) => format!(
+            "{}; setting games up: {}",
+            codes(&measured.errors),
+            codes(&measured.setup_errors)
+        ),
     }
-    measured
-        .errors
-        .iter()
-        .map(|(code, n)| format!("{code} {n}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
