@@ -27,11 +27,7 @@ async fn short_game(dir: &std::path::Path, seed: u64) -> (Server, String) {
 }
 
 /// `gangs-bot-random` in each of `seats`.
-fn random_bots(
-    server: &Server,
-    game_id: &str,
-    seats: std::ops::Range<u32>,
-) -> Vec<std::process::Child> {
+fn random_bots(server: &Server, game_id: &str, seats: std::ops::Range<u32>) -> Vec<Bot> {
     seats
         .map(|seat| spawn_bot("gangs-bot-random", server, game_id, Some(seat), seat as u64))
         .collect()

@@ -13,7 +13,7 @@ use common::{bin, create, log, status, wait_with_timeout, Server};
 use gangs_proto::v1 as pb;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -86,7 +86,7 @@ fn python() -> &'static (PathBuf, PathBuf) {
 }
 
 /// The Python bot for `seat`, started as the arena would (the contract's four arguments).
-fn spawn_python_bot(server: &Server, game: &str, seat: u32, seed: u64) -> Child {
+fn spawn_python_bot(server: &Server, game: &str, seat: u32, seed: u64) -> common::Bot {
     let (python, stubs) = python();
     Command::new(python)
         .arg(bot_script())
@@ -97,10 +97,11 @@ fn spawn_python_bot(server: &Server, game: &str, seat: u32, seed: u64) -> Child 
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
+        .map(common::Bot)
         .expect("start the Python bot")
 }
 
-fn spawn_rust_bot(bot: &str, server: &Server, game: &str, seat: u32, seed: u64) -> Child {
+fn spawn_rust_bot(bot: &str, server: &Server, game: &str, seat: u32, seed: u64) -> common::Bot {
     common::spawn_bot(bot, server, game, Some(seat), seed)
 }
 
@@ -111,7 +112,7 @@ async fn play(kind: &str, options: pb::GameOptions, seats: &[Option<&str>], seed
     let server = Server::start(dir.path());
     let mut client = server.client().await;
     let game = create(&mut client, kind, Some(options), seed).await;
-    let mut bots: Vec<(String, Child)> = seats
+    let mut bots: Vec<(String, common::Bot)> = seats
         .iter()
         .enumerate()
         .map(|(seat, bot)| {

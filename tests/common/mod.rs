@@ -287,9 +287,36 @@ impl Drop for Server {
     }
 }
 
+/// A bot process, killed when dropped: a test that fails mid-game must not leave bots
+/// retrying a dead server for a minute (their noise lands in the next tests' output).
+pub struct Bot(pub Child);
+
+impl std::ops::Deref for Bot {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Bot {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Bot {
+    fn drop(&mut self) {
+        // Nothing to do for a bot that ended; otherwise it ends now.
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Starts a bot process for `game` (it joins the first free seat, or `seat`). `bot` is a
 /// workspace binary name, optionally followed by its own arguments (`gangs-bot-search --budget-ms 20`).
-pub fn spawn_bot(bot: &str, server: &Server, game: &str, seat: Option<u32>, seed: u64) -> Child {
+pub fn spawn_bot(bot: &str, server: &Server, game: &str, seat: Option<u32>, seed: u64) -> Bot {
     let mut words = bot.split_whitespace();
     let mut command = Command::new(bin(words.next().expect("a bot name")));
     command.args(words);
@@ -309,9 +336,9 @@ pub fn spawn_bot(bot: &str, server: &Server, game: &str, seat: Option<u32>, seed
     if let Some(seat) = seat {
         command.args(["--seat", &seat.to_string()]);
     }
-    command
+    Bot(command
         .spawn()
-        .unwrap_or_else(|e| panic!("start {bot}: {e}"))
+        .unwrap_or_else(|e| panic!("start {bot}: {e}")))
 }
 
 /// Waits for a child with a timeout; panics (killing it) if it does not end in time.
