@@ -71,25 +71,13 @@ fn kv_error(e: impl std::fmt::Display) -> Status {
     Status::unavailable(format!("the game directory (NATS KV) is unreachable: {e}"))
 }
 
-/// Opens (or creates) a KV bucket, retrying for a while: a node often starts while the NATS
-/// cluster is still electing a leader (all of it starting, or one NATS node just restarted).
+/// Opens (or creates) a KV bucket, retrying while JetStream starts.
 async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::Store, String> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        match js.create_or_update_key_value(config.clone()).await {
-            Ok(bucket) => return Ok(bucket),
-            Err(e) if tokio::time::Instant::now() < deadline => {
-                tracing::info!(bucket = %config.bucket, "waiting for JetStream: {e}");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => {
-                return Err(format!(
-                    "NATS: cannot open the bucket {}: {e}",
-                    config.bucket
-                ))
-            }
-        }
-    }
+    crate::store::jetstream::while_jetstream_starts(&config.bucket, || {
+        js.create_or_update_key_value(config.clone())
+    })
+    .await
+    .map_err(|e| format!("NATS: cannot open the bucket {}: {e}", config.bucket))
 }
 
 impl Cluster {

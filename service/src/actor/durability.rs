@@ -75,7 +75,7 @@ impl GameActor {
         reply: Reply<T>,
         answer: impl FnOnce(&GameActor) -> T,
     ) {
-        if seq <= self.durable_seq {
+        if seq <= self.durable_seq() {
             let _ = reply.send(Ok(answer(self)));
         } else if let Some(waiters) = self
             .pending
@@ -122,14 +122,17 @@ impl GameActor {
             return;
         }
         // The flusher writes batches in order: everything up to `seq` is durable.
-        self.durable_seq = self.durable_seq.max(seq);
-        self.durable_signal.send_replace(self.durable_seq);
+        self.durable.send_if_modified(|durable| {
+            let newer = seq > *durable;
+            *durable = (*durable).max(seq);
+            newer
+        });
         // Before anyone is answered: a caller that lists games next must see this seq.
         self.publish_summary();
         while self
             .pending
             .front()
-            .is_some_and(|p| p.last_seq <= self.durable_seq)
+            .is_some_and(|p| p.last_seq <= self.durable_seq())
         {
             let pending = self.pending.pop_front().expect("checked above");
             match pending.reply {

@@ -155,9 +155,8 @@ pub struct GameActor {
     created: pb::Created,
     /// Every record applied, durable or not; `records[i].seq == i + 1`.
     records: Records,
-    durable_seq: u64,
-    /// `durable_seq` for catch-up tasks that wait for records still being saved.
-    durable_signal: tokio::sync::watch::Sender<u64>,
+    /// The last durable seq; catch-up tasks subscribe to wait for records still being saved.
+    durable: tokio::sync::watch::Sender<u64>,
     seats: Vec<Option<Seat>>,
     tokens: HashMap<String, usize>,
     /// Seq of the `started` record: the game started once every seat was taken.
@@ -270,8 +269,7 @@ impl GameActor {
         actor.action_ids.extend(action_ids);
         actor.start_seq = started;
         actor.ended = ended;
-        actor.durable_seq = records.len() as u64;
-        actor.durable_signal.send_replace(actor.durable_seq);
+        actor.durable.send_replace(records.len() as u64);
         actor.records = Records::from_log(&records);
         actor.clocks = clocks;
         // Deadlines are wall-clock times from the log: a restart keeps them.
@@ -298,8 +296,7 @@ impl GameActor {
             game,
             created,
             records: Records::default(),
-            durable_seq: 0,
-            durable_signal: tokio::sync::watch::channel(0).0,
+            durable: tokio::sync::watch::channel(0).0,
             seats: (0..players).map(|_| None).collect(),
             tokens: HashMap::new(),
             start_seq: None,
@@ -452,6 +449,11 @@ impl GameActor {
         self.records.len()
     }
 
+    /// The last seq the store has made durable.
+    fn durable_seq(&self) -> u64 {
+        *self.durable.borrow()
+    }
+
     fn status(&self) -> pb::GameStatus {
         if let Some(reason) = self.ended {
             ended_status(reason)
@@ -492,7 +494,7 @@ impl GameActor {
                 .iter()
                 .map(|s| s.as_ref().map(|s| s.name.clone()).unwrap_or_default())
                 .collect(),
-            last_seq: self.durable_seq,
+            last_seq: self.durable_seq(),
             // `Registry::import` drops the tokens: a seat without one was never played here.
             imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
             created_unix_ms: self.records.first_unix_ms().unwrap_or_default(),

@@ -100,10 +100,12 @@ impl GameActor {
         if self.start_seq.is_some_and(|start| start <= seq) {
             return (true, self.seats.len() as u32);
         }
+        // Each seat knows the seq of its `joined` record: no record is decoded for this.
         let taken = self
-            .records
-            .range(1, seq)
-            .filter(|r| matches!(r.record, Some(Record::Joined(_))))
+            .seats
+            .iter()
+            .flatten()
+            .filter(|s| s.joined_seq <= seq)
             .count() as u32;
         (false, taken)
     }
@@ -128,7 +130,7 @@ impl GameActor {
             .iter()
             .all(|p| p.updates.iter().all(|u| u[audience].is_some()));
         let through = if built {
-            self.durable_seq
+            self.durable_seq()
         } else {
             self.last_seq()
         };
@@ -158,7 +160,7 @@ impl GameActor {
             let (tx, rx) = mpsc::channel(CATCH_UP_BUFFER);
             let catch_up = CatchUp {
                 store: self.store.clone(),
-                durable: self.durable_signal.subscribe(),
+                durable: self.durable.subscribe(),
                 game_id: self.id.clone(),
                 seat,
                 from_seq,
@@ -178,7 +180,7 @@ impl GameActor {
     pub(super) fn log(&self, from_seq: u64) -> Vec<pb::LogRecord> {
         let finished = self.is_over();
         self.records
-            .range(from_seq.saturating_add(1), self.durable_seq)
+            .range(from_seq.saturating_add(1), self.durable_seq())
             .map(|r| self.game.public_record(&r, finished))
             .collect()
     }

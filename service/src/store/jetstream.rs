@@ -132,18 +132,9 @@ impl JetStreamStore {
             duplicate_window: Duration::from_secs(120),
             ..Default::default()
         };
-        // A cluster may still be electing its meta leader when a node starts: retry a while.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        let stream = loop {
-            match js.get_or_create_stream(config.clone()).await {
-                Ok(stream) => break stream,
-                Err(e) if tokio::time::Instant::now() < deadline => {
-                    tracing::info!("waiting for JetStream: {e}");
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                }
-                Err(e) => return Err(unavailable("cannot create the stream GANGS_LOG", e)),
-            }
-        };
+        let stream = while_jetstream_starts(STREAM, || js.get_or_create_stream(config.clone()))
+            .await
+            .map_err(|e| unavailable("cannot create the stream GANGS_LOG", e))?;
         Ok(Arc::new(JetStreamStore {
             js,
             stream,
@@ -159,6 +150,33 @@ impl JetStreamStore {
     /// The stream sequence of a game's last record (0 when the game has none).
     async fn last_stream_seq(&self, game_id: &str) -> Result<u64, StoreError> {
         last_stream_seq(&self.stream, game_id).await
+    }
+}
+
+/// How long a node waits at start for JetStream to answer (a cluster electing its leaders).
+const START_BUDGET: Duration = Duration::from_secs(30);
+
+/// Runs `open` (create or open a stream or bucket named `what`) until it succeeds or
+/// [`START_BUDGET`] has passed: a node often starts while the NATS cluster is still electing
+/// its meta leader (all of it starting, or one NATS node just restarted). The last error if
+/// none succeeded.
+pub async fn while_jetstream_starts<T, E, F>(
+    what: &str,
+    mut open: impl FnMut() -> F,
+) -> Result<T, E>
+where
+    E: std::fmt::Display,
+    F: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + START_BUDGET;
+    loop {
+        match open().await {
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::info!(what, "waiting for JetStream: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            done => return done,
+        }
     }
 }
 
