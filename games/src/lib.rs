@@ -87,6 +87,9 @@ pub struct KindInfo {
     pub engine_options: &'static [OptionSpec],
     /// The CLI's action words, for `gangs act --help`.
     pub action_help: &'static str,
+    /// The seats play as one team against the game (The Gang: every seat shares the result),
+    /// rather than each seat for itself. Ratings and reports treat a team game's seats as one.
+    pub team_game: bool,
     new_game: NewGame,
     parse_options: ParseOptions,
     parse_action: fn(&[String]) -> Result<pb::GameAction, Refusal>,
@@ -101,6 +104,7 @@ static KIND_LIST: [KindInfo; 2] = [
         name: GANG_OF_FOUR,
         engine_options: gangs_rules::gang_of_four::contract::OPTIONS,
         action_help: gang_of_four::ACTION_HELP,
+        team_game: false,
         new_game: |options, seed, preset| {
             use pb::{game_options::Game as O, preset_deals::Game as P};
             let options = match options.and_then(|o| o.game.as_ref()) {
@@ -129,6 +133,7 @@ static KIND_LIST: [KindInfo; 2] = [
         name: THE_GANG,
         engine_options: gangs_rules::the_gang::contract::OPTIONS,
         action_help: the_gang::ACTION_HELP,
+        team_game: true,
         new_game: |options, seed, preset| {
             use pb::{game_options::Game as O, preset_deals::Game as P};
             let options = match options.and_then(|o| o.game.as_ref()) {
