@@ -12,6 +12,11 @@ use gangs_rules::Engine;
 /// nothing here decides what a seat may see.
 pub trait Wire: Send + Sync + 'static {
     type Engine: Engine;
+    /// This game's case of the `gangs.v1` oneofs (`GameEvent.game`, `GameView.game`): the
+    /// bridge unwraps and wraps them here, once, so a game's visibility sees only its own
+    /// messages.
+    type PbEvent;
+    type PbView;
     /// The kind's name ("gang-of-four").
     const KIND: &'static str;
     /// The options with every default filled in (logged in the `created` record).
@@ -28,6 +33,10 @@ pub trait Wire: Send + Sync + 'static {
     fn decision(action: &<Self::Engine as Engine>::Action) -> &'static str;
     /// The clock fields of this game's wire options.
     fn clock_fields(options: &mut pb::GameOptions) -> Option<ClockFields<'_>>;
+    /// This game's event inside `event`; `None` when it is another game's (or empty).
+    fn unwrap_event(event: &pb::GameEvent) -> Option<&Self::PbEvent>;
+    fn wrap_event(event: Self::PbEvent) -> pb::GameEvent;
+    fn wrap_view(view: Self::PbView) -> pb::GameView;
     /// A complete event (nothing hidden) on the wire.
     fn event_to_pb(engine: &Self::Engine, event: &<Self::Engine as Engine>::Event)
         -> pb::GameEvent;
@@ -60,10 +69,10 @@ impl ClockFields<'_> {
 /// Implementations match exhaustively, without a catch-all arm, so that a new event or field
 /// cannot compile without a decision.
 pub trait Visibility: Wire {
-    /// The game as `seat` may see it now.
-    fn view(engine: &Self::Engine, seat: Option<Seat>) -> pb::GameView;
-    /// A complete event as `seat` may see it; `None` when the event is not of this game.
-    fn redact(event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent>;
+    /// The game as `seat` may see it now (`seat` exists, or is `None`).
+    fn view(engine: &Self::Engine, seat: Option<Seat>) -> Self::PbView;
+    /// A complete event of this game as `seat` may see it.
+    fn redact(event: &Self::PbEvent, seat: Option<Seat>) -> Self::PbEvent;
     /// A logged action as `GetLog` shows it: `None` while the game runs (an action may name a
     /// hidden card), the action once it is over.
     fn public_action(action: &pb::GameAction, finished: bool) -> Option<pb::GameAction>;
@@ -167,18 +176,21 @@ impl<W: Visibility> Game for Bridge<W> {
     }
 
     fn view(&self, seat: Option<Seat>) -> pb::GameView {
-        W::view(&self.engine, seat.filter(|&s| s < self.engine.players()))
+        W::wrap_view(W::view(
+            &self.engine,
+            seat.filter(|&s| s < self.engine.players()),
+        ))
     }
 
     fn redact(&self, event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent> {
-        W::redact(event, seat)
+        W::unwrap_event(event).map(|e| W::wrap_event(W::redact(e, seat)))
     }
 
     fn public_record(&self, record: &pb::LogRecord, finished: bool) -> pb::LogRecord {
         crate::visibility::public_record(
             record,
             finished,
-            |e| W::redact(e, None),
+            |e| self.redact(e, None),
             |a| W::public_action(a, finished),
         )
     }

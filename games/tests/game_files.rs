@@ -203,7 +203,8 @@ fn a_running_games_public_file_reads_but_does_not_verify() {
 /// outcome's score.
 #[test]
 fn gang_of_four_summaries_add_up_to_the_final_scores() {
-    use gangs_games::summary::{summarize, Summary};
+    use gangs_games::gang_of_four::summary::deal_rows;
+    use gangs_games::summary::{public_events, summarize};
     for (players, seed) in [(4, 31), (3, 32)] {
         let records = played_log("gang-of-four", players, seed);
         let outcome = GameFile::from_log("x", records.clone())
@@ -211,9 +212,14 @@ fn gang_of_four_summaries_add_up_to_the_final_scores() {
             .header
             .outcome
             .unwrap();
-        let Summary::GangOfFour(rows) = summarize(&records).unwrap() else {
-            panic!("not a gang-of-four summary")
-        };
+        let rows = deal_rows(public_events(&records).unwrap().1);
+        // The registry's table has a row per deal, numbered as the deals are.
+        let table = summarize(&records).unwrap();
+        assert_eq!(table.header[0], "deal");
+        assert_eq!(
+            table.rows.iter().map(|r| r.number).collect::<Vec<_>>(),
+            rows.iter().map(|r| r.deal).collect::<Vec<_>>()
+        );
         assert!(
             rows.len() > 1,
             "a game to the target score takes several deals"
@@ -239,7 +245,8 @@ fn gang_of_four_summaries_add_up_to_the_final_scores() {
 /// The heist rows add up to the final scores: successes are the vaults, failures the alarms.
 #[test]
 fn the_gang_summaries_add_up_to_the_final_scores() {
-    use gangs_games::summary::{summarize, Summary};
+    use gangs_games::summary::{public_events, summarize};
+    use gangs_games::the_gang::summary::heist_rows;
     for (players, seed) in [(3, 41), (6, 42), (4, 43)] {
         let records = played_log("the-gang", players, seed);
         let outcome = GameFile::from_log("x", records.clone())
@@ -247,9 +254,11 @@ fn the_gang_summaries_add_up_to_the_final_scores() {
             .header
             .outcome
             .unwrap();
-        let Summary::TheGang(rows) = summarize(&records).unwrap() else {
-            panic!("not a the-gang summary")
-        };
+        let (created, events) = public_events(&records).unwrap();
+        let rows = heist_rows(created, events);
+        let table = summarize(&records).unwrap();
+        assert_eq!(table.header[0], "heist");
+        assert_eq!(table.rows.len(), rows.len());
         let last = rows.last().expect("at least one heist");
         let vaults = rows.iter().filter(|r| r.success).count() as u32;
         let alarms = rows.iter().filter(|r| !r.success).count() as u32;

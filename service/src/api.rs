@@ -251,7 +251,7 @@ impl Games for GamesService {
             if request.kind.is_empty() {
                 return Err(Status::invalid_argument(format!(
                     "kind is required: one of {}",
-                    gangs_games::KINDS.join(", ")
+                    gangs_games::kind_names().join(", ")
                 )));
             }
             let registry = &self.registry;

@@ -63,7 +63,7 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
     gauge!("gangs_live_games").set(0.0);
     gauge!("gangs_watchers").set(0.0);
     counter!("gangs_watchers_cut_off_total").absolute(0);
-    for kind in gangs_games::KINDS {
+    for kind in gangs_games::kind_names() {
         counter!("gangs_actions_total", "kind" => kind).absolute(0);
     }
     Ok(())

@@ -4,7 +4,10 @@
 //                 or a finished game's replay (/api/games/ID/replay and /steps): every hand,
 //                 arrow keys to step, a deal or heist to jump to, a chart, the game file.
 // Everything shown comes from the server's JSON (proto3 JSON mapping, the proto's field names);
-// all text goes through textContent, never HTML.
+// all text goes through textContent, never HTML. This script names no game: each game's table
+// and chart come from its renderer (/assets/games.js, every kind's script from the kind
+// registry), which calls `gangs.register(kind, { title, round, table(state), chart(outline, jump) })`
+// and draws with `gangs.ui`. Pages are drawn once every script has run (DOMContentLoaded).
 "use strict";
 
 const app = document.getElementById("app");
@@ -59,31 +62,16 @@ function seatName(names, seat) {
 
 // ---- cards ------------------------------------------------------------------------------------
 
-// A Gang of Four card: its value in its colour (a Phoenix is P, the Dragon D).
-function fourCard(card) {
-  const color = (card.color || "").replace("GANG_OF_FOUR_COLOR_", "").toLowerCase();
-  const face = card.value === 11 ? "P" : card.value === 12 ? "D" : String(card.value);
-  const title = card.value === 11 ? `${color} Phoenix` : card.value === 12 ? "Dragon" : `${color} ${card.value}`;
-  return el("span", { class: `card four ${color}`, "data-id": card.id, "data-word": card.word, title }, face);
-}
+// ---- the games' renderers ---------------------------------------------------------------------
 
-const SUITS = {
-  SUIT_CLUBS: ["♣", "clubs"],
-  SUIT_DIAMONDS: ["♦", "diamonds"],
-  SUIT_HEARTS: ["♥", "hearts"],
-  SUIT_SPADES: ["♠", "spades"],
-  SUIT_NONE: ["", "suitless"],
+const gangs = {
+  renderers: new Map(),
+  register(kind, renderer) { this.renderers.set(kind, renderer); },
+  renderer(kind) { return this.renderers.get(kind); },
+  // What one round of `kind` is called ("deal", "heist"); "round" for a kind without a renderer.
+  round(kind) { const r = this.renderer(kind); return r ? r.round : "round"; },
 };
-const RANKS = { 11: "J", 12: "Q", 13: "K", 14: "A" };
-
-// A The Gang card: rank and suit, four-colour deck (the suitless Jack of specialist 7 is grey).
-function gangCard(card) {
-  if (!card) return null;
-  const [symbol, suit] = SUITS[card.suit] || SUITS.SUIT_NONE;
-  const rank = RANKS[card.rank] || String(card.rank);
-  return el("span", { class: `card gang ${suit}`, "data-id": card.id, "data-word": rank + symbol, title: `${rank} of ${suit}` },
-    el("span", { class: "rank", text: rank }), el("span", { class: "suit", text: symbol }));
-}
+window.gangs = gangs;
 
 function cardBacks(count) {
   const backs = [];
@@ -137,13 +125,13 @@ async function listPage() {
   app.replaceChildren(
     el("h1", { text: "Games" }),
     el("div", { class: "filters" },
-      filter("kind", [["", "any game"], ["gang-of-four", "Gang of Four"], ["the-gang", "The Gang"]]),
+      filter("kind", [["", "any game"], ...[...gangs.renderers].map(([kind, r]) => [kind, r.title])]),
       filter("status", [["", "any status"], ["waiting", "waiting"], ["running", "running"], ["finished", "finished"], ["cancelled", "cancelled"], ["abandoned", "abandoned"]])),
     rows.length
       ? el("table", { class: "games" },
         el("thead", {}, el("tr", {}, ["game", "kind", "seats", "status", "players", "steps"].map((h) => el("th", { text: h })))),
         el("tbody", {}, rows))
-      : el("p", { class: "note", text: "No game matches. Create one with `gangs new gang-of-four`." }),
+      : el("p", { class: "note", text: `No game matches. Create one with \`gangs new ${[...gangs.renderers.keys()][0] || "KIND"}\`.` }),
     el("p", { class: "pager" },
       params.get("page_token") ? el("a", { href: `/?${firstPage}`, id: "first-page", text: "first page" }) : null, " ",
       page.next_page_token ? el("a", { href: `/?${next}`, id: "next-page", text: "next page" }) : null));
@@ -152,76 +140,13 @@ async function listPage() {
 
 // ---- drawing a game's state -------------------------------------------------------------------
 
-// `state`: { view (a GameView), hands (per seat: its own cards, replay only), names, players }.
+// `state`: { kind, view (a GameView), hands (per seat: its own cards, replay only), names, players }.
 function drawTable(state) {
-  if (state.view && state.view.gang_of_four) return drawFour(state);
-  if (state.view && state.view.the_gang) return drawGang(state);
-  return el("p", { class: "note", text: "Waiting for the game to start." });
-}
-
-function drawFour(state) {
-  const v = state.view.gang_of_four;
-  const hands = state.hands || [];
-  const seats = v.seats.map((s) => {
-    const hand = hands[s.seat] && hands[s.seat].hand;
-    const mark = [];
-    if (v.turn === s.seat && v.phase !== "PHASE_OVER") mark.push("to play");
-    if (s.announced_last_card) mark.push("last card!");
-    if (s.barred) mark.push("barred");
-    return el("section", { class: `seat${v.turn === s.seat ? " turn" : ""}`, "data-seat": s.seat },
-      el("h3", {}, el("span", { class: "dot", "data-color": s.seat % SEAT_COLORS.length }), seatName(state.names, s.seat),
-        el("span", { class: "meta", text: ` ${s.card_count} cards · ${s.score} points ${mark.join(" · ")}` })),
-      el("div", { class: "hand" }, hand ? cardRow(hand, fourCard) : cardBacks(s.card_count)));
-  });
-  const trick = (v.trick || []).map((p) =>
-    el("div", { class: "play" }, el("span", { class: "who", text: `seat ${p.seat}` }),
-      p.pass ? el("span", { class: "pass", text: "pass" }) : [cardRow(p.cards, fourCard), el("span", { class: "kind", text: words(p.kind) })]));
-  const exchange = (v.exchange || []).map((x) =>
-    el("div", { class: "play" }, el("span", { class: "who", text: `seat ${x.from_seat} → seat ${x.to_seat}` }), fourCard(x.card)));
-  return el("div", { class: "table four" },
-    el("p", { class: "status-line", text: `deal ${v.deal_number} · ${words(v.direction)} · ${v.phase.replace("PHASE_", "").replace("_", " ").toLowerCase()}${v.must_play_multicolor_one ? " · the first lead holds m1" : ""}` }),
-    el("div", { class: "seats" }, seats),
-    el("div", { class: "centre" },
-      el("h4", { text: "trick" }), trick.length ? trick : el("p", { class: "note", text: "(a new trick)" }),
-      exchange.length ? [el("h4", { text: "exchange" }), exchange] : null),
-    scoreTable(state, v.seats.map((s) => ({ seat: s.seat, score: s.score })), "points"));
-}
-
-function drawGang(state) {
-  const v = state.view.the_gang;
-  const hands = state.hands || [];
-  const chipsOf = (seat) => (v.chips || []).map((c) => c.stars_by_seat[seat] ? `${words(c.street)} ${c.stars_by_seat[seat]}★` : null).filter(Boolean).join(" ");
-  const seats = [];
-  for (let seat = 0; seat < v.players; seat++) {
-    const own = hands[seat];
-    const extra = [];
-    if (own && own.remembered && own.remembered.length) extra.push(el("span", { class: "meta", text: " held earlier: " }), cardRow(own.remembered, gangCard));
-    if (own && own.received) extra.push(el("span", { class: "meta", text: ` passed from seat ${own.received.from_seat}: ` }), gangCard(own.received.card));
-    for (const shown of (own && own.shown_to_me) || []) extra.push(el("span", { class: "meta", text: ` shown by seat ${shown.from_seat}: ` }), gangCard(shown.card));
-    seats.push(el("section", { class: "seat", "data-seat": seat },
-      el("h3", {}, el("span", { class: "dot", "data-color": seat % SEAT_COLORS.length }), seatName(state.names, seat),
-        el("span", { class: "meta", text: ` ${chipsOf(seat)}${v.ready && v.ready[seat] ? " · ready" : ""}` })),
-      el("div", { class: "hand" }, own ? cardRow(own.private_cards, gangCard) : cardBacks((v.hand_sizes || [])[seat] || 0),
-        extra.length ? el("span", { class: "extra" }, extra) : null)));
-  }
-  const showdown = (v.last_showdown || []).map((r) =>
-    el("div", { class: "play" }, el("span", { class: "who", text: `seat ${r.seat} ${r.stars}★` }), cardRow(r.cards, gangCard),
-      el("span", { class: "kind", text: `${words(r.category)}${r.out_of_order ? " · out of order" : ""}` })));
-  const status = `heist ${v.heist} · ${words(v.mode)} · ${words(v.stage)}${v.stage === "THE_GANG_STAGE_CHIPS" ? ` (${words(v.street)})` : ""}` +
-    ` · vaults ${v.vaults}/3 · alarms ${v.alarms}/${v.alarms_to_lose}` +
-    ((v.active_challenges || []).length ? ` · challenges ${v.active_challenges.join(", ")}` : "") +
-    (v.active_specialist ? ` · specialist ${v.active_specialist}${v.specialist_used ? " (used)" : ""}` : "");
-  return el("div", { class: "table gang" },
-    el("p", { class: "status-line", text: status }),
-    el("div", { class: "seats" }, seats),
-    el("div", { class: "centre" },
-      el("h4", { text: "board" }), el("div", { class: "board" }, cardRow(v.community, gangCard)),
-      showdown.length ? [el("h4", { text: `last showdown: ${v.last_heist_success ? "success" : "failed"}` }), showdown] : null),
-    el("table", { id: "scores", class: "scores" },
-      el("tbody", {},
-        el("tr", {}, el("th", { text: "vaults" }), el("td", { class: "score", "data-key": "vaults", text: v.vaults })),
-        el("tr", {}, el("th", { text: "alarms" }), el("td", { class: "score", "data-key": "alarms", text: v.alarms })),
-        v.game_over ? el("tr", {}, el("th", { text: "result" }), el("td", { class: "score", "data-key": "result", text: v.won ? "won" : "lost" })) : null)));
+  const renderer = gangs.renderer(state.kind);
+  const started = state.view && Object.keys(state.view).length > 0;
+  if (!started) return el("p", { class: "note", text: "Waiting for the game to start." });
+  if (!renderer) return el("p", { class: "note", text: `This viewer cannot draw ${state.kind} games.` });
+  return renderer.table(state);
 }
 
 function scoreTable(state, rows, unit) {
@@ -247,7 +172,7 @@ function livePage(id, summary) {
   const source = new EventSource(`/api/games/${id}/live`);
   source.addEventListener("update", (message) => {
     const { update, events_text } = JSON.parse(message.data);
-    board.replaceChildren(drawTable({ view: update.view, names, players: summary.players }));
+    board.replaceChildren(drawTable({ kind: summary.kind, view: update.view, names, players: summary.players }));
     seqLine.textContent = `seq ${update.seq} · ${update.status.replace("GAME_STATUS_", "").toLowerCase()} · ${update.seats_taken}/${summary.players} seats taken`;
     for (const line of events_text) log.prepend(el("li", { text: `${update.seq}: ${line}` }));
     while (log.children.length > 200) log.lastChild.remove();
@@ -274,7 +199,7 @@ function replayPage(id, outline) {
   const first = outline.first_seq;
   const last = outline.last_seq;
   const rounds = outline.rounds || [];
-  const four = outline.kind === "gang-of-four";
+  const roundWord = gangs.round(outline.kind);
   let current = first;
   let wanted = Number(new URLSearchParams(location.search).get("seq")) || last;
   wanted = Math.min(Math.max(wanted, first), last);
@@ -293,9 +218,10 @@ function replayPage(id, outline) {
   const roundLabel = el("span", { id: "round" });
   const board = el("div", { id: "board" });
   const happened = el("ul", { class: "events", id: "step-events" });
-  const chart = drawChart(outline, (seq) => go(seq));
+  const renderer = gangs.renderer(outline.kind);
+  const chart = renderer ? renderer.chart(outline, (seq) => go(seq)) : null;
   const button = (text, title, action) => el("button", { type: "button", title, onclick: action, text });
-  const jumps = rounds.map((r) => el("button", { type: "button", class: "jump", "data-seq": r.seq, onclick: () => go(r.seq), text: `${four ? "deal" : "heist"} ${r.number}` }));
+  const jumps = rounds.map((r) => el("button", { type: "button", class: "jump", "data-seq": r.seq, onclick: () => go(r.seq), text: `${roundWord} ${r.number}` }));
 
   app.replaceChildren(
     el("h1", {}, `${outline.kind} `, el("code", { text: id }), el("span", { class: "badge", id: "mode", text: "replay" })),
@@ -308,11 +234,11 @@ function replayPage(id, outline) {
       button("last »", "last step (End)", () => go(last)),
       roundLabel,
       el("a", { href: `/api/games/${id}/file`, download: `gangs-${id}.jsonl`, id: "download", text: "download the game file" })),
-    el("div", { class: "jumps", title: "jump to a deal (PageUp / PageDown)" }, jumps),
+    el("div", { class: "jumps", title: `jump to a ${roundWord} (PageUp / PageDown)` }, jumps),
     board,
     el("h4", { text: "this step" }), happened,
     chart,
-    el("p", { class: "help", text: "← → step · Home End first and last · PageUp PageDown previous and next " + (four ? "deal" : "heist") }));
+    el("p", { class: "help", text: "← → step · Home End first and last · PageUp PageDown previous and next " + roundWord }));
 
   function roundAt(seq) {
     let found = null;
@@ -324,9 +250,9 @@ function replayPage(id, outline) {
     current = frame.seq;
     stepLabel.textContent = `step ${frame.seq} / ${last}`;
     const round = roundAt(frame.seq);
-    roundLabel.textContent = round ? `${four ? "deal" : "heist"} ${round.number}` : "before the first deal";
+    roundLabel.textContent = round ? `${roundWord} ${round.number}` : `before the first ${roundWord}`;
     for (const jump of jumps) jump.classList.toggle("current", round !== null && Number(jump.dataset.seq) === round.seq);
-    board.replaceChildren(drawTable({ view: frame.view, hands: frame.hands, names: outline.names, players: outline.players }));
+    board.replaceChildren(drawTable({ kind: outline.kind, view: frame.view, hands: frame.hands, names: outline.names, players: outline.players }));
     const lines = [];
     if (frame.record === "timed_out") lines.push(`seat ${frame.actor} ran out of time: ${frame.action} played for it`);
     else if (frame.action !== null) lines.push(`seat ${frame.actor}: ${frame.action}`);
@@ -382,55 +308,6 @@ function replayPage(id, outline) {
   go(wanted);
 }
 
-// The chart: Gang of Four, each seat's total after each deal (lower is better; the target
-// score as a line); The Gang, each heist's result (vault or alarm). A click jumps there.
-function drawChart(outline, jump) {
-  const rounds = outline.rounds || [];
-  const width = 960, height = 190, left = 40, right = 12, top = 12, bottom = 28;
-  const plotW = width - left - right, plotH = height - top - bottom;
-  const children = [];
-  const x = (i) => left + (rounds.length <= 1 ? plotW / 2 : (i * plotW) / (rounds.length - 1));
-  if (outline.kind === "gang-of-four") {
-    const scored = rounds.filter((r) => r.summary);
-    const target = outline.options && outline.options.gang_of_four && outline.options.gang_of_four.target_score;
-    let max = Math.max(1, target || 0);
-    for (const r of scored) for (const s of r.summary.seats) max = Math.max(max, s.total);
-    const y = (v) => top + plotH - (v * plotH) / max;
-    for (let seat = 0; seat < outline.players; seat++) {
-      const points = scored.map((r, i) => [x(i), y((r.summary.seats[seat] || { total: 0 }).total)]);
-      children.push(svg("polyline", { class: "line", points: points.map((p) => p.join(",")).join(" "), stroke: SEAT_COLORS[seat], fill: "none" }));
-      points.forEach((p, i) => children.push(svg("circle", { cx: p[0], cy: p[1], r: 4, fill: SEAT_COLORS[seat], class: "point", onclick: () => jump(scored[i].seq) },
-        svg("title", { text: `deal ${scored[i].number}: ${seatName(outline.names, seat)} ${scored[i].summary.seats[seat].total} points` }))));
-    }
-    if (target) {
-      children.push(svg("line", { x1: left, x2: width - right, y1: y(target), y2: y(target), class: "target" }));
-      children.push(svg("text", { x: width - right, y: y(target) - 3, class: "axis", "text-anchor": "end", text: `target ${target}` }));
-    }
-    children.push(svg("text", { x: 4, y: top + 10, class: "axis", text: String(max) }), svg("text", { x: 4, y: top + plotH, class: "axis", text: "0" }));
-    scored.forEach((r, i) => children.push(svg("text", { x: x(i), y: height - 8, class: "axis", "text-anchor": "middle", text: String(r.number) })));
-    const legend = [];
-    for (let seat = 0; seat < outline.players; seat++) legend.push(el("span", { class: "legend" }, el("span", { class: "dot", "data-color": seat }), seatName(outline.names, seat)));
-    return el("figure", { class: "chart", id: "chart" },
-      svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "points per seat after each deal" }, children),
-      el("figcaption", {}, "points after each deal (lower is better) ", legend));
-  }
-  const barW = Math.max(6, Math.min(40, plotW / Math.max(rounds.length, 1) - 6));
-  rounds.forEach((r, i) => {
-    const result = r.summary;
-    const ok = result && result.success;
-    const h = result ? plotH / 2 : plotH / 6;
-    const cx = x(i);
-    children.push(svg("rect", { x: cx - barW / 2, y: ok ? top + plotH / 2 - h : top + plotH / 2, width: barW, height: h,
-      class: result ? (ok ? "vault" : "alarm") : "open", onclick: () => jump(r.seq) },
-      svg("title", { text: `heist ${r.number}: ${result ? `${ok ? "vault opened" : "alarm"} (${result.vaults} vaults, ${result.alarms} alarms)${result.challenges.length ? `; challenges ${result.challenges.join(", ")}` : ""}${result.specialist ? `; specialist ${result.specialist}` : ""}` : "not finished"}` })));
-    children.push(svg("text", { x: cx, y: height - 8, class: "axis", "text-anchor": "middle", text: String(r.number) }));
-  });
-  children.push(svg("line", { x1: left, x2: width - right, y1: top + plotH / 2, y2: top + plotH / 2, class: "baseline" }));
-  return el("figure", { class: "chart", id: "chart" },
-    svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "result of each heist" }, children),
-    el("figcaption", { text: "each heist: a vault opened (up) or an alarm (down)" }));
-}
-
 // ---- routing ----------------------------------------------------------------------------------
 
 async function gamePage(id) {
@@ -451,6 +328,11 @@ async function gamePage(id) {
   replayPage(id, outline);
 }
 
-const route = location.pathname.match(/^\/games\/([A-Za-z0-9_-]{1,64})\/?$/);
-if (route) gamePage(route[1]);
-else listPage();
+// The helpers the games' renderers draw with.
+gangs.ui = { el, svg, cardRow, cardBacks, seatName, words, scoreTable, SEAT_COLORS };
+
+document.addEventListener("DOMContentLoaded", () => {
+  const route = location.pathname.match(/^\/games\/([A-Za-z0-9_-]{1,64})\/?$/);
+  if (route) gamePage(route[1]);
+  else listPage();
+});

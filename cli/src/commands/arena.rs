@@ -18,7 +18,7 @@ use crate::client::{find_summary, Client, Context};
 use crate::error::CliError;
 use crate::output::status_name;
 use clap::Args;
-use gangs_games::{KINDS, THE_GANG};
+
 use gangs_proto::v1 as pb;
 use indicatif::{ProgressBar, ProgressStyle};
 pub(super) use processes::OwnServer;
@@ -151,13 +151,15 @@ struct Failure {
 }
 
 pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
-    if !KINDS.contains(&args.kind.as_str()) {
+    let Ok(kind) = gangs_games::kind(&args.kind) else {
         return Err(CliError::invalid(format!(
             "unknown game kind {:?}: use --game with one of {}",
             args.kind,
-            KINDS.join(", ")
+            gangs_games::kind_names().join(", ")
         )));
-    }
+    };
+    // A team game's seats share one result: no per-bot ranking, the team's rounds instead.
+    let team_game = kind.team_game;
     let mut pairs = args.options.clone();
     if args.turn_ms > 0 && !pairs.iter().any(|(key, _)| key == "turn_ms") {
         pairs.push(("turn_ms".to_string(), args.turn_ms.to_string()));
@@ -277,11 +279,11 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     let game_rows: Vec<GameRow> = results.iter().map(|f| f.row.clone()).collect();
     let results: Vec<GameResult> = results.into_iter().map(|f| f.result).collect();
     if let Some(out) = &args.out {
-        results::write(out, players, args.kind == THE_GANG, &game_rows).map_err(CliError::local)?;
+        results::write(out, players, team_game, &game_rows).map_err(CliError::local)?;
     }
     let notes: Vec<String> = results.iter().flat_map(|r| r.notes.clone()).collect();
     let rows = stats::tally(&names, &slot_entry, &results, base_seed);
-    let team = (args.kind == THE_GANG).then(|| stats::team_tally(&results));
+    let team = team_game.then(|| stats::team_tally(&results));
     let report = Report {
         kind: &args.kind,
         players,
@@ -570,15 +572,20 @@ fn read_result(arena: &Arena, game: u64, update: &pb::Update) -> Result<GameResu
             timeouts: 0,
         });
     }
-    let team = if arena.kind == THE_GANG {
-        match update.view.as_ref().and_then(|v| v.game.as_ref()) {
-            Some(pb::game_view::Game::TheGang(view)) => Some(TeamResult {
-                vaults: view.vaults,
-                alarms: view.alarms,
-                won: view.won,
-            }),
-            _ => return Err("the final update carries no The Gang view".into()),
-        }
+    let kind = gangs_games::kind(&arena.kind).map_err(|e| e.to_string())?;
+    let team = if kind.team_game {
+        let view = update
+            .view
+            .as_ref()
+            .ok_or("the final update carries no view")?;
+        let rounds = kind
+            .team_rounds(view)
+            .ok_or_else(|| format!("the final update carries no {} view", kind.name))?;
+        Some(TeamResult {
+            vaults: rounds.won_rounds,
+            alarms: rounds.lost_rounds,
+            won: rounds.won,
+        })
     } else {
         None
     };

@@ -15,7 +15,7 @@ use crate::client::Context;
 use crate::error::CliError;
 use clap::Args;
 use gangs_bots::load::{self, Connections, LoadPlan, Measured, Watchers};
-use gangs_games::KINDS;
+
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
@@ -55,11 +55,11 @@ pub struct BenchArgs {
 }
 
 pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
-    if !KINDS.contains(&args.kind.as_str()) {
+    if gangs_games::kind(&args.kind).is_err() {
         return Err(CliError::invalid(format!(
             "unknown --kind {:?}: one of {}",
             args.kind,
-            KINDS.join(", ")
+            gangs_games::kind_names().join(", ")
         )));
     }
     if !(1..=MAX_GAMES).contains(&args.games) {

@@ -4,7 +4,7 @@
 use crate::client::Context;
 use crate::error::CliError;
 use clap::Args;
-use gangs_games::KINDS;
+
 use gangs_proto::v1 as pb;
 use serde_json::json;
 
@@ -41,11 +41,11 @@ pub fn parse_key_value(text: &str) -> Result<(String, String), String> {
 }
 
 pub async fn run(args: NewArgs, context: &Context) -> Result<(), CliError> {
-    if !KINDS.contains(&args.kind.as_str()) {
+    if gangs_games::kind(&args.kind).is_err() {
         return Err(CliError::invalid(format!(
             "unknown game kind {:?}: use one of {}",
             args.kind,
-            KINDS.join(", ")
+            gangs_games::kind_names().join(", ")
         )));
     }
     let options = if args.players.is_none() && args.options.is_empty() {

@@ -12,7 +12,7 @@ use crate::commands::act::parse_words;
 use crate::commands::join::default_name;
 use crate::error::CliError;
 use crate::output::{is_finished, update_json, update_lines};
-use crate::tui::{self, app::App, app::GameKind, Ending, Table};
+use crate::tui::{self, app::App, Ending, Table};
 use clap::Args;
 use gangs_games::{describe_action, render_view};
 use gangs_proto::v1 as pb;
@@ -111,8 +111,9 @@ pub async fn run(args: PlayArgs, context: &Context) -> Result<(), CliError> {
             (joined.token, joined.seq.saturating_sub(1))
         }
     };
-    if let Some(game_kind) =
-        GameKind::from_name(&kind).filter(|_| tui::wanted(args.plain, context.out.json))
+    if let Some(game_kind) = gangs_games::kind(&kind)
+        .ok()
+        .filter(|_| tui::wanted(args.plain, context.out.json))
     {
         let table = Table {
             context,
@@ -170,22 +171,19 @@ struct Session<'a> {
     shown: Option<(String, Vec<pb::GameAction>)>,
 }
 
-/// What makes a new prompt worth printing: a new turn in Gang of Four; in The Gang, where
-/// every seat may act all through a street, a new street, stage, proposal, choice or guess
-/// (the chip moves in between are printed as events, once each).
+/// What makes a new prompt worth printing: the decision the seat faces, as its game defines
+/// it (`KindInfo::decision_key`; The Gang: a new street, stage, proposal, choice or guess, the
+/// chip moves in between printed as events, once each), else every update that offers actions.
 pub fn turn_key(update: &pb::Update) -> String {
-    match update.view.as_ref().and_then(|v| v.game.as_ref()) {
-        Some(pb::game_view::Game::TheGang(v)) => format!(
-            "heist {} stage {} street {} proposal {:?} choice {:?} guess {}",
-            v.heist,
-            v.stage,
-            v.street,
-            v.proposal.as_ref().map(|p| p.proposer),
-            v.pending_choice.as_ref().map(|c| c.seat),
-            v.guess.is_some()
-        ),
-        _ => format!("seq {}", update.seq),
-    }
+    update
+        .view
+        .as_ref()
+        .and_then(|view| {
+            gangs_games::kinds()
+                .iter()
+                .find_map(|kind| kind.decision_key(view))
+        })
+        .unwrap_or_else(|| format!("seq {}", update.seq))
 }
 
 impl Session<'_> {

@@ -19,7 +19,7 @@ use clap::{ArgGroup, Args};
 use gangs_games::game_file::{GameFile, GameFileError};
 use gangs_games::render_view;
 use gangs_games::replay::{ReplayError, Replayer};
-use gangs_games::summary::{summarize, DealRow, HeistRow, Summary};
+use gangs_games::summary::{summarize, RoundTable};
 use gangs_games::update::build_update;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -367,7 +367,7 @@ fn summary(args: &ReplayArgs, source: &Source, context: &Context) -> Result<(), 
     }
     let summary = summarize(&source.records)
         .map_err(|e| CliError::new("DATA_LOSS", format!("{}: {e}", source.name)))?;
-    let table = summary_table(&summary);
+    let table = summary_table(summary);
     if args.csv {
         let mut out = String::new();
         for row in std::iter::once(&table.header).chain(&table.rows) {
@@ -410,99 +410,24 @@ fn summary(args: &ReplayArgs, source: &Source, context: &Context) -> Result<(), 
     Ok(())
 }
 
-/// A summary as text cells (human lines and CSV) and as JSON objects (one per row).
+/// A summary as text cells (human lines and CSV) and as JSON objects (one per row): the
+/// columns are the game's own (its summary module, through the kind registry).
 struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     json: Vec<Value>,
 }
 
-fn summary_table(summary: &Summary) -> Table {
-    match summary {
-        Summary::GangOfFour(rows) => {
-            let players = rows.first().map_or(0, |r| r.seats.len());
-            let mut header: Vec<String> = ["deal", "leader", "went_out", "loser"]
-                .map(String::from)
-                .to_vec();
-            for seat in 0..players {
-                header.push(format!("seat{seat}_cards_left"));
-                header.push(format!("seat{seat}_penalty"));
-                header.push(format!("seat{seat}_total"));
-            }
-            let cells = rows
-                .iter()
-                .map(|r| {
-                    let mut cells = vec![
-                        r.deal.to_string(),
-                        r.leader.to_string(),
-                        r.went_out.map_or(String::new(), |s| s.to_string()),
-                        r.loser.to_string(),
-                    ];
-                    for s in &r.seats {
-                        cells.extend([s.cards_left, s.penalty, s.total].map(|n| n.to_string()));
-                    }
-                    cells
-                })
-                .collect();
-            let json = rows.iter().map(DealRow::to_json).collect();
-            Table {
-                header,
-                rows: cells,
-                json,
-            }
-        }
-        Summary::TheGang(rows) => {
-            let header = [
-                "heist",
-                "mode",
-                "challenges",
-                "specialist",
-                "chips",
-                "hands",
-                "success",
-                "vaults",
-                "alarms",
-            ]
-            .map(String::from)
-            .to_vec();
-            let chips_text = |chips: &[(String, Vec<u32>)]| {
-                chips
-                    .iter()
-                    .map(|(street, stars)| {
-                        let stars: Vec<String> = stars.iter().map(u32::to_string).collect();
-                        format!("{street} {}", stars.join("/"))
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            };
-            let cells = rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.heist.to_string(),
-                        r.mode.clone(),
-                        r.challenges.join("; "),
-                        r.specialist.clone().unwrap_or_default(),
-                        chips_text(&r.chips),
-                        r.hands
-                            .iter()
-                            .enumerate()
-                            .map(|(seat, h)| format!("{seat}: {h}"))
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                        if r.success { "success" } else { "failure" }.to_string(),
-                        r.vaults.to_string(),
-                        r.alarms.to_string(),
-                    ]
-                })
-                .collect();
-            let json = rows.iter().map(HeistRow::to_json).collect();
-            Table {
-                header,
-                rows: cells,
-                json,
-            }
-        }
+fn summary_table(summary: RoundTable) -> Table {
+    let (rows, json) = summary
+        .rows
+        .into_iter()
+        .map(|row| (row.cells, row.json))
+        .unzip();
+    Table {
+        header: summary.header,
+        rows,
+        json,
     }
 }
 

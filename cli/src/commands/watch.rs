@@ -7,7 +7,7 @@
 use crate::client::{next_batch, Context};
 use crate::error::CliError;
 use crate::output::{is_finished, update_json, update_lines};
-use crate::tui::{self, app::App, app::GameKind, Ending, Table};
+use crate::tui::{self, app::App, Ending, Table};
 use clap::Args;
 
 #[derive(Args)]
@@ -41,7 +41,7 @@ pub async fn run(args: WatchArgs, context: &Context) -> Result<(), CliError> {
     }
     if tui::wanted(args.plain, context.out.json) {
         let kind = context.find_game(&mut _client, &args.game).await?.kind;
-        if let Some(kind) = GameKind::from_name(&kind) {
+        if let Ok(kind) = gangs_games::kind(&kind) {
             let table = Table {
                 context,
                 client: _client,

@@ -15,10 +15,7 @@ pub fn draw_header(frame: &mut Frame, area: Rect, app: &App) {
         (Some(seat), false) => format!("watching as seat {seat}"),
         (None, _) => "spectator".to_string(),
     };
-    let kind = match app.kind {
-        super::app::GameKind::GangOfFour => "Gang of Four",
-        super::app::GameKind::TheGang => "The Gang",
-    };
+    let kind = app.kind.title;
     let seq = app.update.as_ref().map_or(0, |u| u.seq);
     let mut spans = vec![Span::styled(
         format!(" {kind} "),

@@ -3,26 +3,21 @@
 //! terminal, reads keys on a thread of their own, follows the update stream (riding out a
 //! server restart with the client's resume logic), sends actions and ticks the clocks.
 //!
-//! Layout: `app.rs` the state and the keys, `selection.rs` choosing Gang of Four cards and
-//! judging them with the engine, `gang_of_four.rs` / `the_gang.rs` the two game screens,
-//! `widgets.rs` cards and chips, `log_pane.rs` the header, log and feedback line.
+//! Layout: `app.rs` the state every game shares and where keys go, `log_pane.rs` the header,
+//! log and feedback line. The middle of the screen is the game's own `Screen`
+//! (`gangs_games::terminal`, each game's `<game>/terminal/` in `gangs-games`), found through
+//! the kind registry: nothing here names a game.
 
 pub mod app;
-mod gang_of_four;
 mod log_pane;
-pub mod selection;
-mod the_gang;
-mod widgets;
 
 use crate::client::{next_batch, Client, Context};
 use crate::error::CliError;
-use app::{App, Command, GameKind};
+use app::{App, Command};
 use gangs_games::describe_action;
 use gangs_proto::v1 as pb;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::layout::{Constraint, Layout};
 use ratatui::Frame;
 use std::future::Future;
 use std::io::IsTerminal;
@@ -58,31 +53,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     ])
     .areas(frame.area());
     log_pane::draw_header(frame, header, app);
-    match app.kind {
-        GameKind::GangOfFour => gang_of_four::draw(frame, body, app),
-        GameKind::TheGang => the_gang::draw(frame, body, app),
-    }
+    app.screen.draw(frame, body, &app.seen());
     log_pane::draw_log(frame, log, app);
     log_pane::draw_feedback(frame, feedback, app);
-}
-
-/// A bordered box in the middle of `area`, over what is there.
-pub fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>) {
-    let width = area.width.clamp(20, 64);
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let [row] = Layout::vertical([Constraint::Length(height)])
-        .flex(Flex::Center)
-        .areas(area);
-    let [cell] = Layout::horizontal([Constraint::Length(width)])
-        .flex(Flex::Center)
-        .areas(row);
-    frame.render_widget(Clear, cell);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(format!(" {title} "))),
-        cell,
-    );
 }
 
 /// Everything the driver needs to follow (and play) one game.

@@ -3,7 +3,7 @@
 //! make the README's screenshots (`docs/images/*.svg`), so those stay true to the screens.
 //! After a deliberate change to a screen: `UPDATE_SNAPSHOTS=1 cargo test -p gangs-cli snapshots`.
 
-use super::app::{App, GameKind};
+use super::app::App;
 use gangs_proto::v1 as pb;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -14,6 +14,13 @@ use std::path::PathBuf;
 
 const WIDTH: u16 = 110;
 const HEIGHT: u16 = 34;
+
+fn gof_view(app: &App) -> Option<&pb::GangOfFourView> {
+    match app.update.as_ref()?.view.as_ref()?.game.as_ref()? {
+        pb::game_view::Game::GangOfFour(v) => Some(v),
+        _ => None,
+    }
+}
 
 fn render(app: &App) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("test terminal");
@@ -97,7 +104,12 @@ fn update_for(
 /// seat 0's turn again, a pair chosen by typing `7 7`-style words.
 fn gang_of_four_app() -> App {
     let mut game = gangs_games::new_game("gang-of-four", None, 7, None).expect("a game");
-    let mut app = App::new(GameKind::GangOfFour, "g-7".into(), Some(0), true);
+    let mut app = App::new(
+        gangs_games::kind(gangs_games::GANG_OF_FOUR).unwrap(),
+        "g-7".into(),
+        Some(0),
+        true,
+    );
     let mut seq = 5;
     let opening = game.start();
     app.on_update(update_for(game.as_ref(), 0, seq, opening));
@@ -106,7 +118,7 @@ fn gang_of_four_app() -> App {
         let Some(actor) = (0..4).find(|&s| !game.legal_actions(s).is_empty()) else {
             break;
         };
-        if actor == 0 && app.gof_view().is_some_and(|v| v.table.is_some()) {
+        if actor == 0 && gof_view(&app).is_some_and(|v| v.table.is_some()) {
             break;
         }
         let action = game.legal_actions(actor)[0].clone();
@@ -132,7 +144,7 @@ fn gang_of_four_screen() {
     assert!(text.contains("Deal 1"), "{text}");
     assert!(text.contains("seat 0 (you)"), "{text}");
     // Every card of the hand carries its colour.
-    let view = app.gof_view().expect("a view").clone();
+    let view = gof_view(&app).expect("a view").clone();
     let hand_row = find_row(&buffer, "Your hand") + 1;
     let mut x = 1;
     for card in &view.hand {
@@ -141,7 +153,9 @@ fn gang_of_four_screen() {
         }
         assert_eq!(
             buffer[(x, hand_row)].bg,
-            super::widgets::gof_style(card).bg.expect("a card colour"),
+            gangs_games::gang_of_four::terminal::gof_style(card)
+                .bg
+                .expect("a card colour"),
             "card {} at column {x}",
             card.word
         );
@@ -162,7 +176,12 @@ fn the_gang_screen() {
     )
     .expect("options");
     let mut game = gangs_games::new_game("the-gang", Some(&options), 11, None).expect("a game");
-    let mut app = App::new(GameKind::TheGang, "g-11".into(), Some(0), true);
+    let mut app = App::new(
+        gangs_games::kind(gangs_games::THE_GANG).unwrap(),
+        "g-11".into(),
+        Some(0),
+        true,
+    );
     let mut seq = 4;
     let opening = game.start();
     app.on_update(update_for(game.as_ref(), 0, seq, opening));

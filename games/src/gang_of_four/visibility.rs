@@ -21,7 +21,7 @@ use gangs_rules::gang_of_four::{GangOfFour, Phase};
 use pb::gang_of_four_event::Kind as EventKind;
 
 /// The game as `seat` (or a spectator, `None`) may see it now.
-pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GameView {
+pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
     let e = engine;
     let deal = e.deal();
     let players = e.options().players;
@@ -81,9 +81,7 @@ pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GameView {
         ranking: e.ranking().map(ranking).unwrap_or_default(),
         last_card_rule_applies: in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
     };
-    pb::GameView {
-        game: Some(pb::game_view::Game::GangOfFour(view)),
-    }
+    view
 }
 
 /// A complete event as `seat` may see it.
@@ -134,17 +132,12 @@ fn redact(event: &pb::GangOfFourEvent, seat: Option<Seat>) -> pb::GangOfFourEven
 }
 
 impl Visibility for GangOfFourWire {
-    fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GameView {
+    fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
         view(engine, seat)
     }
 
-    fn redact(event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent> {
-        match &event.game {
-            Some(pb::game_event::Game::GangOfFour(e)) => Some(pb::GameEvent {
-                game: Some(pb::game_event::Game::GangOfFour(redact(e, seat))),
-            }),
-            Some(pb::game_event::Game::TheGang(_)) | None => None,
-        }
+    fn redact(event: &pb::GangOfFourEvent, seat: Option<Seat>) -> pb::GangOfFourEvent {
+        redact(event, seat)
     }
 
     fn public_action(action: &pb::GameAction, finished: bool) -> Option<pb::GameAction> {

@@ -336,7 +336,28 @@ fn wire_action(a: &Action) -> pb::GameAction {
 
 impl Wire for GangOfFourWire {
     type Engine = GangOfFour;
-    const KIND: &'static str = crate::GANG_OF_FOUR;
+    type PbEvent = pb::GangOfFourEvent;
+    type PbView = pb::GangOfFourView;
+    const KIND: &'static str = super::KIND.name;
+
+    fn unwrap_event(event: &pb::GameEvent) -> Option<&pb::GangOfFourEvent> {
+        match &event.game {
+            Some(pb::game_event::Game::GangOfFour(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn wrap_event(event: pb::GangOfFourEvent) -> pb::GameEvent {
+        pb::GameEvent {
+            game: Some(pb::game_event::Game::GangOfFour(event)),
+        }
+    }
+
+    fn wrap_view(view: pb::GangOfFourView) -> pb::GameView {
+        pb::GameView {
+            game: Some(pb::game_view::Game::GangOfFour(view)),
+        }
+    }
 
     fn options(engine: &GangOfFour) -> pb::GameOptions {
         pb::GameOptions {

@@ -29,10 +29,10 @@ pub fn parse_options(
         players,
         ..Default::default()
     };
-    let schema = crate::kind(crate::GANG_OF_FOUR)?.options();
+    let schema = super::KIND.options();
     let mut clock = crate::clock::WireClock::default();
     for (key, value) in pairs {
-        let spec = option_spec(crate::GANG_OF_FOUR, &schema, key)?;
+        let spec = option_spec(super::KIND.name, &schema, key)?;
         if clock.parse_option(spec.key, value)? {
             continue;
         }

@@ -264,19 +264,12 @@ fn redact(event: &pb::TheGangEvent, seat: Option<Seat>) -> pb::TheGangEvent {
 }
 
 impl Visibility for TheGangWire {
-    fn view(engine: &TheGang, seat: Option<Seat>) -> pb::GameView {
-        pb::GameView {
-            game: Some(pb::game_view::Game::TheGang(the_gang_view(engine, seat))),
-        }
+    fn view(engine: &TheGang, seat: Option<Seat>) -> pb::TheGangView {
+        the_gang_view(engine, seat)
     }
 
-    fn redact(event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent> {
-        match &event.game {
-            Some(pb::game_event::Game::TheGang(e)) => Some(pb::GameEvent {
-                game: Some(pb::game_event::Game::TheGang(redact(e, seat))),
-            }),
-            Some(pb::game_event::Game::GangOfFour(_)) | None => None,
-        }
+    fn redact(event: &pb::TheGangEvent, seat: Option<Seat>) -> pb::TheGangEvent {
+        redact(event, seat)
     }
 
     fn public_action(action: &pb::GameAction, finished: bool) -> Option<pb::GameAction> {

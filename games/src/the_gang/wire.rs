@@ -487,7 +487,28 @@ pub fn new_engine(
 
 impl Wire for TheGangWire {
     type Engine = TheGang;
-    const KIND: &'static str = crate::THE_GANG;
+    type PbEvent = pb::TheGangEvent;
+    type PbView = pb::TheGangView;
+    const KIND: &'static str = super::KIND.name;
+
+    fn unwrap_event(event: &pb::GameEvent) -> Option<&pb::TheGangEvent> {
+        match &event.game {
+            Some(pb::game_event::Game::TheGang(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn wrap_event(event: pb::TheGangEvent) -> pb::GameEvent {
+        pb::GameEvent {
+            game: Some(pb::game_event::Game::TheGang(event)),
+        }
+    }
+
+    fn wrap_view(view: pb::TheGangView) -> pb::GameView {
+        pb::GameView {
+            game: Some(pb::game_view::Game::TheGang(view)),
+        }
+    }
 
     fn options(engine: &TheGang) -> pb::GameOptions {
         pb::GameOptions {

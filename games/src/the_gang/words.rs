@@ -43,10 +43,10 @@ pub fn parse_options(
         players: Some(players.unwrap_or(4)),
         ..Default::default()
     };
-    let schema = crate::kind(crate::THE_GANG)?.options();
+    let schema = super::KIND.options();
     let mut clock = crate::clock::WireClock::default();
     for (key, value) in pairs {
-        let spec = option_spec(crate::THE_GANG, &schema, key)?;
+        let spec = option_spec(super::KIND.name, &schema, key)?;
         if clock.parse_option(spec.key, value)? {
             continue;
         }

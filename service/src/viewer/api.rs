@@ -136,11 +136,11 @@ pub(super) async fn list(
 ) -> Result<Response, ApiError> {
     let query = Query::parse(query.as_deref(), &["kind", "status", "limit", "page_token"])?;
     let kind = query.get("kind").unwrap_or("");
-    if !kind.is_empty() && !gangs_games::KINDS.contains(&kind) {
+    if !kind.is_empty() && gangs_games::kind(kind).is_err() {
         return Err(ApiError::bad_request(format!(
             "kind {} is not a game kind: one of {}",
             gangs_proto::quoted(kind),
-            gangs_games::KINDS.join(", ")
+            gangs_games::kind_names().join(", ")
         )));
     }
     let status = match query.get("status") {

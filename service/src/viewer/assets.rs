@@ -1,11 +1,14 @@
 //! The viewer's page: hand-written HTML, JavaScript and CSS from `service/web/`, compiled into
 //! the binary (no build step, no CDN: it works offline). Every page path serves `index.html`;
-//! the script reads the path (`/`: the list, `/games/ID`: that game, live or replayed).
+//! the script reads the path (`/`: the list, `/games/ID`: that game, live or replayed). Each
+//! game's renderer comes from the kind registry (`KindInfo::web_renderer`): `/assets/games.js`
+//! is all of them, in registry order.
 
 use super::{ApiError, Query};
 use axum::extract::{Path, RawQuery};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use std::sync::OnceLock;
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");
@@ -14,6 +17,17 @@ const STYLE_CSS: &str = include_str!("../../web/style.css");
 /// Scripts and styles only from this server; data only from its API.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Every kind's web renderer, one after the other.
+fn games_js() -> &'static str {
+    static GAMES_JS: OnceLock<String> = OnceLock::new();
+    GAMES_JS.get_or_init(|| {
+        gangs_games::kinds()
+            .iter()
+            .map(|kind| format!("// ---- {}\n{}\n", kind.name, kind.web_renderer))
+            .collect()
+    })
+}
 
 fn page(body: &'static str, content_type: &'static str) -> Response {
     let mut response = body.into_response();
@@ -36,7 +50,7 @@ pub(super) async fn index() -> Response {
     page(INDEX_HTML, "text/html; charset=utf-8")
 }
 
-/// `/assets/app.js`, `/assets/style.css`.
+/// `/assets/app.js`, `/assets/games.js`, `/assets/style.css`.
 pub(super) async fn asset(
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
@@ -44,6 +58,7 @@ pub(super) async fn asset(
     Query::parse(query.as_deref(), &[])?;
     match name.as_str() {
         "app.js" => Ok(page(APP_JS, "text/javascript; charset=utf-8")),
+        "games.js" => Ok(page(games_js(), "text/javascript; charset=utf-8")),
         "style.css" => Ok(page(STYLE_CSS, "text/css; charset=utf-8")),
         _ => Err(ApiError::not_found(format!(
             "no asset {}",

@@ -14,7 +14,7 @@ use super::{check_game_id, json_response, ApiError, Query, Viewer, MAX_REPLAYS_A
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use gangs_games::replay::Replayer;
-use gangs_games::summary::{summarize, Summary};
+use gangs_games::summary::summarize;
 use gangs_games::update::record_events;
 use gangs_proto::json::to_json;
 use gangs_proto::v1 as pb;
@@ -27,10 +27,6 @@ const MAX_STEPS: u64 = 100;
 const DEFAULT_STEPS: u64 = 50;
 /// How long a request waits for one of the replay slots before it is told to come back.
 const REPLAY_QUEUE_WAIT: Duration = Duration::from_secs(5);
-
-/// Each game's seat-private fields of a view: what the replay shows of every seat's hand.
-const GANG_OF_FOUR_PRIVATE: &[&str] = &["hand"];
-const THE_GANG_PRIVATE: &[&str] = &["private_cards", "shown_to_me", "received", "remembered"];
 
 impl Viewer {
     /// The complete log of a game that is over, refused with a clear word while it runs.
@@ -125,8 +121,9 @@ fn outline(
     let game = replayer
         .game()
         .ok_or_else(|| ApiError::internal(format!("game {id} has no `created` record")))?;
+    let kind = gangs_games::kind(game.kind()).map_err(|e| ApiError::internal(e.to_string()))?;
     let mut names = vec![String::new(); game.players()];
-    // Where each deal or heist starts: (its number, the seq of the record that opens it).
+    // Where each round (deal, heist) starts: (its number, the seq of the record that opens it).
     let mut starts: Vec<(u32, u64)> = Vec::new();
     for record in records {
         if let Some(Record::Joined(joined)) = &record.record {
@@ -135,7 +132,7 @@ fn outline(
             }
         }
         for event in record_events(record) {
-            if let Some(number) = round_number(event) {
+            if let Some(number) = kind.round_start(event) {
                 starts.push((number, record.seq));
             }
         }
@@ -145,6 +142,7 @@ fn outline(
     Ok(json!({
         "game": summary_json(summary),
         "kind": game.kind(),
+        "round": kind.round,
         "players": game.players(),
         "names": names,
         "options": to_json(&game.options(), "gangs.v1.GameOptions"),
@@ -155,34 +153,15 @@ fn outline(
     }))
 }
 
-/// The number of the deal (Gang of Four) or heist (The Gang) that `event` opens.
-fn round_number(event: &pb::GameEvent) -> Option<u32> {
-    use pb::game_event::Game;
-    use pb::gang_of_four_event::Kind as Four;
-    use pb::the_gang_event::Kind as Gang;
-    match &event.game {
-        Some(Game::GangOfFour(e)) => match &e.kind {
-            Some(Four::Dealt(dealt)) => Some(dealt.deal_number),
-            _ => None,
-        },
-        Some(Game::TheGang(e)) => match &e.kind {
-            Some(Gang::HeistStarted(started)) => Some(started.heist),
-            _ => None,
-        },
-        None => None,
-    }
-}
-
-/// One entry per deal or heist, in order: its number, where it starts, and its row of the
-/// game's summary (`gangs replay --summary`'s figures; `null` for one that never ended).
-/// Gang of Four: `leader`, `went_out`, `loser`, and per seat `cards_left`, `penalty`, `total`;
-/// The Gang: `mode`, `challenges`, `specialist`, `chips` per street, `hands`, `success`,
-/// `vaults`, `alarms`.
+/// One entry per round (deal, heist), in order: its number, where it starts, and its row of
+/// the game's summary (`gangs replay --summary`'s figures, as the game's own summary module
+/// writes them; `null` for one that never ended).
 fn rounds(starts: &[(u32, u64)], records: &[pb::LogRecord]) -> Result<Vec<Value>, String> {
-    let rows: Vec<(u32, Value)> = match summarize(records)? {
-        Summary::GangOfFour(deals) => deals.iter().map(|d| (d.deal, d.to_json())).collect(),
-        Summary::TheGang(heists) => heists.iter().map(|h| (h.heist, h.to_json())).collect(),
-    };
+    let rows: Vec<(u32, Value)> = summarize(records)?
+        .rows
+        .into_iter()
+        .map(|row| (row.number, row.json))
+        .collect();
     Ok(starts
         .iter()
         .map(|&(number, seq)| {
@@ -244,24 +223,18 @@ fn frame(game: &dyn gangs_games::Game, record: &pb::LogRecord) -> Value {
         }),
         _ => None,
     };
-    let (game_key, private) = match game.kind() {
-        gangs_games::GANG_OF_FOUR => ("gang_of_four", GANG_OF_FOUR_PRIVATE),
-        _ => ("the_gang", THE_GANG_PRIVATE),
+    // Every seat's private cards: the fields the kind registry names, from the seat's own view.
+    let hands: Vec<Value> = match gangs_games::kind(game.kind()) {
+        Ok(kind) => (0..game.players())
+            .map(|seat| {
+                let view = to_json(&game.view(Some(seat)), "gangs.v1.GameView");
+                let mut cards = kind.private_cards(&view);
+                cards.insert("seat".into(), json!(seat));
+                Value::Object(cards)
+            })
+            .collect(),
+        Err(_) => Vec::new(),
     };
-    let hands: Vec<Value> = (0..game.players())
-        .map(|seat| {
-            let view = to_json(&game.view(Some(seat)), "gangs.v1.GameView");
-            let mut cards = serde_json::Map::new();
-            cards.insert("seat".into(), json!(seat));
-            for field in private {
-                cards.insert(
-                    (*field).into(),
-                    view[game_key].get(*field).cloned().unwrap_or(Value::Null),
-                );
-            }
-            Value::Object(cards)
-        })
-        .collect();
     json!({
         "seq": record.seq,
         "unix_ms": record.unix_ms,

@@ -137,7 +137,7 @@ pub fn engine_refusal(
 /// announced or is barred. The other hands are filled with cards this seat does not hold
 /// (their sizes are right; which cards they are never matters to a refusal).
 fn rebuild_deal(view: &pb::GangOfFourView, seat: u32) -> Result<DealState, String> {
-    let options = gangs_games::gang_of_four::engine_options(view.options.as_ref())
+    let options = crate::gang_of_four::engine_options(view.options.as_ref())
         .map_err(|e| e.message().to_string())?;
     let players = options.players as usize;
     let hand = mask_of(view.hand.iter().map(|c| c.id));
@@ -190,7 +190,7 @@ mod tests {
     use super::*;
 
     fn card(id: u32) -> pb::GangOfFourCard {
-        gangs_games::gang_of_four::card(id as u8)
+        crate::gang_of_four::card(id as u8)
     }
 
     fn hand() -> Vec<pb::GangOfFourCard> {

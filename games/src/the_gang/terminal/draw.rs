@@ -3,9 +3,10 @@
 //! player in their colours, this street's moves, announcements, the last showdown, the action
 //! menu, and the proposal / vote dialog.
 
-use super::app::{gang_kind, App};
-use super::widgets::{chip, poker_cards, rank_word, street_color, street_name};
-use gangs_games::describe_action;
+use super::cards::{chip, poker_cards, rank_word, street_color, street_name};
+use super::{gang_kind, gang_view, TheGangScreen};
+use crate::describe_action;
+use crate::terminal::Seen;
 use gangs_proto::v1 as pb;
 use gangs_rules::the_gang::{Challenge, Specialist};
 use pb::the_gang_action::Kind as GangAction;
@@ -57,38 +58,30 @@ fn specialist_name(n: u32) -> &'static str {
     Specialist::from_number(n).map_or("?", |s| s.name())
 }
 
-fn seat_name(app: &App, seat: u32) -> String {
-    if app.seat == Some(seat) {
-        format!("seat {seat} (you)")
-    } else {
-        format!("seat {seat}")
-    }
-}
-
 fn bold() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let Some(view) = app.gang_view() else {
+pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &TheGangScreen, seen: &Seen) {
+    let Some(view) = gang_view(seen) else {
         frame.render_widget(
             Paragraph::new("waiting for the heist…").block(Block::bordered()),
             area,
         );
         return;
     };
-    let menu_width = if app.interactive && app.seat.is_some() {
+    let menu_width = if seen.interactive && seen.seat.is_some() {
         34
     } else {
         0
     };
     let [table, menu] =
         Layout::horizontal([Constraint::Min(40), Constraint::Length(menu_width)]).areas(area);
-    draw_table(frame, table, app, view);
+    draw_table(frame, table, seen, view);
     if menu_width > 0 {
-        draw_menu(frame, menu, app);
+        draw_menu(frame, menu, seen, screen.menu);
     }
-    draw_dialog(frame, area, app, view);
+    draw_dialog(frame, area, seen, view);
 }
 
 fn stage_words(view: &pb::TheGangView) -> String {
@@ -102,7 +95,7 @@ fn stage_words(view: &pb::TheGangView) -> String {
     }
 }
 
-fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) {
+fn draw_table(frame: &mut Frame, area: Rect, seen: &Seen, view: &pb::TheGangView) {
     let mut lines = Vec::new();
     let mode = match pb::TheGangMode::try_from(view.mode).unwrap_or(pb::TheGangMode::Basic) {
         pb::TheGangMode::Basic => "basic",
@@ -181,7 +174,7 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) 
     let mut community = vec![Span::raw("Community   ")];
     community.extend(poker_cards(&view.community, 5));
     lines.push(Line::from(community));
-    if app.seat.is_some() {
+    if seen.seat.is_some() {
         let mut own = vec![Span::raw("Your cards  ")];
         own.extend(poker_cards(&view.private_cards, view.private_cards.len()));
         if let Some(received) = &view.received {
@@ -195,7 +188,7 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) 
         lines.push(Line::from(own));
     }
     lines.push(Line::from(""));
-    lines.extend(chip_rows(app, view));
+    lines.extend(chip_rows(seen, view));
     if !view.moves.is_empty() {
         let moves: Vec<String> = view
             .moves
@@ -267,7 +260,7 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) 
 
 /// One row per player: the chips of every street in that street's column, the chip count of
 /// private cards and whether the player is ready; then the chips still in the centre.
-fn chip_rows(app: &App, view: &pb::TheGangView) -> Vec<Line<'static>> {
+fn chip_rows(seen: &Seen, view: &pb::TheGangView) -> Vec<Line<'static>> {
     let streets = [
         pb::TheGangStreet::White,
         pb::TheGangStreet::Yellow,
@@ -284,7 +277,7 @@ fn chip_rows(app: &App, view: &pb::TheGangView) -> Vec<Line<'static>> {
     header.push(Span::raw("ready"));
     let mut lines = vec![Line::from(header)];
     for seat in 0..view.players {
-        let mut spans = vec![Span::raw(format!("{:<16}", seat_name(app, seat)))];
+        let mut spans = vec![Span::raw(format!("{:<16}", seen.seat_name(seat)))];
         for street in streets {
             let stars = view
                 .chips
@@ -314,7 +307,7 @@ fn chip_rows(app: &App, view: &pb::TheGangView) -> Vec<Line<'static>> {
             .find(|c| c.street == view.street)
             .map(|c| c.stars_by_seat.clone())
             .unwrap_or_default();
-        if let Some(me) = app.seat {
+        if let Some(me) = seen.seat {
             let street = street_name(view.street);
             lines.push(match held.get(me as usize).copied().filter(|&s| s > 0) {
                 Some(stars) => Line::from(vec![
@@ -383,8 +376,8 @@ fn announcement_text(a: &pb::TheGangAnnouncement) -> String {
     format!("seat {} {what} ({})", a.seat, specialist_name(a.specialist))
 }
 
-fn draw_menu(frame: &mut Frame, area: Rect, app: &App) {
-    let legal = app.legal();
+fn draw_menu(frame: &mut Frame, area: Rect, seen: &Seen, menu: usize) {
+    let legal = seen.legal();
     let mut lines = Vec::new();
     if legal.is_empty() {
         lines.push(Line::styled(
@@ -394,7 +387,7 @@ fn draw_menu(frame: &mut Frame, area: Rect, app: &App) {
     }
     for (i, action) in legal.iter().enumerate() {
         let words = describe_action(action);
-        if i == app.menu {
+        if i == menu {
             lines.push(Line::styled(
                 format!("▶ {words}"),
                 Style::new().fg(Color::Black).bg(Color::Cyan),
@@ -416,7 +409,7 @@ fn draw_menu(frame: &mut Frame, area: Rect, app: &App) {
     let block = Block::bordered().border_style(style).title(" Your move ");
     // Keep the highlighted entry in sight when the list is long.
     let visible = area.height.saturating_sub(4) as usize;
-    let scroll = app.menu.saturating_sub(visible.saturating_sub(1)) as u16;
+    let scroll = menu.saturating_sub(visible.saturating_sub(1)) as u16;
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
@@ -428,7 +421,7 @@ fn draw_menu(frame: &mut Frame, area: Rect, app: &App) {
 
 /// The open proposal as a dialog: who proposes what, what the card does, who accepted, and
 /// the keys to answer when this seat's vote is awaited.
-fn draw_dialog(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView) {
+fn draw_dialog(frame: &mut Frame, area: Rect, seen: &Seen, view: &pb::TheGangView) {
     let Some(proposal) = &view.proposal else {
         return;
     };
@@ -466,11 +459,11 @@ fn draw_dialog(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView)
         )),
         Line::from(""),
     ];
-    let my_vote = app
+    let my_vote = seen
         .legal()
         .iter()
         .any(|a| matches!(gang_kind(a), Some(GangAction::Vote(_))));
-    if my_vote && app.interactive {
+    if my_vote && seen.interactive {
         lines.push(Line::from(vec![
             Span::styled("y", bold().fg(Color::Green)),
             Span::raw(" accept    "),
@@ -483,5 +476,5 @@ fn draw_dialog(frame: &mut Frame, area: Rect, app: &App, view: &pb::TheGangView)
             Style::new().fg(Color::DarkGray),
         ));
     }
-    super::dialog(frame, area, "Proposal", lines);
+    crate::terminal::dialog(frame, area, "Proposal", lines);
 }

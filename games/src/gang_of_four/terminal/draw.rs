@@ -2,8 +2,9 @@
 //! trick with who played what, the hand as coloured cards grouped by value with the cursor
 //! and the selection, and the give-back and last-card prompts.
 
-use super::app::{App, Prompt};
-use super::widgets::{gof_card, gof_cards};
+use super::cards::{gof_card, gof_cards};
+use super::{GangOfFourScreen, Prompt};
+use crate::terminal::Seen;
 use gangs_proto::v1 as pb;
 use pb::gang_of_four_view::Phase;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -12,22 +13,22 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let Some(view) = app.gof_view() else {
+pub(super) fn draw(frame: &mut Frame, area: Rect, screen: &GangOfFourScreen, seen: &Seen) {
+    let Some(view) = super::gof_view(seen) else {
         frame.render_widget(
             Paragraph::new("waiting for the deal…").block(Block::bordered()),
             area,
         );
         return;
     };
-    let hand_height = if app.seat.is_some() { 6 } else { 0 };
+    let hand_height = if seen.seat.is_some() { 6 } else { 0 };
     let [table, hand] =
         Layout::vertical([Constraint::Min(6), Constraint::Length(hand_height)]).areas(area);
-    draw_table(frame, table, app, view);
-    if app.seat.is_some() {
-        draw_hand(frame, hand, app, view);
+    draw_table(frame, table, seen, view);
+    if seen.seat.is_some() {
+        draw_hand(frame, hand, screen, seen, view);
     }
-    if let Some(Prompt::AnnounceLastCard { .. }) = &app.prompt {
+    if let Some(Prompt::AnnounceLastCard { .. }) = &screen.prompt {
         let text = vec![
             Line::from("This play leaves you one card."),
             Line::from(""),
@@ -38,19 +39,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 Span::raw(" play without   Esc back"),
             ]),
         ];
-        super::dialog(frame, area, "Last card", text);
+        crate::terminal::dialog(frame, area, "Last card", text);
     }
 }
 
-fn seat_name(app: &App, seat: u32) -> String {
-    if app.seat == Some(seat) {
-        format!("seat {seat} (you)")
-    } else {
-        format!("seat {seat}")
-    }
-}
-
-fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourView) {
+fn draw_table(frame: &mut Frame, area: Rect, seen: &Seen, view: &pb::GangOfFourView) {
     let direction = match pb::GangOfFourDirection::try_from(view.direction) {
         Ok(pb::GangOfFourDirection::Clockwise) => "clockwise",
         _ => "counter-clockwise",
@@ -73,7 +66,7 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourVie
     for s in &view.seats {
         let mut spans = vec![Span::raw(format!(
             "{:<15} {:>2} card{}  {:>3} points",
-            seat_name(app, s.seat),
+            seen.seat_name(s.seat),
             s.card_count,
             if s.card_count == 1 { " " } else { "s" },
             s.score
@@ -136,26 +129,26 @@ fn draw_table(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourVie
                 lines.push(Line::from(format!(
                     "  {}. {}  {} points",
                     r.rank,
-                    seat_name(app, r.seat),
+                    seen.seat_name(r.seat),
                     r.total
                 )));
             }
         }
         _ => {
             if view.trick.is_empty() {
-                let leader = view.turn.map(|s| seat_name(app, s)).unwrap_or_default();
+                let leader = view.turn.map(|s| seen.seat_name(s)).unwrap_or_default();
                 lines.push(Line::from(format!("The table is empty: {leader} leads.")));
                 if view.must_play_multicolor_one {
                     lines.push(Line::from(vec![
                         Span::raw("The first play of the game must contain the "),
-                        gof_card(&gangs_games::gang_of_four::card(6)),
+                        gof_card(&crate::gang_of_four::card(6)),
                     ]));
                 }
             } else {
                 lines.push(Line::from("The trick:"));
                 for play in &view.trick {
                     let mut spans =
-                        vec![Span::raw(format!("  {:<15} ", seat_name(app, play.seat)))];
+                        vec![Span::raw(format!("  {:<15} ", seen.seat_name(play.seat)))];
                     if play.pass {
                         spans.push(Span::styled("passes", Style::new().fg(Color::DarkGray)));
                     } else {
@@ -188,7 +181,13 @@ fn kind_name(kind: i32) -> &'static str {
 
 /// The hand: cards in id order (value, then colour), a wider gap between values; under them
 /// `▲` marks the chosen cards and `^` the cursor.
-fn draw_hand(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourView) {
+fn draw_hand(
+    frame: &mut Frame,
+    area: Rect,
+    screen: &GangOfFourScreen,
+    seen: &Seen,
+    view: &pb::GangOfFourView,
+) {
     let mut cards = Vec::new();
     let mut marks = Vec::new();
     let mut previous_value = None;
@@ -200,8 +199,8 @@ fn draw_hand(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourView
         previous_value = Some(card.value);
         cards.push(gof_card(card));
         cards.push(Span::raw(" "));
-        let chosen = app.selection.contains(&card.id);
-        let here = app.interactive && i == app.cursor;
+        let chosen = screen.selection.contains(&card.id);
+        let here = seen.interactive && i == screen.cursor;
         let mark = match (here, chosen) {
             (true, true) => "^▲^",
             (true, false) => " ^ ",
@@ -214,15 +213,15 @@ fn draw_hand(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourView
         ));
         marks.push(Span::raw(" "));
     }
-    let give_back = view.phase == Phase::GiveBack as i32 && !app.legal().is_empty();
+    let give_back = view.phase == Phase::GiveBack as i32 && !seen.legal().is_empty();
     let title = if give_back {
         " Your hand: you won the deal, give one card back (choose it, Enter) ".to_string()
-    } else if !app.legal().is_empty() {
+    } else if !seen.legal().is_empty() {
         " Your hand: your turn ".to_string()
     } else {
         " Your hand ".to_string()
     };
-    let typed = if app.typed.is_empty() {
+    let typed = if screen.typed.is_empty() {
         Line::from(Span::styled(
             "←→ move  space choose  type 7 7 or r7 y7  tab legal plays  Enter play  p pass  Esc clear  q leave",
             Style::new().fg(Color::DarkGray),
@@ -230,10 +229,13 @@ fn draw_hand(frame: &mut Frame, area: Rect, app: &App, view: &pb::GangOfFourView
     } else {
         Line::from(vec![
             Span::raw("typed: "),
-            Span::styled(app.typed.clone(), Style::new().add_modifier(Modifier::BOLD)),
+            Span::styled(
+                screen.typed.clone(),
+                Style::new().add_modifier(Modifier::BOLD),
+            ),
         ])
     };
-    let style = if give_back || !app.legal().is_empty() {
+    let style = if give_back || !seen.legal().is_empty() {
         Style::new().fg(Color::Cyan)
     } else {
         Style::new()
