@@ -59,9 +59,10 @@ async fn unread_catch_up_streams_cost_little_and_block_nothing() {
             .into_inner();
         streams.push(stream);
     }
-    // Let the server fill whatever it fills for clients that do not read.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let during = rss_mb(server.child.id());
+    // The server fills whatever it fills for clients that do not read: wait until its memory
+    // stops rising (five samples 200 ms apart within 1 MB of each other, 20 s at most), and
+    // judge the highest figure seen.
+    let during = settled_rss_mb(server.child.id()).await;
     eprintln!(
         "{STREAMS} unread catch-ups of a {records}-record game: {before} MB before, {during} MB with them"
     );
@@ -103,4 +104,21 @@ async fn unread_catch_up_streams_cost_little_and_block_nothing() {
     }
     assert_eq!(seq as usize, records);
     drop(streams);
+}
+
+/// The server's resident memory once it has stopped rising: sampled every 200 ms until five
+/// samples in a row lie within 1 MB, or 20 s passed; the highest sample.
+async fn settled_rss_mb(pid: u32) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut samples: Vec<u64> = Vec::new();
+    loop {
+        samples.push(rss_mb(pid));
+        let recent = &samples[samples.len().saturating_sub(5)..];
+        let settled = recent.len() == 5
+            && recent.iter().max().unwrap() - recent.iter().min().unwrap() <= 1;
+        if settled || std::time::Instant::now() > deadline {
+            return *samples.iter().max().unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

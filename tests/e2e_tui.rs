@@ -247,14 +247,16 @@ async fn gang_of_four_played_in_the_terminal_to_the_end() {
                 s.contains("a pair needs two cards of the same value")
             });
             assert!(shown.contains("▲"), "the chosen cards are marked:\n{shown}");
-            tmux.keys(&["Enter"]);
-            std::thread::sleep(Duration::from_millis(300));
-            assert_eq!(
-                seq_of(&tmux.screen()),
-                seq,
-                "a refused selection sends nothing"
-            );
-            tmux.keys(&["Escape", "Tab"]);
+            // Enter, then Escape as a barrier: the table handles keys in order and waits for
+            // an action's answer before it reads the next key, so once Escape has cleared the
+            // refusal, whatever Enter did has reached the server.
+            tmux.keys(&["Enter", "Escape"]);
+            tmux.wait_for("the selection cleared", Duration::from_secs(5), |s| {
+                !s.contains("a pair needs two cards of the same value")
+            });
+            let last = log(&mut client, &game).await.last().map(|r| r.seq);
+            assert_eq!(last, seq, "a refused selection sends nothing");
+            tmux.keys(&["Tab"]);
             tmux.wait_for("a legal play by tab", Duration::from_secs(5), |s| {
                 s.contains("by tab)")
             });
@@ -732,8 +734,10 @@ async fn gangs_watch_shows_the_table_to_a_spectator_and_to_a_seat() {
     assert!(mine.contains("seat 0 (you)"), "{mine}");
     // Read-only: keys that would play do nothing but `q` leaves.
     let seq = seq_of(&mine);
-    seat.keys(&["Tab", "Enter", "p"]);
-    std::thread::sleep(Duration::from_millis(300));
+    // `q` after the keys that would play: the table handles keys in order (an action would be
+    // answered before the next key is read), so once it has left, nothing is still on its way.
+    seat.keys(&["Tab", "Enter", "p", "q"]);
+    seat.wait_for("the exit", Duration::from_secs(5), |s| s.contains("[exit 0]"));
     let records = log(&mut client, &game).await;
     assert!(
         !records.iter().any(|r| matches!(
@@ -742,12 +746,10 @@ async fn gangs_watch_shows_the_table_to_a_spectator_and_to_a_seat() {
         )),
         "watching sends no action (seq was {seq:?})"
     );
-    for table in [&spectator, &seat] {
-        table.keys(&["q"]);
-        table.wait_for("the exit", Duration::from_secs(5), |s| {
-            s.contains("[exit 0]")
-        });
-    }
+    spectator.keys(&["q"]);
+    spectator.wait_for("the exit", Duration::from_secs(5), |s| {
+        s.contains("[exit 0]")
+    });
     for bot in &mut bots {
         let _ = bot.kill();
         let _ = bot.wait();

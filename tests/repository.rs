@@ -295,3 +295,98 @@ fn the_rules_pages_list_exactly_the_options_of_the_engines_schemas() {
         }
     }
 }
+
+/// The files that serve every game and so may name none: a game is named (its kind, its proto
+/// messages, its module) only in the kind registry, the game's own modules, the proto files,
+/// the game-specific bots, tests and docs. Test modules (from their `#[cfg(test)]` on) are
+/// skipped: tests play real games.
+fn generic_sources() -> Vec<(PathBuf, String)> {
+    let root = root();
+    let generic_dirs = ["service/src", "cli/src", "bots/src", "proto", "games/src", "service/web"];
+    let game_dirs: Vec<String> = gangs_games::kinds()
+        .iter()
+        .map(|k| format!("games/src/{}/", k.json_key))
+        .chain(["bots/src/policies/".to_string()])
+        .collect();
+    text_files()
+        .into_iter()
+        .filter_map(|(path, text)| {
+            let rel = path.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+            let ext = path.extension()?.to_str()?;
+            let generic = matches!(ext, "rs" | "js")
+                && generic_dirs.iter().any(|d| rel.starts_with(d))
+                && !game_dirs.iter().any(|d| rel.starts_with(d.as_str()))
+                && rel != "games/src/kinds.rs"
+                // A test module of the CLI's terminal (snapshots of both games' tables).
+                && rel != "cli/src/tui/snapshots.rs";
+            if !generic {
+                return None;
+            }
+            let code = match text.find("#[cfg(test)]") {
+                Some(at) => text[..at].to_string(),
+                None => text,
+            };
+            Some((PathBuf::from(rel), code))
+        })
+        .collect()
+}
+
+/// The ways code names a game: its kind (`gang-of-four`), its module and JSON key
+/// (`gang_of_four`), its proto messages (`GangOfFour…`), a constant (`GANG_OF_FOUR`).
+fn names_of_games() -> Vec<String> {
+    gangs_games::kinds()
+        .iter()
+        .flat_map(|k| {
+            let camel: String = k
+                .json_key
+                .split('_')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next()
+                        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                        .unwrap_or_default()
+                })
+                .collect();
+            [
+                k.name.to_string(),
+                k.json_key.to_string(),
+                camel,
+                k.json_key.to_ascii_uppercase(),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn no_generic_source_names_a_game() {
+    let names = names_of_games();
+    assert!(names.contains(&"GangOfFour".to_string()), "{names:?}");
+    let sources = generic_sources();
+    // The walk found the generic code (a wrong root or filter would pass vacuously).
+    for expected in ["service/src/api.rs", "cli/src/tui/app.rs", "service/web/app.js"] {
+        assert!(
+            sources.iter().any(|(p, _)| p == Path::new(expected)),
+            "{expected} not scanned"
+        );
+    }
+    let mut found = Vec::new();
+    for (path, code) in &sources {
+        for (number, line) in code.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("//") {
+                continue;
+            }
+            for name in &names {
+                if line.contains(name.as_str()) {
+                    found.push(format!("{}:{}: {name}: {}", path.display(), number + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "code that serves every game names a game (ask the kind registry, games/src/kinds.rs, \
+         or move it into the game's own module):\n{}",
+        found.join("\n")
+    );
+}

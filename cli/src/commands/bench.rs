@@ -40,8 +40,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10)]
     seconds: u64,
 
-    /// The game to play, with its default options.
-    #[arg(long, default_value = "gang-of-four")]
+    /// The game to play, with its default options (default: the registry's first game).
+    #[arg(long, default_value_t = gangs_games::kinds()[0].name.to_string())]
     kind: String,
 
     /// Who streams each game's updates while it is played: nobody, every seat (as bots do),

@@ -73,7 +73,10 @@ pub async fn run(args: GamesArgs, context: &Context) -> Result<(), CliError> {
         || {
             let mut lines: Vec<String> = games.iter().map(summary_line).collect();
             if lines.is_empty() {
-                lines.push("no games match: `gangs new gang-of-four` creates one".to_string());
+                lines.push(format!(
+                    "no games match: `gangs new {}` creates one",
+                    gangs_games::kinds()[0].name
+                ));
             }
             if !next.is_empty() {
                 lines.push(format!("more: `gangs games --page-token {next}`"));
