@@ -1,10 +1,22 @@
 //! How every client (the CLI, the bots, the tests) turns `--server URL [--ca FILE]` into a tonic
-//! endpoint: `http://` in clear, `https://` over TLS (rustls) trusting the given CA certificate
-//! or, without one, the system's roots. One place, so that every client accepts the same URLs.
+//! endpoint: `http://` in clear, `https://` over TLS (rustls) trusting exactly the
+//! certificate(s) of the `--ca` file or, without one, the system's roots. One place, so that
+//! every client accepts the same URLs and the same certificates.
+//!
+//! A `--ca` file's certificates are trusted two ways ([`PinnedOrRoots`]): a server that
+//! presents one of them byte for byte is trusted by that alone (pinned), whatever its CA flag:
+//! the self-signed certificate most guides make (`openssl req -x509 ...`) carries `CA:TRUE`,
+//! which WebPKI refuses as a server's own certificate (`CaUsedAsEndEntity`). Any other
+//! certificate must chain to one of them as a root (a private CA), with the usual checks.
 
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
-use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
+use tonic::transport::{ClientTlsConfig, Endpoint};
 
 /// Why a server URL or CA file cannot be used: said to the user as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,27 +63,134 @@ pub fn endpoint(url: &str, ca: Option<&Path>) -> Result<Endpoint, BadEndpoint> {
         };
     }
     let config = ClientTlsConfig::new().timeout(TLS_HANDSHAKE_TIMEOUT);
-    let config = match ca {
+    let configured = match ca {
         Some(path) => {
-            let pem = std::fs::read(path).map_err(|e| {
-                BadEndpoint(format!("cannot read the CA file {}: {e}", path.display()))
-            })?;
-            if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
-                return Err(BadEndpoint(format!(
-                    "the CA file {} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
-                    path.display()
-                )));
-            }
-            config.ca_certificate(Certificate::from_pem(pem))
+            let verifier = PinnedOrRoots::from_file(path)?;
+            endpoint.tls_config_with_verifier(config, Arc::new(verifier))
         }
-        None => config.with_native_roots(),
+        None => endpoint.tls_config(config.with_native_roots()),
     };
-    endpoint.tls_config(config).map_err(|e| {
+    configured.map_err(|e| {
         BadEndpoint(format!(
             "cannot set up TLS for {url}: {}",
             crate::innermost_cause(&e)
         ))
     })
+}
+
+/// The server certificate check of a `--ca` file: a certificate of the file presented as the
+/// server's own is trusted by its exact bytes (pinned: its CA flag, names and dates are not
+/// looked at; only the holder of its private key can complete the handshake, which is checked
+/// as always); any other must chain to one of the file's certificates as a root, checked by
+/// WebPKI (name, dates, usage).
+#[derive(Debug)]
+pub struct PinnedOrRoots {
+    pinned: Vec<CertificateDer<'static>>,
+    /// None when no certificate of the file can be a root (then only pinning trusts).
+    roots: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
+
+impl PinnedOrRoots {
+    /// The verifier for the PEM certificates in `path`; an error naming the file when it cannot
+    /// be read or holds no certificate.
+    pub fn from_file(path: &Path) -> Result<PinnedOrRoots, BadEndpoint> {
+        let pem = std::fs::read(path)
+            .map_err(|e| BadEndpoint(format!("cannot read the CA file {}: {e}", path.display())))?;
+        PinnedOrRoots::from_pem(&pem)
+            .map_err(|why| BadEndpoint(format!("the CA file {} {why}", path.display())))
+    }
+
+    /// The verifier for the PEM certificates in `pem`; the error completes "the CA file X ...".
+    pub fn from_pem(pem: &[u8]) -> Result<PinnedOrRoots, String> {
+        let pinned = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("is not a valid PEM file ({e})"))?;
+        if pinned.is_empty() {
+            return Err("holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_string());
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut store = rustls::RootCertStore::empty();
+        store.add_parsable_certificates(pinned.iter().cloned());
+        let roots = if store.is_empty() {
+            None
+        } else {
+            Some(
+                rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(store),
+                    provider.clone(),
+                )
+                .build()
+                .map_err(|e| format!("cannot be used as roots ({e})"))?,
+            )
+        };
+        Ok(PinnedOrRoots {
+            pinned,
+            roots,
+            provider,
+        })
+    }
+}
+
+impl ServerCertVerifier for PinnedOrRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if self
+            .pinned
+            .iter()
+            .any(|pinned| pinned.as_ref() == end_entity.as_ref())
+        {
+            return Ok(ServerCertVerified::assertion());
+        }
+        match &self.roots {
+            Some(roots) => {
+                roots.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+            }
+            None => Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer,
+            )),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 /// What to tell the user when connecting failed on TLS (an untrusted or wrong certificate, a
@@ -124,5 +243,41 @@ mod tests {
         let err = endpoint("https://127.0.0.1:1", Some(&dir.join("missing.pem"))).unwrap_err();
         assert!(err.0.contains("cannot read the CA file"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_ca_true_certificate_of_the_file_is_pinned_and_others_are_refused() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_true = params.self_signed(&key).unwrap();
+        let other = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let now = UnixTime::now();
+
+        // WebPKI alone refuses it as the server's own certificate (the bug this fixes).
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca_true.der().clone()).unwrap();
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .unwrap();
+        let refused = webpki.verify_server_cert(ca_true.der(), &[], &name, &[], now);
+        assert!(
+            format!("{refused:?}").contains("CaUsedAsEndEntity"),
+            "{refused:?}"
+        );
+
+        let verifier = PinnedOrRoots::from_pem(ca_true.pem().as_bytes()).unwrap();
+        assert!(verifier
+            .verify_server_cert(ca_true.der(), &[], &name, &[], now)
+            .is_ok());
+        let err = verifier
+            .verify_server_cert(other.cert.der(), &[], &name, &[], now)
+            .unwrap_err();
+        assert!(matches!(err, rustls::Error::InvalidCertificate(_)), "{err}");
+        assert!(!verifier.supported_verify_schemes().is_empty());
     }
 }

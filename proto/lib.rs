@@ -1,7 +1,7 @@
 //! The `gangs.v1` contract, generated from `proto/*.proto` at build time (see `build.rs`).
 //! Everything that crosses the wire is defined there; this crate exposes it, with the few
 //! helpers every client needs (`code_name`, `innermost_cause`, `quoted`, `retry`, `connect`, `json`:
-//! the proto3 JSON mapping).
+//! the proto3 JSON mapping; `webhook`: the webhooks' signature and HTTP client).
 
 #![allow(clippy::large_enum_variant, clippy::doc_lazy_continuation)]
 
@@ -37,6 +37,7 @@ pub mod codec;
 pub mod connect;
 pub mod json;
 pub mod retry;
+pub mod webhook;
 
 /// Most bytes of client input quoted back in a message: an error must stay small whatever was
 /// sent (a 60 KB id echoed whole overflows gRPC's metadata limit and hides the real status).

@@ -192,6 +192,57 @@ async fn python_bot_plays_the_gang_against_the_rust_bots() {
     }
 }
 
+/// The Python bot over TLS with the self-signed certificate most guides make (`openssl req
+/// -x509`, `CA:TRUE`) as its `GANGS_CA`: grpc's `ssl_channel_credentials(root_certificates)`
+/// trusts it, so the example's TLS works with that certificate as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_bot_plays_over_tls_with_the_openssl_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let tls = common::TlsFiles::openssl(dir.path());
+    let server = Server::start_tls(&dir.path().join("data"), &tls, &[]);
+    let mut client = server.client().await;
+    let options = pb::GameOptions {
+        game: Some(pb::game_options::Game::GangOfFour(pb::GangOfFourOptions {
+            players: Some(3),
+            target_score: Some(20),
+            ..Default::default()
+        })),
+    };
+    let game = create(&mut client, "gang-of-four", Some(options), 5).await;
+    let (python, stubs) = python();
+    let mut bots = vec![Command::new(python)
+        .arg(bot_script())
+        .args(["--server", &server.url(), "--game", &game])
+        .args(["--seat", "0", "--seed", "5"])
+        .env("PYTHONPATH", stubs)
+        .env("GANGS_CA", &tls.cert)
+        .env("GANGS_BOT_QUIET", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map(common::Bot)
+        .expect("start the Python bot")];
+    for seat in 1..3 {
+        bots.push(spawn_rust_bot(
+            "gangs-bot-greedy",
+            &server,
+            &game,
+            seat,
+            seat as u64,
+        ));
+    }
+    for bot in &mut bots {
+        let exit = wait_with_timeout(bot, GAME_TIMEOUT);
+        assert!(exit.success(), "a bot exited with {exit}");
+    }
+    let acted = log(&mut client, &game)
+        .await
+        .iter()
+        .filter(|r| matches!(&r.record, Some(pb::log_record::Record::Acted(a)) if a.seat == 0))
+        .count();
+    assert!(acted > 0, "the Python bot never acted over TLS");
+}
+
 /// `gangs arena ... --json` with the Python bot as `--bot`; returns (exit code, report).
 fn arena(kind: &str, other_bot: &Path, games: &str, options: &[&str]) -> (i32, Value) {
     let (python, stubs) = python();

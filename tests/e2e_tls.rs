@@ -1,7 +1,9 @@
 //! End to end over TLS: a server with a certificate made in the test (`--tls-cert`/`--tls-key`),
 //! a whole game created with the CLI, played by bot processes and followed with `gangs watch`,
 //! all on `https://` with `--ca`; then the log replays. Clients that do not trust the
-//! certificate, or that speak plain http to it, are refused with a clear error.
+//! certificate, or that speak plain http to it, are refused with a clear error. The
+//! certificates people make work as they are: the self-signed one of `openssl req -x509`
+//! (`CA:TRUE`, pinned by `--ca`) and the one `gangs cert` writes.
 
 mod common;
 
@@ -150,4 +152,112 @@ fn the_server_refuses_unreadable_or_wrong_tls_files_at_startup() {
         .expect("run gangs-server");
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--tls-key"));
+}
+
+/// Runs a set-up command, panicking with its output when it fails; returns its stdout.
+fn run_ok(command: &mut std::process::Command) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `gangs new` and a bot's join over TLS with `--ca` set to the server's own certificate.
+async fn create_and_join_over_tls(server: &Server) {
+    let (code, out) = gangs_cli(server, &["new", "gang-of-four", "--json"]);
+    assert_eq!(code, 0, "gangs new over TLS: {out}");
+    let created: serde_json::Value =
+        serde_json::from_str(out.lines().next().expect("one line")).expect("json");
+    let game_id = created["game_id"].as_str().expect("game_id").to_string();
+    // A bot (the bots' shared connect code) takes a seat over the same TLS.
+    let _bot = spawn_bot("gangs-bot-random", server, &game_id, Some(0), 1);
+    let mut client = server.client().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let games = client
+            .list_games(gangs_proto::v1::ListGamesRequest::default())
+            .await
+            .expect("list games")
+            .into_inner()
+            .games;
+        if games
+            .iter()
+            .any(|g| g.game_id == game_id && g.seats_taken == 1)
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bot did not take its seat over TLS"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_certificates_people_make_work_with_ca() {
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    // The command most guides give: a self-signed certificate with CA:TRUE.
+    let made = dir.path().join("openssl");
+    std::fs::create_dir_all(&made).expect("mkdir");
+    let openssl = TlsFiles::openssl(&made);
+    let server = Server::start_tls(&dir.path().join("data-openssl"), &openssl, &[]);
+    create_and_join_over_tls(&server).await;
+
+    // `gangs cert` writes a pair that works at once; it does not overwrite a key by accident.
+    let out = dir.path().join("gangs-cert");
+    let cert_command = || {
+        let mut command = std::process::Command::new(bin("gangs"));
+        command
+            .args([
+                "cert",
+                "--host",
+                "127.0.0.1",
+                "--host",
+                "localhost",
+                "--out",
+            ])
+            .arg(&out);
+        command
+    };
+    run_ok(&mut cert_command());
+    let written = TlsFiles {
+        cert: out.join("cert.pem"),
+        key: out.join("key.pem"),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&written.key)
+            .expect("key.pem")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "key.pem is readable by others: {mode:o}");
+    }
+    let again = cert_command().output().expect("run gangs cert");
+    assert!(!again.status.success(), "gangs cert overwrote its key");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    let generated = Server::start_tls(&dir.path().join("data-gangs-cert"), &written, &[]);
+    create_and_join_over_tls(&generated).await;
+
+    // --ca trusts exactly its file: the openssl certificate does not vouch for the other server.
+    let output = std::process::Command::new(bin("gangs"))
+        .args(["--server", &generated.url(), "--ca"])
+        .arg(&openssl.cert)
+        .arg("games")
+        .output()
+        .expect("run gangs");
+    assert!(
+        !output.status.success(),
+        "a certificate not in --ca was trusted"
+    );
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.to_lowercase().contains("certificate"), "{text}");
 }

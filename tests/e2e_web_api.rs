@@ -3,7 +3,7 @@
 //! naming it; the replay's chart figures (`gangs_games::summary`'s rows) add up to the final
 //! scores; a cancelled game opens as a replay that ends with its `ended` record; the download is
 //! a game file that verifies and, imported, replays the same game; and a server with keys still
-//! serves the viewer.
+//! serves an open viewer with `--http-public` (the viewer behind the keys: `e2e_web_auth.rs`).
 
 mod common;
 mod web;
@@ -287,11 +287,17 @@ async fn the_json_api_pages_filters_refuses_and_replays() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_with_keys_still_serves_its_viewer() {
+async fn a_server_with_keys_still_serves_a_public_viewer() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, http) = start_viewer_with(
         dir.path(),
-        &["--api-key", "admin-secret", "--player-key", "player-secret"],
+        &[
+            "--api-key",
+            "admin-secret",
+            "--player-key",
+            "player-secret",
+            "--http-public",
+        ],
     );
     let page = get_json(&http, "/api/games").await;
     assert!(ids(&page).is_empty());

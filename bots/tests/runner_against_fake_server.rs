@@ -162,6 +162,15 @@ impl Games for FakeServer {
         Err(Status::unimplemented("fake"))
     }
 
+    type WatchGamesStream = ReceiverStream<Result<pb::WatchGamesResponse, Status>>;
+
+    async fn watch_games(
+        &self,
+        _: Request<pb::WatchGamesRequest>,
+    ) -> Result<Response<Self::WatchGamesStream>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn import_game(
         &self,
         _: Request<tonic::Streaming<pb::ImportGameRequest>>,

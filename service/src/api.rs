@@ -8,6 +8,7 @@ use crate::bounds::{
     MAX_KIND_BYTES, MAX_TOKEN_BYTES,
 };
 use crate::cluster::{Cluster, Route};
+use crate::directory::{Directory, Filter};
 use crate::error::{HostError, HostResult};
 use crate::limits::{Client, Limits};
 use crate::registry::{ListQuery, Registry};
@@ -49,6 +50,8 @@ pub struct GamesService {
     limits: Limits,
     /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
     cluster: Option<Arc<Cluster>>,
+    /// The `WatchGames` streams.
+    directory: Directory,
 }
 
 /// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
@@ -103,7 +106,13 @@ impl GamesService {
             keys,
             limits: Limits::new(Default::default()),
             cluster: None,
+            directory: Directory::default(),
         }
+    }
+
+    /// The `WatchGames` streams, to end them at shutdown.
+    pub fn directory(&self) -> Directory {
+        self.directory.clone()
     }
 
     /// The server's limits (`--max-live-games` and the others; see `limits.rs`).
@@ -235,6 +244,7 @@ async fn ask_game<T>(
 }
 
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
+type DirectoryStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGamesResponse, Status>> + Send>>;
 type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -448,6 +458,29 @@ impl Games for GamesService {
             games,
             next_page_token,
         }))
+    }
+
+    type WatchGamesStream = DirectoryStream;
+
+    async fn watch_games(
+        &self,
+        request: Request<pb::WatchGamesRequest>,
+    ) -> Result<Response<DirectoryStream>, Status> {
+        self.check_key(&request, Access::Player, "watch the directory")?;
+        let request = request.into_inner();
+        let filter = Filter::new(request.kind, &request.statuses).map_err(Status::from)?;
+        let stream = self
+            .directory
+            .watch(
+                self.registry.store().clone(),
+                self.registry.clone(),
+                &request.from_cursor,
+                filter,
+            )
+            .map_err(|error| bounded(error.into()))?;
+        Ok(Response::new(Box::pin(
+            stream.map(|event| event.map_err(Status::from)),
+        )))
     }
 
     async fn import_game(

@@ -1,9 +1,12 @@
 //! The game host. Map:
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
+//! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
 //! - `bounds.rs`: the size limits of every id and string a client sends;
 //! - `cluster.rs`: several nodes on one JetStream log: a lease per game, forwarding to its owner;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
+//! - `directory.rs`: `WatchGames`, the directory's events read from the store's feed;
+//! - `webhooks.rs`: a signed POST per game over (`--webhook`), the feed as their outbox;
 //! - `actor/`: one task per game, the only owner of its state (seats, act, durability then
 //!   fan-out, watch, timers: one file each);
 //! - `error.rs`: the host's domain error; `api.rs` alone turns it into gRPC statuses;
@@ -18,7 +21,9 @@ pub mod actor;
 pub mod api;
 pub mod bounds;
 pub mod cluster;
+pub mod directory;
 pub mod error;
+pub mod grpc_web;
 pub mod limits;
 pub mod logging;
 pub mod metrics;
@@ -27,3 +32,4 @@ pub mod secret;
 pub mod server;
 pub mod store;
 pub mod viewer;
+pub mod webhooks;

@@ -66,6 +66,10 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
     for kind in gangs_games::kind_names() {
         counter!("gangs_actions_total", "kind" => kind).absolute(0);
     }
+    counter!("gangs_webhook_delivered_total").absolute(0);
+    counter!("gangs_webhook_failed_total").absolute(0);
+    counter!("gangs_webhook_expired_total").absolute(0);
+    gauge!("gangs_webhook_pending").set(0.0);
     Ok(())
 }
 
@@ -101,6 +105,45 @@ fn describe() {
         "gangs_rpc_errors_total",
         "Refused calls, by method and gRPC status code."
     );
+    describe_counter!(
+        "gangs_webhook_delivered_total",
+        "Webhook events a receiver acknowledged (2xx)."
+    );
+    describe_counter!(
+        "gangs_webhook_failed_total",
+        "Webhook POSTs that failed (no answer, or not 2xx); each is retried."
+    );
+    describe_counter!(
+        "gangs_webhook_expired_total",
+        "Webhook events given up after retrying for --webhook-retry-for."
+    );
+    describe_gauge!(
+        "gangs_webhook_pending",
+        "Webhook events read from the log and not yet delivered, all receivers together."
+    );
+}
+
+/// A webhook event was delivered (`Delivered`), a POST failed (`Failed`), or an event was given
+/// up (`Expired`); `pending` moves the gauge of events waiting.
+pub fn webhook(outcome: WebhookOutcome) {
+    match outcome {
+        WebhookOutcome::Delivered => counter!("gangs_webhook_delivered_total").increment(1),
+        WebhookOutcome::Failed => counter!("gangs_webhook_failed_total").increment(1),
+        WebhookOutcome::Expired => counter!("gangs_webhook_expired_total").increment(1),
+    }
+}
+
+/// What happened to one webhook attempt or event.
+#[derive(Debug, Clone, Copy)]
+pub enum WebhookOutcome {
+    Delivered,
+    Failed,
+    Expired,
+}
+
+/// `delta` more (or fewer) webhook events waiting.
+pub fn webhook_pending(delta: f64) {
+    gauge!("gangs_webhook_pending").increment(delta);
 }
 
 /// Refreshes the sampled gauges every second from `live_games` (a count the registry gives).

@@ -506,6 +506,20 @@ impl Registry {
         page(self.summaries(), query)
     }
 
+    /// One game's summary, if this node knows the game.
+    pub fn summary(&self, id: &str) -> Option<pb::GameSummary> {
+        self.summaries
+            .lock()
+            .expect("summaries lock")
+            .get(id)
+            .cloned()
+    }
+
+    /// The log (the directory feed's reader needs it).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// The summary of every game this node knows, in no order.
     pub fn summaries(&self) -> Vec<pb::GameSummary> {
         let summaries = self.summaries.lock().expect("summaries lock");

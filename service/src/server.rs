@@ -64,10 +64,14 @@ pub struct Config {
     pub keep_finished_ms: u64,
     /// Also serve the read-only web viewer and its JSON API on this address (e.g.
     /// 127.0.0.1:8080): the game list, live games as a spectator, finished games replayed.
-    /// Anyone who reaches the address may read every game as a spectator (finished ones with
-    /// every hand): no key is asked for.
+    /// On a server with --api-key it asks for a key once (a login page, then a session
+    /// cookie) and shows what that key may read over gRPC; see --http-public.
     #[arg(long, env = "GANGS_HTTP")]
     pub http: Option<SocketAddr>,
+    /// With --http on a server with keys: no login; anyone who reaches the viewer reads every
+    /// game as a spectator (finished ones with every hand), as with the player key.
+    #[arg(long, env = "GANGS_HTTP_PUBLIC")]
+    pub http_public: bool,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100); off when absent.
     #[arg(long, env = "GANGS_METRICS", value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
@@ -85,6 +89,37 @@ pub struct Config {
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "GANGS_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Also answer gRPC-Web (HTTP/1.1 and HTTP/2, binary and text) on --listen, so that a
+    /// browser can call the `Games` service directly (unary calls and server streams).
+    #[arg(long, env = "GANGS_GRPC_WEB")]
+    pub grpc_web: bool,
+    /// With --grpc-web: a web origin allowed to call from a page of another origin, e.g.
+    /// https://play.example.org (repeatable; GANGS_CORS_ORIGINS: comma-separated). Without it
+    /// only pages of the server's own origin can.
+    #[arg(
+        long = "cors-origin",
+        env = "GANGS_CORS_ORIGINS",
+        value_delimiter = ',',
+        requires = "grpc_web",
+        value_name = "ORIGIN"
+    )]
+    pub cors_origins: Vec<String>,
+    /// POST a signed JSON event to this URL for every game finished, cancelled or abandoned
+    /// (repeatable; GANGS_WEBHOOKS: comma-separated), kept in the store until delivered.
+    #[arg(
+        long = "webhook",
+        env = "GANGS_WEBHOOKS",
+        value_delimiter = ',',
+        requires = "webhook_secret",
+        value_name = "URL"
+    )]
+    pub webhooks: Vec<String>,
+    /// The secret that signs every webhook POST (header `gangs-signature`, HMAC-SHA256).
+    #[arg(long, env = "GANGS_WEBHOOK_SECRET", hide_env_values = true)]
+    pub webhook_secret: Option<String>,
+    /// How long one webhook event is retried (with backoff up to 10 min) before it is given up.
+    #[arg(long, env = "GANGS_WEBHOOK_RETRY_FOR", default_value = "24h", value_parser = parse_duration)]
+    pub webhook_retry_for: Duration,
     #[command(flatten)]
     pub limits: crate::limits::LimitFlags,
     #[command(flatten)]
@@ -311,6 +346,15 @@ pub async fn run(
     if config.metrics.is_some() {
         crate::metrics::sample(registry.live_games_counter());
     }
+    let directory = service.directory();
+    if !config.webhooks.is_empty() {
+        let webhooks = crate::webhooks::Webhooks {
+            urls: config.webhooks.clone(),
+            secret: config.webhook_secret.clone().unwrap_or_default(),
+            retry_for: config.webhook_retry_for,
+        };
+        webhooks.start(&registry, directory.closing())?;
+    }
     if let Some(retain) = config.retain_finished {
         tokio::spawn(delete_old_games(registry.clone(), retain));
     }
@@ -361,16 +405,20 @@ pub async fn run(
     let closing = registry.clone();
     let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
     if let Some(http) = http {
-        // The viewer only reads: it sends the player key when there is one (least privilege),
-        // else the admin key.
-        let key = config.player_key.clone().or_else(|| config.api_key.clone());
+        // Behind the keys unless --http-public; an open viewer reads with the player key when
+        // there is one (least privilege), else the admin key.
+        let access = crate::viewer::Access::new(
+            config.api_key.clone(),
+            config.player_key.clone(),
+            config.http_public,
+        );
         let mut stopped = http_stopped;
         // A second handle on the same service: the viewer sees what a spectator sees,
         // forwarded to a game's owner in a cluster. Made only here: an unused handle would
         // keep the store open and the shutdown below waiting for it forever.
         tokio::spawn(crate::viewer::serve(
             service.clone(),
-            key,
+            access,
             http,
             async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
@@ -380,6 +428,7 @@ pub async fn run(
     let shutdown = async move {
         shutdown.await;
         let _ = stop_http.send(true);
+        directory.close();
         closing.close();
     };
     let mut builder = tonic::transport::Server::builder();
@@ -389,7 +438,12 @@ pub async fn run(
             .map_err(|e| format!("--tls-cert/--tls-key: {}", gangs_proto::innermost_cause(&e)))?;
     }
     let max_request_bytes = usize::try_from(config.max_request_bytes).unwrap_or(usize::MAX);
+    let (cors, grpc_web) = crate::grpc_web::layers(config.grpc_web, &config.cors_origins)?;
     builder
+        .accept_http1(config.grpc_web)
+        // CORS outside gRPC-Web: a browser's preflight is answered before any translation.
+        .layer(tower::util::option_layer(cors))
+        .layer(tower::util::option_layer(grpc_web))
         .layer(tower::util::MapResponseLayer::new(move |response| {
             request_size_status(response, max_request_bytes)
         }))

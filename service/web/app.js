@@ -43,6 +43,8 @@ function svg(tag, attrs, ...children) {
 
 async function getJson(url) {
   const response = await fetch(url, { headers: { accept: "application/json" } });
+  // A keyed viewer whose session ended: reloading the page brings the login form back.
+  if (response.status === 401) { window.location.reload(); throw new Error("log in again"); }
   const body = await response.json().catch(() => ({ error: response.statusText }));
   if (!response.ok) throw new Error(body.error || response.statusText);
   return body;

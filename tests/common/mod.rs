@@ -115,6 +115,42 @@ pub struct TlsFiles {
 }
 
 impl TlsFiles {
+    /// The self-signed certificate most guides make (`openssl req -x509`: it says `CA:TRUE`),
+    /// for 127.0.0.1 and localhost, in `dir` (checked to say `CA:TRUE`).
+    pub fn openssl(dir: &Path) -> TlsFiles {
+        let files = TlsFiles {
+            cert: dir.join("cert.pem"),
+            key: dir.join("key.pem"),
+        };
+        let output = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30",
+            ])
+            .args(["-subj", "/CN=localhost"])
+            .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+            .arg("-keyout")
+            .arg(&files.key)
+            .arg("-out")
+            .arg(&files.cert)
+            .output()
+            .expect("run openssl (`apt-get install -y openssl`; .ci/run does it)");
+        assert!(
+            output.status.success(),
+            "openssl req failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = Command::new("openssl")
+            .args(["x509", "-noout", "-text", "-in"])
+            .arg(&files.cert)
+            .output()
+            .expect("run openssl x509");
+        assert!(
+            String::from_utf8_lossy(&text.stdout).contains("CA:TRUE"),
+            "the certificate must say CA:TRUE, as the guides' does"
+        );
+        files
+    }
+
     pub fn generate(dir: &Path) -> TlsFiles {
         let certified =
             rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".into()])

@@ -81,6 +81,53 @@ async fn send(base: &str, path: &str, headers: &[(&str, &str)]) -> hyper::Respon
         .expect("http request")
 }
 
+/// Any request: (status, headers, body as text).
+pub async fn request(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, hyper::HeaderMap, String) {
+    let authority = base.strip_prefix("http://").expect("an http:// base");
+    let stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .expect("connect to the viewer");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("http handshake");
+    tokio::spawn(connection);
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", authority);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = sender
+        .send_request(
+            request
+                .body(http_body_util::Full::new(Bytes::from(body.to_string())))
+                .unwrap(),
+        )
+        .await
+        .expect("http request");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    (
+        status,
+        headers,
+        String::from_utf8(body.to_vec()).expect("utf-8 body"),
+    )
+}
+
 /// GET `path`: (status, body as text).
 pub async fn get(base: &str, path: &str) -> (u16, String) {
     let response = send(base, path, &[]).await;

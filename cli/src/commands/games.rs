@@ -1,5 +1,6 @@
 //! `gangs games [--status S] [--kind K] [--limit N] [--page-token T]`: lists the server's
-//! games, oldest first, a page at a time.
+//! games, oldest first, a page at a time. `--follow` prints the directory's events instead, as
+//! they happen (`follow.rs`).
 
 use crate::client::Context;
 use crate::error::CliError;
@@ -23,8 +24,19 @@ pub struct GamesArgs {
     limit: u32,
 
     /// Continue a listing: the `next_page_token` a previous `gangs games` printed.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "follow")]
     page_token: Option<String>,
+
+    /// Follow the directory instead: print each game created, seat taken, game started,
+    /// finished, cancelled or abandoned as it happens (with --status/--kind as filters), until
+    /// interrupted.
+    #[arg(long)]
+    follow: bool,
+
+    /// With --follow: start after this event's cursor (each event prints its own); "0": from
+    /// the first event the server keeps. Default: only new events.
+    #[arg(long, requires = "follow")]
+    from_cursor: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -49,6 +61,14 @@ impl StatusFilter {
 }
 
 pub async fn run(args: GamesArgs, context: &Context) -> Result<(), CliError> {
+    if args.follow {
+        let follow = super::follow::Follow {
+            kind: args.kind.unwrap_or_default(),
+            statuses: args.status.map(StatusFilter::wire).into_iter().collect(),
+            from_cursor: args.from_cursor.unwrap_or_default(),
+        };
+        return super::follow::run(follow, context).await;
+    }
     let mut client = context.connect().await?;
     let page = client
         .list_games(pb::ListGamesRequest {

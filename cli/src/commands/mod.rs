@@ -5,7 +5,9 @@ mod act;
 mod arena;
 mod bench;
 mod cancel;
+mod cert;
 mod export;
+mod follow;
 mod games;
 mod health;
 mod import;
@@ -16,6 +18,7 @@ mod play;
 mod replay;
 mod rules;
 mod watch;
+mod webhook;
 
 use crate::client::Context;
 use crate::error::CliError;
@@ -57,6 +60,11 @@ pub enum Command {
     /// Play bots against each other for many games; prints wins, shares and ratings.
     #[command(after_help = arena::AFTER_HELP)]
     Arena(arena::ArenaArgs),
+    /// Write a private key and a self-signed certificate for a server's TLS (`--tls-cert`,
+    /// `--tls-key`; clients then trust it with `--ca DIR/cert.pem`).
+    Cert(cert::CertArgs),
+    /// Webhooks: `gangs webhook test --url URL --secret S` sends a receiver a signed sample.
+    Webhook(webhook::WebhookArgs),
     /// Load-test a server: play many games at once flat out and compare the durable actions/s
     /// with plain unary calls (the health Check) at the same concurrency, in the same run.
     Bench(bench::BenchArgs),
@@ -87,5 +95,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Bench(args) => bench::run(args, context).await,
         Command::Health(args) => health::run(args, context).await,
         Command::Rules(args) => rules::run(args, context).await,
+        Command::Cert(args) => cert::run(args, context).await,
+        Command::Webhook(args) => webhook::run(args, context).await,
     }
 }

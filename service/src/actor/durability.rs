@@ -59,6 +59,36 @@ impl Retried for pb::CancelGameResponse {
     }
 }
 
+/// The seqs of `records` that change the game's place in the directory (the store's feed,
+/// read by `WatchGames` and the webhooks): created, a seat taken, started, ended (cancelled or
+/// abandoned) and, once the game is `over` by its rules, the batch's last record (nothing is
+/// played after the record that finished a game, so that one is it).
+pub(crate) fn directory_marks(records: &[pb::LogRecord], over: bool) -> Vec<u64> {
+    use pb::log_record::Record;
+    let mut marks: Vec<u64> = records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.record,
+                Some(
+                    Record::Created(_) | Record::Joined(_) | Record::Started(_) | Record::Ended(_)
+                )
+            )
+        })
+        .map(|r| r.seq)
+        .collect();
+    if let Some(last) = records.last() {
+        let played = matches!(
+            last.record,
+            Some(Record::Acted(_) | Record::TimedOut(_) | Record::Expired(_))
+        );
+        if over && played {
+            marks.push(last.seq);
+        }
+    }
+    marks
+}
+
 /// Answers every caller waiting for one batch.
 fn answer_all<T: Clone>(replies: Vec<Reply<T>>, answer: Result<T, HostError>) {
     for reply in replies {
@@ -100,7 +130,8 @@ impl GameActor {
             updates,
             reply,
         });
-        let done = self.store.append(&self.id, records);
+        let marked = directory_marks(&records, self.is_over());
+        let done = self.store.append_marked(&self.id, records, marked);
         self.in_flight.push_back((last_seq, done));
     }
 

@@ -20,6 +20,11 @@
 //! - **Reads** see every durable record; [`LogStore::read_range`] reads a game in chunks so a
 //!   long catch-up need not hold a whole log in memory.
 //! - **Ids**: game ids are [`GAME_ID_LEN`] lowercase hex characters.
+//! - **The directory feed** (optional: [`LogStore::feed_head`] is `None` without it): the records
+//!   an append marks (a game created, a seat taken, started, over) get the next *position* of a
+//!   server-wide feed, durable with the records themselves, in the order they became durable.
+//!   Positions only grow and are never reused, so a reader that remembers one resumes after it
+//!   with no gap and no duplicate, across restarts (`WatchGames`, the webhooks' outbox).
 
 pub mod jetstream;
 pub mod sled;
@@ -86,12 +91,64 @@ impl std::fmt::Display for StoreError {
     }
 }
 
+/// One entry of the directory feed: record `seq` of `game_id`, at `position`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedEntry {
+    pub position: u64,
+    pub game_id: String,
+    pub seq: u64,
+}
+
 /// The durable log of every game (see the module doc for the contract).
 #[async_trait::async_trait]
 pub trait LogStore: Send + Sync + 'static {
     /// Appends records of one game (consecutive seqs, following the game's last record). Returns
     /// at once; the receiver resolves once the records are durable. Never blocks the caller.
     fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable;
+
+    /// As [`LogStore::append`], with the seqs of the records that change the game's place in
+    /// the directory: a store that keeps the directory feed gives each the next position,
+    /// durable together with the records. The default keeps no feed.
+    fn append_marked(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        marked: Vec<u64>,
+    ) -> Durable {
+        let _ = marked;
+        self.append(game_id, records)
+    }
+
+    /// The newest durable position of the directory feed, as it changes; `None` when this
+    /// store keeps no feed.
+    fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+
+    /// At most `limit` feed entries with `position > after`, in position order.
+    async fn feed_after(&self, after: u64, limit: usize) -> Result<Vec<FeedEntry>, StoreError> {
+        let _ = (after, limit);
+        Err(StoreError::unavailable(
+            "this store keeps no directory feed",
+        ))
+    }
+
+    /// The feed position a reader saved under `name` (a webhook: its last delivered event);
+    /// `None` if it never saved one.
+    async fn load_mark(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        let _ = name;
+        Err(StoreError::unavailable(
+            "this store keeps no directory feed",
+        ))
+    }
+
+    /// Saves a reader's feed position durably (returns once it is).
+    async fn save_mark(&self, name: &str, position: u64) -> Result<(), StoreError> {
+        let _ = (name, position);
+        Err(StoreError::unavailable(
+            "this store keeps no directory feed",
+        ))
+    }
 
     /// One game's records, in seq order (empty if the game is unknown).
     async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {

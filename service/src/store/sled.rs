@@ -1,7 +1,10 @@
 //! The embedded log (the default store): the one place that talks to sled.
 //!
 //! Layout: one tree, `log`, keyed by `game id (16 bytes) ++ seq (u64 big-endian)`, valued by the
-//! encoded `LogRecord`. A restart scans it once and rebuilds every game.
+//! encoded `LogRecord`. A restart scans it once and rebuilds every game. The directory feed
+//! (`store/mod.rs`) is the tree `directory`, keyed by position (u64 big-endian), valued by
+//! `game id ++ seq`; a batch that marks records writes both trees in one transaction. The
+//! feed's readers save their positions in the tree `marks` (name -> u64 big-endian).
 //!
 //! Durability uses group commit: appends go over a channel to one dedicated OS thread (never a
 //! tokio worker) that inserts everything that arrived meanwhile, calls one `flush`, then tells
@@ -9,10 +12,12 @@
 //! arrived during the previous flush.
 
 use super::{
-    Durable, GameScan, LogStore, ScannedGame, StoreCloser, StoreError, GAME_ID_LEN, SCAN_AHEAD,
+    Durable, FeedEntry, GameScan, LogStore, ScannedGame, StoreCloser, StoreError, GAME_ID_LEN,
+    SCAN_AHEAD,
 };
 use gangs_proto::v1 as pb;
 use prost::Message;
+use sled::Transactional;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::mpsc as std_mpsc;
@@ -25,6 +30,8 @@ const MAX_BATCH: usize = 4096;
 struct Append {
     game_id: String,
     records: Vec<pb::LogRecord>,
+    /// Seqs of the records that get a directory feed position.
+    marked: Vec<u64>,
     done: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -34,6 +41,10 @@ const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 /// The sled log. Share it as a [`super::Store`].
 pub struct SledStore {
     tree: LogTree,
+    /// The `directory` tree (the feed), and its newest durable position.
+    feed: sled::Tree,
+    head: tokio::sync::watch::Receiver<u64>,
+    marks: sled::Tree,
     /// `std::sync::mpsc::Sender` is `Send` but not `Sync`; the mutex makes the store shareable
     /// and is held only for one `send` (never contended for long).
     appends: Mutex<std_mpsc::Sender<Append>>,
@@ -68,16 +79,35 @@ impl SledStore {
         let tree = db
             .open_tree("log")
             .map_err(|e| StoreError::unavailable(format!("cannot open the log tree: {e}")))?;
+        let feed = db
+            .open_tree("directory")
+            .map_err(|e| StoreError::unavailable(format!("cannot open the directory tree: {e}")))?;
+        let marks = db
+            .open_tree("marks")
+            .map_err(|e| StoreError::unavailable(format!("cannot open the marks tree: {e}")))?;
+        let last = match feed.last().map_err(read_error)? {
+            None => 0,
+            Some((key, _)) => position_of(&key)?,
+        };
+        let (head_tx, head) = tokio::sync::watch::channel(last);
         let (tx, rx) = std_mpsc::channel::<Append>();
-        let flusher_tree = tree.clone();
+        let trees = Trees {
+            log: tree.clone(),
+            feed: feed.clone(),
+            next_position: last + 1,
+            head: head_tx,
+        };
         let thread = std::thread::Builder::new()
             .name("gangs-flusher".into())
-            .spawn(move || flusher(db, flusher_tree, rx))
+            .spawn(move || flusher(db, trees, rx))
             .map_err(|e| {
                 StoreError::unavailable(format!("cannot start the flusher thread: {e}"))
             })?;
         let store = SledStore {
             tree: LogTree(tree),
+            feed,
+            head,
+            marks,
             appends: Mutex::new(tx),
         };
         let closer = StoreCloser::new(move || {
@@ -208,10 +238,20 @@ async fn blocking<T: Send + 'static>(
 #[async_trait::async_trait]
 impl LogStore for SledStore {
     fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
+        self.append_marked(game_id, records, Vec::new())
+    }
+
+    fn append_marked(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        marked: Vec<u64>,
+    ) -> Durable {
         let (done, rx) = oneshot::channel();
         let append = Append {
             game_id: game_id.to_string(),
             records,
+            marked,
             done,
         };
         let sent = self.appends.lock().expect("appends lock").send(append);
@@ -263,6 +303,85 @@ impl LogStore for SledStore {
         let (tree, game_id) = (self.tree.clone(), game_id.to_string());
         blocking(move || tree.delete_game_now(&game_id)).await
     }
+
+    fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.head.clone())
+    }
+
+    async fn load_mark(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        self.load_mark_now(name).await
+    }
+
+    async fn save_mark(&self, name: &str, position: u64) -> Result<(), StoreError> {
+        self.save_mark_now(name, position).await
+    }
+
+    async fn feed_after(&self, after: u64, limit: usize) -> Result<Vec<FeedEntry>, StoreError> {
+        let feed = self.feed.clone();
+        // Only up to the durable head: an entry written but not yet flushed is not told.
+        let head = *self.head.borrow();
+        blocking(move || {
+            let mut entries = Vec::new();
+            let Some(from) = after.checked_add(1).filter(|from| *from <= head) else {
+                return Ok(entries);
+            };
+            for entry in feed
+                .range(from.to_be_bytes()..=head.to_be_bytes())
+                .take(limit)
+            {
+                let (key, value) = entry.map_err(read_error)?;
+                if value.len() != GAME_ID_LEN + 8 {
+                    return Err(StoreError::corrupt(format!(
+                        "malformed directory entry of {} bytes",
+                        value.len()
+                    )));
+                }
+                let (id, seq) = value.split_at(GAME_ID_LEN);
+                entries.push(FeedEntry {
+                    position: position_of(&key)?,
+                    game_id: String::from_utf8_lossy(id).into_owned(),
+                    seq: u64::from_be_bytes(seq.try_into().expect("8 bytes")),
+                });
+            }
+            Ok(entries)
+        })
+        .await
+    }
+}
+
+/// The sled implementation of the marks (see `LogStore::load_mark`).
+impl SledStore {
+    async fn load_mark_now(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        let (marks, name) = (self.marks.clone(), name.to_string());
+        blocking(
+            move || match marks.get(name.as_bytes()).map_err(read_error)? {
+                None => Ok(None),
+                Some(value) => position_of(&value).map(Some),
+            },
+        )
+        .await
+    }
+
+    async fn save_mark_now(&self, name: &str, position: u64) -> Result<(), StoreError> {
+        let (marks, name) = (self.marks.clone(), name.to_string());
+        blocking(move || {
+            let failed =
+                |e: sled::Error| StoreError::unavailable(format!("cannot save a mark: {e}"));
+            marks
+                .insert(name.as_bytes(), position.to_be_bytes().to_vec())
+                .map_err(failed)?;
+            marks.flush().map_err(failed)?;
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// The position a `directory` key holds.
+fn position_of(key: &[u8]) -> Result<u64, StoreError> {
+    key.try_into()
+        .map(u64::from_be_bytes)
+        .map_err(|_| StoreError::corrupt(format!("malformed directory key of {} bytes", key.len())))
 }
 
 fn decode(game_id: &str, value: &[u8]) -> Result<pb::LogRecord, StoreError> {
@@ -292,7 +411,15 @@ fn log_key(game_id: &str, seq: u64) -> Vec<u8> {
     key
 }
 
-fn flusher(db: sled::Db, tree: sled::Tree, rx: std_mpsc::Receiver<Append>) {
+/// What the flusher writes to: the log, the directory feed and its next position.
+struct Trees {
+    log: sled::Tree,
+    feed: sled::Tree,
+    next_position: u64,
+    head: tokio::sync::watch::Sender<u64>,
+}
+
+fn flusher(db: sled::Db, mut trees: Trees, rx: std_mpsc::Receiver<Append>) {
     let mut batch: Vec<Append> = Vec::new();
     // `recv` fails once every sender is gone: the server is shutting down and all is flushed.
     while let Ok(first) = rx.recv() {
@@ -303,7 +430,7 @@ fn flusher(db: sled::Db, tree: sled::Tree, rx: std_mpsc::Receiver<Append>) {
                 Err(_) => break,
             }
         }
-        let result = write_batch(&db, &tree, &batch);
+        let result = write_batch(&db, &mut trees, &batch);
         for append in batch.drain(..) {
             let outcome = match &result {
                 Ok(()) => Ok(()),
@@ -315,21 +442,50 @@ fn flusher(db: sled::Db, tree: sled::Tree, rx: std_mpsc::Receiver<Append>) {
     let _ = db.flush();
 }
 
-fn write_batch(db: &sled::Db, tree: &sled::Tree, batch: &[Append]) -> Result<(), String> {
+fn write_batch(db: &sled::Db, trees: &mut Trees, batch: &[Append]) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut writes = sled::Batch::default();
+    let mut feed = sled::Batch::default();
     let mut records = 0;
+    // Positions are taken even if the write fails: never reused, so never seen twice.
+    let mut position = trees.next_position;
     for append in batch {
         for record in &append.records {
             writes.insert(log_key(&append.game_id, record.seq), record.encode_to_vec());
             records += 1;
         }
+        for &seq in &append.marked {
+            feed.insert(
+                position.to_be_bytes().to_vec(),
+                log_key(&append.game_id, seq),
+            );
+            position += 1;
+        }
     }
-    tree.apply_batch(writes)
-        .map_err(|e| format!("cannot write the log: {e}"))?;
+    let marked = position > trees.next_position;
+    trees.next_position = position;
+    if marked {
+        // Both trees or neither: a feed entry never points at a record that is not there, and
+        // a marked record is never without its entry.
+        (&trees.log, &trees.feed)
+            .transaction(|(log, directory)| {
+                log.apply_batch(&writes)?;
+                directory.apply_batch(&feed)?;
+                Ok::<(), sled::transaction::ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e| format!("cannot write the log: {e:?}"))?;
+    } else {
+        trees
+            .log
+            .apply_batch(writes)
+            .map_err(|e| format!("cannot write the log: {e}"))?;
+    }
     let appended = started.elapsed();
     db.flush()
         .map_err(|e| format!("cannot flush the log: {e}"))?;
     crate::metrics::log_committed(records, appended, started.elapsed() - appended);
+    if marked {
+        trees.head.send_replace(position - 1);
+    }
     Ok(())
 }

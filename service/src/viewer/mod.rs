@@ -4,21 +4,27 @@
 //! - `api.rs`: the JSON endpoints (game list, a game's current public state, the game file);
 //! - `sse.rs`: the live spectator view as server-sent events;
 //! - `replay.rs`: a finished game step by step, every seat's hand shown;
-//! - `assets.rs`: the page (`service/web/*`), embedded in the binary.
+//! - `assets.rs`: the page (`service/web/*`), embedded in the binary;
+//! - `auth.rs`: on a server with keys, the login page, the sessions, and the key each request
+//!   reads with.
 //!
 //! Every request goes through the same `gangs.v1.Games` service the gRPC clients use, so the
 //! viewer sees exactly what a spectator's `Watch` (no token) and `GetLog` see: it never decides
 //! what is visible. Only a finished game's replay shows hands, through the games' own `view`.
+//! On a server with keys each request reads with the key its session logged in with
+//! (`auth.rs`), so the viewer shows a key no more than gRPC does.
 
 mod api;
 mod assets;
+mod auth;
 mod replay;
 mod sse;
 
 use crate::api::GamesService;
+pub use auth::Access;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use gangs_proto::quoted;
 use std::future::Future;
@@ -46,8 +52,8 @@ const MAX_GAME_ID_LEN: usize = 64;
 #[derive(Clone)]
 pub(crate) struct Viewer {
     games: Arc<GamesService>,
-    /// The server's admin key, sent with the viewer's own requests to the games service.
-    api_key: Option<String>,
+    /// Who may read, and with which key (`auth.rs`).
+    access: Arc<Access>,
     live_streams: Arc<Semaphore>,
     replays: Arc<Semaphore>,
 }
@@ -55,13 +61,13 @@ pub(crate) struct Viewer {
 /// Serves the viewer on `listener` until `shutdown` resolves.
 pub async fn serve(
     games: GamesService,
-    api_key: Option<String>,
+    access: Access,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let viewer = Viewer {
         games: Arc::new(games),
-        api_key,
+        access: Arc::new(access),
         live_streams: Arc::new(Semaphore::new(MAX_LIVE_STREAMS)),
         replays: Arc::new(Semaphore::new(MAX_REPLAYS_AT_ONCE)),
     };
@@ -118,7 +124,13 @@ fn router(viewer: Viewer) -> Router {
         .route("/api/games/{id}/replay", get(replay::index))
         .route("/api/games/{id}/steps", get(replay::steps))
         .route("/api/games/{id}/file", get(api::file))
+        .route("/login", get(auth::login_form).post(auth::login))
+        .route("/logout", post(auth::logout))
         .fallback(|| async { ApiError::not_found("no such page: the viewer starts at /") })
+        .layer(axum::middleware::from_fn_with_state(
+            viewer.clone(),
+            auth::guard,
+        ))
         .with_state(viewer)
 }
 

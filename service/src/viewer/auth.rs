@@ -1,0 +1,405 @@
+//! The viewer behind the server's keys. On a server started with `--api-key` (and maybe
+//! `--player-key`) the viewer asks for a key once, on a small login page (`/login`), and
+//! remembers it in a session: a random id in an `HttpOnly`, `SameSite=Strict` cookie, mapped
+//! here to which of the server's keys was given (never the key itself: the cookie is worthless
+//! once the session ends or the server restarts). Without a session, pages answer 401 with the
+//! login page and the JSON API answers 401 with a JSON error.
+//!
+//! Every read the viewer then makes goes through the same `Games` service with the session's
+//! own key ([`read_key`]), so a key sees in the viewer exactly what it may read over gRPC.
+//! `--http-public` (or a server without keys) keeps the viewer open: it reads with the player
+//! key, else the admin key.
+
+use super::Viewer;
+use crate::secret::constant_time_eq;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rand::RngCore;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Sessions held at once; a new login past it ends the session closest to its expiry.
+pub const MAX_SESSIONS: usize = 1024;
+/// How long a login lasts.
+pub const SESSION_TTL: Duration = Duration::from_secs(12 * 3600);
+/// The cookie's name.
+const COOKIE: &str = "gangs_session";
+/// Largest login form accepted (a key and the page to go back to).
+const MAX_FORM_BYTES: usize = 4096;
+
+const LOGIN_HTML: &str = include_str!("../../web/login.html");
+
+/// The login page may post its form to this server (and nothing else); no script at all.
+const LOGIN_CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+tokio::task_local! {
+    /// The key the current request reads with (set by [`guard`] around each handler).
+    static READ_KEY: Option<String>;
+}
+
+/// The key the viewer sends with the request being served: the session's key on a keyed
+/// viewer, the server's own read key on an open one. None outside a request (the games service
+/// then refuses a keyed server's call: closed by default).
+pub(super) fn read_key() -> Option<String> {
+    READ_KEY.try_with(Clone::clone).ok().flatten()
+}
+
+/// Who may read through the viewer.
+pub enum Access {
+    /// Everyone, reading with this key (a server without keys: none).
+    Open(Option<String>),
+    /// Whoever logs in with one of the server's keys.
+    Keyed(Sessions),
+}
+
+impl Access {
+    /// `--http-public`, or a server without keys: open, reading with the player key (least
+    /// privilege) or else the admin key. Otherwise a login with either key.
+    pub fn new(admin: Option<String>, player: Option<String>, public: bool) -> Access {
+        match admin {
+            Some(admin) if !public => Access::Keyed(Sessions::new(admin, player)),
+            admin => Access::Open(player.or(admin)),
+        }
+    }
+}
+
+/// Which of the server's keys a session logged in with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Admin,
+    Player,
+}
+
+struct Session {
+    role: Role,
+    expires: Instant,
+}
+
+/// The sessions of a keyed viewer: random ids mapped to a role, bounded, each expiring.
+pub struct Sessions {
+    admin: String,
+    player: Option<String>,
+    table: Mutex<HashMap<String, Session>>,
+}
+
+impl Sessions {
+    fn new(admin: String, player: Option<String>) -> Sessions {
+        Sessions {
+            admin,
+            player,
+            table: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The role of `key`, compared in constant time; None for a key the server does not know.
+    fn role_of(&self, key: &str) -> Option<Role> {
+        if constant_time_eq(key.as_bytes(), self.admin.as_bytes()) {
+            return Some(Role::Admin);
+        }
+        let player = self.player.as_ref()?;
+        constant_time_eq(key.as_bytes(), player.as_bytes()).then_some(Role::Player)
+    }
+
+    fn key(&self, role: Role) -> Option<String> {
+        match role {
+            Role::Admin => Some(self.admin.clone()),
+            Role::Player => self.player.clone(),
+        }
+    }
+
+    /// A new session for `role`: its id (64 hex digits from the OS-seeded CSPRNG).
+    fn open(&self, role: Role, now: Instant) -> String {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let mut table = self.table.lock().expect("sessions lock");
+        table.retain(|_, session| session.expires > now);
+        if table.len() >= MAX_SESSIONS {
+            let soonest = table
+                .iter()
+                .min_by_key(|(_, session)| session.expires)
+                .map(|(id, _)| id.clone());
+            if let Some(soonest) = soonest {
+                table.remove(&soonest);
+            }
+        }
+        table.insert(
+            id.clone(),
+            Session {
+                role,
+                expires: now + SESSION_TTL,
+            },
+        );
+        id
+    }
+
+    /// The key of the live session `id`, if any.
+    fn key_of(&self, id: &str, now: Instant) -> Option<String> {
+        let mut table = self.table.lock().expect("sessions lock");
+        match table.get(id) {
+            Some(session) if session.expires > now => {
+                let role = session.role;
+                drop(table);
+                self.key(role)
+            }
+            Some(_) => {
+                table.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn close(&self, id: &str) {
+        self.table.lock().expect("sessions lock").remove(id);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.table.lock().unwrap().len()
+    }
+}
+
+/// The session id in the request's cookies.
+fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value)
+}
+
+/// Runs every request of the viewer with its read key; on a keyed viewer, a request without a
+/// live session gets 401 (the login page, or a JSON error under `/api/`), except the login
+/// page itself and its style.
+pub(super) async fn guard(State(viewer): State<Viewer>, request: Request, next: Next) -> Response {
+    let key = match viewer.access.as_ref() {
+        Access::Open(key) => key.clone(),
+        Access::Keyed(sessions) => {
+            let path = request.uri().path();
+            if matches!(path, "/login" | "/logout" | "/assets/style.css") {
+                return next.run(request).await;
+            }
+            let key = session_cookie(request.headers())
+                .and_then(|id| sessions.key_of(id, Instant::now()));
+            match key {
+                Some(key) => Some(key),
+                None => return unauthorized(path),
+            }
+        }
+    };
+    READ_KEY.scope(key, next.run(request)).await
+}
+
+/// 401 for a request without a session: JSON under `/api/`, else the login page (coming back
+/// to `path` once logged in).
+fn unauthorized(path: &str) -> Response {
+    if path.starts_with("/api/") {
+        let mut response = super::json_response(&serde_json::json!({
+            "error": "this viewer needs a key: log in at /login (the server's --api-key or --player-key)",
+            "code": "UNAUTHENTICATED",
+        }));
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        return response;
+    }
+    login_page(StatusCode::UNAUTHORIZED, path, None)
+}
+
+/// The page to go back to after logging in: a path of the viewer's own (letters, digits,
+/// `/-_.`), else `/` (never another site: `//host` is refused).
+fn safe_next(path: &str) -> &str {
+    let ok = path.starts_with('/')
+        && !path.starts_with("//")
+        && path.len() <= 128
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.'));
+    if ok && path != "/login" && path != "/logout" {
+        path
+    } else {
+        "/"
+    }
+}
+
+fn login_page(status: StatusCode, next: &str, error: Option<&str>) -> Response {
+    // `next` holds only [A-Za-z0-9/_.-] and `error` is one of this file's constants: nothing
+    // to escape.
+    let html = LOGIN_HTML.replace("{{next}}", safe_next(next)).replace(
+        "{{error}}",
+        &error.map_or(String::new(), |e| format!("<p class=\"error\">{e}</p>")),
+    );
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(LOGIN_CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A form posted from another site is refused (a browser always sends `Origin` with a POST).
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    let origin_host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    host.is_some() && origin_host == host
+}
+
+fn redirect(to: &str, cookie: Option<String>) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(to) {
+        headers.insert(header::LOCATION, location);
+    }
+    if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        headers.insert(header::SET_COOKIE, cookie);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `GET /login`: the form (on an open viewer: straight to the list).
+pub(super) async fn login_form(State(viewer): State<Viewer>) -> Response {
+    match viewer.access.as_ref() {
+        Access::Open(_) => redirect("/", None),
+        Access::Keyed(_) => login_page(StatusCode::OK, "/", None),
+    }
+}
+
+/// `POST /login` (form `key`, `next`): a session for a known key, its cookie set, back to
+/// `next`; a wrong key gets the form again with 401.
+pub(super) async fn login(State(viewer): State<Viewer>, request: Request) -> Response {
+    let Access::Keyed(sessions) = viewer.access.as_ref() else {
+        return redirect("/", None);
+    };
+    if !same_origin(request.headers()) {
+        return login_page(
+            StatusCode::FORBIDDEN,
+            "/",
+            Some("the login form was posted from another site"),
+        );
+    }
+    let body = match axum::body::to_bytes(request.into_body(), MAX_FORM_BYTES).await {
+        Ok(body) => body,
+        Err(_) => {
+            return login_page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "/",
+                Some("the form is too large"),
+            )
+        }
+    };
+    let mut key = None;
+    let mut next = String::from("/");
+    for (name, value) in form_urlencoded::parse(&body) {
+        match name.as_ref() {
+            "key" => key = Some(value.into_owned()),
+            "next" => next = value.into_owned(),
+            _ => {}
+        }
+    }
+    let next = safe_next(&next).to_string();
+    match key.as_deref().and_then(|key| sessions.role_of(key)) {
+        Some(role) => {
+            let id = sessions.open(role, Instant::now());
+            let cookie = format!(
+                "{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+                SESSION_TTL.as_secs()
+            );
+            redirect(&next, Some(cookie))
+        }
+        None => login_page(
+            StatusCode::UNAUTHORIZED,
+            &next,
+            Some("wrong key: give the server's --api-key or --player-key"),
+        ),
+    }
+}
+
+/// `POST /logout`: ends the session and clears its cookie.
+pub(super) async fn logout(State(viewer): State<Viewer>, headers: HeaderMap) -> Response {
+    if let (Access::Keyed(sessions), Some(id)) = (viewer.access.as_ref(), session_cookie(&headers))
+    {
+        if same_origin(&headers) {
+            sessions.close(id);
+        }
+    }
+    redirect(
+        "/login",
+        Some(format!(
+            "{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_map_ids_to_roles_expire_and_stay_bounded() {
+        let sessions = Sessions::new("admin-key".into(), Some("player-key".into()));
+        assert_eq!(sessions.role_of("admin-key"), Some(Role::Admin));
+        assert_eq!(sessions.role_of("player-key"), Some(Role::Player));
+        assert_eq!(sessions.role_of("player-ke"), None);
+        let now = Instant::now();
+        let id = sessions.open(Role::Player, now);
+        assert_eq!(id.len(), 64);
+        assert_eq!(sessions.key_of(&id, now).as_deref(), Some("player-key"));
+        assert_eq!(sessions.key_of("nope", now), None);
+        assert_eq!(sessions.key_of(&id, now + SESSION_TTL), None, "expired");
+        assert_eq!(sessions.len(), 0, "an expired session is dropped");
+        for _ in 0..MAX_SESSIONS + 10 {
+            sessions.open(Role::Admin, now);
+        }
+        assert_eq!(sessions.len(), MAX_SESSIONS);
+    }
+
+    #[test]
+    fn the_cookie_and_the_way_back_are_read_strictly() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=b; gangs_session=abc123; c=d"),
+        );
+        assert_eq!(session_cookie(&headers), Some("abc123"));
+        assert_eq!(safe_next("/games/abc-1"), "/games/abc-1");
+        assert_eq!(safe_next("//evil.example"), "/");
+        assert_eq!(safe_next("https://evil.example"), "/");
+        assert_eq!(safe_next("/games/<script>"), "/");
+        assert_eq!(safe_next("/login"), "/");
+    }
+
+    #[test]
+    fn open_or_keyed() {
+        assert!(matches!(Access::new(None, None, false), Access::Open(None)));
+        assert!(matches!(
+            Access::new(Some("a".into()), Some("p".into()), true),
+            Access::Open(Some(k)) if k == "p"
+        ));
+        assert!(matches!(
+            Access::new(Some("a".into()), None, false),
+            Access::Keyed(_)
+        ));
+    }
+}
