@@ -42,7 +42,7 @@ pub async fn run(args: WebhookArgs, context: &Context) -> Result<(), CliError> {
         reason: "a test event from `gangs webhook test`".into(),
         summary: Some(pb::GameSummary {
             game_id: "0000000000000000".into(),
-            kind: "gang-of-four".into(),
+            kind: gangs_games::kinds()[0].name.into(),
             players: 4,
             status: pb::GameStatus::Cancelled as i32,
             last_seq: 2,
