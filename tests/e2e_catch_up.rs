@@ -114,8 +114,8 @@ async fn settled_rss_mb(pid: u32) -> u64 {
     loop {
         samples.push(rss_mb(pid));
         let recent = &samples[samples.len().saturating_sub(5)..];
-        let settled = recent.len() == 5
-            && recent.iter().max().unwrap() - recent.iter().min().unwrap() <= 1;
+        let settled =
+            recent.len() == 5 && recent.iter().max().unwrap() - recent.iter().min().unwrap() <= 1;
         if settled || std::time::Instant::now() > deadline {
             return *samples.iter().max().unwrap();
         }

@@ -737,7 +737,9 @@ async fn gangs_watch_shows_the_table_to_a_spectator_and_to_a_seat() {
     // `q` after the keys that would play: the table handles keys in order (an action would be
     // answered before the next key is read), so once it has left, nothing is still on its way.
     seat.keys(&["Tab", "Enter", "p", "q"]);
-    seat.wait_for("the exit", Duration::from_secs(5), |s| s.contains("[exit 0]"));
+    seat.wait_for("the exit", Duration::from_secs(5), |s| {
+        s.contains("[exit 0]")
+    });
     let records = log(&mut client, &game).await;
     assert!(
         !records.iter().any(|r| matches!(

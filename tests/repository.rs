@@ -302,7 +302,14 @@ fn the_rules_pages_list_exactly_the_options_of_the_engines_schemas() {
 /// skipped: tests play real games.
 fn generic_sources() -> Vec<(PathBuf, String)> {
     let root = root();
-    let generic_dirs = ["service/src", "cli/src", "bots/src", "proto", "games/src", "service/web"];
+    let generic_dirs = [
+        "service/src",
+        "cli/src",
+        "bots/src",
+        "proto",
+        "games/src",
+        "service/web",
+    ];
     let game_dirs: Vec<String> = gangs_games::kinds()
         .iter()
         .map(|k| format!("games/src/{}/", k.json_key))
@@ -311,7 +318,11 @@ fn generic_sources() -> Vec<(PathBuf, String)> {
     text_files()
         .into_iter()
         .filter_map(|(path, text)| {
-            let rel = path.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(&root)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
             let ext = path.extension()?.to_str()?;
             let generic = matches!(ext, "rs" | "js")
                 && generic_dirs.iter().any(|d| rel.starts_with(d))
@@ -363,7 +374,11 @@ fn no_generic_source_names_a_game() {
     assert!(names.contains(&"GangOfFour".to_string()), "{names:?}");
     let sources = generic_sources();
     // The walk found the generic code (a wrong root or filter would pass vacuously).
-    for expected in ["service/src/api.rs", "cli/src/tui/app.rs", "service/web/app.js"] {
+    for expected in [
+        "service/src/api.rs",
+        "cli/src/tui/app.rs",
+        "service/web/app.js",
+    ] {
         assert!(
             sources.iter().any(|(p, _)| p == Path::new(expected)),
             "{expected} not scanned"
@@ -378,7 +393,12 @@ fn no_generic_source_names_a_game() {
             }
             for name in &names {
                 if line.contains(name.as_str()) {
-                    found.push(format!("{}:{}: {name}: {}", path.display(), number + 1, line.trim()));
+                    found.push(format!(
+                        "{}:{}: {name}: {}",
+                        path.display(),
+                        number + 1,
+                        line.trim()
+                    ));
                 }
             }
         }

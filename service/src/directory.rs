@@ -59,11 +59,11 @@ pub struct Filter {
 impl Filter {
     /// The request's filters, or INVALID_ARGUMENT naming what is wrong.
     pub fn new(kind: String, statuses: &[i32]) -> HostResult<Filter> {
-        if !kind.is_empty() && !gangs_games::KINDS.contains(&kind.as_str()) {
+        if !kind.is_empty() && gangs_games::kind(&kind).is_err() {
             return Err(HostError::Invalid(format!(
                 "kind {} is not a game kind: one of {}",
                 gangs_proto::quoted(&kind),
-                gangs_games::KINDS.join(", ")
+                gangs_games::kind_names().join(", ")
             )));
         }
         if statuses.len() > MAX_STATUSES {
