@@ -14,14 +14,26 @@
 //!   become durable in the order they were made; a failed append fails every later append of
 //!   that game that was in flight with it (the log ends before the first failed record, never
 //!   with a hole; the actor leaves memory and the next call reloads the game from the log).
+//! - **Each record follows the log's last record** (`seq` = the last stored seq + 1), whoever
+//!   wrote that one: a record that does not (another writer appended first, or took the game
+//!   over since this writer's actor loaded it) is refused, never stored as a second record
+//!   with the same seq. The store checks this itself; what it remembers of a game's end is
+//!   only used for the record that follows it.
 //! - **A lost race** (another writer appended to the same game: two owners at once) resolves
 //!   with [`StoreErrorKind::Conflict`]: nothing of the losing append is stored, the log is never
 //!   forked. An embedded store has one writer per game by construction and never returns it.
+//! - **Taking a game over** ([`LogStore::load_to_write`]): the log as it is, and from then on
+//!   every append prepared before (by another node that owned the game, or an earlier actor of
+//!   this node) is refused: a stale owner never has a record acknowledged that the new owner
+//!   does not serve.
+//! - **An append whose outcome is unknown** (an ack lost in a failover) is resolved by
+//!   reading the log back before it is answered: stored means `Ok`.
 //! - **Reads** see every durable record; [`LogStore::read_range`] reads a game in chunks so a
 //!   long catch-up need not hold a whole log in memory.
 //! - **Ids**: game ids are [`GAME_ID_LEN`] lowercase hex characters.
 
 pub mod jetstream;
+mod jetstream_append;
 pub mod sled;
 
 use gangs_proto::v1 as pb;
@@ -92,6 +104,14 @@ pub trait LogStore: Send + Sync + 'static {
     /// Appends records of one game (consecutive seqs, following the game's last record). Returns
     /// at once; the receiver resolves once the records are durable. Never blocks the caller.
     fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable;
+
+    /// One game's records, in seq order, to run it: the caller becomes the game's only writer.
+    /// Every append made before this call that is not in the records returned is refused
+    /// (Conflict) from now on, whichever node or actor made it. An embedded store has one
+    /// writer by construction: the default reads the game.
+    async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        self.load_game(game_id).await
+    }
 
     /// One game's records, in seq order (empty if the game is unknown).
     async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
