@@ -401,8 +401,11 @@ async fn follow_directory(
     games: &kv::Store,
 ) -> Result<Arc<Mutex<HashMap<String, pb::GameSummary>>>, String> {
     let directory: Arc<Mutex<HashMap<String, pb::GameSummary>>> = Arc::default();
+    // `watch_all` delivers only changes made after it starts (DeliverPolicy::New): a node
+    // started after the others listed none of their games. The last value of every key, then
+    // the changes.
     let mut updates = games
-        .watch_all()
+        .watch_with_history(">")
         .await
         .map_err(|e| format!("NATS: cannot follow the directory bucket: {e}"))?;
     let empty = games
