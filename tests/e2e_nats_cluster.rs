@@ -5,10 +5,13 @@
 //!   seq without a gap or a duplicate, and `gangs replay --verify` passes.
 //! - One NATS node is SIGKILLed mid-game (and the gangs-server after it): a quorum of two goes
 //!   on, no acknowledged action is lost, the game finishes.
-//! - A race: the owner is paused (SIGSTOP) with an Act in flight while the other node takes the
-//!   game over (the lease expires) and appends; resumed, the old owner's append is refused, never
-//!   a fork: both nodes read the same contiguous log holding every acknowledged action, and the
-//!   game goes on to its end through both nodes (its log replays).
+//! - A race, made deterministic by a test-only fail point: the owner holds an append and is
+//!   paused (SIGSTOP); the other node takes the game over (the lease expired) without appending;
+//!   resumed, the old owner's append is refused every time and never acknowledged; the client's
+//!   retry applies it once through either node, both read the same contiguous log, and the game
+//!   goes on to its end through both nodes (its log replays).
+//! - A create_id retried through any node, or after a restart, answers the same game, and a
+//!   node just started lists every game in its first answer.
 //! - The bots, the arena and the CLI work unchanged against either node.
 
 mod common;
@@ -18,6 +21,9 @@ use common::*;
 use gangs_proto::v1 as pb;
 use rand::{Rng, SeedableRng};
 use std::time::{Duration, Instant};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::HealthCheckRequest;
 
 type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
@@ -157,11 +163,16 @@ struct Deployment {
 }
 
 async fn deployment() -> Deployment {
+    deployment_with_a_env(&[]).await
+}
+
+/// As `deployment`, node A started with extra environment variables (a fail point).
+async fn deployment_with_a_env(env: &[(&str, &str)]) -> Deployment {
     let nats = tokio::task::spawn_blocking(nats::cluster).await.unwrap();
     let store = nats::store_url(&nats);
     let flags = ["--store", store.as_str(), "--nats-replicas", "3"];
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Server::start_with(dirs.0.path(), 0, &flags);
+    let a = Server::start_with_env(dirs.0.path(), &flags, env);
     let b = Server::start_with(dirs.1.path(), 0, &flags);
     Deployment {
         a,
@@ -360,71 +371,111 @@ fn signal(server: &Server, signal: &str) {
     assert!(status.success(), "kill {signal} failed");
 }
 
+/// Waits until `path` exists.
+async fn wait_for_file(path: &std::path::Path) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "{} never appeared",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Issue 24's paused owner, made deterministic by a fail point instead of a sleep: A holds its
+/// append of the next action (the test-only `GANGS_FAILPOINT_HOLD_APPEND`), is paused
+/// (SIGSTOP), B takes the game over after A's lease expired (a read through B, no append), A
+/// resumes and publishes the held record. The stream refuses it every time (B fenced the log
+/// when it took the game): A answers UNAVAILABLE, never OK for a record B does not serve; the
+/// client's retry through either node applies the action once, at that seq.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_paused_owner_cannot_fork_the_log_of_a_game_taken_over() {
-    let d = deployment().await;
+async fn a_paused_owner_never_acknowledges_after_a_takeover() {
+    let hold = tempfile::tempdir().unwrap();
+    let hold_dir = hold.path().display().to_string();
+    let d = deployment_with_a_env(&[("GANGS_FAILPOINT_HOLD_APPEND", &hold_dir)]).await;
     let (mut a, mut b) = (d.a.client().await, d.b.client().await);
     let seed = 33;
     let (game_id, tokens, mut replica) = seated_game(&mut a, &mut b, seed).await;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut acknowledged: Vec<(u64, u32, pb::GameAction)> = Vec::new();
-    for i in 0..6 {
+    for i in 0..2 {
         let (seat, action) = next_action(&*replica, &mut rng);
         replica.act(seat, &action).unwrap();
         let answer = act_retrying(&mut a, &game_id, &tokens[seat], &action, &format!("a{i}")).await;
         acknowledged.push((answer.seq, seat as u32, action));
     }
 
-    // A freezes with the next action in flight to it; B takes the game over (A's lease expires)
-    // and plays that same turn with another id and the next ones.
-    signal(&d.a, "-STOP");
+    // A's next append is held just before it is published.
+    std::fs::write(hold.path().join("arm"), "").unwrap();
     let (seat, action) = next_action(&*replica, &mut rng);
-    let in_flight = {
-        let mut a = a.clone();
-        let (game_id, token, action) = (game_id.clone(), tokens[seat].clone(), action.clone());
-        tokio::spawn(async move {
-            let request = pb::ActRequest {
-                game_id,
-                token,
-                action: Some(action),
-                expected_seq: None,
-                action_id: "frozen".into(),
-            };
-            tokio::time::timeout(PATIENCE, a.act(request)).await
-        })
+    let frozen_request = pb::ActRequest {
+        game_id: game_id.clone(),
+        token: tokens[seat].clone(),
+        action: Some(action.clone()),
+        expected_seq: None,
+        action_id: "frozen".into(),
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    replica.act(seat, &action).unwrap();
-    let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, "taken-over").await;
-    acknowledged.push((answer.seq, seat as u32, action));
-    for i in 0..4 {
-        let (seat, action) = next_action(&*replica, &mut rng);
-        replica.act(seat, &action).unwrap();
-        let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, &format!("b{i}")).await;
-        acknowledged.push((answer.seq, seat as u32, action));
-    }
+    let in_flight = {
+        let (mut a, request) = (a.clone(), frozen_request.clone());
+        tokio::spawn(async move { tokio::time::timeout(PATIENCE, a.act(request)).await })
+    };
+    wait_for_file(&hold.path().join("held")).await;
+    let held_seq: u64 = std::fs::read_to_string(hold.path().join("held"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(held_seq, acknowledged.last().unwrap().0 + 1);
 
-    // A wakes up believing it runs the game and tries to append the frozen action.
+    // A freezes with that append in flight; once its lease expired, B takes the game over on a
+    // read (B appends nothing: only the fence stands between A's record and the log).
+    signal(&d.a, "-STOP");
+    let start = Instant::now();
+    let taken_over = loop {
+        let read = b
+            .get_log(pb::GetLogRequest {
+                game_id: game_id.clone(),
+                from_seq: 0,
+            })
+            .await;
+        if let Ok(stream) = read {
+            if let Some(records) = drain_log(stream.into_inner()).await {
+                break records;
+            }
+        }
+        assert!(start.elapsed() < PATIENCE, "B never took the game over");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        taken_over.len() as u64,
+        held_seq - 1,
+        "B serves the log as it is"
+    );
+
+    // A resumes and publishes the held record: refused, so A does not acknowledge it.
+    std::fs::write(hold.path().join("release"), "").unwrap();
     signal(&d.a, "-CONT");
     let frozen = in_flight
         .await
         .unwrap()
         .expect("the frozen Act got an answer once resumed");
-    if let Ok(answer) = &frozen {
-        // Acknowledged: it must be in the log, as what B's log says is at that seq.
-        let seq = answer.get_ref().seq;
-        let records = log(&mut b, &game_id).await;
-        assert!(
-            matches!(&records[seq as usize - 1].record, Some(pb::log_record::Record::Acted(acted)) if acted.action_id == "frozen"),
-            "A acknowledged seq {seq}, which B's log does not hold"
-        );
-    }
+    let refused = frozen.expect_err("A acknowledged a record after B took the game over");
+    assert_eq!(refused.code(), tonic::Code::Unavailable, "{refused}");
 
-    // Both nodes read one and the same log again, contiguous.
+    // The client retries as documented: applied once, at the seq A could not take, through
+    // either node (A now forwards to B).
+    replica.act(seat, &action).unwrap();
+    let answer = act_retrying(&mut b, &game_id, &tokens[seat], &action, "frozen").await;
+    assert_eq!(answer.seq, held_seq);
+    let again = act_retrying(&mut a, &game_id, &tokens[seat], &action, "frozen").await;
+    assert_eq!(again.seq, held_seq, "a retry through A answers the same");
+    acknowledged.push((answer.seq, seat as u32, action));
+
+    // Both nodes serve one and the same log.
     let start = Instant::now();
     loop {
         let via_b = log(&mut b, &game_id).await;
-        let mut a = d.a.client().await;
         let via_a = match a
             .get_log(pb::GetLogRequest {
                 game_id: game_id.clone(),
@@ -436,9 +487,8 @@ async fn a_paused_owner_cannot_fork_the_log_of_a_game_taken_over() {
             Err(_) => None,
         };
         if via_a.as_ref() == Some(&via_b) {
-            // (A running game's log hides what seats did: the actions are checked at the end.)
             assert_contiguous_from_one(&via_b);
-            assert!(via_b.len() as u64 >= acknowledged.last().unwrap().0);
+            assert_eq!(via_b.len() as u64, held_seq);
             break;
         }
         assert!(
@@ -448,7 +498,7 @@ async fn a_paused_owner_cannot_fork_the_log_of_a_game_taken_over() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    // The game goes on to its end through both nodes (A forwards to B now), and its log replays.
+    // The game goes on to its end through both nodes, and its log replays.
     while !replica.is_over() {
         let (seat, action) = next_action(&*replica, &mut rng);
         replica.act(seat, &action).unwrap();
@@ -460,6 +510,129 @@ async fn a_paused_owner_cannot_fork_the_log_of_a_game_taken_over() {
     let records = log(&mut a, &game_id).await;
     assert_whole_log(&records);
     assert_acknowledged_kept(&records, &acknowledged);
+}
+
+/// Issue 24: a create_id retried through any node, or after the node restarted, answers the same
+/// game (never another game, never "key already exists" forever); and a node that just started
+/// lists every game in its first answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_ids_and_the_directory_are_the_same_on_every_node() {
+    let mut d = deployment().await;
+    let (mut a, mut b) = (d.a.client().await, d.b.client().await);
+    let request = pb::CreateGameRequest {
+        kind: "gang-of-four".into(),
+        create_id: "one-game-only".into(),
+        reserve_seats: true,
+        ..Default::default()
+    };
+    let first = a.create_game(request.clone()).await.unwrap().into_inner();
+    assert_eq!(first.invitations.len(), 4);
+    for mut client in [a.clone(), b.clone(), a.clone(), b.clone()] {
+        let again = client.create_game(request.clone()).await.expect("a retry");
+        assert_eq!(again.into_inner(), first, "a retry answers the same game");
+    }
+    // The same create_id for another game is refused, through either node.
+    for client in [&mut a, &mut b] {
+        let other = pb::CreateGameRequest {
+            reserve_seats: false,
+            ..request.clone()
+        };
+        let refused = client.create_game(other).await.expect_err("another game");
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused}");
+    }
+    // Exactly one game, listed by both nodes (B's view of A's write: within a second).
+    let listed = |games: &pb::ListGamesResponse| {
+        games
+            .games
+            .iter()
+            .map(|g| g.game_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let start = Instant::now();
+    loop {
+        let via_a = a.list_games(pb::ListGamesRequest::default()).await.unwrap();
+        let via_b = b.list_games(pb::ListGamesRequest::default()).await.unwrap();
+        assert_eq!(listed(via_a.get_ref()), vec![first.game_id.clone()]);
+        if listed(via_b.get_ref()) == vec![first.game_id.clone()] {
+            break;
+        }
+        assert!(start.elapsed() < PATIENCE, "B never listed the game");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A node started now lists it in its very first answer.
+    let dir = tempfile::tempdir().unwrap();
+    let flags: Vec<&str> = d.a.flags.iter().map(String::as_str).collect();
+    let c = Server::start_with(dir.path(), 0, &flags);
+    let mut c_client = c.client().await;
+    let via_c = c_client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(listed(via_c.get_ref()), vec![first.game_id.clone()]);
+    // After A restarts, the retry through it and through the new node still names that game.
+    d.a.restart();
+    let mut a = d.a.client().await;
+    for client in [&mut a, &mut c_client] {
+        let start = Instant::now();
+        let again = loop {
+            match client.create_game(request.clone()).await {
+                Ok(again) => break again.into_inner(),
+                Err(status) if status.code() == tonic::Code::Unavailable => {
+                    assert!(start.elapsed() < PATIENCE, "{status}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(status) => panic!("a retry after the restart: {status}"),
+            }
+        };
+        assert_eq!(again, first);
+    }
+    let via_c = c_client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(listed(via_c.get_ref()), vec![first.game_id.clone()]);
+
+    // Cut off from NATS, a node says so on health (a load balancer sends calls elsewhere), and
+    // serves again once NATS is back.
+    for node in &mut d.nats {
+        node.kill9();
+    }
+    wait_for_health(&c, ServingStatus::NotServing).await;
+    for node in &mut d.nats {
+        node.restart();
+    }
+    wait_for_health(&c, ServingStatus::Serving).await;
+}
+
+/// Waits until `server`'s health (the whole server, and `gangs.v1.Games`) answers `status`.
+async fn wait_for_health(server: &Server, status: ServingStatus) {
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = HealthClient::new(channel);
+    let start = Instant::now();
+    loop {
+        let mut statuses = Vec::new();
+        for service in ["", "gangs.v1.Games"] {
+            let request = HealthCheckRequest {
+                service: service.into(),
+            };
+            statuses.push(health.check(request).await.map(|r| r.into_inner().status));
+        }
+        if statuses
+            .iter()
+            .all(|s| s.as_ref().ok() == Some(&(status as i32)))
+        {
+            return;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "health never answered {status:?}: {statuses:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 async fn drain_log(mut stream: tonic::Streaming<pb::LogRecord>) -> Option<Vec<pb::LogRecord>> {

@@ -275,7 +275,8 @@ impl Games for GamesService {
                 .map_err(|error| bounded(error.into()))?;
             admission.created(&created.game_id);
             if let Some(cluster) = &self.cluster {
-                cluster.claim_new(&created.game_id).await?;
+                let summary = registry.summary(&created.game_id);
+                cluster.claim_new(&created.game_id, summary).await?;
             }
             Ok(created)
         }

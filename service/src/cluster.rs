@@ -12,11 +12,17 @@
 //!   expired the node they reach takes it, rebuilds the game from the stream (timers re-armed
 //!   from the log) and serves it. A watcher whose stream broke resumes by seq the same way.
 //! - **Directory.** Each node writes the summaries of the games it runs to the KV bucket
-//!   `GANGS_GAMES` (at most once a second, only what changed) and follows the bucket, so
-//!   `ListGames` on any node lists every game (another node's games up to a second late).
+//!   `GANGS_GAMES` (a new game's at once, before CreateGame answers; then at most once a
+//!   second, only what changed) and follows the bucket, so `ListGames` on any node lists every
+//!   game (another node's changes up to a second late). A node reads the whole bucket before
+//!   it starts serving: its first answer is complete.
 //! - **Safety does not rest on the lease**: a node that lost its lease without noticing yet
-//!   (paused, partitioned) can still try to append, and the stream's expected-sequence check
-//!   refuses it; the log never forks. The lease only keeps such races rare.
+//!   (paused, partitioned) can still try to append, and the stream refuses it: a node that
+//!   takes a game over fences its log first (`LogStore::load_to_write`), so the old owner's
+//!   appends expect a sequence the stream moved past. The log never forks and the old owner
+//!   never acknowledges what the new one does not serve. The lease keeps such races rare, and
+//!   a node confirms it still holds a game's lease before it rebuilds the game (after a
+//!   refused append, the usual sign of a lease lost unnoticed).
 
 use crate::registry::Registry;
 use async_nats::jetstream::{self, kv};
@@ -111,28 +117,7 @@ impl Cluster {
             },
         )
         .await?;
-        let directory: Arc<Mutex<HashMap<String, pb::GameSummary>>> = Arc::default();
-        let mut updates = games
-            .watch_all()
-            .await
-            .map_err(|e| format!("NATS: cannot follow the directory bucket: {e}"))?;
-        let following = directory.clone();
-        tokio::spawn(async move {
-            while let Some(entry) = updates.next().await {
-                let Ok(entry) = entry else { continue };
-                let mut directory = following.lock().expect("directory lock");
-                match entry.operation {
-                    kv::Operation::Put => {
-                        if let Ok(summary) = pb::GameSummary::decode(entry.value.as_ref()) {
-                            directory.insert(entry.key, summary);
-                        }
-                    }
-                    _ => {
-                        directory.remove(&entry.key);
-                    }
-                }
-            }
-        });
+        let directory = follow_directory(&games).await?;
         let cluster = Arc::new(Cluster {
             owners,
             me,
@@ -161,7 +146,16 @@ impl Cluster {
     pub async fn route(&self, game_id: &str, registry: &Registry) -> Result<Route, Status> {
         for _ in 0..3 {
             if self.owned.lock().expect("owned lock").contains_key(game_id) {
-                return Ok(Route::Local);
+                if registry.is_loaded(game_id) {
+                    return Ok(Route::Local);
+                }
+                // Not running here (unloaded, or its actor ended after a refused append): before
+                // rebuilding it, check that the lease is still this node's. A node refused by
+                // the stream has usually lost the lease without noticing yet; rebuilding would
+                // fence the new owner's log and take the game back and forth.
+                if self.confirm(game_id).await? {
+                    return Ok(Route::Local);
+                }
             }
             let held = self.owners.entry(game_id).await.map_err(kv_error)?;
             let taken = match held {
@@ -195,14 +189,54 @@ impl Cluster {
         )))
     }
 
-    /// Takes the lease of a game this node just created (no one else knows its id yet).
-    pub async fn claim_new(&self, game_id: &str) -> Result<(), Status> {
-        let revision = self
-            .owners
-            .create(game_id, self.me.clone().into())
-            .await
-            .map_err(kv_error)?;
-        self.hold(game_id, revision);
+    /// Whether the lease of a game this node believes it holds is still its own; forgets the
+    /// game if not.
+    async fn confirm(&self, game_id: &str) -> Result<bool, Status> {
+        let entry = self.owners.entry(game_id).await.map_err(kv_error)?;
+        let mine = entry.is_some_and(|e| {
+            e.operation == kv::Operation::Put && e.value.as_ref() == self.me.as_bytes()
+        });
+        if !mine {
+            tracing::warn!(
+                game = game_id,
+                "the game's lease is no longer this node's: not rebuilding it here"
+            );
+            self.owned.lock().expect("owned lock").remove(game_id);
+        }
+        Ok(mine)
+    }
+
+    /// Takes the lease of a game this node just created, and lists the game at once (before
+    /// CreateGame answers, so that every node lists it from then on). A retried creation
+    /// (same `create_id`) finds the lease taken, by this node or by the node that created the
+    /// game first: calls are routed there.
+    pub async fn claim_new(
+        &self,
+        game_id: &str,
+        summary: Option<pb::GameSummary>,
+    ) -> Result<(), Status> {
+        if !self.owned.lock().expect("owned lock").contains_key(game_id) {
+            match self.owners.create(game_id, self.me.clone().into()).await {
+                Ok(revision) => self.hold(game_id, revision),
+                Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {}
+                Err(e) => return Err(kv_error(e)),
+            }
+        }
+        if let Some(summary) = summary {
+            self.write_summary(summary).await.map_err(kv_error)?;
+        }
+        Ok(())
+    }
+
+    async fn write_summary(&self, summary: pb::GameSummary) -> Result<(), kv::PutError> {
+        let value = summary.encode_to_vec();
+        self.games
+            .put(summary.game_id.as_str(), value.into())
+            .await?;
+        self.written
+            .lock()
+            .expect("written lock")
+            .insert(summary.game_id.clone(), summary);
         Ok(())
     }
 
@@ -255,41 +289,37 @@ impl Cluster {
         games
     }
 
-    /// Writes the summaries of the games this node runs that changed since the last time.
+    /// Writes the summaries that changed since the last time, of the games this node runs or
+    /// ran last (a game finished and let go keeps its final summary here): a lookup per game
+    /// this node knows, not a scan per summary. A summary older than the directory's (another
+    /// node ran the game since) is not written back.
     async fn publish(&self, registry: &Registry) {
-        let owned: Vec<String> = self
-            .owned
-            .lock()
-            .expect("owned lock")
-            .keys()
-            .cloned()
-            .collect();
         let changed: Vec<pb::GameSummary> = {
+            // Locks in the order `list` takes them: directory, then owned.
+            let directory = self.directory.lock().expect("directory lock");
+            let owned = self.owned.lock().expect("owned lock");
             let written = self.written.lock().expect("written lock");
             registry
                 .summaries()
                 .into_iter()
-                .filter(|s| owned.contains(&s.game_id) && written.get(&s.game_id) != Some(s))
+                .filter(|s| written.get(&s.game_id) != Some(s))
+                .filter(|s| {
+                    owned.contains_key(&s.game_id)
+                        || directory
+                            .get(&s.game_id)
+                            .is_none_or(|listed| s.last_seq > listed.last_seq)
+                })
                 .collect()
         };
         for summary in changed {
-            let value = summary.encode_to_vec();
-            if self
-                .games
-                .put(summary.game_id.as_str(), value.into())
-                .await
-                .is_ok()
-            {
-                self.written
-                    .lock()
-                    .expect("written lock")
-                    .insert(summary.game_id.clone(), summary);
-            }
+            let _ = self.write_summary(summary).await;
         }
     }
 
-    /// Renews every lease this node holds; lets go of finished games that left memory, and
-    /// stops serving a game whose lease was lost (another node has it now).
+    /// Renews every lease this node holds, [`RENEW_CONCURRENCY`] at a time (one round trip
+    /// after another made a sweep longer than the lease's life past ~25k games); lets go of
+    /// finished games that left memory, and stops serving a game whose lease was lost
+    /// (another node has it now).
     async fn renew(&self, registry: &Registry) {
         let owned: Vec<(String, Lease)> = self
             .owned
@@ -298,35 +328,126 @@ impl Cluster {
             .iter()
             .map(|(g, l)| (g.clone(), *l))
             .collect();
-        for (game_id, lease) in owned {
-            let revision = lease.revision;
-            // A lease just taken may not have its game loaded yet: keep it a while regardless.
-            if !registry.is_loaded(&game_id) && lease.taken.elapsed() > LEASE_TTL {
-                // Unloaded (a finished game after its quiet spell): any node may load it again.
-                let _ = self
-                    .owners
-                    .purge_expect_revision(&game_id, Some(revision))
-                    .await;
-                self.owned.lock().expect("owned lock").remove(&game_id);
-                continue;
+        let mut queue = owned.into_iter();
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            while running.len() < RENEW_CONCURRENCY {
+                let Some((game_id, lease)) = queue.next() else {
+                    break;
+                };
+                // A lease just taken may not have its game loaded yet: keep it a while regardless.
+                // Unloaded (a finished game after its quiet spell, or an actor ended by a refused
+                // append): any node may load it again.
+                let let_go = !registry.is_loaded(&game_id) && lease.taken.elapsed() > LEASE_TTL;
+                let (owners, me) = (self.owners.clone(), self.me.clone());
+                running.spawn(async move {
+                    let renewal = if let_go {
+                        let _ = owners
+                            .purge_expect_revision(&game_id, Some(lease.revision))
+                            .await;
+                        Renewal::LetGo
+                    } else {
+                        match owners.update(&game_id, me.into(), lease.revision).await {
+                            Ok(next) => Renewal::Renewed(next),
+                            Err(e) => Renewal::Lost(e.to_string()),
+                        }
+                    };
+                    (game_id, lease.revision, renewal)
+                });
             }
-            match self
-                .owners
-                .update(&game_id, self.me.clone().into(), revision)
-                .await
-            {
-                Ok(next) => {
+            let Some(done) = running.join_next().await else {
+                return;
+            };
+            let Ok((game_id, revision, renewal)) = done else {
+                continue;
+            };
+            let mut owned = self.owned.lock().expect("owned lock");
+            // The lease may have been taken again meanwhile (a new revision): leave that one.
+            let Some(held) = owned.get_mut(&game_id).filter(|h| h.revision == revision) else {
+                continue;
+            };
+            match renewal {
+                Renewal::Renewed(next) => {
                     tracing::debug!(game = %game_id, revision, next, "renewed the game's lease");
-                    if let Some(held) = self.owned.lock().expect("owned lock").get_mut(&game_id) {
-                        held.revision = next;
-                    }
+                    held.revision = next;
                 }
-                Err(e) => {
+                Renewal::LetGo => {
+                    owned.remove(&game_id);
+                }
+                Renewal::Lost(e) => {
                     tracing::warn!(game = %game_id, "lost the game's lease ({e}): no longer serving it here");
-                    self.owned.lock().expect("owned lock").remove(&game_id);
+                    owned.remove(&game_id);
+                    drop(owned);
                     registry.evict(&game_id);
                 }
             }
         }
     }
 }
+
+/// Leases renewed at once (each a KV round trip).
+const RENEW_CONCURRENCY: usize = 64;
+
+/// What renewing one lease did.
+enum Renewal {
+    Renewed(u64),
+    LetGo,
+    Lost(String),
+}
+
+/// Follows the directory bucket into a map, and returns once the map holds the whole bucket as
+/// it was when the watch started (a node's first `ListGames` answer is complete).
+async fn follow_directory(
+    games: &kv::Store,
+) -> Result<Arc<Mutex<HashMap<String, pb::GameSummary>>>, String> {
+    let directory: Arc<Mutex<HashMap<String, pb::GameSummary>>> = Arc::default();
+    // `watch_all` delivers only changes made after it starts (DeliverPolicy::New): a node
+    // started after the others listed none of their games. The last value of every key, then
+    // the changes.
+    let mut updates = games
+        .watch_with_history(">")
+        .await
+        .map_err(|e| format!("NATS: cannot follow the directory bucket: {e}"))?;
+    let empty = games
+        .status()
+        .await
+        .map_err(|e| format!("NATS: cannot read the directory bucket: {e}"))?
+        .values()
+        == 0;
+    let (loaded, mut is_loaded) = tokio::sync::watch::channel(empty);
+    let following = directory.clone();
+    tokio::spawn(async move {
+        while let Some(entry) = updates.next().await {
+            let Ok(entry) = entry else { continue };
+            let caught_up = entry.delta == 0;
+            {
+                let mut directory = following.lock().expect("directory lock");
+                match entry.operation {
+                    kv::Operation::Put => {
+                        if let Ok(summary) = pb::GameSummary::decode(entry.value.as_ref()) {
+                            directory.insert(entry.key, summary);
+                        }
+                    }
+                    _ => {
+                        directory.remove(&entry.key);
+                    }
+                }
+            }
+            if caught_up {
+                loaded.send_if_modified(|done| !std::mem::replace(done, true));
+            }
+        }
+    });
+    tokio::time::timeout(DIRECTORY_LOAD, is_loaded.wait_for(|done| *done))
+        .await
+        .map_err(|_| {
+            format!(
+                "NATS: the directory bucket {GAMES_BUCKET} did not load within {DIRECTORY_LOAD:?}"
+            )
+        })?
+        .map_err(|_| format!("NATS: the watch of the directory bucket {GAMES_BUCKET} ended"))?;
+    Ok(directory)
+}
+
+/// How long a node may take to read the whole directory at start.
+const DIRECTORY_LOAD: Duration = Duration::from_secs(60);

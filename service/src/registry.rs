@@ -310,8 +310,16 @@ impl Registry {
             slots
                 .entry(create_id.clone())
                 .or_insert_with(|| {
+                    // On a shared log the id comes from the create_id: a retry through any
+                    // node, or after a restart, names the same game, and the log's first
+                    // record (written once: it expects an empty subject) deduplicates it.
+                    let game_id = if self.lazy {
+                        game_id_of_create_id(&create_id)
+                    } else {
+                        new_game_id()
+                    };
                     Arc::new(CreateSlot {
-                        game_id: new_game_id(),
+                        game_id,
                         created: created.clone(),
                         answer: OnceCell::new(),
                     })
@@ -338,10 +346,60 @@ impl Registry {
                 } else {
                     GameActor::new_game(first.clone()).map(|(game, _)| game)
                 };
-                async move { self.start(game_id, engine?, first).await }
+                async move {
+                    // Created already through another node (or by this node's previous
+                    // process): the game as logged is the answer.
+                    if let Some(answer) = self.created_before(&game_id, &first, seed_given).await? {
+                        return Ok(answer);
+                    }
+                    let started = self.start(game_id.clone(), engine?, first.clone()).await;
+                    match started {
+                        // Another node created it at the same moment (its first record won):
+                        // the same answer as there.
+                        Err(e) if self.lazy => self
+                            .created_before(&game_id, &first, seed_given)
+                            .await?
+                            .ok_or(e),
+                        started => started,
+                    }
+                }
             })
             .await?;
         Ok(answer.clone())
+    }
+
+    /// On a shared log, the answer for a game the log already holds under `id` (a creation
+    /// with the same create_id made through another node or process); None when the log has
+    /// no such game. A different game under that create_id is INVALID_ARGUMENT.
+    async fn created_before(
+        &self,
+        id: &str,
+        again: &pb::Created,
+        seed_given: Option<u64>,
+    ) -> HostResult<Option<pb::CreateGameResponse>> {
+        if !self.lazy {
+            return Ok(None);
+        }
+        let first = self
+            .store
+            .read_range(id, 0, 1)
+            .await
+            .map_err(|e| HostError::Storage(format!("reading game {id}: {e}")))?;
+        let Some(record) = first.first() else {
+            return Ok(None);
+        };
+        let Some(Record::Created(created)) = &record.record else {
+            return Err(HostError::Internal(format!(
+                "game {id}'s first record is not its creation"
+            )));
+        };
+        if created.create_id != again.create_id || !same_creation(created, again, seed_given) {
+            return Err(HostError::Invalid(format!(
+                "create_id {} was already used to create a different game ({id}): draw a new create_id for a new game",
+                quote(&again.create_id)
+            )));
+        }
+        Ok(Some(create_answer(id, created)))
     }
 
     /// Starts a new game's actor and answers once its `created` record is durable.
@@ -443,13 +501,17 @@ impl Registry {
         if let Some(reason) = self.damage_reason(id) {
             return Err(damaged_error(id, &reason));
         }
-        let records = match self.store.load_game(id).await {
+        // Loaded to run: on a shared log, appends prepared by an earlier owner of the game (a
+        // paused node, this node's previous actor) are refused from now on.
+        let records = match self.store.load_to_write(id).await {
             Ok(records) => records,
             Err(e) if e.kind == StoreErrorKind::Corrupt => {
                 self.mark_damaged(id, &[], &e.message);
                 return Err(damaged_error(id, &bounded_reason(&e.message)));
             }
-            Err(e) => return Err(HostError::Internal(format!("reloading game {id}: {e}"))),
+            // The store cannot be read now (an outage, another node writing the game): the
+            // caller may retry.
+            Err(e) => return Err(HostError::Storage(format!("reloading game {id}: {e}"))),
         };
         if records.is_empty() {
             return Err(not_found(id));
@@ -646,6 +708,18 @@ fn not_found(id: &str) -> HostError {
         "no game {}: `gangs games` lists the games",
         gangs_proto::quoted(id)
     ))
+}
+
+/// The game id a create_id names on a shared log: FNV-1a (64 bits, a fixed algorithm: every
+/// node and every version computes the same id) of its bytes. A collision of two create_ids
+/// answers the second with INVALID_ARGUMENT (a different game), never with the other's game.
+fn game_id_of_create_id(create_id: &str) -> String {
+    let hash = create_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    format!("{hash:016x}")
 }
 
 fn new_game_id() -> String {

@@ -363,6 +363,12 @@ pub async fn run(
     health_reporter
         .set_serving::<GamesServer<GamesService>>()
         .await;
+    if let Some(context) = &jetstream {
+        tokio::spawn(report_nats_health(
+            context.client(),
+            health_reporter.clone(),
+        ));
+    }
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -460,6 +466,39 @@ pub async fn run(
     // store's writer (sled: the flusher thread) ends when the last store handle is gone.
     tokio::task::spawn_blocking(move || closer.join()).await?;
     Ok(())
+}
+
+/// A cluster node cut off from NATS cannot save or serve anything: health answers NOT_SERVING
+/// (for the whole server and for `gangs.v1.Games`) while its connection is down, so a load
+/// balancer sends the calls elsewhere; SERVING again once it reconnects.
+async fn report_nats_health(
+    client: async_nats::Client,
+    reporter: tonic_health::server::HealthReporter,
+) {
+    let mut serving = true;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let connected = client.connection_state() == async_nats::connection::State::Connected;
+        if connected == serving {
+            continue;
+        }
+        serving = connected;
+        let status = if connected {
+            tonic_health::ServingStatus::Serving
+        } else {
+            tracing::warn!("lost NATS: health answers NOT_SERVING until it is back");
+            tonic_health::ServingStatus::NotServing
+        };
+        reporter.set_service_status("", status).await;
+        match connected {
+            true => reporter.set_serving::<GamesServer<GamesService>>().await,
+            false => {
+                reporter
+                    .set_not_serving::<GamesServer<GamesService>>()
+                    .await
+            }
+        }
+    }
 }
 
 /// Deletes the logs of games over for longer than `retain`, now and then (often enough that

@@ -190,3 +190,126 @@ async fn two_nodes_racing_on_one_game_never_fork_its_log() {
         .expect("a retry is answered as stored");
     assert_eq!(one.load_game(game).await.unwrap().len(), 40);
 }
+
+/// Issue 24's fork: an actor rebuilt on the same node while the game's writer still had its
+/// predecessor's record N in flight queued its own record N behind it; the writer's remembered
+/// tail made the second N "follow" the first and the stream stored both. Every record must
+/// follow the log's last record, whoever wrote it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_record_with_a_seq_in_flight_is_refused_not_stored() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = open_nats(&node.url()).await;
+    let game = "0000000000000f0a";
+    append(&store, game, 1..=5).await;
+    // Both handed over before either is durable, as the old actor's and the new one's were.
+    let old = store.append(game, vec![record_by(6, 1)]);
+    let new = store.append(game, vec![record_by(6, 2)]);
+    old.await.unwrap().expect("the first record 6 is stored");
+    let refused = new
+        .await
+        .unwrap()
+        .expect_err("a second record 6 is refused");
+    assert_eq!(refused.kind, StoreErrorKind::Conflict, "{refused}");
+    let stored = store.load_game(game).await.unwrap();
+    assert_eq!(seqs(&stored), vec![1, 2, 3, 4, 5, 6], "forked log");
+    assert_eq!(stored[5], record_by(6, 1));
+    // The next record follows the one stored.
+    store
+        .append(game, vec![record_by(7, 1)])
+        .await
+        .unwrap()
+        .expect("record 7 follows");
+}
+
+/// A node taking a game over fences its log: the old owner's appends, prepared against the log
+/// as it was (its writer's tail), are refused even though nobody appended a record since (the
+/// paused owner of issue 24 answered OK for a record the new owner did not serve). Readers do
+/// not see the fence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_fences_out_the_old_owner() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let (old, new) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
+    let game = "0000000000000f0b";
+    append(&old, game, 1..=3).await;
+    let taken = new.load_to_write(game).await.expect("load to write");
+    assert_eq!(seqs(&taken), vec![1, 2, 3]);
+    let refused = old
+        .append(game, vec![record_by(4, 1)])
+        .await
+        .unwrap()
+        .expect_err("the old owner's append after the takeover");
+    assert_eq!(refused.kind, StoreErrorKind::Conflict, "{refused}");
+    new.append(game, vec![record_by(4, 2)])
+        .await
+        .unwrap()
+        .expect("the new owner appends");
+    // Taken back (a second fence): the previous owner is refused in turn.
+    let again = old.load_to_write(game).await.unwrap();
+    assert_eq!(again.last(), Some(&record_by(4, 2)));
+    let refused = new
+        .append(game, vec![record_by(5, 2)])
+        .await
+        .unwrap()
+        .expect_err("refused after being fenced out");
+    assert_eq!(refused.kind, StoreErrorKind::Conflict);
+    old.append(game, vec![record_by(5, 1)])
+        .await
+        .unwrap()
+        .expect("appends after its own fence");
+    // Fences are invisible to every read, whole or ranged, from any handle.
+    for store in [&old, &new] {
+        assert_eq!(
+            seqs(&store.load_game(game).await.unwrap()),
+            vec![1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            seqs(&store.read_range(game, 0, 10).await.unwrap()),
+            vec![1, 2, 3, 4, 5]
+        );
+        assert_eq!(seqs(&store.read_range(game, 3, 1).await.unwrap()), vec![4]);
+        assert_eq!(seqs(&store.read_range(game, 4, 1).await.unwrap()), vec![5]);
+        assert!(store.read_range(game, 5, 1).await.unwrap().is_empty());
+    }
+    // An unknown game loads empty and writes no fence (its first record expects nothing).
+    assert!(new
+        .load_to_write("0000000000000f0c")
+        .await
+        .unwrap()
+        .is_empty());
+    append(&new, "0000000000000f0c", 1..=1).await;
+}
+
+/// Watchers' catch-ups read ranges through the stream leader without a consumer: however many
+/// readers come and go, the stream's consumer count stays where it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ranged_reads_open_no_consumer() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = open_nats(&node.url()).await;
+    let game = "0000000000000f0d";
+    append(&store, game, 1..=200).await;
+    let reads: Vec<_> = (0..50u64)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut after = i;
+                while let Ok(chunk) = store.read_range(game, after, 64).await {
+                    let Some(last) = chunk.last() else { break };
+                    assert_eq!(chunk[0].seq, after + 1, "a gap in a ranged read");
+                    after = last.seq;
+                }
+                after
+            })
+        })
+        .collect();
+    let mut ends = Vec::new();
+    for read in reads {
+        ends.push(read.await.unwrap());
+    }
+    assert!(ends.iter().all(|&end| end == 200), "{ends:?}");
+    let client = async_nats::connect(node.url()).await.unwrap();
+    let mut stream = async_nats::jetstream::new(client)
+        .get_stream("GANGS_LOG")
+        .await
+        .unwrap();
+    assert_eq!(stream.info().await.unwrap().state.consumer_count, 0);
+}

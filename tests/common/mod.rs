@@ -106,6 +106,8 @@ pub struct Server {
     pub ca: Option<PathBuf>,
     /// Set by `start_logged`: the file its stderr goes to (appended across restarts).
     pub stderr_log: Option<PathBuf>,
+    /// Extra environment variables (a restart keeps them): `start_with_env`.
+    pub env: Vec<(String, String)>,
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost, made for the test, in `dir`.
@@ -175,6 +177,17 @@ impl Server {
         Server::spawn(data_dir, port, flags, None, None)
     }
 
+    /// As `start_with` on a free port, with extra environment variables (a test-only fail
+    /// point, for one).
+    pub fn start_with_env(data_dir: &Path, flags: &[&str], env: &[(&str, &str)]) -> Server {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Server::spawn_env(data_dir, 0, flags, None, None, env)
+    }
+
     /// As `start_with` on a free port, its stderr (the tracing log) appended to `stderr_log`
     /// so that a test can read what the server logged (`stderr_text`).
     pub fn start_logged(data_dir: &Path, flags: &[&str], stderr_log: &Path) -> Server {
@@ -210,6 +223,17 @@ impl Server {
         ca: Option<PathBuf>,
         stderr_log: Option<PathBuf>,
     ) -> Server {
+        Server::spawn_env(data_dir, port, flags, ca, stderr_log, Vec::new())
+    }
+
+    fn spawn_env(
+        data_dir: &Path,
+        port: u16,
+        flags: Vec<String>,
+        ca: Option<PathBuf>,
+        stderr_log: Option<PathBuf>,
+        env: Vec<(String, String)>,
+    ) -> Server {
         let stderr = match &stderr_log {
             Some(path) => Stdio::from(
                 std::fs::OpenOptions::new()
@@ -228,6 +252,7 @@ impl Server {
                 "RUST_LOG",
                 std::env::var("GANGS_TEST_SERVER_LOG").unwrap_or("warn".into()),
             )
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
@@ -249,6 +274,7 @@ impl Server {
             flags,
             ca,
             stderr_log,
+            env,
         }
     }
 
@@ -285,12 +311,13 @@ impl Server {
         // The port was just released; retry briefly in case the OS holds it.
         for _ in 0..50 {
             let server = std::panic::catch_unwind(|| {
-                Server::spawn(
+                Server::spawn_env(
                     &self.data_dir,
                     self.port(),
                     self.flags.clone(),
                     self.ca.clone(),
                     self.stderr_log.clone(),
+                    self.env.clone(),
                 )
             });
             if let Ok(server) = server {

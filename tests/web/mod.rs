@@ -57,6 +57,7 @@ pub fn start_viewer_with(data_dir: &Path, flags: &[&str]) -> (Server, String) {
         flags: flags.iter().map(|f| f.to_string()).collect(),
         ca: None,
         stderr_log: None,
+        env: Vec::new(),
     };
     (server, http)
 }

@@ -2,11 +2,13 @@
 //! for storage.
 //!
 //! Layout: one stream, `GANGS_LOG`, file storage, `--nats-replicas` copies; one subject per game,
-//! `gangs.log.<game id>`; one message per record (the encoded `LogRecord`).
+//! `gangs.log.<game id>`; one message per record (the encoded `LogRecord`), and now and then a
+//! *fence* (below): an empty message with the header `Gangs-Fence: <seq of the record before>`,
+//! which every reader skips.
 //!
 //! Appends: one writer task per game publishes its records one after another, each with
-//! - `Nats-Expected-Last-Subject-Sequence` = the stream sequence of the game's previous record,
-//!   so a second writer of the same game (two nodes both believing they own it) loses cleanly:
+//! - `Nats-Expected-Last-Subject-Sequence` = the stream sequence of the game's last message, so
+//!   a second writer of the same game (two nodes both believing they own it) loses cleanly:
 //!   its record is refused ([`StoreErrorKind::Conflict`]) and the log never forks;
 //! - `Nats-Msg-Id` = `<game id>:<seq>:<hash of the record>`, so a publish retried after a lost
 //!   ack (a NATS node died, the client reconnected) is not stored twice: the stream answers
@@ -14,27 +16,51 @@
 //!   sequence, so a different record with the same seq from a losing node must not pass as a
 //!   duplicate of the winner's.
 //!
+//! The writer remembers the game's *tail* (the stream sequence and the record seq of the last
+//! message it stored or read), and uses it only for the record that follows it (`seq + 1`);
+//! any other record reads the tail from the stream first. That closes the fork of issue 24:
+//! an actor rebuilt on the same node while the writer still retried its predecessor's record
+//! N (a NATS election) queued its own record N behind it; once the old N landed, the cached
+//! tail made the new N "follow" it, and the stream, asked only about stream sequences,
+//! accepted two records N.
+//!
+//! **Fences** ([`LogStore::load_to_write`]): a node about to run a game (it took the game's
+//! lease, or rebuilds it after a failure) reads the log and appends a fence expecting the
+//! last message it read. From then on every append prepared by an earlier owner (a paused
+//! process, a partitioned one, this node's previous actor) expects a sequence the stream no
+//! longer has, and is refused: a stale owner never acknowledges a record the new owner does
+//! not serve. The ownership epoch is thus part of what the stream checks, not only the lease.
+//!
+//! An append whose outcome is unknown (the ack lost in an election, the retry budget spent)
+//! or refused as out of date is resolved by reading the stream back: if the game's last
+//! record is this very record, the append succeeded; otherwise it did not.
+//!
 //! A record is durable when the stream acknowledged it: with replicas 3, a quorum has it. Games
 //! write in parallel (one task each); one game's records wait for the previous ack, which the
 //! expected-sequence check needs anyway.
 //!
-//! Conflict is [`super::StoreErrorKind::Conflict`].
-//!
-//! Reads go through ordered consumers (served by the stream leader, so a read sees every
-//! acknowledged record; a direct get from a lagging replica might not).
+//! Reads go through the stream leader (`STREAM.MSG.GET`, last or next message of a subject),
+//! so a read sees every acknowledged record (a direct get from a lagging replica might not).
+//! Ranged reads (watchers' catch-ups) use no consumer at all: reconnecting watchers cannot
+//! exhaust the stream's consumer limit. Loading a whole game uses one ordered consumer, at
+//! most [`LOAD_CONSUMERS`] at a time per node.
 
+use super::jetstream_append::{self as append, Append, HoldPoint, Tail, Writers};
 use super::{Durable, LogStore, StoreError, GAME_ID_LEN};
-use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
+use async_nats::jetstream::{self, consumer, stream};
+use async_nats::HeaderMap;
 use gangs_proto::v1 as pb;
 use prost::Message;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_stream::StreamExt;
 
 pub const STREAM: &str = "GANGS_LOG";
 pub const SUBJECT_PREFIX: &str = "gangs.log.";
+/// The header of a fence message; its value is the seq of the record before it.
+pub const FENCE_HEADER: &str = "Gangs-Fence";
 
 /// How a node reaches NATS (`--store`, `--nats-creds`, `--nats-user`/`--nats-password`).
 #[derive(Debug, Clone, Default)]
@@ -48,36 +74,103 @@ pub struct NatsOptions {
     pub password: Option<String>,
 }
 
-/// How long a publish may wait for its ack before it is retried (same Msg-Id: safe).
-const ACK_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long an append keeps retrying through a NATS outage (leader election, reconnect)
-/// before the game is stopped as unavailable.
-const OUTAGE_BUDGET: Duration = Duration::from_secs(20);
+/// How long a publish or a read may wait for its answer before it is retried.
+pub(super) const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+/// Whole-game loads (one ordered consumer each) running at once on one node: a consumer per
+/// load, never one per watcher, and never more than this many.
+pub const LOAD_CONSUMERS: usize = 8;
+/// Ranged reads remembered (game, record seq -> stream sequence) so that the next chunk of a
+/// catch-up starts where the previous one ended instead of at the game's first message.
+const CURSORS: usize = 4096;
 
 /// The JetStream log. Share it as a [`super::Store`].
 pub struct JetStreamStore {
     js: jetstream::Context,
     stream: stream::Stream,
     writers: Writers,
-}
-
-/// The writer of each game that appended recently.
-type Writers = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Append>>>>;
-
-/// A game's writer ends after this long without appends (a finished or idle game).
-const WRITER_IDLE: Duration = Duration::from_secs(30);
-
-struct Append {
-    records: Vec<pb::LogRecord>,
-    done: oneshot::Sender<Result<(), StoreError>>,
+    loads: Semaphore,
+    cursors: Mutex<HashMap<(String, u64), u64>>,
+    /// A test-only fail point (debug builds): see [`HoldPoint`].
+    hold: Option<Arc<HoldPoint>>,
 }
 
 pub fn subject(game_id: &str) -> String {
     format!("{SUBJECT_PREFIX}{game_id}")
 }
 
-fn unavailable(what: &str, e: impl std::fmt::Display) -> StoreError {
+pub(super) fn unavailable(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::unavailable(format!("NATS: {what}: {e}"))
+}
+
+/// One message of a game's subject: a record, or a fence.
+pub(super) enum Stored {
+    /// Boxed: a fence is one number, a record a tree.
+    Record(Box<pb::LogRecord>),
+    /// A fence written after the record with this seq (0: before any record).
+    Fence(u64),
+}
+
+/// Decodes a message of `game_id`'s subject (stored at `sequence`).
+pub(super) fn decode(
+    game_id: &str,
+    headers: Option<&HeaderMap>,
+    payload: &[u8],
+    sequence: u64,
+) -> Result<Stored, StoreError> {
+    if let Some(fence) = headers.and_then(|h| h.get(FENCE_HEADER)) {
+        let after: &str = fence.as_ref();
+        return after.parse().map(Stored::Fence).map_err(|_| {
+            StoreError::corrupt(format!(
+                "game {game_id}: bad fence {after:?} at stream sequence {sequence}"
+            ))
+        });
+    }
+    pb::LogRecord::decode(payload)
+        .map(|record| Stored::Record(Box::new(record)))
+        .map_err(|e| {
+            StoreError::corrupt(format!(
+                "game {game_id}: undecodable record at stream sequence {sequence}: {e}"
+            ))
+        })
+}
+
+/// The last message of a game's subject as the stream leader has it: its tail, and the last
+/// record if that message is a record (not a fence). `None`: the game has no message.
+pub(super) async fn read_tail(
+    stream: &stream::Stream,
+    game_id: &str,
+) -> Result<Option<(Tail, Option<pb::LogRecord>)>, StoreError> {
+    let message = match stream
+        .get_last_raw_message_by_subject(&subject(game_id))
+        .await
+    {
+        Ok(message) => message,
+        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => return Ok(None),
+        Err(e) => return Err(unavailable("cannot read the log", e)),
+    };
+    Ok(Some(
+        match decode(
+            game_id,
+            Some(&message.headers),
+            &message.payload,
+            message.sequence,
+        )? {
+            Stored::Record(record) => (
+                Tail {
+                    stream_seq: message.sequence,
+                    record_seq: record.seq,
+                },
+                Some(*record),
+            ),
+            Stored::Fence(after) => (
+                Tail {
+                    stream_seq: message.sequence,
+                    record_seq: after,
+                },
+                None,
+            ),
+        },
+    ))
 }
 
 /// Connects with the options' credentials; `name` tells operators which process this is.
@@ -139,6 +232,9 @@ impl JetStreamStore {
             js,
             stream,
             writers: Writers::default(),
+            loads: Semaphore::new(LOAD_CONSUMERS),
+            cursors: Mutex::default(),
+            hold: HoldPoint::from_env(),
         }))
     }
 
@@ -147,9 +243,48 @@ impl JetStreamStore {
         self.js.clone()
     }
 
-    /// The stream sequence of a game's last record (0 when the game has none).
-    async fn last_stream_seq(&self, game_id: &str) -> Result<u64, StoreError> {
-        last_stream_seq(&self.stream, game_id).await
+    /// Starts a game's writer (its tail known, or to be read) and makes it the one appends go
+    /// to from now on; a writer it replaces ends after its queue (its appends expect a
+    /// sequence the stream has moved past, if a fence was written meanwhile).
+    fn start_writer(
+        &self,
+        writers: &mut HashMap<String, mpsc::UnboundedSender<Append>>,
+        game_id: &str,
+        tail: Option<Tail>,
+    ) -> mpsc::UnboundedSender<Append> {
+        let (tx, appends) = mpsc::unbounded_channel();
+        writers.insert(game_id.to_string(), tx.clone());
+        tokio::spawn(append::write_game(
+            append::Writer {
+                js: self.js.clone(),
+                stream: self.stream.clone(),
+                writers: self.writers.clone(),
+                game_id: game_id.to_string(),
+                hold: self.hold.clone(),
+                me: tx.downgrade(),
+            },
+            appends,
+            tail,
+        ));
+        tx
+    }
+
+    /// Where a ranged read after `after` starts: the stream sequence after the record the
+    /// previous read of this game ended with, if remembered.
+    fn cursor(&self, game_id: &str, after: u64) -> u64 {
+        let cursors = self.cursors.lock().expect("cursors lock");
+        cursors
+            .get(&(game_id.to_string(), after))
+            .map_or(1, |seq| seq + 1)
+    }
+
+    fn remember_cursor(&self, game_id: &str, record_seq: u64, stream_seq: u64) {
+        let mut cursors = self.cursors.lock().expect("cursors lock");
+        if cursors.len() >= CURSORS {
+            // Forgetting costs the next read a walk from the game's start, nothing else.
+            cursors.clear();
+        }
+        cursors.insert((game_id.to_string(), record_seq), stream_seq);
     }
 }
 
@@ -180,214 +315,54 @@ where
     }
 }
 
-async fn last_stream_seq(stream: &stream::Stream, game_id: &str) -> Result<u64, StoreError> {
-    match stream
-        .get_last_raw_message_by_subject(&subject(game_id))
-        .await
-    {
-        Ok(message) => Ok(message.sequence),
-        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(0),
-        Err(e) => Err(unavailable("cannot read the log", e)),
-    }
-}
-
-/// Where a writer that knows nothing of a game yet appends `record`.
-enum Expected {
-    /// After the message with this stream sequence (0: the game's first record).
-    After(u64),
-    /// The very same record is already the game's last (a retry): stored at this sequence.
-    AlreadyStored(u64),
-}
-
-/// Reads the game's last message and checks that `record` follows it. The expected-sequence
-/// header alone only proves that nobody wrote between this read and the publish; the record's
-/// own seq proves that the log this writer continues is the one it was built from, so a writer
-/// whose game moved on elsewhere gets a Conflict instead of appending a second record N.
-async fn expected_before(
-    stream: &stream::Stream,
-    game_id: &str,
-    record: &pb::LogRecord,
-) -> Result<Expected, StoreError> {
-    let conflict = |found: u64| {
-        StoreError::conflict(format!(
-            "game {game_id}: record {} does not follow the log's last record {found} (another node appended to it)",
-            record.seq
-        ))
-    };
-    let message = match stream
-        .get_last_raw_message_by_subject(&subject(game_id))
-        .await
-    {
-        Ok(message) => message,
-        Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => {
-            return if record.seq == 1 {
-                Ok(Expected::After(0))
-            } else {
-                Err(conflict(0))
-            };
-        }
-        Err(e) => return Err(unavailable("cannot read the log", e)),
-    };
-    let stored = pb::LogRecord::decode(message.payload.as_ref()).map_err(|e| {
-        StoreError::corrupt(format!(
-            "game {game_id}: undecodable record at stream sequence {}: {e}",
-            message.sequence
-        ))
-    })?;
-    if stored.seq + 1 == record.seq {
-        Ok(Expected::After(message.sequence))
-    } else if stored == *record {
-        Ok(Expected::AlreadyStored(message.sequence))
-    } else {
-        Err(conflict(stored.seq))
-    }
-}
-
-/// One game's writer: publishes each append's records in order, each expecting the previous
-/// one's stream sequence. Ends when idle (the store forgets it) or after a failure (every
-/// queued append fails with it, and the next append starts from the stream's state again).
-async fn write_game(
-    js: jetstream::Context,
-    stream: stream::Stream,
-    writers: Writers,
-    game_id: String,
-    mut appends: mpsc::UnboundedReceiver<Append>,
-) {
-    let subject = subject(&game_id);
-    let mut last: Option<u64> = None;
-    loop {
-        let append = match tokio::time::timeout(WRITER_IDLE, appends.recv()).await {
-            Ok(Some(append)) => append,
-            Ok(None) => return,
-            Err(_idle) => {
-                // Under the lock no append can slip in between the check and the removal.
-                let mut writers = writers.lock().expect("writers lock");
-                if appends.is_empty() {
-                    writers.remove(&game_id);
-                    return;
-                }
-                continue;
-            }
-        };
-        let mut result = Ok(());
-        for record in &append.records {
-            let expected = match last {
-                Some(seq) => seq,
-                None => match expected_before(&stream, &game_id, record).await {
-                    Ok(Expected::After(seq)) => seq,
-                    Ok(Expected::AlreadyStored(seq)) => {
-                        last = Some(seq);
-                        continue;
-                    }
-                    Err(e) => {
-                        result = Err(e);
-                        break;
-                    }
-                },
-            };
-            match publish(&js, &subject, &game_id, record, expected).await {
-                Ok(seq) => last = Some(seq),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        let _ = append.done.send(result.clone());
-        if let Err(error) = result {
-            // Whatever was queued behind a failure fails too: a log never has a hole.
-            appends.close();
-            while let Some(queued) = appends.recv().await {
-                let _ = queued.done.send(Err(error.clone()));
-            }
-            return;
-        }
-    }
-}
-
-/// Publishes one record; retried through an outage with the same Msg-Id. Returns its stream
-/// sequence.
-async fn publish(
-    js: &jetstream::Context,
-    subject: &str,
-    game_id: &str,
-    record: &pb::LogRecord,
-    expected: u64,
-) -> Result<u64, StoreError> {
-    let payload: bytes::Bytes = record.encode_to_vec().into();
-    let msg_id = msg_id(game_id, record.seq, &payload);
-    let give_up = tokio::time::Instant::now() + OUTAGE_BUDGET;
-    let mut pause = Duration::from_millis(50);
-    loop {
-        let message = jetstream::message::PublishMessage::build()
-            .payload(payload.clone())
-            .message_id(&msg_id)
-            .expected_last_subject_sequence(expected);
-        let outcome = match js.send_publish(subject.to_string(), message).await {
-            Ok(ack) => ack.await,
-            Err(e) => Err(e),
-        };
-        let error = match outcome {
-            Ok(ack) => return Ok(ack.sequence),
-            Err(e) => e,
-        };
-        match error.kind() {
-            PublishErrorKind::WrongLastSequence => {
-                return Err(StoreError::conflict(format!(
-                    "game {game_id}: another node appended record {} first (this node no longer owns the game)",
-                    record.seq
-                )))
-            }
-            PublishErrorKind::TimedOut
-            | PublishErrorKind::BrokenPipe
-            | PublishErrorKind::MaxAckPending
-            | PublishErrorKind::Other
-            | PublishErrorKind::StreamNotFound
-                if tokio::time::Instant::now() < give_up =>
-            {
-                tracing::warn!(game = game_id, seq = record.seq, "append retried: {error}");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(1));
-            }
-            _ => return Err(unavailable(&format!("cannot append to game {game_id}"), error)),
-        }
-    }
-}
-
-/// The dedup id of one record: the same record retried gets the same id, a different record
-/// with the same seq (another writer's) does not.
-fn msg_id(game_id: &str, seq: u64, payload: &[u8]) -> String {
-    use std::hash::{Hash, Hasher};
-    // `DefaultHasher::new()` uses fixed keys: the same bytes hash the same in every process.
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    payload.hash(&mut hasher);
-    format!("{game_id}:{seq}:{:016x}", hasher.finish())
-}
-
 #[async_trait::async_trait]
 impl LogStore for JetStreamStore {
     fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
         let (done, rx) = oneshot::channel();
         let mut append = Append { records, done };
         let mut writers = self.writers.lock().expect("writers lock");
-        // A writer that ended (failure) is replaced by a fresh one.
+        // A writer that ended (failure, idle) is replaced by a fresh one.
         if let Some(writer) = writers.get(game_id) {
             match writer.send(append) {
                 Ok(()) => return rx,
                 Err(mpsc::error::SendError(back)) => append = back,
             }
         }
-        let (tx, appends) = mpsc::unbounded_channel();
-        tx.send(append).expect("the receiver is here");
-        writers.insert(game_id.to_string(), tx);
-        tokio::spawn(write_game(
-            self.js.clone(),
-            self.stream.clone(),
-            self.writers.clone(),
-            game_id.to_string(),
-            appends,
-        ));
+        let writer = self.start_writer(&mut writers, game_id, None);
+        writer.send(append).expect("the writer was just started");
         rx
+    }
+
+    async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        for _ in 0..FENCE_TRIES {
+            let Some((tail, _)) = read_tail(&self.stream, game_id).await? else {
+                // No game: nothing to fence. A creation's first record expects an empty
+                // subject, which is its own fence.
+                return Ok(Vec::new());
+            };
+            let records = self.load_game(game_id).await?;
+            if records.last().map_or(0, |r| r.seq) != tail.record_seq {
+                // A record landed between the two reads (or the read lagged): read again.
+                continue;
+            }
+            match append::fence(&self.js, game_id, tail).await? {
+                Some(fence) => {
+                    let mut writers = self.writers.lock().expect("writers lock");
+                    self.start_writer(&mut writers, game_id, Some(fence));
+                    tracing::debug!(
+                        game = game_id,
+                        after = tail.record_seq,
+                        "fenced the log: earlier writers' appends are refused"
+                    );
+                    return Ok(records);
+                }
+                // Someone appended after what was read: read again.
+                None => continue,
+            }
+        }
+        Err(StoreError::unavailable(format!(
+            "game {game_id} kept changing while this node loaded it (another node is writing it): retry"
+        )))
     }
 
     async fn read_range(
@@ -396,10 +371,55 @@ impl LogStore for JetStreamStore {
         after_seq: u64,
         limit: usize,
     ) -> Result<Vec<pb::LogRecord>, StoreError> {
+        // One leader-served get per message (next message of the subject from a sequence on):
+        // no consumer, whatever the number of readers.
+        let subject = subject(game_id);
         let mut records = Vec::new();
-        if limit == 0 || self.last_stream_seq(game_id).await? == 0 {
+        let mut next = self.cursor(game_id, after_seq);
+        while records.len() < limit {
+            let message = match self
+                .stream
+                .raw_message_builder()
+                .sequence(next)
+                .next_by_subject(subject.clone())
+                .send()
+                .await
+            {
+                Ok(message) => message,
+                Err(e) if e.kind() == stream::RawMessageErrorKind::NoMessageFound => break,
+                Err(e) => return Err(unavailable("cannot read the log", e)),
+            };
+            next = message.sequence + 1;
+            let decoded = decode(
+                game_id,
+                Some(&message.headers),
+                &message.payload,
+                message.sequence,
+            )?;
+            if let Stored::Record(record) = decoded {
+                if record.seq > after_seq {
+                    records.push(*record);
+                }
+            }
+        }
+        if let Some(last) = records.last() {
+            self.remember_cursor(game_id, last.seq, next - 1);
+        }
+        Ok(records)
+    }
+
+    async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        let mut records = Vec::new();
+        if read_tail(&self.stream, game_id).await?.is_none() {
             return Ok(records);
         }
+        // One consumer streams the whole game (a get per record would cost a round trip
+        // each); a bounded number at a time.
+        let _permit = self
+            .loads
+            .acquire()
+            .await
+            .map_err(|_| StoreError::unavailable("the store is closing"))?;
         let consumer = self
             .stream
             .create_consumer(consumer::pull::OrderedConfig {
@@ -418,26 +438,23 @@ impl LogStore for JetStreamStore {
             .map_err(|_| StoreError::unavailable("NATS: reading the log timed out"))?
         {
             let message = message.map_err(|e| unavailable("cannot read the log", e))?;
-            let record = pb::LogRecord::decode(message.payload.as_ref()).map_err(|e| {
-                StoreError::corrupt(format!("game {game_id}: undecodable record: {e}"))
-            })?;
-            let pending = message
+            let info = message
                 .info()
-                .map_err(|e| unavailable("cannot read the log", e))?
-                .pending;
-            if record.seq > after_seq {
-                records.push(record);
+                .map_err(|e| unavailable("cannot read the log", e))?;
+            let (sequence, pending) = (info.stream_sequence, info.pending);
+            if let Stored::Record(record) = decode(
+                game_id,
+                message.headers.as_ref(),
+                &message.payload,
+                sequence,
+            )? {
+                records.push(*record);
             }
-            if records.len() >= limit || pending == 0 {
+            if pending == 0 {
                 break;
             }
         }
         Ok(records)
-    }
-
-    async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
-        // One consumer for the whole game (ranged reads start a consumer each).
-        self.read_range(game_id, 0, usize::MAX).await
     }
 
     async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
@@ -473,3 +490,7 @@ impl LogStore for JetStreamStore {
         Ok(())
     }
 }
+
+/// Reads and fences tried before a load gives up (each retry means another node appended to
+/// the game meanwhile).
+const FENCE_TRIES: usize = 5;

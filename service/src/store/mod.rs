@@ -14,9 +14,20 @@
 //!   become durable in the order they were made; a failed append fails every later append of
 //!   that game that was in flight with it (the log ends before the first failed record, never
 //!   with a hole; the actor leaves memory and the next call reloads the game from the log).
+//! - **Each record follows the log's last record** (`seq` = the last stored seq + 1), whoever
+//!   wrote that one: a record that does not (another writer appended first, or took the game
+//!   over since this writer's actor loaded it) is refused, never stored as a second record
+//!   with the same seq. The store checks this itself; what it remembers of a game's end is
+//!   only used for the record that follows it.
 //! - **A lost race** (another writer appended to the same game: two owners at once) resolves
 //!   with [`StoreErrorKind::Conflict`]: nothing of the losing append is stored, the log is never
 //!   forked. An embedded store has one writer per game by construction and never returns it.
+//! - **Taking a game over** ([`LogStore::load_to_write`]): the log as it is, and from then on
+//!   every append prepared before (by another node that owned the game, or an earlier actor of
+//!   this node) is refused: a stale owner never has a record acknowledged that the new owner
+//!   does not serve.
+//! - **An append whose outcome is unknown** (an ack lost in a failover) is resolved by
+//!   reading the log back before it is answered: stored means `Ok`.
 //! - **Reads** see every durable record; [`LogStore::read_range`] reads a game in chunks so a
 //!   long catch-up need not hold a whole log in memory.
 //! - **Ids**: game ids are [`GAME_ID_LEN`] lowercase hex characters.
@@ -27,6 +38,7 @@
 //!   with no gap and no duplicate, across restarts (`WatchGames`, the webhooks' outbox).
 
 pub mod jetstream;
+mod jetstream_append;
 pub mod sled;
 
 use gangs_proto::v1 as pb;
@@ -148,6 +160,14 @@ pub trait LogStore: Send + Sync + 'static {
         Err(StoreError::unavailable(
             "this store keeps no directory feed",
         ))
+    }
+
+    /// One game's records, in seq order, to run it: the caller becomes the game's only writer.
+    /// Every append made before this call that is not in the records returned is refused
+    /// (Conflict) from now on, whichever node or actor made it. An embedded store has one
+    /// writer by construction: the default reads the game.
+    async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        self.load_game(game_id).await
     }
 
     /// One game's records, in seq order (empty if the game is unknown).
