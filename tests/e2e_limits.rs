@@ -174,3 +174,76 @@ async fn watchers_per_game_and_per_connection() {
     let mut second_connection = server.client().await;
     spectate(&mut second_connection, &other).await.unwrap();
 }
+
+/// `--max-live-games-per-key` counts what exists after a restart: the live games each key
+/// created, read back from the log. A CreateGame retried with its create_id at the limit is
+/// answered with its game (it creates nothing), before and after the restart.
+#[tokio::test]
+async fn per_key_counts_survive_a_restart_and_retries_are_answered_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start_with(
+        dir.path(),
+        0,
+        &["--api-key", "adm1n", "--max-live-games-per-key", "2"],
+    );
+    let key = gangs_proto::auth::ApiKey::new(Some("adm1n")).unwrap();
+    let connect = |server: &Server| {
+        let url = server.url();
+        let key = key.clone();
+        async move {
+            let channel = gangs_proto::connect::endpoint(&url, None)
+                .unwrap()
+                .connect()
+                .await
+                .unwrap();
+            key.client(channel)
+        }
+    };
+    let request = |create_id: &str| pb::CreateGameRequest {
+        kind: "gang-of-four".into(),
+        create_id: create_id.into(),
+        ..Default::default()
+    };
+    let mut keyed = connect(&server).await;
+    let first = keyed.create_game(request("c1")).await.unwrap().into_inner();
+    let second = keyed.create_game(request("")).await.unwrap().into_inner();
+    assert_exhausted(
+        keyed.create_game(request("c2")).await,
+        "--max-live-games-per-key",
+    );
+    // The retry of a creation that succeeded: its game, not a refusal.
+    let again = keyed.create_game(request("c1")).await.unwrap().into_inner();
+    assert_eq!(again, first);
+
+    server.restart();
+    let mut keyed = connect(&server).await;
+    assert_exhausted(
+        keyed.create_game(request("c3")).await,
+        "--max-live-games-per-key",
+    );
+    let again = keyed.create_game(request("c1")).await.unwrap().into_inner();
+    assert_eq!(again, first, "the same game after the restart");
+    // A create_id reused for another game is still refused as such.
+    let other = keyed
+        .create_game(pb::CreateGameRequest {
+            kind: "the-gang".into(),
+            create_id: "c1".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(other.code(), Code::InvalidArgument, "{other:?}");
+    // A game over frees its place, as before the restart.
+    keyed
+        .cancel_game(pb::CancelGameRequest {
+            game_id: second.game_id,
+            reason: String::new(),
+        })
+        .await
+        .unwrap();
+    keyed.create_game(request("c4")).await.unwrap();
+    assert_exhausted(
+        keyed.create_game(request("c5")).await,
+        "--max-live-games-per-key",
+    );
+}

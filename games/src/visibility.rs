@@ -8,7 +8,7 @@
 //!   seed or the preset while the game runs.
 //! - A **spectator** (and the public log of a running game) sees what every seat may see:
 //!   no hidden card at all.
-//! - **Tokens, join ids, invitations and create ids** are never shown, not even once the game is over.
+//! - **Tokens, join ids, invitations, create ids and creators** are never shown, not even once the game is over.
 //! - Once the game is **over**, the log is complete (seed, preset, actions, complete events):
 //!   it must replay byte for byte (`gangs replay --verify`).
 
@@ -44,6 +44,7 @@ pub fn public_record(
             reserve_seats,
             invitations: _,
             create_id: _,
+            creator: _,
         })) => Some(Record::Created(pb::Created {
             kind: kind.clone(),
             options: *options,
@@ -54,6 +55,7 @@ pub fn public_record(
             // Secrets, like tokens: never shown, not even once the game is over.
             invitations: Vec::new(),
             create_id: String::new(),
+            creator: String::new(),
         })),
         Some(Record::Joined(pb::Joined {
             seat,

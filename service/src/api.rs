@@ -125,7 +125,7 @@ impl GamesService {
     /// server without keys does not trust any), else its IP address.
     fn client_of<T>(&self, request: &Request<T>) -> Client {
         match bearer(request) {
-            Ok(Some(key)) if self.keys.admin.is_some() => Client::Key(key.to_string()),
+            Ok(Some(key)) if self.keys.admin.is_some() => Client::of_key(key),
             _ => request
                 .remote_addr()
                 .map_or(Client::Unknown, |a| Client::Address(a.ip())),
@@ -265,12 +265,20 @@ impl Games for GamesService {
                 )));
             }
             let registry = &self.registry;
+            // A retry of a creation that succeeded is answered, never refused by a limit.
+            if let Some(created) = registry
+                .created_already(&request)
+                .map_err(|error| bounded(error.into()))?
+            {
+                return Ok(created);
+            }
+            let creator = client.log_id();
             let admission = self
                 .limits
                 .admit_create(client, registry.live_games(), |id| registry.is_live(id))
                 .map_err(Status::from)?;
             let created = registry
-                .create(request)
+                .create_for(request, creator)
                 .await
                 .map_err(|error| bounded(error.into()))?;
             admission.created(&created.game_id);

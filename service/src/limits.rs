@@ -10,7 +10,9 @@
 //! count per service (or per connection), not per key, per game or per stream, and a `Watch`
 //! stream outlives the request future those layers see. Request size is tonic's own limit
 //! (`--max-request-bytes`). Every map here is bounded: entries go when their count is back to
-//! zero, and the rate buckets are capped in number.
+//! zero, the games counted per client go once over (`forget_over`, run every few seconds), and
+//! the rate buckets are capped in number. After a restart the live games each client created
+//! are counted again from the log (`restore_games`: the `created` record names its creator).
 
 use crate::error::HostError;
 use std::collections::{HashMap, HashSet};
@@ -62,9 +64,36 @@ const MAX_BUCKETS: usize = 100_000;
 /// Who is asking: a key or an address.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Client {
+    /// A key, by its digest ([`Client::of_key`]): the key itself is never kept here nor logged.
     Key(String),
     Address(std::net::IpAddr),
     Unknown,
+}
+
+impl Client {
+    /// The client of a key: the first 16 bytes of its SHA-256, in hex.
+    pub fn of_key(key: &str) -> Client {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(key.as_bytes());
+        Client::Key(digest[..16].iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// How a game's `created` record names its creator: `key:DIGEST`, `ip:ADDRESS`, or empty.
+    pub fn log_id(&self) -> String {
+        match self {
+            Client::Key(digest) => format!("key:{digest}"),
+            Client::Address(ip) => format!("ip:{ip}"),
+            Client::Unknown => String::new(),
+        }
+    }
+
+    /// The client a `created` record names ([`Client::log_id`]); None when it names none.
+    pub fn from_log_id(id: &str) -> Option<Client> {
+        if let Some(digest) = id.strip_prefix("key:") {
+            return Some(Client::Key(digest.to_string()));
+        }
+        id.strip_prefix("ip:")?.parse().ok().map(Client::Address)
+    }
 }
 
 impl std::fmt::Display for Client {
@@ -153,6 +182,38 @@ impl Limits {
             limits: self.clone(),
             client: Some(client),
         })
+    }
+
+    /// Counts live games the log says each client created (at startup, before any call: the
+    /// limits count what exists, not from zero).
+    pub fn restore_games(&self, games: impl IntoIterator<Item = (Client, String)>) {
+        let mut state = self.state.lock().expect("limits lock");
+        for (client, game_id) in games {
+            state.games_of.entry(client).or_default().insert(game_id);
+        }
+    }
+
+    /// Forgets the games no longer live (`is_live`), and the clients left with none: the
+    /// counts follow the games' real state, and a client that never creates again is not
+    /// remembered for ever.
+    pub fn forget_over(&self, is_live: impl Fn(&str) -> bool) {
+        let mut state = self.state.lock().expect("limits lock");
+        state.games_of.retain(|_, games| {
+            games.retain(|id| is_live(id));
+            !games.is_empty()
+        });
+    }
+
+    /// Entries held in every table here (games counted per client, calls being admitted, watch
+    /// counts, rate buckets): `gangs_limit_entries`.
+    pub fn entries(&self) -> usize {
+        let state = self.state.lock().expect("limits lock");
+        state.games_of.values().map(HashSet::len).sum::<usize>()
+            + state.games_of.len()
+            + state.creating.len()
+            + state.watchers_of_game.len()
+            + state.watchers_of_connection.len()
+            + state.buckets.len()
     }
 
     /// Opens a `Watch` stream on `game_id` over the connection from `peer`; the stream holds
@@ -303,7 +364,7 @@ mod tests {
     }
 
     fn key(k: &str) -> Client {
-        Client::Key(k.into())
+        Client::of_key(k)
     }
 
     #[test]
@@ -329,6 +390,41 @@ mod tests {
         // The key itself never appears in a message.
         let err = l.admit_create(key("a"), 0, |_| true).err().unwrap();
         assert!(err.to_string().contains("this key has its limit"), "{err}");
+    }
+
+    #[test]
+    fn restored_games_count_and_games_over_are_forgotten() {
+        let l = limits(LimitFlags {
+            max_live_games_per_key: 2,
+            ..LimitFlags::default()
+        });
+        let a = Client::of_key("secret-a");
+        let ip = Client::Address("10.1.2.3".parse().unwrap());
+        // The log's names come back as the same clients.
+        for client in [&a, &ip] {
+            assert_eq!(Client::from_log_id(&client.log_id()).as_ref(), Some(client));
+        }
+        assert!(!a.log_id().contains("secret"), "{}", a.log_id());
+        assert_eq!(Client::from_log_id(""), None);
+        assert_eq!(Client::from_log_id("ip:not-an-address"), None);
+        l.restore_games([
+            (a.clone(), "g1".into()),
+            (a.clone(), "g2".into()),
+            (ip, "g3".into()),
+        ]);
+        let err = l.admit_create(a.clone(), 3, |_| true).err().unwrap();
+        assert!(
+            err.to_string().contains("--max-live-games-per-key"),
+            "{err}"
+        );
+        let before = l.entries();
+        // g1 and g3 are over: a's count drops, the address is forgotten.
+        l.forget_over(|id| id == "g2");
+        assert_eq!(l.entries(), before - 3, "g1, g3 and the address's entry");
+        l.admit_create(a, 1, |_| true).unwrap().created("g4");
+        l.forget_over(|_| false);
+        let state = l.state.lock().unwrap();
+        assert!(state.games_of.is_empty() && state.creating.is_empty());
     }
 
     #[test]

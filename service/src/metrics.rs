@@ -6,6 +6,13 @@
 //! |---|---|---|---|
 //! | `gangs_live_games` | gauge | | games not finished (waiting for seats or running) |
 //! | `gangs_watchers` | gauge | | open `Watch` streams |
+//! | `gangs_game_watchers` | gauge | | watchers in the games' lists (fed live updates); a closed stream leaves at once |
+//! | `gangs_games_known` | gauge | | games in the directory: every game in the log (bounded by `--retain-finished`) |
+//! | `gangs_game_handles` | gauge | | games in memory: live, and finished ones within their quiet spell |
+//! | `gangs_create_ids` | gauge | | `create_id`s remembered: one per game in the log created with one |
+//! | `gangs_damaged_games` | gauge | | games whose log does not replay |
+//! | `gangs_limit_entries` | gauge | | entries in the limits' tables (games per client, watch counts, rate buckets) |
+//! | `gangs_tasks` | gauge | | tokio tasks alive in the server |
 //! | `gangs_actions_total` | counter | `kind` | accepted actions, by game kind (rate: actions/s) |
 //! | `gangs_act_duration_seconds` | histogram | | `Act` latency as the server sees it, any outcome |
 //! | `gangs_log_append_duration_seconds` | histogram | | writing one group-commit batch to the log |
@@ -14,8 +21,9 @@
 //! | `gangs_watchers_cut_off_total` | counter | | watchers cut off for falling behind |
 //! | `gangs_rpc_errors_total` | counter | `method`, `code` | refused calls, by gRPC status code |
 //!
-//! Gauges that are counts of a whole (live games) are sampled every second from the registry
-//! instead of being kept by increments on every path that could change them.
+//! Gauges that are counts of a whole (live games, the size of each structure that lives as long
+//! as the server) are sampled every second ([`SAMPLED`]) instead of being kept by increments on
+//! every path that could change them.
 
 use ::metrics::{counter, gauge, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
@@ -34,6 +42,34 @@ const LATENCY_BUCKETS: [f64; 14] = [
 const BATCH_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
 /// How often the sampled gauges are refreshed.
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// The gauges sampled every [`SAMPLE_EVERY`], with their descriptions: counts of a whole that
+/// the server reads rather than keeps (`gangs_tasks` is read from the runtime here; the others
+/// come from the reader given to [`sample`]).
+pub const SAMPLED: &[(&str, &str)] = &[
+    (
+        "gangs_live_games",
+        "Games not finished (waiting for seats or running).",
+    ),
+    (
+        "gangs_games_known",
+        "Games in the directory (every game in the log; bounded by --retain-finished).",
+    ),
+    (
+        "gangs_game_handles",
+        "Games in memory (live, and finished ones within their quiet spell).",
+    ),
+    (
+        "gangs_create_ids",
+        "create_ids remembered (one per game in the log created with one).",
+    ),
+    ("gangs_damaged_games", "Games whose log does not replay."),
+    (
+        "gangs_limit_entries",
+        "Entries in the limits' tables (games per client, watch counts, rate buckets).",
+    ),
+    ("gangs_tasks", "Tokio tasks alive in the server."),
+];
 
 /// Installs the recorder and serves it on `addr` (binds now: an address in use is an error
 /// here, before the server says it is listening). Call inside the tokio runtime.
@@ -60,8 +96,11 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
     });
     describe();
     // Every series exists from the start, so a scrape before the first game shows zeros.
-    gauge!("gangs_live_games").set(0.0);
+    for (name, _) in SAMPLED {
+        gauge!(*name).set(0.0);
+    }
     gauge!("gangs_watchers").set(0.0);
+    gauge!("gangs_game_watchers").set(0.0);
     counter!("gangs_watchers_cut_off_total").absolute(0);
     for kind in gangs_games::kind_names() {
         counter!("gangs_actions_total", "kind" => kind).absolute(0);
@@ -75,11 +114,14 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
 
 fn describe() {
     use ::metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
-    describe_gauge!(
-        "gangs_live_games",
-        "Games not finished (waiting for seats or running)."
-    );
+    for (name, what) in SAMPLED {
+        describe_gauge!(*name, *what);
+    }
     describe_gauge!("gangs_watchers", "Open Watch streams.");
+    describe_gauge!(
+        "gangs_game_watchers",
+        "Watchers in the games' lists (fed live updates); a closed stream leaves at once."
+    );
     describe_counter!("gangs_actions_total", "Accepted actions, by game kind.");
     describe_histogram!(
         "gangs_act_duration_seconds",
@@ -146,13 +188,21 @@ pub fn webhook_pending(delta: f64) {
     gauge!("gangs_webhook_pending").increment(delta);
 }
 
-/// Refreshes the sampled gauges every second from `live_games` (a count the registry gives).
-pub fn sample(live_games: impl Fn() -> usize + Send + 'static) {
+/// Refreshes the sampled gauges every second: `read` gives (gauge, value) pairs of
+/// [`SAMPLED`]; the runtime gives `gangs_tasks`.
+pub fn sample(read: impl Fn() -> Vec<(&'static str, usize)> + Send + 'static) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(SAMPLE_EVERY);
         loop {
             tick.tick().await;
-            gauge!("gangs_live_games").set(live_games() as f64);
+            for (name, value) in read() {
+                debug_assert!(SAMPLED.iter().any(|(n, _)| *n == name), "{name}");
+                gauge!(name).set(value as f64);
+            }
+            let tasks = tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks();
+            gauge!("gangs_tasks").set(tasks as f64);
         }
     });
 }
@@ -174,6 +224,12 @@ pub fn rpc_result<T>(method: &'static str, result: &Result<T, Status>) {
 /// An action of a game of `kind` was accepted.
 pub fn action_accepted(kind: &'static str) {
     counter!("gangs_actions_total", "kind" => kind).increment(1);
+}
+
+/// A watcher entered (`1.0`) or left (`-1.0`) a game's list (kept by increments, not sampled:
+/// a test sees a closed stream leave at once).
+pub fn game_watchers(change: f64) {
+    gauge!("gangs_game_watchers").increment(change);
 }
 
 /// A watcher was cut off for falling behind.

@@ -25,6 +25,22 @@ use tokio::sync::OnceCell;
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub const MAX_PAGE_SIZE: usize = 1000;
 
+/// The sizes of the directory's tables, every one of which lives as long as the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectorySizes {
+    /// Games waiting or running.
+    pub live: usize,
+    /// Summaries: every game in the log (bounded by `--retain-finished`).
+    pub known: usize,
+    /// Handles: games in memory (live, and finished ones within their quiet spell), plus
+    /// actors ended since the last `forget_unloaded`.
+    pub handles: usize,
+    /// create_ids remembered: one per game in the log created with one.
+    pub create_ids: usize,
+    /// Damaged games.
+    pub damaged: usize,
+}
+
 /// A creation asked for with a `create_id`: its `created` record (decided once), and its
 /// answer once the game is durable. Concurrent retries wait for the same answer.
 struct CreateSlot {
@@ -46,6 +62,9 @@ pub struct Registry {
     create_ids: Arc<Mutex<HashMap<String, Arc<CreateSlot>>>>,
     /// Damaged games (see the module doc): id -> why.
     damaged: Arc<RwLock<HashMap<String, String>>>,
+    /// (creator, game id) of the live games rebuilt at startup, until the server hands them to
+    /// its limits (`take_restored_creators`).
+    restored_creators: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 /// The longest damage reason kept (it comes from the log, not a client, but is still bounded).
@@ -74,6 +93,7 @@ impl Registry {
             lazy: true,
             create_ids: Arc::default(),
             damaged: Arc::default(),
+            restored_creators: Arc::default(),
         }
     }
 
@@ -102,6 +122,7 @@ impl Registry {
             lazy: false,
             create_ids: Arc::default(),
             damaged: Arc::default(),
+            restored_creators: Arc::default(),
         };
         // Game by game as the store reads them (a few read ahead): memory holds a few logs at
         // a time, not the whole log.
@@ -128,13 +149,19 @@ impl Registry {
                 }
             };
             registry.remember_create_id(&id, actor.created());
-            // A finished game is listed, and loaded only when asked for.
-            let handle = if actor.is_settled() {
-                GameHandle::unloaded()
-            } else {
-                running += 1;
-                actor.spawn()
-            };
+            // A finished game is listed (its summary), and loaded only when asked for: no
+            // handle in the directory until then.
+            if actor.is_settled() {
+                continue;
+            }
+            running += 1;
+            // Not settled after a rebuild: not over, so live; its creator counts it again.
+            let creator = &actor.created().creator;
+            if !creator.is_empty() {
+                let mut restored = registry.restored_creators.lock().expect("creators lock");
+                restored.push((creator.clone(), id.clone()));
+            }
+            let handle = actor.spawn();
             registry
                 .games
                 .write()
@@ -259,6 +286,12 @@ impl Registry {
             .collect()))
     }
 
+    /// The creators of the live games rebuilt at startup, as (creator, game id), once: the
+    /// server counts them against the per-client limits (`Limits::restore_games`).
+    pub fn take_restored_creators(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.restored_creators.lock().expect("creators lock"))
+    }
+
     /// A restored game's create_id, so that a retry after the restart finds its game.
     fn remember_create_id(&self, id: &str, created: &pb::Created) {
         if created.create_id.is_empty() {
@@ -275,27 +308,25 @@ impl Registry {
             .insert(created.create_id.clone(), Arc::new(slot));
     }
 
+    /// Creates a game that no client's limits count (the server's own).
     pub async fn create(
         &self,
         request: pb::CreateGameRequest,
     ) -> HostResult<pb::CreateGameResponse> {
-        if request.create_id.len() > MAX_ACTION_ID_LEN {
-            return Err(HostError::Invalid(format!(
-                "create_id is longer than {MAX_ACTION_ID_LEN} bytes"
-            )));
-        }
+        self.create_for(request, String::new()).await
+    }
+
+    /// Creates a game for `creator` (`Client::log_id`, kept in its `created` record: the
+    /// per-client limits count it again after a restart).
+    pub async fn create_for(
+        &self,
+        request: pb::CreateGameRequest,
+        creator: String,
+    ) -> HostResult<pb::CreateGameResponse> {
         let create_id = request.create_id.clone();
         let seed_given = request.seed;
-        let (game, mut created) = GameActor::new_game(pb::Created {
-            seed: Some(request.seed.unwrap_or_else(rand::random)),
-            kind: request.kind,
-            options: request.options,
-            preset: request.preset,
-            players: 0,
-            reserve_seats: request.reserve_seats,
-            invitations: Vec::new(),
-            create_id: request.create_id,
-        })?;
+        let (game, mut created) = requested(request)?;
+        created.creator = creator;
         if created.reserve_seats {
             // 128 random bits each from the OS-seeded CSPRNG: unguessable.
             created.invitations = (0..created.players)
@@ -327,11 +358,7 @@ impl Registry {
                 .clone()
         };
         if !same_creation(&slot.created, &created, seed_given) {
-            return Err(HostError::Invalid(format!(
-                "create_id {} was already used to create a different game ({}): draw a new create_id for a new game",
-                quote(&create_id),
-                slot.game_id
-            )));
+            return Err(reused_create_id(&create_id, &slot.game_id));
         }
         // The first caller creates the game (from the slot's record: a retry gets the same
         // seed and invitations); the others wait for its answer. A failed creation is tried
@@ -402,6 +429,33 @@ impl Registry {
         Ok(Some(create_answer(id, created)))
     }
 
+    /// The answer to a CreateGame whose create_id already made its game (a retry after a lost
+    /// answer), if it did: asked before any limit, since it creates nothing and a client must
+    /// not be refused the game it already has. A create_id used for another game is refused.
+    pub fn created_already(
+        &self,
+        request: &pb::CreateGameRequest,
+    ) -> HostResult<Option<pb::CreateGameResponse>> {
+        if request.create_id.is_empty() {
+            return Ok(None);
+        }
+        let slot = self
+            .create_ids
+            .lock()
+            .expect("create ids lock")
+            .get(&request.create_id)
+            .cloned();
+        let Some((slot, answer)) = slot.and_then(|s| s.answer.get().cloned().map(|a| (s, a)))
+        else {
+            return Ok(None);
+        };
+        let (_, again) = requested(request.clone())?;
+        if !same_creation(&slot.created, &again, request.seed) {
+            return Err(reused_create_id(&request.create_id, &slot.game_id));
+        }
+        Ok(Some(answer))
+    }
+
     /// Starts a new game's actor and answers once its `created` record is durable.
     async fn start(
         &self,
@@ -419,10 +473,12 @@ impl Registry {
             (game, created),
             reply,
         );
+        // In the directory before its summary is published (once durable): a caller that
+        // finds the game listed reaches this actor, never a second one loaded from the log.
+        self.games.write().expect("games lock").insert(id, handle);
         durable
             .await
             .map_err(|_| HostError::Internal("the game stopped before it was saved".into()))??;
-        self.games.write().expect("games lock").insert(id, handle);
         Ok(answer)
     }
 
@@ -466,10 +522,6 @@ impl Registry {
         // Listed from its summary and loaded from the log when asked for, like any finished game.
         let count = records.len() as u64;
         self.rebuild(&id, records)?;
-        self.games
-            .write()
-            .expect("games lock")
-            .insert(id.clone(), GameHandle::unloaded());
         Ok(pb::ImportGameResponse {
             game_id: id,
             records: count,
@@ -483,12 +535,68 @@ impl Registry {
         if let Some(reason) = self.damage_reason(id) {
             return Err(damaged_error(id, &reason));
         }
-        self.games
-            .read()
-            .expect("games lock")
-            .get(id)
-            .cloned()
-            .ok_or_else(|| not_found(id))
+        if let Some(handle) = self.games.read().expect("games lock").get(id) {
+            return Ok(handle.clone());
+        }
+        // Listed but not loaded (a game over, on disk only): a closed handle, which makes the
+        // caller reload it from the log (`revive`).
+        if self
+            .summaries
+            .lock()
+            .expect("summaries lock")
+            .contains_key(id)
+        {
+            return Ok(GameHandle::unloaded());
+        }
+        Err(not_found(id))
+    }
+
+    /// Forgets the handles of actors that ended (finished games unloaded after their quiet
+    /// spell, actors stopped by a storage failure): the directory holds the games in memory,
+    /// the summaries every game. Run every few seconds; a game asked for again is reloaded.
+    pub fn forget_unloaded(&self) {
+        (self.unloaded_forgetter())()
+    }
+
+    /// [`Registry::forget_unloaded`] for a periodic task: holds the directory, not the store
+    /// (the store must close at shutdown).
+    pub fn unloaded_forgetter(&self) -> impl Fn() + Send + Sync + 'static {
+        let games = self.games.clone();
+        move || {
+            games
+                .write()
+                .expect("games lock")
+                .retain(|_, handle| !handle.commands.is_closed())
+        }
+    }
+
+    /// What the metrics sampler reads of the directory, holding no store (the store must close
+    /// at shutdown): see [`DirectorySizes`].
+    pub fn sizes_reader(&self) -> impl Fn() -> DirectorySizes + Send + Sync + 'static {
+        let (games, summaries) = (self.games.clone(), self.summaries.clone());
+        let (create_ids, damaged) = (self.create_ids.clone(), self.damaged.clone());
+        move || {
+            let summaries = summaries.lock().expect("summaries lock");
+            DirectorySizes {
+                live: summaries.values().filter(|g| is_live(g)).count(),
+                known: summaries.len(),
+                handles: games.read().expect("games lock").len(),
+                create_ids: create_ids.lock().expect("create ids lock").len(),
+                damaged: damaged.read().expect("damaged lock").len(),
+            }
+        }
+    }
+
+    /// Whether a game is live, from the summaries only (for tasks that must not hold the store).
+    pub fn liveness(&self) -> impl Fn(&str) -> bool + Send + Sync + 'static {
+        let summaries = self.summaries.clone();
+        move |id| {
+            summaries
+                .lock()
+                .expect("summaries lock")
+                .get(id)
+                .is_some_and(is_live)
+        }
     }
 
     /// The game's actor again after the one in the directory ended (a finished game unloaded
@@ -643,6 +751,37 @@ impl Registry {
     pub fn close(&self) {
         self.games.write().expect("games lock").clear();
     }
+}
+
+/// The engine and `created` record (defaults filled in, a seed drawn when none is given, no
+/// invitations or creator yet) a CreateGame asks for.
+fn requested(
+    request: pb::CreateGameRequest,
+) -> HostResult<(Box<dyn gangs_games::Game>, pb::Created)> {
+    if request.create_id.len() > MAX_ACTION_ID_LEN {
+        return Err(HostError::Invalid(format!(
+            "create_id is longer than {MAX_ACTION_ID_LEN} bytes"
+        )));
+    }
+    GameActor::new_game(pb::Created {
+        seed: Some(request.seed.unwrap_or_else(rand::random)),
+        kind: request.kind,
+        options: request.options,
+        preset: request.preset,
+        players: 0,
+        reserve_seats: request.reserve_seats,
+        invitations: Vec::new(),
+        create_id: request.create_id,
+        creator: String::new(),
+    })
+}
+
+/// What a CreateGame reusing `create_id` (of game `game_id`) for another game answers.
+fn reused_create_id(create_id: &str, game_id: &str) -> HostError {
+    HostError::Invalid(format!(
+        "create_id {} was already used to create a different game ({game_id}): draw a new create_id for a new game",
+        quote(create_id)
+    ))
 }
 
 /// What CreateGame answers for a game created from `created`.

@@ -318,6 +318,7 @@ pub async fn run(
         idle_timeout: config.idle_timeout,
     };
     let limits = crate::limits::Limits::new(config.limits.clone());
+    let counted = limits.clone();
     let keys = crate::api::Keys {
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
@@ -343,8 +344,27 @@ pub async fn run(
             (registry, service)
         }
     };
+    // The limits count the live games each client created, as the log says (not from zero).
+    counted.restore_games(
+        registry
+            .take_restored_creators()
+            .into_iter()
+            .filter_map(|(creator, id)| Some((crate::limits::Client::from_log_id(&creator)?, id))),
+    );
+    housekeeping(&registry, counted.clone());
     if config.metrics.is_some() {
-        crate::metrics::sample(registry.live_games_counter());
+        let sizes = registry.sizes_reader();
+        crate::metrics::sample(move || {
+            let sizes = sizes();
+            vec![
+                ("gangs_live_games", sizes.live),
+                ("gangs_games_known", sizes.known),
+                ("gangs_game_handles", sizes.handles),
+                ("gangs_create_ids", sizes.create_ids),
+                ("gangs_damaged_games", sizes.damaged),
+                ("gangs_limit_entries", counted.entries()),
+            ]
+        });
     }
     let directory = service.directory();
     if !config.webhooks.is_empty() {
@@ -355,8 +375,15 @@ pub async fn run(
         };
         webhooks.start(&registry, directory.closing())?;
     }
+    // Told when the server stops: the tasks that hold the store end then, or the store's
+    // writer would wait for them for ever (a SIGTERM with --retain-finished never ended).
+    let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
     if let Some(retain) = config.retain_finished {
-        tokio::spawn(delete_old_games(registry.clone(), retain));
+        tokio::spawn(delete_old_games(
+            registry.clone(),
+            retain,
+            http_stopped.clone(),
+        ));
     }
 
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
@@ -409,7 +436,6 @@ pub async fn run(
     // On the signal, first stop the game actors: that ends every open Watch stream, which the
     // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
     let closing = registry.clone();
-    let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
     if let Some(http) = http {
         // Behind the keys unless --http-public; an open viewer reads with the player key when
         // there is one (least privilege), else the admin key.
@@ -501,15 +527,45 @@ async fn report_nats_health(
     }
 }
 
+/// How often the directory and the limits forget what ended (see [`housekeeping`]).
+const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(5);
+
+/// Every few seconds, the directory forgets the handles of actors that ended (finished games
+/// unloaded) and the limits forget the games over: what lives as long as the server follows
+/// what exists. Holds no store (the store must close at shutdown).
+fn housekeeping(registry: &Registry, limits: crate::limits::Limits) {
+    let forget_unloaded = registry.unloaded_forgetter();
+    let is_live = registry.liveness();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(HOUSEKEEPING_EVERY);
+        loop {
+            tick.tick().await;
+            forget_unloaded();
+            limits.forget_over(&is_live);
+        }
+    });
+}
+
 /// Deletes the logs of games over for longer than `retain`, now and then (often enough that
 /// a log outlives its retention by a small fraction of it, at most a minute).
-async fn delete_old_games(registry: Registry, retain: Duration) {
+/// Ends when `stopped` turns true (the server stops), dropping its registry and so its store.
+async fn delete_old_games(
+    registry: Registry,
+    retain: Duration,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
     let every = (retain / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
-    loop {
-        if let Err(e) = registry.delete_over_before(retain).await {
-            tracing::error!("deleting old games: {e}");
+    let deleting = async {
+        loop {
+            if let Err(e) = registry.delete_over_before(retain).await {
+                tracing::error!("deleting old games: {e}");
+            }
+            tokio::time::sleep(every).await;
         }
-        tokio::time::sleep(every).await;
+    };
+    tokio::select! {
+        () = deleting => {}
+        _ = stopped.wait_for(|stop| *stop) => {}
     }
 }
 

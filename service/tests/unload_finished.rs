@@ -57,16 +57,26 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
     let log_before = log_of(&service, &game_id).await;
     assert_eq!(registry.loaded_games(), 1);
 
-    // Quiet: the game leaves memory, but stays listed.
+    // Quiet: the game leaves memory, but stays listed; its ended actor's handle leaves the
+    // directory too (what the server's housekeeping does every few seconds).
     wait_unloaded(&registry).await;
     let listed = registry.list(&ListQuery::default()).unwrap().0;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].status, pb::GameStatus::Finished as i32);
+    let sizes = registry.sizes_reader();
+    assert_eq!(
+        sizes().handles,
+        1,
+        "the ended actor's handle, until forgotten"
+    );
+    registry.forget_unloaded();
+    assert_eq!((sizes().handles, sizes().known), (0, 1));
 
     // Asked again: the same log, from disk.
     assert_eq!(log_of(&service, &game_id).await, log_before);
     assert_eq!(registry.loaded_games(), 1, "reloaded on demand");
     wait_unloaded(&registry).await;
+    registry.forget_unloaded();
 
     // A seat's stream: every update, then the end; its token still works.
     let stream = service
@@ -107,6 +117,12 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
         restarted.loaded_games(),
         0,
         "finished games stay on disk at startup"
+    );
+    let sizes = restarted.sizes_reader();
+    assert_eq!(
+        (sizes().handles, sizes().known),
+        (0, 1),
+        "no handle for them either"
     );
     assert_eq!(
         restarted.list(&ListQuery::default()).unwrap(),

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod nats;
+pub mod observe;
 
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;

@@ -8,6 +8,12 @@
 //! audience nobody watched when they were applied, gets those records from its catch-up, which
 //! waits until they are durable and replays them from the log (the state has moved on by then);
 //! its live updates start after them (`Watcher::after`).
+//!
+//! A stream its client drops (cancelled, connection gone) leaves its game's list at once,
+//! whatever the game is doing: the stream's live part wakes the actor when dropped
+//! (`LiveUpdates`), and the actor forgets every watcher whose stream is gone. Without that, a
+//! game that writes nothing (waiting for seats, or running with nobody acting) kept every
+//! cancelled spectator until its next record: memory anyone could grow without a token.
 
 use super::{GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
@@ -18,9 +24,12 @@ use gangs_games::update::build_update;
 use gangs_games::Game;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
-use tokio::sync::mpsc;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
-use tokio_stream::StreamExt;
+use tokio_stream::{Stream, StreamExt};
 
 pub(super) struct Watcher {
     seat: Option<usize>,
@@ -29,7 +38,59 @@ pub(super) struct Watcher {
     updates: mpsc::Sender<HostResult<pb::Update>>,
 }
 
+impl Watcher {
+    fn new(seat: Option<usize>, after: u64, updates: mpsc::Sender<HostResult<pb::Update>>) -> Self {
+        crate::metrics::game_watchers(1.0);
+        Watcher {
+            seat,
+            after,
+            updates,
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        crate::metrics::game_watchers(-1.0);
+    }
+}
+
+/// A watcher's live updates as its client holds them. Dropped, it closes its channel, then
+/// wakes its actor (`GameActor::forget_gone_watchers`).
+///
+/// Why a shared `Notify` rather than a command per dropped stream or a future per watcher: a
+/// command (`Unwatch`) needs a free slot in the game's channel, which a flood of actions may
+/// have filled, exactly when it matters; awaiting every watcher's `Sender::closed()` costs the
+/// actor a future and a waker per watcher, rebuilt as the list changes. One `Notify` per game
+/// never fails, costs one small allocation per game, and coalesces a burst of cancels (one
+/// stored permit) into one or two scans of the list, which `--max-watchers-per-game` bounds.
+struct LiveUpdates {
+    updates: ReceiverStream<HostResult<pb::Update>>,
+    gone: Arc<Notify>,
+}
+
+impl Stream for LiveUpdates {
+    type Item = HostResult<pb::Update>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.updates).poll_next(cx)
+    }
+}
+
+impl Drop for LiveUpdates {
+    fn drop(&mut self) {
+        // Closed before the actor is woken: it must see this sender closed when it looks.
+        self.updates.close();
+        self.gone.notify_one();
+    }
+}
+
 impl GameActor {
+    /// Forgets the watchers whose client dropped its stream (woken by `LiveUpdates::drop`).
+    pub(super) fn forget_gone_watchers(&mut self) {
+        self.watchers.retain(|w| !w.updates.is_closed());
+    }
+
     /// Sends the durable record `seq`'s updates (one per audience, see `updates_for_watched`)
     /// to its watchers.
     pub(super) fn fan_out(&mut self, seq: u64, updates: &[Option<pb::Update>]) {
@@ -140,12 +201,11 @@ impl GameActor {
             None
         } else {
             let (tx, rx) = mpsc::channel(self.settings.watcher_buffer + 1);
-            self.watchers.push(Watcher {
-                seat,
-                after: through,
-                updates: tx,
-            });
-            Some(ReceiverStream::new(rx))
+            self.watchers.push(Watcher::new(seat, through, tx));
+            Some(LiveUpdates {
+                updates: ReceiverStream::new(rx),
+                gone: self.watcher_gone.clone(),
+            })
         };
         let catch_up: UpdateStream = if from_seq >= through {
             Box::pin(tokio_stream::empty())
