@@ -193,7 +193,7 @@ fn args(url: String) -> BotArgs {
     BotArgs {
         server: url,
         ca: None,
-        game: GAME.into(),
+        game: Some(GAME.into()),
         seat: None,
         name: None,
         token: None,
@@ -201,6 +201,7 @@ fn args(url: String) -> BotArgs {
         quiet: true,
         invitation: None,
         api_key: None,
+        ladder: Default::default(),
     }
 }
 
