@@ -8,6 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/gangs.proto",
         "proto/gang_of_four.proto",
         "proto/the_gang.proto",
+        "proto/ladder.proto",
     ];
     for f in &files {
         println!("cargo:rerun-if-changed={f}");

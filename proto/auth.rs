@@ -3,6 +3,7 @@
 //! `GANGS_API_KEY` and wrap their channel with [`ApiKey`], so no call can forget it.
 
 use crate::v1::games_client::GamesClient;
+use crate::v1::ladders_client::LaddersClient;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::service::Interceptor;
@@ -11,6 +12,9 @@ use tonic::{Request, Status};
 
 /// A `gangs.v1.Games` client that sends the key (if any) with every call.
 pub type KeyedClient = GamesClient<InterceptedService<Channel, ApiKey>>;
+
+/// A `gangs.v1.Ladders` client that sends the key (if any) with every call.
+pub type KeyedLaddersClient = LaddersClient<InterceptedService<Channel, ApiKey>>;
 
 /// The `authorization` metadata to add to every call, or none.
 #[derive(Clone, Default)]
@@ -39,6 +43,11 @@ impl ApiKey {
     /// A client on `channel` that sends this key.
     pub fn client(&self, channel: Channel) -> KeyedClient {
         GamesClient::with_interceptor(channel, self.clone())
+    }
+
+    /// A ladders client on `channel` that sends this key.
+    pub fn ladders(&self, channel: Channel) -> KeyedLaddersClient {
+        LaddersClient::with_interceptor(channel, self.clone())
     }
 }
 

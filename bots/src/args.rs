@@ -17,9 +17,9 @@ pub struct BotArgs {
     #[arg(long, env = "GANGS_CA")]
     pub ca: Option<std::path::PathBuf>,
 
-    /// The id of the game to join (see `gangs games`).
-    #[arg(long)]
-    pub game: String,
+    /// The id of the game to join (see `gangs games`); or play a ladder's games (--ladder).
+    #[arg(long, required_unless_present = "ladder", conflicts_with = "ladder")]
+    pub game: Option<String>,
 
     /// The seat to take; omitted: the first free seat.
     #[arg(long)]
@@ -45,6 +45,9 @@ pub struct BotArgs {
     #[arg(long)]
     pub seed: Option<u64>,
 
+    #[command(flatten)]
+    pub ladder: LadderFlags,
+
     /// Log only warnings and errors (RUST_LOG still wins). The arena asks for this through
     /// the environment (GANGS_BOT_QUIET=1), never with a flag (bot contract, docs/bots.md).
     #[arg(
@@ -54,6 +57,27 @@ pub struct BotArgs {
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     pub quiet: bool,
+}
+
+/// Playing a ladder instead of one game: queue with the bot's key, play every game the server
+/// matches, several at once.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LadderFlags {
+    /// Play this ladder's games (`gangs ladder list`) instead of one game; needs --bot-key.
+    #[arg(long, requires = "bot_key")]
+    pub ladder: Option<String>,
+
+    /// The bot key `gangs ladder register` printed for this bot.
+    #[arg(long, requires = "ladder")]
+    pub bot_key: Option<String>,
+
+    /// Stop after this many ladder games are over (omitted: play on forever).
+    #[arg(long, requires = "ladder")]
+    pub games: Option<u32>,
+
+    /// Ladder games played at once (the server caps it).
+    #[arg(long, default_value_t = 1, requires = "ladder")]
+    pub concurrent: u32,
 }
 
 impl BotArgs {
@@ -83,7 +107,8 @@ mod tests {
     #[test]
     fn defaults_and_flags() {
         let cli = Cli::try_parse_from(["bot", "--game", "g1"]).unwrap();
-        assert_eq!(cli.bot.game, "g1");
+        assert_eq!(cli.bot.game.as_deref(), Some("g1"));
+        assert!(cli.bot.ladder.ladder.is_none());
         assert_eq!(cli.bot.seat, None);
         assert!(cli.bot.server.starts_with("http://"));
 
@@ -133,6 +158,31 @@ mod tests {
     #[test]
     fn game_is_required() {
         assert!(Cli::try_parse_from(["bot"]).is_err());
+    }
+
+    #[test]
+    fn a_ladder_instead_of_a_game() {
+        let cli = Cli::try_parse_from([
+            "bot",
+            "--ladder",
+            "class",
+            "--bot-key",
+            "k",
+            "--games",
+            "20",
+            "--concurrent",
+            "3",
+        ])
+        .unwrap();
+        let ladder = cli.bot.ladder;
+        assert_eq!(ladder.ladder.as_deref(), Some("class"));
+        assert_eq!(ladder.bot_key.as_deref(), Some("k"));
+        assert_eq!((ladder.games, ladder.concurrent), (Some(20), 3));
+        // A ladder needs its key, and is not a game.
+        assert!(Cli::try_parse_from(["bot", "--ladder", "class"]).is_err());
+        assert!(
+            Cli::try_parse_from(["bot", "--ladder", "c", "--bot-key", "k", "--game", "g"]).is_err()
+        );
     }
 
     #[test]

@@ -46,14 +46,29 @@ impl Reconnector {
         self.backoff = Backoff::default();
     }
 
+    /// A ladders client (`--ladder`), reconnecting as [`Reconnector::connect`] does.
+    pub async fn connect_ladders(
+        &mut self,
+        why: &str,
+    ) -> Result<gangs_proto::auth::KeyedLaddersClient, BotError> {
+        let channel = self.connect_channel(why).await?;
+        Ok(self.key.ladders(channel))
+    }
+
     /// A client, trying immediately and then with backoff until the outage budget is spent.
     /// `why` is the failure that brought us here (for the log and the final error).
     pub async fn connect(&mut self, why: &str) -> Result<Client, BotError> {
+        let channel = self.connect_channel(why).await?;
+        Ok(self.key.client(channel))
+    }
+
+    /// A connection, trying immediately and then with backoff until the outage budget is spent.
+    async fn connect_channel(&mut self, why: &str) -> Result<tonic::transport::Channel, BotError> {
         let since = *self.outage_since.get_or_insert_with(Instant::now);
         tracing::debug!(url = %self.url, why, "connecting");
         loop {
             let last = match self.endpoint.connect().await {
-                Ok(channel) => return Ok(self.key.client(channel)),
+                Ok(channel) => return Ok(channel),
                 Err(e) => match gangs_proto::connect::tls_failure(&self.url, &e) {
                     Some(why) => {
                         return Err(BotError::BadServer(gangs_proto::connect::BadEndpoint(why)))

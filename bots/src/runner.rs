@@ -10,6 +10,8 @@ use crate::{logging, BotArgs, BotError, Policy};
 use gangs_games::{describe_action, describe_event};
 use gangs_proto::code_name;
 use gangs_proto::v1 as pb;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use std::future::Future;
 use std::process::ExitCode;
 use std::task::Poll;
@@ -45,7 +47,8 @@ pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
     let name = policy.name().to_string();
     tracing::info!(
         bot = %name,
-        game = %args.game,
+        game = ?args.game,
+        ladder = ?args.ladder.ladder,
         server = %args.server,
         seed = ?args.seed,
         "starting"
@@ -67,6 +70,48 @@ pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
     }
 }
 
+/// [`run_bot`] for a bot that can make a fresh policy for each game (from a seeded RNG): with
+/// `--ladder` it plays the ladder's games, several at once ([`crate::ladder`]); else one game.
+pub fn run_bot_with<P: Policy + 'static>(
+    mut args: BotArgs,
+    mut make_policy: impl FnMut(ChaCha8Rng) -> P,
+) -> ExitCode {
+    if args.ladder.ladder.is_none() {
+        let policy = make_policy(args.rng());
+        return run_bot(args, policy);
+    }
+    logging::init(args.quiet);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Game i's policy is seeded with seed + i: a run is reproducible from its logged seed.
+    let seed = args.seed();
+    let mut games = 0u64;
+    let make = move || {
+        games += 1;
+        make_policy(ChaCha8Rng::seed_from_u64(seed.wrapping_add(games)))
+    };
+    tracing::info!(ladder = ?args.ladder.ladder, server = %args.server, seed, "starting on a ladder");
+    let local = tokio::task::LocalSet::new();
+    match runtime.block_on(local.run_until(crate::ladder::play_ladder(args, make))) {
+        Ok(run) => {
+            tracing::info!(games = run.games, failed = run.failed, "ladder games over");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("ladder bot: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Plays one seat until the game is over.
 pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotError> {
     let mut reconnector =
@@ -77,7 +122,7 @@ pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotErr
             .name
             .clone()
             .unwrap_or_else(|| policy.name().to_string()),
-        game_id: args.game.clone(),
+        game_id: args.game.clone().unwrap_or_default(),
         seat: args.seat,
         token: args.token.clone().unwrap_or_default(),
         join_id: gangs_proto::retry::new_join_id(),

@@ -202,7 +202,7 @@ fn args(url: String) -> BotArgs {
     BotArgs {
         server: url,
         ca: None,
-        game: GAME.into(),
+        game: Some(GAME.into()),
         seat: None,
         name: None,
         token: None,
@@ -210,6 +210,7 @@ fn args(url: String) -> BotArgs {
         quiet: true,
         invitation: None,
         api_key: None,
+        ladder: Default::default(),
     }
 }
 

@@ -215,6 +215,7 @@ pub fn record_type(record: &pb::LogRecord) -> &'static str {
         Some(Record::Expired(_)) => "expired",
         Some(Record::TimedOut(_)) => "timed_out",
         Some(Record::Ended(_)) => "ended",
+        Some(Record::Ladder(_)) => "ladder",
         None => "empty",
     }
 }
@@ -263,7 +264,7 @@ pub fn log_record_json(record: &pb::LogRecord) -> Value {
             value["reason"] = json!(ended_word(e));
             value["detail"] = json!(e.detail);
         }
-        None => {}
+        Some(Record::Ladder(_)) | None => {}
     }
     value
 }
@@ -315,6 +316,7 @@ pub fn log_record_lines(record: &pb::LogRecord) -> Vec<String> {
             )
         }
         Some(Record::Ended(e)) => (format!("ended   {}: {}", ended_word(e), e.detail), &[]),
+        Some(Record::Ladder(_)) => ("(a ladder's record)".into(), &[]),
         None => ("(empty record)".into(), &[]),
     };
     let mut lines = vec![format!("{seq:>5}  {header}")];

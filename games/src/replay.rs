@@ -103,6 +103,9 @@ impl Replayer {
         }
         match &record.record {
             None => return Err(fail("empty record".into())),
+            Some(Record::Ladder(_)) => {
+                return Err(fail("a ladder's record in a game's log".into()))
+            }
             Some(Record::Created(created)) => {
                 if self.game.is_some() {
                     return Err(fail("a second `created` record".into()));

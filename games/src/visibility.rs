@@ -105,6 +105,8 @@ pub fn public_record(
             used_ms: *used_ms,
             absent: *absent,
         })),
+        // A ladder's record (service/src/ladder) is never part of a game's log: nothing shown.
+        Some(Record::Ladder(_)) => None,
         // Why the game ended (cancelled, abandoned) is public.
         Some(Record::Ended(pb::Ended { reason, detail })) => Some(Record::Ended(pb::Ended {
             reason: *reason,

@@ -83,7 +83,11 @@ fn check_record<W: Hidden>(
         Some(Record::Joined(j)) => assert!(j.token.is_empty() && j.join_id.is_empty()),
         Some(Record::Acted(a)) => assert!(a.action.is_none() && a.action_id.is_empty()),
         Some(Record::TimedOut(t)) => assert!(t.action.is_none()),
-        Some(Record::Started(_)) | Some(Record::Expired(_)) | Some(Record::Ended(_)) | None => {}
+        Some(Record::Started(_))
+        | Some(Record::Expired(_))
+        | Some(Record::Ended(_))
+        | Some(Record::Ladder(_))
+        | None => {}
     }
     // Once over, the log is complete except secrets (tokens, join ids, invitations, create id).
     let finished = game.public_record(record, true);

@@ -63,9 +63,9 @@ pub struct Keys {
     pub player: Option<String>,
 }
 
-/// What a call needs.
+/// What a call needs (the ladders' service asks the same keys).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
+pub(crate) enum Access {
     /// The admin key (create, cancel).
     Admin,
     /// The player key or the admin key.
@@ -133,7 +133,12 @@ impl GamesService {
     }
 
     /// Checks the call's `authorization: Bearer KEY` metadata when the server has keys.
-    fn check_key<T>(&self, request: &Request<T>, access: Access, what: &str) -> Result<(), Status> {
+    pub(crate) fn check_key<T>(
+        &self,
+        request: &Request<T>,
+        access: Access,
+        what: &str,
+    ) -> Result<(), Status> {
         let Some(admin) = &self.keys.admin else {
             return Ok(());
         };

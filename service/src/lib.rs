@@ -15,6 +15,8 @@
 //!   distributed log on NATS JetStream;
 //! - `secret.rs`: comparing keys, tokens and invitations in constant time;
 //! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs;
+//! - `ladder/`: ladders (`gangs.v1.Ladders`): bots queue, the server pairs, seats and rates
+//!   them; each ladder's records are a log of their own in the store;
 //! - `viewer/`: the web viewer (`--http`): a read-only page and JSON API over the same service.
 
 pub mod actor;
@@ -24,6 +26,7 @@ pub mod cluster;
 pub mod directory;
 pub mod error;
 pub mod grpc_web;
+pub mod ladder;
 pub mod limits;
 pub mod logging;
 pub mod metrics;

@@ -20,6 +20,9 @@
 //! | `gangs_log_batch_records` | histogram | | records per group-commit batch |
 //! | `gangs_watchers_cut_off_total` | counter | | watchers cut off for falling behind |
 //! | `gangs_rpc_errors_total` | counter | `method`, `code` | refused calls, by gRPC status code |
+//! | `gangs_ladder_queued_total` | counter | `ladder` | Queue streams opened by bots |
+//! | `gangs_ladder_matches_total` | counter | `ladder` | matches made |
+//! | `gangs_ladder_rated_games_total` | counter | `ladder` | games rated (rating updates) |
 //!
 //! Gauges that are counts of a whole (live games, the size of each structure that lives as long
 //! as the server) are sampled every second ([`SAMPLED`]) instead of being kept by increments on
@@ -163,6 +166,15 @@ fn describe() {
         "gangs_webhook_pending",
         "Webhook events read from the log and not yet delivered, all receivers together."
     );
+    describe_counter!(
+        "gangs_ladder_queued_total",
+        "Queue streams opened by bots, by ladder."
+    );
+    describe_counter!("gangs_ladder_matches_total", "Matches made, by ladder.");
+    describe_counter!(
+        "gangs_ladder_rated_games_total",
+        "Ladder games rated, by ladder."
+    );
 }
 
 /// A webhook event was delivered (`Delivered`), a POST failed (`Failed`), or an event was given
@@ -235,6 +247,21 @@ pub fn game_watchers(change: f64) {
 /// A watcher was cut off for falling behind.
 pub fn watcher_cut_off() {
     counter!("gangs_watchers_cut_off_total").increment(1);
+}
+
+/// A bot opened a Queue stream on `ladder` (ladders are few, made by the admin: a bounded label).
+pub fn ladder_queued(ladder: &str) {
+    counter!("gangs_ladder_queued_total", "ladder" => ladder.to_string()).increment(1);
+}
+
+/// The matchmaker of `ladder` made a match.
+pub fn ladder_match(ladder: &str) {
+    counter!("gangs_ladder_matches_total", "ladder" => ladder.to_string()).increment(1);
+}
+
+/// A game of `ladder` was rated.
+pub fn ladder_rated(ladder: &str) {
+    counter!("gangs_ladder_rated_games_total", "ladder" => ladder.to_string()).increment(1);
 }
 
 /// One group commit: `records` written in `append`, made durable in `flush`.

@@ -131,6 +131,10 @@ impl Registry {
         let rebuilding = std::time::Instant::now();
         while let Some(scanned) = scan.recv().await {
             let ScannedGame { id, records } = scanned.map_err(|e| HostError::Storage(e.message))?;
+            // A ladder's log shares the store, not the games (`ladder/records.rs`).
+            if crate::ladder::records::is_ladder_log(&id) {
+                continue;
+            }
             count += 1;
             let records = match records {
                 Ok(records) => records,
@@ -608,6 +612,9 @@ impl Registry {
         }
         if let Some(reason) = self.damage_reason(id) {
             return Err(damaged_error(id, &reason));
+        }
+        if crate::ladder::records::is_ladder_log(id) {
+            return Err(not_found(id));
         }
         // Loaded to run: on a shared log, appends prepared by an earlier owner of the game (a
         // paused node, this node's previous actor) are refused from now on.

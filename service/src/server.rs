@@ -1,13 +1,16 @@
-//! Configuration and startup: open the store, rebuild every game, serve `gangs.v1.Games` with
+//! Configuration and startup: open the store, rebuild every game and ladder, serve
+//! `gangs.v1.Games` and `gangs.v1.Ladders` with
 //! reflection (v1 and v1alpha) and health, and shut down gracefully on SIGINT/SIGTERM.
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
+use crate::ladder::api::LaddersService;
 use crate::registry::Registry;
 use crate::store::jetstream::{JetStreamStore, NatsOptions};
 use crate::store::sled::SledStore;
 use crate::store::{Store, StoreCloser};
 use gangs_proto::v1::games_server::GamesServer;
+use gangs_proto::v1::ladders_server::LaddersServer;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -323,6 +326,7 @@ pub async fn run(
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
     };
+    let ladder_store = store.clone();
     let (registry, service) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
@@ -386,6 +390,16 @@ pub async fn run(
         ));
     }
 
+    // After the games: a ladder finds its games again by their create_id.
+    let (stop_ladders, ladders_stopped) = tokio::sync::watch::channel(false);
+    let ladders = LaddersService::restore(
+        ladder_store,
+        service.clone(),
+        config.api_key.clone(),
+        ladders_stopped,
+    )
+    .await?;
+
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<GamesServer<GamesService>>()
@@ -396,6 +410,9 @@ pub async fn run(
             health_reporter.clone(),
         ));
     }
+    health_reporter
+        .set_serving::<LaddersServer<LaddersService>>()
+        .await;
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -461,6 +478,7 @@ pub async fn run(
         shutdown.await;
         let _ = stop_http.send(true);
         directory.close();
+        let _ = stop_ladders.send(true);
         closing.close();
     };
     let mut builder = tonic::transport::Server::builder();
@@ -483,6 +501,7 @@ pub async fn run(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(GamesServer::new(service).max_decoding_message_size(max_request_bytes))
+        .add_service(LaddersServer::new(ladders).max_decoding_message_size(max_request_bytes))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     tracing::info!("shutting down: finishing pending writes");

@@ -5,7 +5,7 @@
 
 use clap::Parser;
 use gangs_bots::policies::crew::CrewPolicy;
-use gangs_bots::{run_bot, BotArgs};
+use gangs_bots::{run_bot_with, BotArgs};
 use std::process::ExitCode;
 
 /// Plays one seat of a The Gang game as a member of the crew.
@@ -17,7 +17,6 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
-    let policy = CrewPolicy::new(cli.bot.rng());
-    run_bot(cli.bot, policy)
+    let cli = Cli::parse();
+    run_bot_with(cli.bot, CrewPolicy::new)
 }

@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use gangs_bots::policies::greedy::GreedyPolicy;
-use gangs_bots::{run_bot, BotArgs};
+use gangs_bots::{run_bot_with, BotArgs};
 use std::process::ExitCode;
 
 /// Plays one seat of a Gang of Four game with the greedy hand-planning policy.
@@ -16,7 +16,6 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
-    let policy = GreedyPolicy::new(cli.bot.rng());
-    run_bot(cli.bot, policy)
+    let cli = Cli::parse();
+    run_bot_with(cli.bot, GreedyPolicy::new)
 }

@@ -2,7 +2,7 @@
 //! every time its seat may act, knowing no rules. Exits 0 when the game ends.
 
 use clap::Parser;
-use gangs_bots::{run_bot, BotArgs, RandomPolicy};
+use gangs_bots::{run_bot_with, BotArgs, RandomPolicy};
 use std::process::ExitCode;
 
 /// Plays one seat of a gangs game with uniformly random legal actions.
@@ -14,7 +14,6 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
-    let policy = RandomPolicy::new(cli.bot.rng());
-    run_bot(cli.bot, policy)
+    let cli = Cli::parse();
+    run_bot_with(cli.bot, RandomPolicy::new)
 }

@@ -5,7 +5,7 @@
 use clap::Parser;
 use gangs_bots::policies::search::SearchPolicy;
 use gangs_bots::policies::search::DEFAULT_BUDGET_MS;
-use gangs_bots::{run_bot, BotArgs};
+use gangs_bots::{run_bot_with, BotArgs};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
-    let policy = SearchPolicy::new(cli.bot.rng(), Duration::from_millis(cli.budget_ms));
-    run_bot(cli.bot, policy)
+    let cli = Cli::parse();
+    let budget = Duration::from_millis(cli.budget_ms);
+    run_bot_with(cli.bot, |rng| SearchPolicy::new(rng, budget))
 }

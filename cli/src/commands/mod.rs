@@ -12,6 +12,7 @@ mod games;
 mod health;
 mod import;
 mod join;
+mod ladder;
 mod log;
 mod new;
 mod play;
@@ -65,6 +66,8 @@ pub enum Command {
     Cert(cert::CertArgs),
     /// Webhooks: `gangs webhook test --url URL --secret S` sends a receiver a signed sample.
     Webhook(webhook::WebhookArgs),
+    /// Ladders on the server: create, register bots (prints their keys), standings, games.
+    Ladder(ladder::LadderArgs),
     /// Load-test a server: play many games at once flat out and compare the durable actions/s
     /// with plain unary calls (the health Check) at the same concurrency, in the same run.
     Bench(bench::BenchArgs),
@@ -93,6 +96,7 @@ pub async fn run(command: Command, context: &Context) -> Result<(), CliError> {
         Command::Play(args) => play::run(args, context).await,
         Command::Arena(args) => arena::run(args, context).await,
         Command::Bench(args) => bench::run(args, context).await,
+        Command::Ladder(args) => ladder::run(args, context).await,
         Command::Health(args) => health::run(args, context).await,
         Command::Rules(args) => rules::run(args, context).await,
         Command::Cert(args) => cert::run(args, context).await,

@@ -362,7 +362,11 @@ where
                     panic!("seq {}: the logged expiry replays: {e}", record.seq)
                 });
             }
-            Some(Record::Created(_)) | Some(Record::Joined(_)) | Some(Record::Ended(_)) | None => {}
+            Some(Record::Created(_))
+            | Some(Record::Joined(_))
+            | Some(Record::Ended(_))
+            | Some(Record::Ladder(_))
+            | None => {}
         }
         states.push(game.engine().clone());
     }

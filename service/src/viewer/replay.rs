@@ -212,6 +212,7 @@ fn frame(game: &dyn gangs_games::Game, record: &pb::LogRecord) -> Value {
             timed_out.action.as_ref().map(gangs_games::describe_action),
         ),
         Some(Record::Ended(_)) => ("ended", None, None),
+        Some(Record::Ladder(_)) => ("ladder", None, None),
         None => ("empty", None, None),
     };
     let events = record_events(record);

@@ -1,0 +1,181 @@
+//! Playing a ladder (`--ladder NAME --bot-key KEY [--games N] [--concurrent C]`): queue with the
+//! bot's key, and play every game the server matches the bot to with the ordinary per-game
+//! runner ([`crate::play`], resuming with the seat's token), up to C at once, until N games
+//! are over (forever without --games).
+//!
+//! A dropped Queue stream (a restart, a network cut) is resumed like the games are: reconnect
+//! within the outage budget and queue again, listing the games already being played so that
+//! only the others come back as `matched`. A pause for timeouts is lifted by queueing again; a
+//! pause by the organizer keeps the stream open until it is lifted; a retired bot stops.
+
+use crate::reconnect::Reconnector;
+use crate::{BotArgs, BotError, Policy};
+use gangs_proto::v1 as pb;
+use pb::ladder_event::{paused::Reason, Event};
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+use tonic::Code;
+
+/// What a ladder run did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LadderRun {
+    /// Games played to their end.
+    pub games: u32,
+    /// Games whose runner stopped with an error (counted in `games` too).
+    pub failed: u32,
+}
+
+/// Plays the ladder's games until `--games` are over. Call inside a `LocalSet` (the policies
+/// need not be `Send`; each game is a local task).
+pub async fn play_ladder<P: Policy + 'static>(
+    args: BotArgs,
+    mut make_policy: impl FnMut() -> P,
+) -> Result<LadderRun, BotError> {
+    let ladder = args.ladder.ladder.clone().unwrap_or_default();
+    let key = args.ladder.bot_key.clone().unwrap_or_default();
+    let target = args.ladder.games;
+    let concurrent = args.ladder.concurrent.max(1);
+    let mut reconnector =
+        Reconnector::new(&args.server, args.ca.as_deref(), args.api_key.as_deref())?;
+    // Game ids being played now, and the run's tally; shared with the game tasks.
+    let playing: Rc<RefCell<HashSet<String>>> = Rc::default();
+    let run: Rc<RefCell<LadderRun>> = Rc::default();
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut why = "first connection".to_string();
+    loop {
+        let finished = |run: &LadderRun| target.is_some_and(|n| run.games >= n);
+        if finished(&run.borrow()) {
+            return Ok(run.borrow().clone());
+        }
+        let mut client = reconnector.connect_ladders(&why).await?;
+        let in_flight = playing.borrow().len() as u32;
+        let max_games = target.map_or(0, |n| {
+            n.saturating_sub(run.borrow().games)
+                .saturating_sub(in_flight)
+        });
+        if target.is_some() && max_games == 0 {
+            // Every game still wanted is being played: wait for them.
+            if done_rx.recv().await.is_none() {
+                return Ok(run.borrow().clone());
+            }
+            continue;
+        }
+        let request = pb::QueueRequest {
+            ladder: ladder.clone(),
+            bot_key: key.clone(),
+            max_concurrent: concurrent,
+            max_games,
+            acknowledged_game_ids: playing.borrow().iter().cloned().collect(),
+        };
+        let mut stream = match client.queue(request).await {
+            Ok(stream) => stream.into_inner(),
+            Err(status) if crate::error::is_transient(&status) => {
+                why = format!("Queue: {}", status.message());
+                continue;
+            }
+            Err(status) => {
+                return Err(BotError::Refused {
+                    what: "queue on the ladder",
+                    status,
+                })
+            }
+        };
+        reconnector.healthy();
+        tracing::info!(%ladder, concurrent, max_games, "queued");
+        loop {
+            let event = tokio::select! {
+                event = stream.message() => event,
+                Some(()) = done_rx.recv() => {
+                    if finished(&run.borrow()) {
+                        return Ok(run.borrow().clone());
+                    }
+                    continue;
+                }
+            };
+            match event {
+                Ok(Some(pb::LadderEvent { event: Some(event) })) => match event {
+                    Event::Matched(matched) => {
+                        if !playing.borrow_mut().insert(matched.game_id.clone()) {
+                            continue;
+                        }
+                        tracing::info!(game = %matched.game_id, seat = matched.seat, table = ?matched.names, "matched");
+                        let mut game_args = args.clone();
+                        game_args.game = Some(matched.game_id.clone());
+                        game_args.seat = Some(matched.seat);
+                        game_args.token = Some(matched.token);
+                        game_args.ladder = Default::default();
+                        let policy = make_policy();
+                        let (playing, run, done) = (playing.clone(), run.clone(), done_tx.clone());
+                        tokio::task::spawn_local(async move {
+                            let result = crate::play(game_args, policy).await;
+                            let mut tally = run.borrow_mut();
+                            tally.games += 1;
+                            match result {
+                                Ok(over) => {
+                                    tracing::info!(game = %over.game_id, "game over: {}", over.outcome.map(|o| o.summary).unwrap_or_default())
+                                }
+                                Err(e) => {
+                                    tally.failed += 1;
+                                    tracing::warn!(game = %matched.game_id, "the game's runner stopped: {e}");
+                                }
+                            }
+                            playing.borrow_mut().remove(&matched.game_id);
+                            let _ = done.send(());
+                        });
+                    }
+                    Event::Finished(f) => {
+                        let (before, after) = (
+                            f.rating_before.unwrap_or_default(),
+                            f.rating_after.unwrap_or_default(),
+                        );
+                        tracing::info!(game = %f.game_id, rank = f.rank, score = f.score, void = f.void, "rated: mu {:.2} -> {:.2}, sigma {:.2} -> {:.2}", before.mu, after.mu, before.sigma, after.sigma);
+                    }
+                    Event::Paused(p) => {
+                        let reason = Reason::try_from(p.reason).unwrap_or(Reason::Unspecified);
+                        tracing::warn!(?reason, "paused by the ladder: {}", p.detail);
+                        match reason {
+                            Reason::Retired => {
+                                return Err(BotError::Refused {
+                                    what: "play on the ladder",
+                                    status: tonic::Status::failed_precondition(p.detail),
+                                })
+                            }
+                            // Queueing again lifts it.
+                            Reason::Timeouts => break,
+                            _ => {}
+                        }
+                    }
+                    Event::Heartbeat(_) => {}
+                },
+                Ok(Some(pb::LadderEvent { event: None })) => {}
+                // The stream ended: every game asked for was matched and is over.
+                Ok(None) => {
+                    why = "the Queue stream ended".into();
+                    break;
+                }
+                // Another process queued with this key: two players of one bot would fight.
+                Err(status) if status.code() == Code::Aborted => {
+                    return Err(BotError::Refused {
+                        what: "stay queued on the ladder",
+                        status,
+                    })
+                }
+                Err(status) if crate::error::is_transient(&status) => {
+                    tracing::warn!(
+                        "lost the Queue stream ({}): queueing again",
+                        status.message()
+                    );
+                    why = format!("Queue: {}", status.message());
+                    break;
+                }
+                Err(status) => {
+                    return Err(BotError::Refused {
+                        what: "stay queued on the ladder",
+                        status,
+                    })
+                }
+            }
+        }
+    }
+}

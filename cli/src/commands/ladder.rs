@@ -1,0 +1,317 @@
+//! `gangs ladder ...`: the server's ladders (`gangs.v1.Ladders`): create one, register bots
+//! (each gets its secret key, printed once), read the standings and the games, pause, resume
+//! and retire bots. `--json` prints the proto's own messages in the proto3 JSON mapping.
+
+use crate::client::Context;
+use crate::commands::new::parse_key_value;
+use crate::error::CliError;
+use clap::{Args, Subcommand};
+use gangs_proto::json::to_json;
+use gangs_proto::v1 as pb;
+
+#[derive(Args)]
+pub struct LadderArgs {
+    #[command(subcommand)]
+    command: LadderCommand,
+}
+
+#[derive(Subcommand)]
+enum LadderCommand {
+    /// Create a ladder (admin key): a kind of game, its seats and options, and its clocks.
+    Create {
+        /// The ladder's name: letters, digits, '-', '_' and '.'.
+        name: String,
+        /// The game: `gang-of-four` or `the-gang`.
+        #[arg(long)]
+        kind: String,
+        /// Seats per game (omitted: the game's default).
+        #[arg(long)]
+        players: Option<u32>,
+        /// A game option, `key=value`; repeat for several (`gangs rules KIND` lists the keys).
+        #[arg(long = "option", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+        options: Vec<(String, String)>,
+        /// Time per decision, ms (default 2000): clocks are mandatory on a ladder.
+        #[arg(long)]
+        turn_ms: Option<u64>,
+        /// Time bank per seat and game, ms (default 0).
+        #[arg(long)]
+        bank_ms: Option<u64>,
+        /// Timeouts in a row after which a seat is absent and its bot paused (default 3).
+        #[arg(long)]
+        absent_after: Option<u32>,
+        /// Play each deal once per seat rotation with the same group, rated on the aggregate.
+        #[arg(long)]
+        duplicate: bool,
+    },
+    /// Register a bot's version on a ladder (admin key); prints its bot key, once.
+    Register {
+        /// The ladder.
+        name: String,
+        /// The bot's name: letters, digits, '-', '_' and '.'.
+        bot: String,
+        /// The bot's version (default 1): each version is rated on its own.
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// The leaderboard: rating (μ, σ, μ−3σ), games, wins with a 95% interval, timeouts.
+    Standings {
+        /// The ladder.
+        name: String,
+    },
+    /// The ladder's games, newest first, with their results.
+    Games {
+        /// The ladder.
+        name: String,
+        /// At most this many games (at most 500).
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Continue a listing: the `next_page_token` a previous call printed.
+        #[arg(long)]
+        page_token: Option<String>,
+    },
+    /// The server's ladders.
+    List,
+    /// Stop matching a bot's version (admin key); `--resume` matches it again.
+    Pause {
+        /// The ladder.
+        name: String,
+        bot: String,
+        #[arg(long)]
+        version: Option<String>,
+        #[arg(long)]
+        resume: bool,
+    },
+    /// Retire a bot's version for good (admin key): never matched again, kept in the standings.
+    Retire {
+        /// The ladder.
+        name: String,
+        bot: String,
+        #[arg(long)]
+        version: Option<String>,
+    },
+}
+
+pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
+    let mut client = context.api_key.ladders(context.channel().await?);
+    let refused = |s| context.refused(s);
+    match args.command {
+        LadderCommand::Create {
+            name,
+            kind,
+            players,
+            options,
+            turn_ms,
+            bank_ms,
+            absent_after,
+            duplicate,
+        } => {
+            let request = pb::CreateLadderRequest {
+                name,
+                kind,
+                players,
+                options: options.into_iter().collect(),
+                turn_ms,
+                bank_ms,
+                absent_after,
+                duplicate,
+            };
+            let created = client
+                .create_ladder(request)
+                .await
+                .map_err(refused)?
+                .into_inner();
+            let ladder = created.ladder.unwrap_or_default();
+            context.out.emit(to_json(&ladder, "gangs.v1.Ladder"), || {
+                format!(
+                    "ladder {} created: {}\nregister bots: `gangs ladder register {} BOT`",
+                    ladder.name,
+                    ladder_line(&ladder),
+                    ladder.name
+                )
+            });
+        }
+        LadderCommand::Register { name, bot, version } => {
+            let registered = client
+                .register_bot(pb::RegisterBotRequest {
+                    ladder: name.clone(),
+                    bot,
+                    version: version.unwrap_or_default(),
+                })
+                .await
+                .map_err(refused)?
+                .into_inner();
+            let mut value = to_json(&registered, "gangs.v1.RegisterBotResponse");
+            value["ladder"] = serde_json::json!(name);
+            context.out.emit(value, || {
+                format!(
+                    "{}@{} registered on ladder {name}\nbot key (shown once, keep it secret): {}\nplay: gangs-bot-greedy --ladder {name} --bot-key {}",
+                    registered.bot, registered.version, registered.bot_key, registered.bot_key
+                )
+            });
+        }
+        LadderCommand::Standings { name } => {
+            let standings = client
+                .standings(pb::StandingsRequest { ladder: name })
+                .await
+                .map_err(refused)?
+                .into_inner();
+            context
+                .out
+                .emit(to_json(&standings, "gangs.v1.StandingsResponse"), || {
+                    standings_lines(&standings)
+                });
+        }
+        LadderCommand::Games {
+            name,
+            limit,
+            page_token,
+        } => {
+            let page = client
+                .ladder_games(pb::LadderGamesRequest {
+                    ladder: name,
+                    page_size: limit,
+                    page_token: page_token.unwrap_or_default(),
+                })
+                .await
+                .map_err(refused)?
+                .into_inner();
+            context
+                .out
+                .emit(to_json(&page, "gangs.v1.LadderGamesResponse"), || {
+                    let mut lines: Vec<String> = page.games.iter().map(game_line).collect();
+                    if lines.is_empty() {
+                        lines.push("no games yet: bots play once they queue".into());
+                    }
+                    if !page.next_page_token.is_empty() {
+                        lines.push(format!("more: --page-token {}", page.next_page_token));
+                    }
+                    lines.join("\n")
+                });
+        }
+        LadderCommand::List => {
+            let list = client
+                .list_ladders(pb::ListLaddersRequest {})
+                .await
+                .map_err(refused)?
+                .into_inner();
+            context
+                .out
+                .emit(to_json(&list, "gangs.v1.ListLaddersResponse"), || {
+                    if list.ladders.is_empty() {
+                        return "no ladders: `gangs ladder create NAME --kind gang-of-four` creates one".into();
+                    }
+                    list.ladders
+                        .iter()
+                        .map(|l| format!("{}  {}", l.name, ladder_line(l)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                });
+        }
+        LadderCommand::Pause {
+            name,
+            bot,
+            version,
+            resume,
+        } => {
+            client
+                .pause_bot(pb::PauseBotRequest {
+                    ladder: name,
+                    bot: bot.clone(),
+                    version: version.unwrap_or_default(),
+                    resume,
+                })
+                .await
+                .map_err(refused)?;
+            let word = if resume { "resumed" } else { "paused" };
+            context
+                .out
+                .emit(serde_json::json!({ "bot": bot, "paused": !resume }), || {
+                    format!("{bot} {word}")
+                });
+        }
+        LadderCommand::Retire { name, bot, version } => {
+            client
+                .retire_bot(pb::RetireBotRequest {
+                    ladder: name,
+                    bot: bot.clone(),
+                    version: version.unwrap_or_default(),
+                })
+                .await
+                .map_err(refused)?;
+            context
+                .out
+                .emit(serde_json::json!({ "bot": bot, "retired": true }), || {
+                    format!("{bot} retired")
+                });
+        }
+    }
+    Ok(())
+}
+
+fn ladder_line(l: &pb::Ladder) -> String {
+    format!(
+        "{} for {}, turn {} ms, absent after {}{}; {} bots, {} games rated",
+        l.kind,
+        l.players,
+        l.turn_ms,
+        l.absent_after,
+        if l.duplicate { ", duplicate" } else { "" },
+        l.bots,
+        l.games
+    )
+}
+
+fn standings_lines(s: &pb::StandingsResponse) -> String {
+    let mut lines = vec![format!(
+        "{:>3}  {:<28} {:>7} {:>6} {:>6} {:>6} {:>5} {:>17} {:>8} {:>8}",
+        "#", "bot", "μ−3σ", "μ", "σ", "games", "wins", "win share (95%)", "score", "timeouts"
+    )];
+    for (i, row) in s.standings.iter().enumerate() {
+        let rating = row.rating.unwrap_or_default();
+        let mut name = format!("{}@{}", row.bot, row.version);
+        if row.retired {
+            name.push_str(" (retired)");
+        } else if row.paused {
+            name.push_str(" (paused)");
+        }
+        lines.push(format!(
+            "{:>3}  {:<28} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>8.2} {:>8}",
+            i + 1,
+            name,
+            row.conservative,
+            rating.mu,
+            rating.sigma,
+            row.games,
+            row.wins,
+            row.win_share,
+            row.win_share_low,
+            row.win_share_high,
+            row.mean_score,
+            row.timeouts
+        ));
+    }
+    if s.standings.is_empty() {
+        lines.push("no bots yet: `gangs ladder register LADDER BOT`".into());
+    }
+    lines.join("\n")
+}
+
+fn game_line(g: &pb::LadderGame) -> String {
+    let result = match (&g.outcome, g.void, g.finished_unix_ms) {
+        (_, true, _) => "void (not rated)".to_string(),
+        (Some(o), _, _) => o.summary.clone(),
+        (None, _, None) => "playing".to_string(),
+        (None, _, Some(_)) => "over".to_string(),
+    };
+    format!(
+        "{}  match {}  {}  {}",
+        if g.game_id.is_empty() {
+            "-"
+        } else {
+            &g.game_id
+        },
+        g.r#match,
+        g.names.join(", "),
+        result
+    )
+}

@@ -1,0 +1,572 @@
+//! The `gangs.v1.Ladders` gRPC service: checks each request's key and shape (names, options,
+//! bot keys), then asks the ladder. Bot keys are 256 random bits shown once; the ladder's log
+//! keeps only their SHA-256.
+
+use super::records::{entry_name, LadderState};
+use super::{rating, Context, Ladder, Ladders};
+use crate::api::{Access, GamesService};
+use gangs_proto::v1 as pb;
+use pb::ladder_event::paused::Reason;
+use pb::ladder_record::Record as Lr;
+use pb::ladders_server::Ladders as LaddersRpc;
+use sha2::{Digest, Sha256};
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+/// Longest ladder and bot names, and versions (a seat's name "bot@version" fits the games'
+/// 64-character names).
+pub const MAX_LADDER_NAME: usize = 64;
+pub const MAX_BOT_NAME: usize = 40;
+pub const MAX_VERSION: usize = 16;
+/// Options of a ladder, and the length of each key and value.
+const MAX_OPTIONS: usize = 32;
+const MAX_OPTION_BYTES: usize = 64;
+/// Bot keys are 64 hex characters; anything much longer is no key of ours.
+const MAX_BOT_KEY_BYTES: usize = 128;
+/// Games acknowledged in one Queue call.
+const MAX_ACKNOWLEDGED: usize = 256;
+/// The default clocks of a ladder (issue 23).
+pub const DEFAULT_TURN_MS: u64 = 2000;
+pub const DEFAULT_ABSENT_AFTER: u32 = 3;
+/// LadderGames pages.
+const DEFAULT_PAGE: usize = 50;
+const MAX_PAGE: usize = 500;
+
+/// SHA-256 of a bot key, hex: what the log keeps and keys are looked up by.
+pub fn key_hash(key: &str) -> String {
+    Sha256::digest(key.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A name of letters, digits, '-', '_' and '.', 1 to `max` characters.
+fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
+    let ok = !value.is_empty()
+        && value.len() <= max
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        return Ok(());
+    }
+    Err(Status::invalid_argument(format!(
+        "{field} {} must be 1 to {max} characters: letters, digits, '-', '_' and '.'",
+        gangs_proto::quoted(value)
+    )))
+}
+
+/// A version as given (empty: "1"), checked.
+fn version_of(version: &str) -> Result<String, Status> {
+    let version = if version.is_empty() { "1" } else { version };
+    check_name("version", version, MAX_VERSION)?;
+    Ok(version.to_string())
+}
+
+#[derive(Clone)]
+pub struct LaddersService {
+    ladders: Arc<Ladders>,
+    games: GamesService,
+}
+
+impl LaddersService {
+    /// Rebuilds every ladder (after the games were: a ladder's games are found by create_id).
+    pub async fn restore(
+        store: crate::store::Store,
+        games: GamesService,
+        admin_key: Option<String>,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> Result<LaddersService, String> {
+        let ctx = Context {
+            store,
+            games: games.clone(),
+            admin_key,
+            stop,
+        };
+        Ok(LaddersService {
+            ladders: Ladders::restore(ctx).await?,
+            games,
+        })
+    }
+
+    /// The ladder's entry for `bot` and `version` (empty: "1").
+    async fn entry(
+        &self,
+        ladder: &str,
+        bot: &str,
+        version: &str,
+    ) -> Result<(Arc<Ladder>, usize), Status> {
+        let ladder = self.ladders.get(ladder)?;
+        let version = version_of(version)?;
+        check_name("bot", bot, MAX_BOT_NAME)?;
+        let name = entry_name(bot, &version);
+        let index = ladder.state.lock().await.by_name.get(&name).copied();
+        let index = index.ok_or_else(|| {
+            Status::not_found(format!(
+                "no bot {name} on ladder {}: `gangs ladder standings {}` lists its bots",
+                ladder.name, ladder.name
+            ))
+        })?;
+        Ok((ladder, index))
+    }
+}
+
+/// A ladder's creation from a request: the options parsed and checked by the games' own
+/// parser (clocks included), every default filled in.
+pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladder, Status> {
+    check_name("name", &request.name, MAX_LADDER_NAME)?;
+    if request.kind.is_empty() {
+        return Err(Status::invalid_argument(format!(
+            "kind is required: one of {}",
+            gangs_games::KINDS.join(", ")
+        )));
+    }
+    let refused = |e: gangs_games::Refusal| Status::invalid_argument(e.to_string());
+    gangs_games::kind(&request.kind).map_err(refused)?;
+    if request.options.len() > MAX_OPTIONS {
+        return Err(Status::invalid_argument(format!(
+            "{} options, more than the limit of {MAX_OPTIONS}",
+            request.options.len()
+        )));
+    }
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (key, value) in &request.options {
+        if key.len() > MAX_OPTION_BYTES || value.len() > MAX_OPTION_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "option {} is longer than {MAX_OPTION_BYTES} bytes",
+                gangs_proto::quoted(key)
+            )));
+        }
+        if matches!(key.as_str(), "turn_ms" | "bank_ms" | "absent_after") {
+            return Err(Status::invalid_argument(format!(
+                "option {key}: a ladder's clocks go in the request's own {key} field (--turn-ms)"
+            )));
+        }
+        pairs.push((key.clone(), value.clone()));
+    }
+    pairs.sort();
+    let turn_ms = request.turn_ms.unwrap_or(DEFAULT_TURN_MS);
+    pairs.push(("turn_ms".into(), turn_ms.to_string()));
+    if let Some(bank_ms) = request.bank_ms {
+        pairs.push(("bank_ms".into(), bank_ms.to_string()));
+    }
+    let absent_after = request.absent_after.unwrap_or(DEFAULT_ABSENT_AFTER);
+    pairs.push(("absent_after".into(), absent_after.to_string()));
+    let options =
+        gangs_games::parse_options(&request.kind, request.players, &pairs).map_err(refused)?;
+    let game = gangs_games::new_game(&request.kind, Some(&options), 0, None).map_err(refused)?;
+    let clock = game.clock();
+    Ok(pb::Ladder {
+        name: request.name.clone(),
+        kind: request.kind.clone(),
+        players: game.players() as u32,
+        options: Some(game.options()),
+        duplicate: request.duplicate,
+        created_unix_ms: now,
+        bots: 0,
+        games: 0,
+        turn_ms: clock.turn_ms,
+        bank_ms: clock.bank_ms,
+        absent_after: clock.absent_after,
+    })
+}
+
+/// The leaderboard of a ladder's state, best conservative rating first.
+pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
+    let mut rows: Vec<pb::Standing> = state
+        .entries
+        .iter()
+        .map(|e| {
+            let (low, high) = rating::wilson(e.wins, e.games);
+            pb::Standing {
+                bot: e.bot.clone(),
+                version: e.version.clone(),
+                rating: Some(e.rating),
+                conservative: rating::conservative(&e.rating),
+                games: e.games,
+                wins: e.wins,
+                win_share: share(e.wins, e.games),
+                win_share_low: low,
+                win_share_high: high,
+                mean_score: if e.games == 0 {
+                    0.0
+                } else {
+                    e.score_sum as f64 / f64::from(e.games)
+                },
+                timeouts: e.timeouts,
+                playing: e.playing,
+                paused: e.paused.is_some() && !e.retired,
+                retired: e.retired,
+                house: false,
+            }
+        })
+        .collect();
+    if state.team_game() {
+        let (low, high) = rating::wilson(state.house_wins, state.house_games);
+        rows.push(pb::Standing {
+            bot: "house".into(),
+            version: format!("{}p", state.info.players),
+            rating: Some(state.house),
+            conservative: rating::conservative(&state.house),
+            games: state.house_games,
+            wins: state.house_wins,
+            win_share: share(state.house_wins, state.house_games),
+            win_share_low: low,
+            win_share_high: high,
+            house: true,
+            ..Default::default()
+        });
+    }
+    rows.sort_by(|a, b| {
+        b.conservative
+            .total_cmp(&a.conservative)
+            .then_with(|| (&a.bot, &a.version).cmp(&(&b.bot, &b.version)))
+    });
+    rows
+}
+
+fn share(wins: u32, games: u32) -> f64 {
+    if games == 0 {
+        0.0
+    } else {
+        f64::from(wins) / f64::from(games)
+    }
+}
+
+/// The ladder's games, newest first; `after` the previous page's last (match, game).
+fn games_page(
+    state: &LadderState,
+    after: Option<(u64, u32)>,
+    size: usize,
+) -> (Vec<pb::LadderGame>, String) {
+    let mut games = Vec::new();
+    let mut last = None;
+    for m in state.matches.values().rev() {
+        for (g, game) in m.games.iter().enumerate().rev() {
+            let key = (m.no, g as u32);
+            if after.is_some_and(|a| key >= a) {
+                continue;
+            }
+            if games.len() == size {
+                let (no, g): (u64, u32) = last.expect("a full page");
+                return (games, format!("{no}.{g}"));
+            }
+            let seats = super::matchmaker::seating(&m.entries, m.no, g);
+            let result = game.result.as_ref();
+            games.push(pb::LadderGame {
+                game_id: game.game_id.clone().unwrap_or_default(),
+                r#match: m.no,
+                matched_unix_ms: m.matched_unix_ms,
+                finished_unix_ms: game.finished_unix_ms,
+                names: seats.iter().map(|&e| state.entries[e].name()).collect(),
+                outcome: result.and_then(|r| r.outcome.clone()),
+                void: result.is_some_and(|r| r.void),
+            });
+            last = Some(key);
+        }
+    }
+    (games, String::new())
+}
+
+fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, Status> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    token
+        .split_once('.')
+        .and_then(|(m, g)| Some((m.parse().ok()?, g.parse().ok()?)))
+        .map(Some)
+        .ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "page_token {} is not one LadderGames returned",
+                gangs_proto::quoted(token)
+            ))
+        })
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::LadderEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl LaddersRpc for LaddersService {
+    async fn create_ladder(
+        &self,
+        request: Request<pb::CreateLadderRequest>,
+    ) -> Result<Response<pb::CreateLadderResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Admin, "create ladders")?;
+        let info = ladder_of(request.get_ref(), crate::actor::unix_ms())?;
+        let ladder = self.ladders.create(info).await?;
+        tracing::info!(ladder = %ladder.name, kind = %ladder.kind, players = ladder.players, "created a ladder");
+        Ok(Response::new(pb::CreateLadderResponse {
+            ladder: Some(ladder),
+        }))
+    }
+
+    async fn list_ladders(
+        &self,
+        request: Request<pb::ListLaddersRequest>,
+    ) -> Result<Response<pb::ListLaddersResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Player, "list ladders")?;
+        let mut ladders = Vec::new();
+        for ladder in self.ladders.all() {
+            ladders.push(ladder.state.lock().await.info.clone());
+        }
+        Ok(Response::new(pb::ListLaddersResponse { ladders }))
+    }
+
+    async fn register_bot(
+        &self,
+        request: Request<pb::RegisterBotRequest>,
+    ) -> Result<Response<pb::RegisterBotResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Admin, "register bots")?;
+        let request = request.into_inner();
+        let ladder = self.ladders.get(&request.ladder)?;
+        check_name("bot", &request.bot, MAX_BOT_NAME)?;
+        let version = version_of(&request.version)?;
+        let name = entry_name(&request.bot, &version);
+        let key: String = (0..4)
+            .map(|_| format!("{:016x}", rand::random::<u64>()))
+            .collect();
+        let mut state = ladder.state.lock().await;
+        if state.by_name.contains_key(&name) {
+            return Err(Status::already_exists(format!(
+                "{name} is registered on ladder {} already: register a new version (--version), its rating starts afresh",
+                ladder.name
+            )));
+        }
+        let record = Lr::Registered(pb::ladder_record::BotRegistered {
+            bot: request.bot.clone(),
+            version: version.clone(),
+            key_sha256: key_hash(&key),
+        });
+        ladder.append(&mut state, record).await?;
+        tracing::info!(ladder = %ladder.name, bot = %name, "registered a bot");
+        Ok(Response::new(pb::RegisterBotResponse {
+            bot_key: key,
+            bot: request.bot,
+            version,
+        }))
+    }
+
+    type QueueStream = EventStream;
+
+    async fn queue(
+        &self,
+        request: Request<pb::QueueRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let request = request.into_inner();
+        crate::bounds::check_len("bot_key", &request.bot_key, MAX_BOT_KEY_BYTES)?;
+        if request.bot_key.is_empty() {
+            return Err(Status::unauthenticated(
+                "bot_key is required: the key RegisterBot printed (gangs ladder register)",
+            ));
+        }
+        if request.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
+            return Err(Status::invalid_argument(format!(
+                "{} acknowledged games, more than the limit of {MAX_ACKNOWLEDGED}",
+                request.acknowledged_game_ids.len()
+            )));
+        }
+        for id in &request.acknowledged_game_ids {
+            crate::bounds::check_game_id(id)?;
+        }
+        let ladder = self.ladders.get(&request.ladder)?;
+        let events = ladder.queue(request).await?;
+        crate::metrics::ladder_queued(&ladder.name);
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(events),
+        )))
+    }
+
+    async fn standings(
+        &self,
+        request: Request<pb::StandingsRequest>,
+    ) -> Result<Response<pb::StandingsResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Player, "read standings")?;
+        let ladder = self.ladders.get(&request.get_ref().ladder)?;
+        let state = ladder.state.lock().await;
+        Ok(Response::new(pb::StandingsResponse {
+            ladder: Some(state.info.clone()),
+            standings: standings(&state),
+        }))
+    }
+
+    async fn ladder_games(
+        &self,
+        request: Request<pb::LadderGamesRequest>,
+    ) -> Result<Response<pb::LadderGamesResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Player, "list ladder games")?;
+        let request = request.into_inner();
+        let ladder = self.ladders.get(&request.ladder)?;
+        let after = parse_page_token(&request.page_token)?;
+        let size = match request.page_size as usize {
+            0 => DEFAULT_PAGE,
+            n => n.min(MAX_PAGE),
+        };
+        let state = ladder.state.lock().await;
+        let (games, next_page_token) = games_page(&state, after, size);
+        Ok(Response::new(pb::LadderGamesResponse {
+            games,
+            next_page_token,
+        }))
+    }
+
+    async fn pause_bot(
+        &self,
+        request: Request<pb::PauseBotRequest>,
+    ) -> Result<Response<pb::PauseBotResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Admin, "pause bots")?;
+        let request = request.into_inner();
+        let (ladder, index) = self
+            .entry(&request.ladder, &request.bot, &request.version)
+            .await?;
+        let mut state = ladder.state.lock().await;
+        let entry = &state.entries[index];
+        if entry.retired {
+            return Err(Status::failed_precondition(format!(
+                "{} is retired: it cannot be paused or resumed",
+                entry.name()
+            )));
+        }
+        let admin_paused = matches!(entry.paused, Some((Reason::Admin, _)));
+        if admin_paused != request.resume {
+            // Paused already, or not paused by an admin: nothing to do.
+            return Ok(Response::new(pb::PauseBotResponse {}));
+        }
+        let detail = if request.resume {
+            "resumed by an organizer".to_string()
+        } else {
+            "paused by an organizer".to_string()
+        };
+        let record = Lr::Paused(pb::ladder_record::BotPaused {
+            bot: entry.bot.clone(),
+            version: entry.version.clone(),
+            reason: Reason::Admin as i32,
+            detail: detail.clone(),
+            lifted: request.resume,
+        });
+        ladder.append(&mut state, record).await?;
+        drop(state);
+        if !request.resume {
+            ladder.send(
+                index,
+                pb::ladder_event::Event::Paused(pb::ladder_event::Paused {
+                    reason: Reason::Admin as i32,
+                    detail,
+                }),
+            );
+        }
+        ladder.wake.notify_one();
+        Ok(Response::new(pb::PauseBotResponse {}))
+    }
+
+    async fn retire_bot(
+        &self,
+        request: Request<pb::RetireBotRequest>,
+    ) -> Result<Response<pb::RetireBotResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Admin, "retire bots")?;
+        let request = request.into_inner();
+        let (ladder, index) = self
+            .entry(&request.ladder, &request.bot, &request.version)
+            .await?;
+        let mut state = ladder.state.lock().await;
+        let entry = &state.entries[index];
+        if entry.retired {
+            return Ok(Response::new(pb::RetireBotResponse {}));
+        }
+        let detail = "retired by an organizer".to_string();
+        let record = Lr::Paused(pb::ladder_record::BotPaused {
+            bot: entry.bot.clone(),
+            version: entry.version.clone(),
+            reason: Reason::Retired as i32,
+            detail: detail.clone(),
+            lifted: false,
+        });
+        ladder.append(&mut state, record).await?;
+        drop(state);
+        ladder.send(
+            index,
+            pb::ladder_event::Event::Paused(pb::ladder_event::Paused {
+                reason: Reason::Retired as i32,
+                detail,
+            }),
+        );
+        ladder.close_session(index, None);
+        Ok(Response::new(pb::RetireBotResponse {}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ladder_always_has_clocks() {
+        let request = pb::CreateLadderRequest {
+            name: "class-2026".into(),
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        };
+        let ladder = ladder_of(&request, 1).unwrap();
+        assert_eq!(ladder.players, 4);
+        assert_eq!((ladder.turn_ms, ladder.absent_after), (2000, 3));
+        let request = pb::CreateLadderRequest {
+            turn_ms: Some(150),
+            players: Some(3),
+            kind: "the-gang".into(),
+            ..request
+        };
+        let ladder = ladder_of(&request, 1).unwrap();
+        assert_eq!((ladder.turn_ms, ladder.players), (150, 3));
+    }
+
+    #[test]
+    fn bad_ladders_are_refused_with_the_reason() {
+        let good = pb::CreateLadderRequest {
+            name: "a".into(),
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        };
+        let refused = |request: pb::CreateLadderRequest| ladder_of(&request, 1).unwrap_err();
+        let status = refused(pb::CreateLadderRequest {
+            name: "no spaces".into(),
+            ..good.clone()
+        });
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        let status = refused(pb::CreateLadderRequest {
+            kind: "chess".into(),
+            ..good.clone()
+        });
+        assert!(status.message().contains("unknown game kind"), "{status:?}");
+        let status = refused(pb::CreateLadderRequest {
+            turn_ms: Some(1),
+            ..good.clone()
+        });
+        assert!(status.message().contains("turn_ms"), "{status:?}");
+        let mut options = good.clone();
+        options.options.insert("turn_ms".into(), "100".into());
+        assert!(refused(options).message().contains("--turn-ms"));
+        let mut options = good;
+        options.options.insert("no_such_option".into(), "1".into());
+        assert_eq!(refused(options).code(), tonic::Code::InvalidArgument);
+    }
+
+    #[test]
+    fn keys_are_kept_as_their_hash() {
+        let hash = key_hash("secret");
+        assert_eq!(hash.len(), 64);
+        assert_ne!(hash, key_hash("secret2"));
+        assert_eq!(
+            hash,
+            "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"
+        );
+    }
+}

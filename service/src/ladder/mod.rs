@@ -1,0 +1,539 @@
+//! Ladders: standing competitions the server runs itself (issue 23). Bots queue with their key;
+//! the server pairs them, creates each game with clocks through the same `Games` service every
+//! client uses (so limits, forwarding and durability are those of any game), takes the bots'
+//! seats for them, rates every result and keeps the leaderboard. Map:
+//! - `records.rs`: the ladder's log (one per ladder, in the game store) and the state it folds
+//!   into; the only way the state changes;
+//! - `matchmaker.rs`: which queued bots play together (pure);
+//! - `rating.rs`: Weng-Lin and the leaderboard's statistics (pure);
+//! - `play.rs`: one game of a match: create, seat, watch to the end, rate;
+//! - `api.rs`: the `gangs.v1.Ladders` service.
+//!
+//! Here: the directory of ladders, one ladder's runtime (its state behind one lock that also
+//! orders its appends, its bots' Queue streams, its matchmaker task) and the rebuild at startup.
+//!
+//! Durability: a record is applied to the state, and anyone told, only once the store has it.
+//! A match is logged before its games are created; the games are created and joined with ids
+//! derived from the match (`create_id`, `join_id`), so a restart creates nothing twice and gets
+//! the same seats and tokens back. A game is rated by one record, refused a second time.
+
+pub mod api;
+pub mod matchmaker;
+pub mod play;
+pub mod rating;
+pub mod records;
+
+use crate::api::GamesService;
+use crate::store::{Store, StoreErrorKind};
+use gangs_proto::v1 as pb;
+use pb::ladder_event::paused::Reason;
+use pb::ladder_record::Record as Lr;
+use records::LadderState;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch, Notify};
+use tonic::Status;
+
+/// Games a bot may play at once on one key, whatever it asks (a duplicate ladder counts
+/// matches).
+pub const MAX_CONCURRENT: u32 = 8;
+/// A Queue stream hears something at least this often.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+/// Events buffered per Queue stream; a bot that reads none of them loses its stream (it
+/// resumes with Queue and gets its matched games again).
+const QUEUE_BUFFER: usize = 64;
+/// The matchmaker looks again at least this often (besides every queue and result).
+const MATCH_EVERY: Duration = Duration::from_secs(1);
+
+pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, Status>>;
+
+/// What every ladder shares: the store, the games service, the server's admin key, the stop.
+pub struct Context {
+    pub store: Store,
+    pub games: GamesService,
+    /// Sent with the ladder's own calls to the games service.
+    pub admin_key: Option<String>,
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Context {
+    /// `message` as a call to the games service, with the admin key when there is one.
+    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        if let Some(key) = &self.admin_key {
+            if let Ok(value) = format!("Bearer {key}").parse() {
+                request.metadata_mut().insert("authorization", value);
+            }
+        }
+        request
+    }
+
+    pub fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Sleeps `pause`; false when the server stops meanwhile.
+    pub async fn pause(&self, pause: Duration) -> bool {
+        let mut stop = self.stop.clone();
+        tokio::select! {
+            _ = stop.wait_for(|s| *s) => false,
+            _ = tokio::time::sleep(pause) => !self.stopping(),
+        }
+    }
+}
+
+/// One bot's open Queue stream.
+pub struct Session {
+    id: u64,
+    tx: EventSender,
+    max_concurrent: u32,
+    /// Games it may still be matched to on this stream (None: no limit).
+    remaining: Option<u32>,
+    /// Games matched on this stream and not over: (match, game).
+    open: HashSet<(u64, u32)>,
+    since_unix_ms: i64,
+}
+
+/// One ladder at run time.
+pub struct Ladder {
+    ctx: Arc<Context>,
+    /// The state; the lock also orders the ladder's appends.
+    state: tokio::sync::Mutex<LadderState>,
+    /// Entry index -> its Queue stream.
+    sessions: Mutex<HashMap<usize, Session>>,
+    next_session: AtomicU64,
+    wake: Notify,
+    pub name: String,
+}
+
+fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
+    Status::unavailable(format!("{what}: {e}; try again"))
+}
+
+impl Ladder {
+    fn new(ctx: Arc<Context>, state: LadderState) -> Arc<Ladder> {
+        Arc::new(Ladder {
+            ctx,
+            name: state.info.name.clone(),
+            state: tokio::sync::Mutex::new(state),
+            sessions: Mutex::default(),
+            next_session: AtomicU64::new(1),
+            wake: Notify::new(),
+        })
+    }
+
+    /// Appends one record and applies it once durable. A failed append reloads the state from
+    /// the log (another node may have written, or part of the log is unknown now).
+    async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), Status> {
+        let seq = state.last_seq + 1;
+        let now = crate::actor::unix_ms();
+        let durable = self.ctx.store.append(
+            &state.log_id,
+            vec![records::to_log(seq, now, record.clone())],
+        );
+        let failure = match durable.await {
+            Ok(Ok(())) => {
+                return state
+                    .apply(seq, now, record)
+                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)))
+            }
+            Ok(Err(e)) if e.kind == StoreErrorKind::Conflict => {
+                unavailable("another node wrote to this ladder first", e)
+            }
+            Ok(Err(e)) => unavailable("the ladder's log could not be written", e),
+            Err(_) => Status::unavailable("the server is shutting down"),
+        };
+        if let Err(e) = self.reload(state).await {
+            tracing::error!(ladder = %self.name, "reloading the ladder after a failed append: {e}");
+        }
+        Err(failure)
+    }
+
+    /// The state as the log has it, keeping what only this process knows (games and tokens).
+    async fn reload(&self, state: &mut LadderState) -> Result<(), String> {
+        let records = self
+            .ctx
+            .store
+            .load_game(&state.log_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut fresh = LadderState::rebuild(&state.log_id, &records)?;
+        for (no, m) in &mut fresh.matches {
+            if let Some(old) = state.matches.get(no) {
+                for (game, old_game) in m.games.iter_mut().zip(&old.games) {
+                    if game.game_id.is_none() {
+                        game.game_id.clone_from(&old_game.game_id);
+                    }
+                    game.tokens.clone_from(&old_game.tokens);
+                }
+            }
+        }
+        *state = fresh;
+        Ok(())
+    }
+
+    /// Sends `event` to the entry's Queue stream, if one is open; a stream whose buffer is full
+    /// (the bot reads nothing) is closed: the bot resumes with Queue.
+    fn send(&self, entry: usize, event: pb::ladder_event::Event) {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        let Some(session) = sessions.get(&entry) else {
+            return;
+        };
+        let event = pb::LadderEvent { event: Some(event) };
+        if session.tx.try_send(Ok(event)).is_err() {
+            sessions.remove(&entry);
+        }
+    }
+
+    /// Ends the entry's Queue stream with `status` (None: it ends OK).
+    fn close_session(&self, entry: usize, status: Option<Status>) {
+        if let Some(session) = self.sessions.lock().expect("sessions lock").remove(&entry) {
+            if let Some(status) = status {
+                let _ = session.tx.try_send(Err(status));
+            }
+        }
+    }
+
+    /// The matchmaker: a round on every queue, result and pause, and at least every second.
+    async fn matchmaker(self: Arc<Self>) {
+        let mut stop = self.ctx.stop.clone();
+        loop {
+            tokio::select! {
+                _ = stop.wait_for(|s| *s) => {
+                    // The Queue streams end with the server (a graceful shutdown waits for
+                    // every open stream).
+                    self.sessions.lock().expect("sessions lock").clear();
+                    return;
+                }
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(MATCH_EVERY) => {}
+            }
+            if let Err(e) = self.match_round().await {
+                tracing::warn!(ladder = %self.name, "matching: {}", e.message());
+            }
+        }
+    }
+
+    /// Games per match: one, or one per seat rotation in a duplicate ladder.
+    fn games_per_match(info: &pb::Ladder) -> u32 {
+        if info.duplicate {
+            info.players.max(1)
+        } else {
+            1
+        }
+    }
+
+    /// One round: groups the queued entries with free slots and logs a match per group, then
+    /// starts its games.
+    async fn match_round(self: &Arc<Self>) -> Result<(), Status> {
+        let mut state = self.state.lock().await;
+        let per_match = Self::games_per_match(&state.info);
+        let candidates: Vec<matchmaker::Candidate> = {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            sessions.retain(|_, s| !s.tx.is_closed());
+            sessions
+                .iter()
+                .filter_map(|(&index, s)| {
+                    let entry = &state.entries[index];
+                    if entry.paused.is_some() || entry.retired {
+                        return None;
+                    }
+                    // A duplicate ladder counts matches against max_concurrent.
+                    let busy = entry.playing.div_ceil(per_match);
+                    let mut free = s.max_concurrent.saturating_sub(busy);
+                    if let Some(remaining) = s.remaining {
+                        free = free.min(remaining / per_match);
+                    }
+                    Some(matchmaker::Candidate {
+                        entry: index,
+                        mu: entry.rating.mu,
+                        sigma: entry.rating.sigma,
+                        free_slots: free,
+                        waiting_since: s.since_unix_ms,
+                    })
+                })
+                .collect()
+        };
+        let groups = matchmaker::make_groups(candidates, state.info.players as usize);
+        for group in groups {
+            let no = state.next_match_no();
+            let entries = group.iter().map(|&i| state.entries[i].name()).collect();
+            let record = Lr::Matched(pb::ladder_record::MatchMade {
+                r#match: no,
+                entries,
+                seed: rand::random(),
+                games: per_match,
+            });
+            self.append(&mut state, record).await?;
+            crate::metrics::ladder_match(&self.name);
+            let now = crate::actor::unix_ms();
+            {
+                let mut sessions = self.sessions.lock().expect("sessions lock");
+                for &index in &group {
+                    if let Some(s) = sessions.get_mut(&index) {
+                        if let Some(remaining) = &mut s.remaining {
+                            *remaining = remaining.saturating_sub(per_match);
+                        }
+                        s.open.extend((0..per_match).map(|g| (no, g)));
+                        s.since_unix_ms = now;
+                    }
+                }
+            }
+            for game in 0..per_match {
+                tokio::spawn(play::run_game(self.clone(), no, game));
+            }
+        }
+        Ok(())
+    }
+
+    /// A bot's Queue call: checks its key, lifts a pause for timeouts, replaces its previous
+    /// stream, sends again the games it plays that it did not acknowledge, and queues it.
+    pub async fn queue(
+        self: &Arc<Self>,
+        request: pb::QueueRequest,
+    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
+        let hash = api::key_hash(&request.bot_key);
+        let mut state = self.state.lock().await;
+        let Some(&index) = state.by_key.get(&hash) else {
+            return Err(Status::permission_denied(format!(
+                "this bot key is not registered on ladder {}: use the key RegisterBot printed for this ladder",
+                gangs_proto::quoted(&self.name)
+            )));
+        };
+        if state.entries[index].retired {
+            return Err(Status::failed_precondition(format!(
+                "{} is retired from ladder {}: register a new version",
+                state.entries[index].name(),
+                self.name
+            )));
+        }
+        if matches!(state.entries[index].paused, Some((Reason::Timeouts, _))) {
+            let entry = &state.entries[index];
+            let record = Lr::Paused(pb::ladder_record::BotPaused {
+                bot: entry.bot.clone(),
+                version: entry.version.clone(),
+                reason: Reason::Timeouts as i32,
+                detail: "queued again".into(),
+                lifted: true,
+            });
+            self.append(&mut state, record).await?;
+        }
+        let (tx, rx) = mpsc::channel(QUEUE_BUFFER);
+        let acknowledged: HashSet<&str> = request
+            .acknowledged_game_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
+        // Games of this entry not over yet whose seat is known: sent again.
+        for m in state
+            .matches
+            .values()
+            .filter(|m| m.entries.contains(&index))
+        {
+            for (g, game) in m.games.iter().enumerate() {
+                let Some(game_id) = &game.game_id else {
+                    continue;
+                };
+                if game.result.is_some() || acknowledged.contains(game_id.as_str()) {
+                    continue;
+                }
+                if let Some(event) = play::matched_event(&state, m, g, index) {
+                    let event = pb::LadderEvent { event: Some(event) };
+                    let _ = tx.try_send(Ok(event));
+                }
+            }
+        }
+        if let Some((reason, detail)) = &state.entries[index].paused {
+            let event = pb::ladder_event::Event::Paused(pb::ladder_event::Paused {
+                reason: *reason as i32,
+                detail: detail.clone(),
+            });
+            let _ = tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
+        }
+        let id = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let session = Session {
+            id,
+            tx: tx.clone(),
+            max_concurrent: request.max_concurrent.clamp(1, MAX_CONCURRENT),
+            remaining: (request.max_games > 0).then_some(request.max_games),
+            open: HashSet::new(),
+            since_unix_ms: crate::actor::unix_ms(),
+        };
+        let replaced = self
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .insert(index, session);
+        if let Some(old) = replaced {
+            let _ = old.tx.try_send(Err(Status::aborted(
+                "another Queue stream of this bot took over (a bot queues on one stream at a time)",
+            )));
+        }
+        drop(state);
+        tokio::spawn(self.clone().heartbeat(index, id, tx));
+        self.wake.notify_one();
+        Ok(rx)
+    }
+
+    /// Heartbeats on one Queue stream until it closes or is replaced.
+    async fn heartbeat(self: Arc<Self>, index: usize, session: u64, tx: EventSender) {
+        loop {
+            if !self.ctx.pause(HEARTBEAT_EVERY).await || tx.is_closed() {
+                return;
+            }
+            let playing = self.state.lock().await.entries[index].playing;
+            let queued = {
+                let sessions = self.sessions.lock().expect("sessions lock");
+                match sessions.get(&index) {
+                    Some(s) if s.id == session => s.remaining != Some(0),
+                    // Replaced or closed: this stream is over.
+                    _ => return,
+                }
+            };
+            let event = pb::ladder_event::Event::Heartbeat(pb::ladder_event::Heartbeat {
+                unix_ms: crate::actor::unix_ms(),
+                playing,
+                queued,
+            });
+            if tx
+                .try_send(Ok(pb::LadderEvent { event: Some(event) }))
+                .is_err()
+            {
+                self.close_session(index, None);
+                return;
+            }
+        }
+    }
+}
+
+/// Every ladder of the server, by name.
+pub struct Ladders {
+    ctx: Arc<Context>,
+    ladders: RwLock<HashMap<String, Arc<Ladder>>>,
+    /// Creations one at a time: a name is taken once.
+    creating: tokio::sync::Mutex<()>,
+}
+
+impl Ladders {
+    /// Rebuilds every ladder from its log and resumes its matchmaker and unfinished games.
+    pub async fn restore(ctx: Context) -> Result<Arc<Ladders>, String> {
+        let ctx = Arc::new(ctx);
+        let ladders = Arc::new(Ladders {
+            ctx: ctx.clone(),
+            ladders: RwLock::default(),
+            creating: tokio::sync::Mutex::new(()),
+        });
+        let ids = ctx
+            .store
+            .game_ids()
+            .await
+            .map_err(|e| format!("listing the ladders: {e}"))?;
+        for id in ids.into_iter().filter(|id| records::is_ladder_log(id)) {
+            let log = ctx
+                .store
+                .load_game(&id)
+                .await
+                .map_err(|e| format!("reading ladder log {id}: {e}"))?;
+            let state = match LadderState::rebuild(&id, &log) {
+                Ok(state) => state,
+                Err(e) => {
+                    tracing::error!(log = %id, "a ladder's log does not rebuild, the ladder is left out: {e}");
+                    continue;
+                }
+            };
+            let unfinished: Vec<(u64, u32)> = state
+                .matches
+                .values()
+                .flat_map(|m| {
+                    m.games
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, g)| g.result.is_none())
+                        .map(|(g, _)| (m.no, g as u32))
+                })
+                .collect();
+            tracing::info!(ladder = %state.info.name, bots = state.entries.len(), matches = state.matches.len(), unfinished = unfinished.len(), "rebuilt a ladder from its log");
+            let ladder = ladders.start(state);
+            for (no, game) in unfinished {
+                tokio::spawn(play::run_game(ladder.clone(), no, game));
+            }
+        }
+        Ok(ladders)
+    }
+
+    fn start(&self, state: LadderState) -> Arc<Ladder> {
+        let ladder = Ladder::new(self.ctx.clone(), state);
+        tokio::spawn(ladder.clone().matchmaker());
+        self.ladders
+            .write()
+            .expect("ladders lock")
+            .insert(ladder.name.clone(), ladder.clone());
+        ladder
+    }
+
+    pub fn get(&self, name: &str) -> Result<Arc<Ladder>, Status> {
+        if name.is_empty() {
+            return Err(Status::invalid_argument(
+                "ladder is required: `gangs ladder list` lists the ladders",
+            ));
+        }
+        self.ladders
+            .read()
+            .expect("ladders lock")
+            .get(name)
+            .cloned()
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "no ladder {}: `gangs ladder list` lists the ladders",
+                    gangs_proto::quoted(name)
+                ))
+            })
+    }
+
+    pub fn all(&self) -> Vec<Arc<Ladder>> {
+        let mut all: Vec<_> = self
+            .ladders
+            .read()
+            .expect("ladders lock")
+            .values()
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Logs a new ladder (checked by the caller) under a fresh log id and starts it.
+    pub async fn create(&self, info: pb::Ladder) -> Result<pb::Ladder, Status> {
+        let _one_at_a_time = self.creating.lock().await;
+        if self.get(&info.name).is_ok() {
+            return Err(Status::already_exists(format!(
+                "ladder {} exists already: choose another name",
+                gangs_proto::quoted(&info.name)
+            )));
+        }
+        let log_id = loop {
+            let id = records::new_log_id();
+            let taken = self
+                .ctx
+                .store
+                .read_range(&id, 0, 1)
+                .await
+                .map_err(|e| unavailable("the log could not be read", e))?;
+            if taken.is_empty() {
+                break id;
+            }
+        };
+        let record = records::to_log(1, info.created_unix_ms, Lr::Created(info.clone()));
+        match self.ctx.store.append(&log_id, vec![record]).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(unavailable("the ladder could not be saved", e)),
+            Err(_) => return Err(Status::unavailable("the server is shutting down")),
+        }
+        let mut state = LadderState::new(log_id, info.clone());
+        state.last_seq = 1;
+        self.start(state);
+        Ok(info)
+    }
+}

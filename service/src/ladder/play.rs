@@ -1,0 +1,515 @@
+//! One game of a ladder match, from creation to rating, through the `Games` service as any
+//! client would call it: create the game (clocks on, seats reserved so nobody else can take
+//! them), join every seat for its bot with the seat's invitation, tell each bot (`matched`),
+//! watch the game as a spectator until it is over, read its log for the seats' timeouts, and
+//! log the result with the rating changes (then `finished` to each bot, and a pause for a bot
+//! that timed out `absent_after` times in a row).
+//!
+//! Every step can be retried: the game's `create_id` and each seat's `join_id` are derived from
+//! the ladder, the match and the game, so a retry or a restart finds the same game and seats.
+
+use super::records::{seat_outcome, LadderState, Match};
+use super::{rating, Ladder};
+use crate::ladder::matchmaker::seating;
+use gangs_proto::v1 as pb;
+use pb::games_server::Games;
+use pb::ladder_event::{paused::Reason, Event};
+use pb::ladder_record::Record as Lr;
+use pb::log_record::Record;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_stream::StreamExt;
+use tonic::{Code, Status};
+
+/// Waits between retries of a call the games service could not answer now.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MOST: Duration = Duration::from_secs(5);
+
+/// A status worth retrying (the server restarts, a limit frees up, a game is reloaded).
+fn transient(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable
+            | Code::ResourceExhausted
+            | Code::Aborted
+            | Code::Internal
+            | Code::Unknown
+            | Code::DeadlineExceeded
+            | Code::Cancelled
+    )
+}
+
+/// Calls `call` until it answers or fails for good; None when the server stops meanwhile.
+async fn retried<T, F, Fut>(ladder: &Ladder, what: &str, mut call: F) -> Option<Result<T, Status>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Status>>,
+{
+    let mut pause = RETRY_FIRST;
+    loop {
+        if ladder.ctx.stopping() {
+            return None;
+        }
+        match call().await {
+            Err(status) if transient(&status) => {
+                tracing::debug!(ladder = %ladder.name, "{what}: {} (retrying)", status.message());
+                if !ladder.ctx.pause(pause).await {
+                    return None;
+                }
+                pause = (pause * 2).min(RETRY_MOST);
+            }
+            answer => return Some(answer),
+        }
+    }
+}
+
+/// The `matched` event of game `game` of match `m` for entry `entry`, once its seat is known.
+pub fn matched_event(state: &LadderState, m: &Match, game: usize, entry: usize) -> Option<Event> {
+    let slot = m.games.get(game)?;
+    let seats = seating(&m.entries, m.no, game);
+    let seat = seats.iter().position(|&e| e == entry)?;
+    Some(Event::Matched(pb::ladder_event::Matched {
+        game_id: slot.game_id.clone()?,
+        seat: seat as u32,
+        token: slot.tokens.get(seat)?.clone(),
+        kind: state.info.kind.clone(),
+        options: state.info.options,
+        players: state.info.players,
+        names: seats.iter().map(|&e| state.entries[e].name()).collect(),
+    }))
+}
+
+/// Plays game `game` of match `no` to its rating (or until the server stops).
+pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
+    let Some(answer) = seat_game(&ladder, no, game).await else {
+        return;
+    };
+    let (game_id, from_seq) = match answer {
+        Ok(seated) => seated,
+        Err(status) => {
+            // The game cannot be made (its options are refused now): the match is void.
+            tracing::error!(ladder = %ladder.name, r#match = no, game, "a ladder game could not be set up: {}", status.message());
+            return record_result(&ladder, no, game, String::new(), None, Vec::new()).await;
+        }
+    };
+    let Some(over) = watch_to_end(&ladder, &game_id, from_seq).await else {
+        return;
+    };
+    let log = match retried(&ladder, "reading a ladder game's log", || {
+        let ctx = ladder.ctx.clone();
+        let request = ctx.request(pb::GetLogRequest {
+            game_id: game_id.clone(),
+            from_seq: 0,
+        });
+        async move {
+            let mut stream = ctx.games.get_log(request).await?.into_inner();
+            let mut records = Vec::new();
+            while let Some(record) = stream.next().await {
+                records.push(record?);
+            }
+            Ok(records)
+        }
+    })
+    .await
+    {
+        None => return,
+        Some(Ok(log)) => log,
+        Some(Err(status)) => {
+            tracing::error!(ladder = %ladder.name, game = %game_id, "reading the log of a ladder game: {}", status.message());
+            Vec::new()
+        }
+    };
+    let outcome = (over.status == pb::GameStatus::Finished as i32)
+        .then_some(over.outcome)
+        .flatten();
+    record_result(&ladder, no, game, game_id, outcome, log).await;
+}
+
+/// Creates the game and takes every seat; the game's id and the seq to watch from.
+async fn seat_game(
+    ladder: &Arc<Ladder>,
+    no: u64,
+    game: u32,
+) -> Option<Result<(String, u64), Status>> {
+    let (log_id, info, m) = {
+        let state = ladder.state.lock().await;
+        let m = state.matches.get(&no)?.clone();
+        (state.log_id.clone(), state.info.clone(), m)
+    };
+    let seats = seating(&m.entries, no, game as usize);
+    let create_id = format!("ladder:{log_id}:{no}:{game}");
+    let created = retried(ladder, "creating a ladder game", || {
+        let request = ladder.ctx.request(pb::CreateGameRequest {
+            kind: info.kind.clone(),
+            options: info.options,
+            seed: Some(m.seed),
+            preset: None,
+            reserve_seats: true,
+            create_id: create_id.clone(),
+        });
+        async move { ladder.ctx.games.create_game(request).await }
+    })
+    .await?;
+    let created = match created {
+        Ok(created) => created.into_inner(),
+        Err(status) => return Some(Err(status)),
+    };
+    let names: Vec<String> = {
+        let state = ladder.state.lock().await;
+        seats.iter().map(|&e| state.entries[e].name()).collect()
+    };
+    let mut tokens = Vec::with_capacity(seats.len());
+    let mut last_seq = 0;
+    for (seat, name) in names.iter().enumerate() {
+        let joined = retried(ladder, "taking a ladder game's seat", || {
+            let request = ladder.ctx.request(pb::JoinGameRequest {
+                game_id: created.game_id.clone(),
+                seat: Some(seat as u32),
+                name: name.clone(),
+                join_id: format!("{create_id}:{seat}"),
+                invitation: created.invitations.get(seat).cloned().unwrap_or_default(),
+            });
+            async move { ladder.ctx.games.join_game(request).await }
+        })
+        .await?;
+        match joined {
+            Ok(joined) => {
+                let joined = joined.into_inner();
+                last_seq = last_seq.max(joined.seq);
+                tokens.push(joined.token);
+            }
+            Err(status) => return Some(Err(status)),
+        }
+    }
+    // Known now: the bots hear of their seats.
+    {
+        let mut state = ladder.state.lock().await;
+        let slot = state
+            .matches
+            .get_mut(&no)
+            .and_then(|m| m.games.get_mut(game as usize))?;
+        slot.game_id = Some(created.game_id.clone());
+        slot.tokens = tokens;
+        if slot.result.is_none() {
+            let m = state.matches.get(&no).expect("found above").clone();
+            for &entry in &seats {
+                if let Some(event) = matched_event(&state, &m, game as usize, entry) {
+                    ladder.send(entry, event);
+                }
+            }
+        }
+    }
+    Some(Ok((created.game_id, last_seq)))
+}
+
+/// Watches the game as a spectator until an update says it is over (resuming after a
+/// dropped stream); that update. None when the server stops.
+async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Option<pb::Update> {
+    let mut pause = RETRY_FIRST;
+    let mut stop = ladder.ctx.stop.clone();
+    loop {
+        if ladder.ctx.stopping() {
+            return None;
+        }
+        let request = ladder.ctx.request(pb::WatchRequest {
+            game_id: game_id.to_string(),
+            token: String::new(),
+            from_seq,
+        });
+        match ladder.ctx.games.watch(request).await {
+            Ok(stream) => {
+                let mut stream = stream.into_inner();
+                loop {
+                    let next = tokio::select! {
+                        _ = stop.wait_for(|s| *s) => return None,
+                        next = stream.next() => next,
+                    };
+                    match next {
+                        Some(Ok(update)) => {
+                            from_seq = from_seq.max(update.seq);
+                            if pb::GameStatus::is_over_code(update.status) {
+                                return Some(update);
+                            }
+                            pause = RETRY_FIRST;
+                        }
+                        Some(Err(status)) => {
+                            tracing::debug!(game = %game_id, "ladder watch: {}", status.message());
+                            break;
+                        }
+                        None => break,
+                    }
+                }
+            }
+            Err(status) if !transient(&status) => {
+                tracing::error!(ladder = %ladder.name, game = %game_id, "a ladder game cannot be watched: {}", status.message());
+                return None;
+            }
+            Err(_) => {}
+        }
+        if !ladder.ctx.pause(pause).await {
+            return None;
+        }
+        pause = (pause * 2).min(RETRY_MOST);
+    }
+}
+
+/// One seat's timeouts in a game, from its log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeatTimeouts {
+    pub total: u32,
+    /// Before the seat's first own action (all of them if it never acted).
+    pub leading: u32,
+    /// Since its last own action.
+    pub trailing: u32,
+    /// The longest run after its first own action.
+    pub longest_after_acting: u32,
+    pub acted: bool,
+}
+
+impl SeatTimeouts {
+    /// The longest run of timeouts in a row, counting `before` from the bot's previous games.
+    pub fn longest_run(&self, before: u32) -> u32 {
+        (before + self.leading).max(self.longest_after_acting)
+    }
+}
+
+/// Every seat's timeouts, from a game's log.
+pub fn seat_timeouts(log: &[pb::LogRecord], players: usize) -> Vec<SeatTimeouts> {
+    let mut seats = vec![SeatTimeouts::default(); players];
+    for record in log {
+        match &record.record {
+            Some(Record::Acted(acted)) => {
+                if let Some(s) = seats.get_mut(acted.seat as usize) {
+                    s.acted = true;
+                    s.trailing = 0;
+                }
+            }
+            Some(Record::TimedOut(t)) => {
+                if let Some(s) = seats.get_mut(t.seat as usize) {
+                    s.total += 1;
+                    s.trailing += 1;
+                    if s.acted {
+                        s.longest_after_acting = s.longest_after_acting.max(s.trailing);
+                    } else {
+                        s.leading += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    seats
+}
+
+/// Logs a game's result (void without an outcome) with the rating changes once its match is
+/// over, then tells the bots and pauses those that timed out too often. A game rated already
+/// (by a run before a restart) is left alone.
+async fn record_result(
+    ladder: &Arc<Ladder>,
+    no: u64,
+    game: u32,
+    game_id: String,
+    outcome: Option<pb::Outcome>,
+    log: Vec<pb::LogRecord>,
+) {
+    let mut state = ladder.state.lock().await;
+    let Some(m) = state.matches.get(&no).cloned() else {
+        return;
+    };
+    if m.games
+        .get(game as usize)
+        .is_none_or(|g| g.result.is_some())
+    {
+        return;
+    }
+    let players = state.info.players as usize;
+    let seats = seating(&m.entries, no, game as usize);
+    let timeouts = seat_timeouts(&log, players);
+    let mut rated = pb::ladder_record::GameRated {
+        r#match: no,
+        game,
+        game_id: game_id.clone(),
+        void: outcome.is_none(),
+        outcome: outcome.clone(),
+        timeouts: timeouts.iter().map(|t| t.total).collect(),
+        trailing_timeouts: timeouts
+            .iter()
+            .map(|t| if t.acted { t.trailing } else { t.total })
+            .collect(),
+        acted: timeouts.iter().map(|t| t.acted).collect(),
+        ratings_after: Vec::new(),
+        house_after: None,
+    };
+    // The match's last result rates the whole match.
+    let mut with_this = m.clone();
+    with_this.games[game as usize].result = Some(rated.clone());
+    let before: Vec<pb::Rating> = m.entries.iter().map(|&e| state.entries[e].rating).collect();
+    if with_this.is_over() {
+        let ranks = state.match_ranks(&with_this);
+        let house = state.team_game().then_some(state.house);
+        if let Some(after) = rating::rate_match(&before, house.as_ref(), &ranks) {
+            rated.ratings_after = after.entries;
+            rated.house_after = after.house;
+        }
+    }
+    let streaks: Vec<u32> = seats
+        .iter()
+        .map(|&e| state.entries[e].timeouts_in_a_row)
+        .collect();
+    loop {
+        match ladder.append(&mut state, Lr::Rated(rated.clone())).await {
+            Ok(()) => break,
+            Err(status) => {
+                tracing::warn!(ladder = %ladder.name, game = %game_id, "rating a game: {} (retrying)", status.message());
+                drop(state);
+                if !ladder.ctx.pause(RETRY_MOST).await {
+                    return;
+                }
+                state = ladder.state.lock().await;
+                // Rated meanwhile (another node, or the log reloaded): nothing to do.
+                if state
+                    .matches
+                    .get(&no)
+                    .and_then(|m| m.games.get(game as usize))
+                    .is_none_or(|g| g.result.is_some())
+                {
+                    return;
+                }
+            }
+        }
+    }
+    if !rated.void {
+        crate::metrics::ladder_rated(&ladder.name);
+    }
+    let absent_after = state.info.absent_after;
+    for (seat, &entry) in seats.iter().enumerate() {
+        let index_in_match = m.entries.iter().position(|&e| e == entry).unwrap_or(0);
+        let line = outcome.as_ref().and_then(|o| seat_outcome(o, seat));
+        let rating_before = before[index_in_match];
+        let rating_after = state.entries[entry].rating;
+        ladder.send(
+            entry,
+            Event::Finished(pb::ladder_event::Finished {
+                game_id: game_id.clone(),
+                seat: seat as u32,
+                rank: line.map_or(0, |l| l.rank),
+                score: line.map_or(0, |l| l.score),
+                won: line.is_some_and(|l| l.won),
+                void: rated.void,
+                rating_before: Some(rating_before),
+                rating_after: Some(rating_after),
+                timeouts: timeouts.get(seat).map_or(0, |t| t.total),
+            }),
+        );
+        let run = timeouts
+            .get(seat)
+            .map_or(0, |t| t.longest_run(streaks[seat]));
+        let entry_state = &state.entries[entry];
+        if absent_after > 0 && run >= absent_after && entry_state.paused.is_none() {
+            let detail = format!(
+                "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
+            );
+            let record = Lr::Paused(pb::ladder_record::BotPaused {
+                bot: entry_state.bot.clone(),
+                version: entry_state.version.clone(),
+                reason: Reason::Timeouts as i32,
+                detail: detail.clone(),
+                lifted: false,
+            });
+            match ladder.append(&mut state, record).await {
+                Ok(()) => {
+                    tracing::info!(ladder = %ladder.name, bot = %state.entries[entry].name(), "{detail}");
+                    ladder.send(
+                        entry,
+                        Event::Paused(pb::ladder_event::Paused {
+                            reason: Reason::Timeouts as i32,
+                            detail,
+                        }),
+                    );
+                }
+                Err(status) => {
+                    tracing::warn!(ladder = %ladder.name, "pausing a bot: {}", status.message())
+                }
+            }
+        }
+    }
+    drop(state);
+    // The streams that asked for a number of games end once those are over.
+    {
+        let mut sessions = ladder.sessions.lock().expect("sessions lock");
+        let done: Vec<usize> = sessions
+            .iter_mut()
+            .filter_map(|(&entry, s)| {
+                s.open.remove(&(no, game));
+                (s.remaining == Some(0) && s.open.is_empty()).then_some(entry)
+            })
+            .collect();
+        for entry in done {
+            sessions.remove(&entry);
+        }
+    }
+    ladder.wake.notify_one();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acted(seq: u64, seat: u32) -> pb::LogRecord {
+        pb::LogRecord {
+            seq,
+            unix_ms: 0,
+            record: Some(Record::Acted(pb::Acted {
+                seat,
+                ..Default::default()
+            })),
+        }
+    }
+
+    fn timed_out(seq: u64, seat: u32) -> pb::LogRecord {
+        pb::LogRecord {
+            seq,
+            unix_ms: 0,
+            record: Some(Record::TimedOut(pb::TimedOut {
+                seat,
+                ..Default::default()
+            })),
+        }
+    }
+
+    #[test]
+    fn timeouts_are_counted_per_seat_with_their_runs() {
+        let log = vec![
+            timed_out(1, 0),
+            timed_out(2, 0),
+            acted(3, 0),
+            timed_out(4, 0),
+            timed_out(5, 0),
+            timed_out(6, 0),
+            acted(7, 0),
+            timed_out(8, 0),
+            timed_out(9, 1),
+            timed_out(10, 1),
+        ];
+        let seats = seat_timeouts(&log, 3);
+        assert_eq!(
+            seats[0],
+            SeatTimeouts {
+                total: 6,
+                leading: 2,
+                trailing: 1,
+                longest_after_acting: 3,
+                acted: true
+            }
+        );
+        assert_eq!(seats[0].longest_run(0), 3);
+        // Two timeouts at the end of the last game and two at the start of this one: four.
+        assert_eq!(seats[0].longest_run(2), 4);
+        assert_eq!(
+            (seats[1].total, seats[1].acted, seats[1].leading),
+            (2, false, 2)
+        );
+        assert_eq!(seats[1].longest_run(1), 3);
+        assert_eq!(seats[2], SeatTimeouts::default());
+    }
+}

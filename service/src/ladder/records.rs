@@ -1,0 +1,459 @@
+//! A ladder's event-sourced records and the state they fold into.
+//!
+//! Each ladder has its own log in the game store (`LogStore`), under an id of the same width as
+//! a game's (16 characters) that starts with `ladder`: game ids are lowercase hex, so the two
+//! never collide, and every store (sled's fixed-width keys, JetStream's subjects) takes it as
+//! it is. Each record is a `LogRecord` whose `ladder` field holds an encoded `LadderRecord`.
+//! The state ([`LadderState`]) is only ever changed by [`LadderState::apply`], live (after the
+//! record is durable) and at a restart (record by record), so both reach the same standings.
+
+use super::rating;
+use gangs_proto::v1 as pb;
+use pb::ladder_event::paused::Reason;
+use pb::ladder_record::Record as Lr;
+use prost::Message;
+use std::collections::{BTreeMap, HashMap};
+
+/// Every ladder's log id starts with this (never a game id: those are hex).
+pub const LOG_PREFIX: &str = "ladder";
+
+/// A new ladder's log id: the prefix and 10 random hex characters (16 in all, like a game id).
+pub fn new_log_id() -> String {
+    let id = format!(
+        "{LOG_PREFIX}{:010x}",
+        rand::random::<u64>() & 0xff_ffff_ffff
+    );
+    debug_assert_eq!(id.len(), crate::store::GAME_ID_LEN);
+    id
+}
+
+/// Whether a log id is a ladder's.
+pub fn is_ladder_log(id: &str) -> bool {
+    id.len() == crate::store::GAME_ID_LEN && id.starts_with(LOG_PREFIX)
+}
+
+/// `record` as the log's record number `seq`.
+pub fn to_log(seq: u64, unix_ms: i64, record: Lr) -> pb::LogRecord {
+    let ladder = pb::LadderRecord {
+        record: Some(record),
+    };
+    pb::LogRecord {
+        seq,
+        unix_ms,
+        record: Some(pb::log_record::Record::Ladder(ladder.encode_to_vec())),
+    }
+}
+
+/// The ladder record a log record holds.
+pub fn from_log(record: &pb::LogRecord) -> Result<Lr, String> {
+    let Some(pb::log_record::Record::Ladder(bytes)) = &record.record else {
+        return Err(format!("record {} is not a ladder record", record.seq));
+    };
+    pb::LadderRecord::decode(&bytes[..])
+        .map_err(|e| format!("record {} does not decode: {e}", record.seq))?
+        .record
+        .ok_or_else(|| format!("record {} is empty", record.seq))
+}
+
+/// "bot@version": an entry's name, at its table and on the leaderboard.
+pub fn entry_name(bot: &str, version: &str) -> String {
+    format!("{bot}@{version}")
+}
+
+/// One bot version on the ladder.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub bot: String,
+    pub version: String,
+    pub key_sha256: String,
+    pub rating: pb::Rating,
+    pub games: u32,
+    pub wins: u32,
+    pub score_sum: i64,
+    pub timeouts: u32,
+    /// Timeouts in a row up to now, carried from game to game until the bot acts.
+    pub timeouts_in_a_row: u32,
+    pub paused: Option<(Reason, String)>,
+    pub retired: bool,
+    /// Games matched and not yet over.
+    pub playing: u32,
+}
+
+impl Entry {
+    pub fn name(&self) -> String {
+        entry_name(&self.bot, &self.version)
+    }
+}
+
+/// One game of a match.
+#[derive(Debug, Clone, Default)]
+pub struct MatchGame {
+    /// Known once the game is created (again, after a restart).
+    pub game_id: Option<String>,
+    /// Each seat's token, by seat (known once joined).
+    pub tokens: Vec<String>,
+    pub result: Option<pb::ladder_record::GameRated>,
+    pub finished_unix_ms: Option<i64>,
+}
+
+/// A match: one game, or one per seat rotation (duplicate).
+#[derive(Debug, Clone)]
+pub struct Match {
+    pub no: u64,
+    /// Entry indexes, the first game's seat order.
+    pub entries: Vec<usize>,
+    pub seed: u64,
+    pub games: Vec<MatchGame>,
+    pub matched_unix_ms: i64,
+}
+
+impl Match {
+    pub fn is_over(&self) -> bool {
+        self.games.iter().all(|g| g.result.is_some())
+    }
+}
+
+/// Everything a ladder's log says.
+#[derive(Debug, Clone)]
+pub struct LadderState {
+    pub log_id: String,
+    pub info: pb::Ladder,
+    pub entries: Vec<Entry>,
+    pub by_name: HashMap<String, usize>,
+    pub by_key: HashMap<String, usize>,
+    /// The house's rating (team games).
+    pub house: pb::Rating,
+    pub house_games: u32,
+    pub house_wins: u32,
+    pub matches: BTreeMap<u64, Match>,
+    /// The log's last seq.
+    pub last_seq: u64,
+}
+
+impl LadderState {
+    /// The state after the log's first record, which creates the ladder.
+    pub fn new(log_id: String, info: pb::Ladder) -> LadderState {
+        LadderState {
+            log_id,
+            info,
+            entries: Vec::new(),
+            by_name: HashMap::new(),
+            by_key: HashMap::new(),
+            house: rating::initial(),
+            house_games: 0,
+            house_wins: 0,
+            matches: BTreeMap::new(),
+            last_seq: 0,
+        }
+    }
+
+    /// Rebuilds a ladder from its whole log.
+    pub fn rebuild(log_id: &str, records: &[pb::LogRecord]) -> Result<LadderState, String> {
+        let mut state: Option<LadderState> = None;
+        for record in records {
+            let ladder_record = from_log(record)?;
+            match (&mut state, ladder_record) {
+                (None, Lr::Created(info)) => {
+                    let mut s = LadderState::new(log_id.to_string(), info);
+                    s.last_seq = record.seq;
+                    state = Some(s);
+                }
+                (None, _) => return Err("the log does not start with the ladder's creation".into()),
+                (Some(s), r) => s.apply(record.seq, record.unix_ms, r)?,
+            }
+        }
+        state.ok_or_else(|| "the log is empty".to_string())
+    }
+
+    pub fn next_match_no(&self) -> u64 {
+        self.matches.keys().next_back().map_or(1, |n| n + 1)
+    }
+
+    /// Applies one durable record (seq `seq`, after the creation).
+    pub fn apply(&mut self, seq: u64, unix_ms: i64, record: Lr) -> Result<(), String> {
+        if seq != self.last_seq + 1 {
+            return Err(format!(
+                "record {seq} does not follow record {}",
+                self.last_seq
+            ));
+        }
+        self.last_seq = seq;
+        match record {
+            Lr::Created(_) => return Err(format!("record {seq} creates the ladder again")),
+            Lr::Registered(r) => {
+                let name = entry_name(&r.bot, &r.version);
+                if self.by_name.contains_key(&name) {
+                    return Err(format!("record {seq} registers {name} again"));
+                }
+                let index = self.entries.len();
+                self.by_name.insert(name, index);
+                self.by_key.insert(r.key_sha256.clone(), index);
+                self.entries.push(Entry {
+                    bot: r.bot,
+                    version: r.version,
+                    key_sha256: r.key_sha256,
+                    rating: rating::initial(),
+                    games: 0,
+                    wins: 0,
+                    score_sum: 0,
+                    timeouts: 0,
+                    timeouts_in_a_row: 0,
+                    paused: None,
+                    retired: false,
+                    playing: 0,
+                });
+                self.info.bots = self.entries.len() as u32;
+            }
+            Lr::Paused(p) => {
+                let index = self.entry_index(&p.bot, &p.version, seq)?;
+                let entry = &mut self.entries[index];
+                let reason = p.reason();
+                if reason == Reason::Retired {
+                    entry.retired = true;
+                    entry.paused = Some((reason, p.detail));
+                } else if p.lifted {
+                    // Lifting a pause of one kind leaves the other kind's pause alone.
+                    if entry.paused.as_ref().is_some_and(|(r, _)| *r == reason) {
+                        entry.paused = None;
+                    }
+                    if reason == Reason::Timeouts {
+                        entry.timeouts_in_a_row = 0;
+                    }
+                } else if !entry.retired {
+                    entry.paused = Some((reason, p.detail));
+                }
+            }
+            Lr::Matched(m) => {
+                let mut entries = Vec::with_capacity(m.entries.len());
+                for name in &m.entries {
+                    let index = *self
+                        .by_name
+                        .get(name)
+                        .ok_or_else(|| format!("record {seq} matches unknown entry {name}"))?;
+                    entries.push(index);
+                }
+                if m.games == 0 || self.matches.contains_key(&m.r#match) {
+                    return Err(format!("record {seq}: match {} is malformed", m.r#match));
+                }
+                for &index in &entries {
+                    self.entries[index].playing += m.games;
+                }
+                self.matches.insert(
+                    m.r#match,
+                    Match {
+                        no: m.r#match,
+                        entries,
+                        seed: m.seed,
+                        games: vec![MatchGame::default(); m.games as usize],
+                        matched_unix_ms: unix_ms,
+                    },
+                );
+            }
+            Lr::Rated(r) => self.apply_rated(seq, unix_ms, r)?,
+        }
+        Ok(())
+    }
+
+    fn entry_index(&self, bot: &str, version: &str, seq: u64) -> Result<usize, String> {
+        let name = entry_name(bot, version);
+        self.by_name
+            .get(&name)
+            .copied()
+            .ok_or_else(|| format!("record {seq} names unknown entry {name}"))
+    }
+
+    fn apply_rated(
+        &mut self,
+        seq: u64,
+        unix_ms: i64,
+        r: pb::ladder_record::GameRated,
+    ) -> Result<(), String> {
+        let team_game = self.team_game();
+        let players = self.info.players as usize;
+        let m = self
+            .matches
+            .get_mut(&r.r#match)
+            .ok_or_else(|| format!("record {seq} rates unknown match {}", r.r#match))?;
+        let slot = m
+            .games
+            .get_mut(r.game as usize)
+            .ok_or_else(|| format!("record {seq} rates unknown game {}", r.game))?;
+        if slot.result.is_some() {
+            return Err(format!(
+                "record {seq} rates game {} of match {} again",
+                r.game, r.r#match
+            ));
+        }
+        slot.game_id = Some(r.game_id.clone());
+        slot.finished_unix_ms = Some(unix_ms);
+        let seats = super::matchmaker::seating(&m.entries, m.no, r.game as usize);
+        let entries = m.entries.clone();
+        for (seat, &index) in seats.iter().enumerate().take(players) {
+            let entry = &mut self.entries[index];
+            entry.playing = entry.playing.saturating_sub(1);
+            let timeouts = r.timeouts.get(seat).copied().unwrap_or(0);
+            entry.timeouts += timeouts;
+            let trailing = r.trailing_timeouts.get(seat).copied().unwrap_or(0);
+            if r.acted.get(seat).copied().unwrap_or(false) {
+                entry.timeouts_in_a_row = trailing;
+            } else {
+                entry.timeouts_in_a_row += trailing;
+            }
+            if r.void {
+                continue;
+            }
+            if let Some(o) = r.outcome.as_ref().and_then(|o| seat_outcome(o, seat)) {
+                entry.games += 1;
+                entry.wins += u32::from(o.won);
+                entry.score_sum += o.score;
+            }
+        }
+        if team_game && !r.void {
+            if let Some(o) = &r.outcome {
+                self.house_games += 1;
+                self.house_wins += u32::from(!o.seats.iter().any(|s| s.won));
+            }
+        }
+        if !r.void {
+            self.info.games += 1;
+        }
+        m.games[r.game as usize].result = Some(r.clone());
+        for (&index, after) in entries.iter().zip(&r.ratings_after) {
+            self.entries[index].rating = *after;
+        }
+        if let Some(house) = r.house_after {
+            self.house = house;
+        }
+        Ok(())
+    }
+
+    pub fn team_game(&self) -> bool {
+        gangs_games::kind(&self.info.kind).is_ok_and(|k| k.team_game)
+    }
+
+    /// The ranks of a match's rated games, for the rating (void games left out).
+    pub fn match_ranks(&self, m: &Match) -> Vec<rating::GameRanks> {
+        let team_game = self.team_game();
+        m.games
+            .iter()
+            .enumerate()
+            .filter_map(|(g, game)| {
+                let result = game.result.as_ref().filter(|r| !r.void)?;
+                let outcome = result.outcome.as_ref()?;
+                if team_game {
+                    return Some(rating::GameRanks::Crew {
+                        won: outcome.seats.iter().any(|s| s.won),
+                    });
+                }
+                // Ranks in entry order: entry i sat at the seat seating() gave it.
+                let seats = super::matchmaker::seating(&m.entries, m.no, g);
+                let ranks = m
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let seat = seats.iter().position(|s| s == e)?;
+                        seat_outcome(outcome, seat).map(|o| o.rank)
+                    })
+                    .collect::<Option<Vec<u32>>>()?;
+                Some(rating::GameRanks::Solo(ranks))
+            })
+            .collect()
+    }
+}
+
+/// Seat `seat`'s line of an outcome.
+pub fn seat_outcome(outcome: &pb::Outcome, seat: usize) -> Option<&pb::SeatOutcome> {
+    outcome.seats.iter().find(|s| s.seat as usize == seat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ladder() -> pb::Ladder {
+        pb::Ladder {
+            name: "class".into(),
+            kind: "gang-of-four".into(),
+            players: 2,
+            ..Default::default()
+        }
+    }
+
+    fn register(bot: &str) -> Lr {
+        Lr::Registered(pb::ladder_record::BotRegistered {
+            bot: bot.into(),
+            version: "1".into(),
+            key_sha256: format!("hash-{bot}"),
+        })
+    }
+
+    #[test]
+    fn ids_never_collide_with_game_ids() {
+        let id = new_log_id();
+        assert!(is_ladder_log(&id), "{id}");
+        assert!(!is_ladder_log("0123456789abcdef"));
+        assert!(!id.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn a_log_rebuilds_to_the_state_it_was_applied_to() {
+        let mut live = LadderState::new("ladder0000000001".into(), ladder());
+        let mut records = vec![to_log(1, 0, Lr::Created(ladder()))];
+        live.last_seq = 1;
+        let outcome = pb::Outcome {
+            seats: vec![
+                pb::SeatOutcome {
+                    seat: 0,
+                    rank: 2,
+                    score: 30,
+                    won: false,
+                },
+                pb::SeatOutcome {
+                    seat: 1,
+                    rank: 1,
+                    score: 0,
+                    won: true,
+                },
+            ],
+            summary: String::new(),
+        };
+        let rated = pb::ladder_record::GameRated {
+            r#match: 1,
+            game: 0,
+            game_id: "00000000000000aa".into(),
+            outcome: Some(outcome),
+            timeouts: vec![2, 0],
+            trailing_timeouts: vec![2, 0],
+            acted: vec![false, true],
+            ratings_after: vec![rating::initial(), rating::initial()],
+            ..Default::default()
+        };
+        let steps = vec![
+            register("a"),
+            register("b"),
+            Lr::Matched(pb::ladder_record::MatchMade {
+                r#match: 1,
+                entries: vec!["a@1".into(), "b@1".into()],
+                seed: 7,
+                games: 1,
+            }),
+            Lr::Rated(rated.clone()),
+        ];
+        for (i, step) in steps.into_iter().enumerate() {
+            let seq = i as u64 + 2;
+            records.push(to_log(seq, 5, step.clone()));
+            live.apply(seq, 5, step).unwrap();
+        }
+        let rebuilt = LadderState::rebuild("ladder0000000001", &records).unwrap();
+        for state in [&live, &rebuilt] {
+            // Match 1 seats entries rotated by one: b@1 at seat 0, a@1 at seat 1.
+            let (a, b) = (&state.entries[0], &state.entries[1]);
+            assert_eq!((a.games, a.wins, a.score_sum, a.playing), (1, 1, 0, 0));
+            assert_eq!((b.games, b.wins, b.score_sum, b.timeouts), (1, 0, 30, 2));
+            assert_eq!(b.timeouts_in_a_row, 2);
+            assert_eq!(state.info.games, 1);
+        }
+        // A game is rated once: the same record again is refused.
+        assert!(live.apply(6, 5, Lr::Rated(rated)).is_err());
+    }
+}

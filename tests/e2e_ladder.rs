@@ -1,0 +1,438 @@
+//! End to end: a Gang of Four ladder on the real binaries (issue 23). The CLI creates it and
+//! registers four bots (greedy and three random), each a real bot binary run with `--ladder
+//! --bot-key --games 20 --concurrent 2`. The server is SIGKILLed and restarted mid-ladder; the
+//! bots ride it out and finish their games. Then: every bot played its games and exited 0;
+//! every ladder game is over, has clocks and replays (`gangs replay --verify`); no game was
+//! lost (every game listed before the kill is rated after) or rated twice (each rated game
+//! counts once per seat in the standings). A bot that queues and never plays is paused for its
+//! timeouts (its Queue stream says why) while the others keep playing. Bad input gets its
+//! status.
+
+mod common;
+
+use common::*;
+use gangs_proto::v1 as pb;
+use pb::ladders_client::LaddersClient;
+use std::collections::{HashMap, HashSet};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+use tonic::Code;
+
+const LADDER: &str = "class";
+const GAMES_PER_BOT: u32 = 20;
+
+async fn ladders(server: &Server) -> LaddersClient<Channel> {
+    for _ in 0..100 {
+        let endpoint = gangs_proto::connect::endpoint(&server.url(), None).expect("endpoint");
+        if let Ok(channel) = endpoint.connect().await {
+            return LaddersClient::new(channel);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("cannot connect to {}", server.url());
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// Registers `bot` with the CLI; its key.
+fn register(server: &Server, bot: &str) -> String {
+    let (code, out) = gangs_cli(server, &["ladder", "register", LADDER, bot, "--json"]);
+    assert_eq!(code, 0, "register {bot}: {out}");
+    let value = json(&out);
+    assert_eq!(value["bot"], bot);
+    assert_eq!(value["version"], "1");
+    value["bot_key"].as_str().expect("bot_key").to_string()
+}
+
+/// A bot binary playing the ladder.
+fn ladder_bot(binary: &str, server: &Server, key: &str, games: Option<u32>, seed: u64) -> Bot {
+    let mut command = Command::new(bin(binary));
+    command
+        .args([
+            "--server",
+            &server.url(),
+            "--ladder",
+            LADDER,
+            "--bot-key",
+            key,
+        ])
+        .args(["--concurrent", "2", "--seed", &seed.to_string()])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    if let Some(games) = games {
+        command.args(["--games", &games.to_string()]);
+    }
+    Bot(command
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {binary}: {e}")))
+}
+
+async fn standings(client: &mut LaddersClient<Channel>) -> pb::StandingsResponse {
+    client
+        .standings(pb::StandingsRequest {
+            ladder: LADDER.into(),
+        })
+        .await
+        .expect("standings")
+        .into_inner()
+}
+
+/// Every game of the ladder, newest first, through every page.
+async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb::LadderGame> {
+    let mut games = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = client
+            .ladder_games(pb::LadderGamesRequest {
+                ladder: LADDER.into(),
+                page_size: 7,
+                page_token: token,
+            })
+            .await
+            .expect("ladder games")
+            .into_inner();
+        games.extend(page.games);
+        if page.next_page_token.is_empty() {
+            return games;
+        }
+        token = page.next_page_token;
+    }
+}
+
+async fn rated(client: &mut LaddersClient<Channel>) -> usize {
+    ladder_games(client)
+        .await
+        .iter()
+        .filter(|g| g.outcome.is_some())
+        .count()
+}
+
+/// Waits until `check` holds, polling; panics after `secs`.
+async fn until<F, Fut>(what: &str, secs: u64, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "{what}: not within {secs} s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gang_of_four_ladder_plays_rates_and_survives_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "ladder",
+            "create",
+            LADDER,
+            "--kind",
+            "gang-of-four",
+            "--option",
+            "target_score=1",
+            "--turn-ms",
+            "300",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let created = json(&out);
+    assert_eq!(
+        (created["players"].as_u64(), created["turn_ms"].as_u64()),
+        (Some(4), Some(300))
+    );
+    assert_eq!(created["absent_after"], 3);
+
+    let mut client = ladders(&server).await;
+    bad_input_is_refused(&server, &mut client).await;
+
+    let names = ["greedy", "random-a", "random-b", "random-c"];
+    let keys: Vec<String> = names.iter().map(|n| register(&server, n)).collect();
+    let binary = |name: &str| {
+        if name == "greedy" {
+            "gangs-bot-greedy"
+        } else {
+            "gangs-bot-random"
+        }
+    };
+    let mut bots: Vec<Bot> = names
+        .iter()
+        .zip(&keys)
+        .enumerate()
+        .map(|(i, (name, key))| {
+            ladder_bot(
+                binary(name),
+                &server,
+                key,
+                Some(GAMES_PER_BOT),
+                i as u64 + 1,
+            )
+        })
+        .collect();
+
+    // Mid-ladder: a few games rated, more running.
+    until("six rated games", 120, || {
+        let mut client = client.clone();
+        async move { rated(&mut client).await >= 6 }
+    })
+    .await;
+    let before_kill = ladder_games(&mut client).await;
+    server.restart();
+    let mut client = ladders(&server).await;
+
+    for bot in &mut bots {
+        let status = wait_with_timeout(bot, Duration::from_secs(240));
+        assert!(status.success(), "a ladder bot failed: {status:?}");
+    }
+    // Games matched to a bot that had played its share are played on its clock: all end.
+    until("every ladder game over", 120, || {
+        let mut client = client.clone();
+        async move {
+            ladder_games(&mut client)
+                .await
+                .iter()
+                .all(|g| g.finished_unix_ms.is_some())
+        }
+    })
+    .await;
+
+    let games = ladder_games(&mut client).await;
+    let ids: HashSet<&str> = games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids.len(), games.len(), "a game listed twice");
+    assert!(
+        games.len() >= GAMES_PER_BOT as usize,
+        "{} games",
+        games.len()
+    );
+    assert!(
+        games.iter().all(|g| !g.void && g.outcome.is_some()),
+        "a void game: {games:?}"
+    );
+    for game in &before_kill {
+        let after = games
+            .iter()
+            .find(|g| g.r#match == game.r#match)
+            .unwrap_or_else(|| panic!("match {} was lost in the restart", game.r#match));
+        assert!(after.outcome.is_some());
+        if !game.game_id.is_empty() {
+            assert_eq!(after.game_id, game.game_id);
+        }
+    }
+
+    // Each rated game counts once per seat: none rated twice, none missing.
+    let table = standings(&mut client).await;
+    let mut seats: HashMap<String, u32> = HashMap::new();
+    for game in &games {
+        assert_eq!(game.names.len(), 4);
+        let distinct: HashSet<&String> = game.names.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            4,
+            "a bot twice at one table: {:?}",
+            game.names
+        );
+        for name in &game.names {
+            *seats.entry(name.clone()).or_default() += 1;
+        }
+    }
+    // "twice" was registered and retired before the ladder started: listed, never played.
+    let retired: Vec<_> = table.standings.iter().filter(|r| r.retired).collect();
+    assert_eq!(retired.len(), 1);
+    assert_eq!((retired[0].bot.as_str(), retired[0].games), ("twice", 0));
+    let table_rows: Vec<_> = table.standings.iter().filter(|r| !r.retired).collect();
+    assert_eq!(table_rows.len(), 4);
+    for row in table_rows {
+        let name = format!("{}@{}", row.bot, row.version);
+        assert_eq!(row.games, seats[&name], "{name}: {row:?}");
+        assert!(
+            row.games >= GAMES_PER_BOT,
+            "{name} played {} games",
+            row.games
+        );
+        assert_eq!(row.playing, 0);
+        let rating = row.rating.unwrap();
+        assert!(rating.sigma < 25.0 / 3.0, "{name}: sigma never moved");
+        assert!((row.conservative - (rating.mu - 3.0 * rating.sigma)).abs() < 1e-9);
+        assert!(row.win_share_low <= row.win_share && row.win_share <= row.win_share_high);
+    }
+    let sorted: Vec<f64> = table.standings.iter().map(|r| r.conservative).collect();
+    assert!(sorted.windows(2).all(|w| w[0] >= w[1]), "{sorted:?}");
+    assert_eq!(table.ladder.unwrap().games, games.len() as u64);
+
+    // Every ladder game has clocks and replays.
+    let mut games_client = server.client().await;
+    for game in &games {
+        let records = log(&mut games_client, &game.game_id).await;
+        let Some(pb::log_record::Record::Created(created)) = &records[0].record else {
+            panic!("{}: no created record", game.game_id);
+        };
+        let Some(pb::game_options::Game::GangOfFour(options)) =
+            created.options.as_ref().and_then(|o| o.game.as_ref())
+        else {
+            panic!("{}: not gang-of-four options", game.game_id);
+        };
+        assert_eq!(options.turn_ms, Some(300), "{}: no clock", game.game_id);
+        let (code, out) = gangs_cli(&server, &["replay", &game.game_id, "--verify"]);
+        assert_eq!(code, 0, "{}: replay --verify failed: {out}", game.game_id);
+    }
+
+    // The CLI shows the same table.
+    let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER, "--json"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(json(&out)["standings"].as_array().map(Vec::len), Some(5));
+    let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("greedy@1") && out.contains("random-c@1"),
+        "{out}"
+    );
+    let (code, out) = gangs_cli(&server, &["ladder", "list"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(LADDER) && out.contains("gang-of-four"),
+        "{out}"
+    );
+    let (code, out) = gangs_cli(
+        &server,
+        &["ladder", "games", LADDER, "--json", "--limit", "500"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        json(&out)["games"].as_array().map(Vec::len),
+        Some(games.len())
+    );
+
+    a_silent_bot_is_paused_and_the_others_play_on(&server, &mut client, &keys).await;
+}
+
+/// A bot that queues and never plays times out in its game until it is absent; the ladder
+/// pauses it and says why on its Queue stream, and the others keep playing.
+async fn a_silent_bot_is_paused_and_the_others_play_on(
+    server: &Server,
+    client: &mut LaddersClient<Channel>,
+    keys: &[String],
+) {
+    let silent_key = register(server, "silent");
+    let _bots: Vec<Bot> = [
+        "gangs-bot-greedy",
+        "gangs-bot-random",
+        "gangs-bot-random",
+        "gangs-bot-random",
+    ]
+    .iter()
+    .zip(keys)
+    .enumerate()
+    .map(|(i, (binary, key))| ladder_bot(binary, server, key, None, 100 + i as u64))
+    .collect();
+    let mut events = client
+        .queue(pb::QueueRequest {
+            ladder: LADDER.into(),
+            bot_key: silent_key,
+            max_concurrent: 1,
+            ..Default::default()
+        })
+        .await
+        .expect("queue")
+        .into_inner();
+    let mut matched = None;
+    let paused = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            let event = events.message().await.expect("queue stream").expect("open");
+            match event.event.expect("an event") {
+                pb::ladder_event::Event::Matched(m) => matched = Some(m.game_id),
+                pb::ladder_event::Event::Paused(p) => return p,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the silent bot was not paused within 120 s");
+    assert_eq!(
+        paused.reason,
+        pb::ladder_event::paused::Reason::Timeouts as i32
+    );
+    assert!(paused.detail.contains("timed out"), "{}", paused.detail);
+    let game = matched.expect("the silent bot was matched before its pause");
+    let row = standings(client)
+        .await
+        .standings
+        .into_iter()
+        .find(|r| r.bot == "silent")
+        .expect("silent in the standings");
+    assert!(row.paused && row.timeouts >= 3, "{row:?}");
+    let games = ladder_games(client).await;
+    let its = games.iter().find(|g| g.game_id == game).expect("its game");
+    assert!(its.outcome.is_some(), "its game is rated: {its:?}");
+    // The four others play on without it.
+    let rated_then = rated(client).await;
+    until("games rated after the pause", 120, || {
+        let mut client = client.clone();
+        async move { rated(&mut client).await >= rated_then + 2 }
+    })
+    .await;
+    let last = ladder_games(client).await;
+    assert!(
+        last[0].names.iter().all(|n| n != "silent@1"),
+        "{:?}",
+        last[0]
+    );
+}
+
+async fn bad_input_is_refused(server: &Server, client: &mut LaddersClient<Channel>) {
+    let status = client
+        .standings(pb::StandingsRequest {
+            ladder: "nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    let status = client
+        .queue(pb::QueueRequest {
+            ladder: LADDER.into(),
+            bot_key: "not-a-key".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    let status = client
+        .create_ladder(pb::CreateLadderRequest {
+            name: LADDER.into(),
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::AlreadyExists, "{status:?}");
+    let status = client
+        .create_ladder(pb::CreateLadderRequest {
+            name: "bad name!".into(),
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let (code, out) = gangs_cli(server, &["ladder", "register", LADDER, "twice"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = gangs_cli(server, &["ladder", "register", LADDER, "twice"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("ALREADY_EXISTS") || out.contains("already"),
+        "{out}"
+    );
+    // Retired: it never plays, and its key is refused.
+    let (code, out) = gangs_cli(server, &["ladder", "retire", LADDER, "twice"]);
+    assert_eq!(code, 0, "{out}");
+}
