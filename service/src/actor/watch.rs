@@ -268,7 +268,11 @@ struct CatchUp {
 impl CatchUp {
     async fn send_to(mut self, updates: mpsc::Sender<HostResult<pb::Update>>) {
         if let Err(error) = self.run(&updates).await {
-            tracing::error!(game = %self.game_id, "catch-up failed: {error}");
+            if matches!(error, HostError::NotFound(_)) {
+                tracing::info!(game = %self.game_id, "catch-up ended: {error}");
+            } else {
+                tracing::error!(game = %self.game_id, "catch-up failed: {error}");
+            }
             let _ = updates.send(Err(error)).await;
         }
     }
@@ -295,8 +299,10 @@ impl CatchUp {
                 .await
                 .map_err(|e| HostError::Storage(format!("reading game {}: {e}", self.game_id)))?;
             if chunk.is_empty() {
-                return Err(HostError::Internal(format!(
-                    "the log of game {} ends at seq {after}, before seq {}",
+                // Durable records gone: the game was deleted (`--retain-finished`) while this
+                // stream was sent (found by the soak test): it no longer exists.
+                return Err(HostError::NotFound(format!(
+                    "game {} was deleted (--retain-finished) while its stream was sent: its log ends at seq {after}, before seq {}",
                     self.game_id, self.through
                 )));
             }
