@@ -7,7 +7,6 @@
 mod common;
 mod web;
 
-use common::*;
 use gangs_proto::auth::ApiKey;
 use gangs_proto::v1 as pb;
 use serde_json::Value;

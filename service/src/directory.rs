@@ -171,7 +171,8 @@ pub async fn event_of(
             event.reason = ended.detail;
             kind
         }
-        None => return Ok(None),
+        // A ladder's own log is no game of the directory.
+        Some(Record::Ladder(_)) | None => return Ok(None),
     };
     event.set_event(kind);
     event.summary = summary;

@@ -120,7 +120,7 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
     if request.kind.is_empty() {
         return Err(Status::invalid_argument(format!(
             "kind is required: one of {}",
-            gangs_games::KINDS.join(", ")
+            gangs_games::kind_names().join(", ")
         )));
     }
     let refused = |e: gangs_games::Refusal| Status::invalid_argument(e.to_string());
