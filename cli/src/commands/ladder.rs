@@ -198,7 +198,10 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 .out
                 .emit(to_json(&list, "gangs.v1.ListLaddersResponse"), || {
                     if list.ladders.is_empty() {
-                        return "no ladders: `gangs ladder create NAME --kind gang-of-four` creates one".into();
+                        return format!(
+                            "no ladders: `gangs ladder create NAME --kind {}` creates one",
+                            gangs_games::kinds()[0].name
+                        );
                     }
                     list.ladders
                         .iter()
