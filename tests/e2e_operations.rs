@@ -5,39 +5,16 @@
 
 mod common;
 
+use common::observe::{free_port, scrape};
 use common::*;
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use rand::{Rng, SeedableRng};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tonic::transport::Endpoint;
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// `GET /metrics` over plain HTTP/1.1 (what `curl http://ADDR/metrics` does); the body.
-fn scrape(port: u16) -> String {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the metrics port");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    body.to_string()
-}
 
 /// The value of the series `name` whose labels include every `labels` pair; 0 when absent.
 fn value(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
