@@ -30,19 +30,26 @@ pub struct GameOver {
     pub outcome: Option<pb::Outcome>,
 }
 
-/// The whole life of a bot binary: logging, a runtime, [`play`], and the exit code (0 when the
-/// game finished, 1 with the error on stderr otherwise).
-pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
-    logging::init(args.quiet);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+/// Logging and the bot's runtime; `None` (said on stderr) when the runtime cannot start.
+fn start(quiet: bool) -> Option<tokio::runtime::Runtime> {
+    logging::init(quiet);
+    match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime,
+        Ok(runtime) => Some(runtime),
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
+            None
         }
+    }
+}
+
+/// The whole life of a bot binary: logging, a runtime, [`play`], and the exit code (0 when the
+/// game finished, 1 with the error on stderr otherwise).
+pub fn run_bot(args: BotArgs, policy: impl Policy) -> ExitCode {
+    let Some(runtime) = start(args.quiet) else {
+        return ExitCode::FAILURE;
     };
     let name = policy.name().to_string();
     tracing::info!(
@@ -80,16 +87,8 @@ pub fn run_bot_with<P: Policy + 'static>(
         let policy = make_policy(args.rng());
         return run_bot(args, policy);
     }
-    logging::init(args.quiet);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = start(args.quiet) else {
+        return ExitCode::FAILURE;
     };
     // Game i's policy is seeded with seed + i: a run is reproducible from its logged seed.
     let seed = args.seed();
