@@ -2,7 +2,7 @@
 //! random bot processes, plays short matches of both games and prints its JSON report; with
 //! `--out` it keeps every game's file (which verifies with no server) and the results.
 
-mod common;
+use crate::common;
 
 use common::bin;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! End to end: every kind of bad input is refused with its own gRPC status and a message a
 //! bot author understands, and the game is left exactly as it was.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -3,7 +3,7 @@
 //! machines are shared). The games it played are real: the server lists them and their logs
 //! hold the actions it counted.
 
-mod common;
+use crate::common;
 
 use common::{bin, gangs_cli, Server};
 use gangs_proto::v1 as pb;

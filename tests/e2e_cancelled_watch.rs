@@ -6,7 +6,7 @@
 //! reproduction grows the server's resident memory by less than 10 MB (it grew by 49 to 85 MB
 //! when a game kept its cancelled watchers until its next record).
 
-mod common;
+use crate::common;
 
 use common::observe::{await_metric, free_port, rss_kb};
 use common::*;

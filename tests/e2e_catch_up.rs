@@ -3,7 +3,7 @@
 //! reads, so the unread streams hold a few updates each: the server's memory stays bounded,
 //! and the game's log and other games keep answering.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -2,7 +2,7 @@
 //! resume after the last seq they printed, so the output holds every update exactly once, in
 //! order, and the human's seat plays on to the end.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

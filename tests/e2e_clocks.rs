@@ -4,7 +4,7 @@
 //! finishes — across a SIGKILL and restart of the server — with `gangs replay --verify`
 //! passing. A deadline is a wall-clock time from the log: a restart keeps it.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

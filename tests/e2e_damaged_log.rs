@@ -5,7 +5,7 @@
 //! reads (GetLog, redacted as a running game's) where it can, and every call to play them
 //! answers FAILED_PRECONDITION naming the game and the reason.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

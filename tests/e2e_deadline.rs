@@ -3,7 +3,7 @@
 //! as an `expired` record, the timer is re-armed after a SIGKILL and restart, and the game
 //! reaches its end on deadlines alone.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -4,7 +4,7 @@
 //! seat and a spectator received live (checked against recorded Watch streams); summaries add
 //! up to the final scores. Both games.
 
-mod common;
+use crate::common;
 
 use common::{bin, create, gangs_cli, log, spawn_bot, wait_with_timeout, Server};
 use gangs_proto::v1 as pb;

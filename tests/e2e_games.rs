@@ -3,7 +3,7 @@
 //! every acknowledged record kept, `Watch(from_seq)` resuming with no gap or duplicate, and
 //! `gangs replay --verify` passing.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

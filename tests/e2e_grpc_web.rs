@@ -6,8 +6,8 @@
 //! A preflight from an origin not named is not allowed; without `--grpc-web` the server does
 //! not answer gRPC-Web at all.
 
-mod common;
-mod web;
+use crate::common;
+use crate::web;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -3,7 +3,7 @@
 //! or limit, with a short message (never tonic's "metadata size exceeds hard limit"), and the
 //! server goes on serving.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

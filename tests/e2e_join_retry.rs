@@ -2,7 +2,7 @@
 //! token), before and after a server crash, and adds nothing to the log; another id cannot take
 //! the seat; the id never appears in the public log.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -8,7 +8,7 @@
 //! timeouts (its Queue stream says why) while the others keep playing. Bad input gets its
 //! status.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

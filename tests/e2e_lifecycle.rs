@@ -3,7 +3,7 @@
 //! --idle-timeout (also across a restart), --retain-finished deleting old logs, and
 //! ListGames' pages and filters.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

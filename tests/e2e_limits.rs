@@ -2,7 +2,7 @@
 //! with RESOURCE_EXHAUSTED naming the flag, changes nothing, and the limit frees up when what it
 //! counts goes away (a game cancelled, a stream closed).
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

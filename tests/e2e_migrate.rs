@@ -3,7 +3,7 @@
 //! store then serves both, byte for byte, and the waiting game goes on (its seat token still
 //! works). Run twice, the migration copies nothing more.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -14,7 +14,7 @@
 //!   node just started lists every game in its first answer.
 //! - The bots, the arena and the CLI work unchanged against either node.
 
-mod common;
+use crate::common;
 
 use common::nats;
 use common::*;

@@ -3,7 +3,7 @@
 //! "listening" said only once the server can serve, one clear line when the port or the data
 //! dir is taken, and `gangs health`.
 
-mod common;
+use crate::common;
 
 use common::observe::{free_port, scrape};
 use common::*;

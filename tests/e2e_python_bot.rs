@@ -7,7 +7,7 @@
 //! `target/tmp/python-venv`, which `.ci/run` prepares) and generates the stubs from `proto/`
 //! itself. A machine without `python3` fails the test with the reason; it never skips.
 
-mod common;
+use crate::common;
 
 use common::{bin, create, log, status, wait_with_timeout, Server};
 use gangs_proto::v1 as pb;
@@ -20,7 +20,7 @@ use std::time::Duration;
 const GAME_TIMEOUT: Duration = Duration::from_secs(180);
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::repo_root()
 }
 
 fn bot_script() -> PathBuf {

@@ -9,7 +9,7 @@
 //!
 //! `GANGS_FUZZ_SEED` replays a run (the seed is printed); `GANGS_FUZZ_CASES` sets its length.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::auth::ApiKey;

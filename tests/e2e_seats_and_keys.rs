@@ -4,7 +4,7 @@
 //! restart), ids reused for a different request, and the status precedence of a game that
 //! is over.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::auth::ApiKey;

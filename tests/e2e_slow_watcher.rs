@@ -2,7 +2,7 @@
 //! `--watch-buffer` updates behind it is cut off with RESOURCE_EXHAUSTED and a message saying
 //! how to resume, and resuming from its last seq continues with no gap.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -14,10 +14,10 @@
 //! few units where the figure is small and moves with what is in flight.
 //!
 //! `GANGS_SOAK_SECONDS` sets the length (default 150 s: CI); the hour-long run of
-//! docs/performance.md is `GANGS_SOAK_SECONDS=3600 cargo test --release -p gangs-proto --test
-//! e2e_soak -- --nocapture`. Every sample is printed (`--nocapture`).
+//! docs/performance.md is `GANGS_SOAK_SECONDS=3600 cargo test --release --test
+//! e2e e2e_soak:: -- --nocapture`. Every sample is printed (`--nocapture`).
 
-mod common;
+use crate::common;
 
 use common::observe::{
     await_metric, dir_bytes, free_port, metric, open_fds, rss_kb, scrape, threads,

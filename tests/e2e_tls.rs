@@ -5,7 +5,7 @@
 //! certificates people make work as they are: the self-signed one of `openssl req -x509`
 //! (`CA:TRUE`, pinned by `--ca`) and the one `gangs cert` writes.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::time::Duration;

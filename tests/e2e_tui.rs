@@ -5,7 +5,7 @@
 //!
 //! tmux is installed by `.ci/run`; a machine without it fails here, saying so.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -5,7 +5,7 @@
 //! the conformance suite (`games/tests/leak/`): every card-bearing field, found by
 //! reflection, against the rules of "may see" and against that state.
 
-mod common;
+use crate::common;
 #[path = "../games/tests/leak/mod.rs"]
 mod leak;
 

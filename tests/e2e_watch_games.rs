@@ -5,7 +5,7 @@
 //! rest (no gap, no duplicate) and then the next new event; the filters by kind and status;
 //! bad requests get clear statuses; `gangs games --follow --json` prints the same events.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

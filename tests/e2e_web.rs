@@ -4,8 +4,8 @@
 //! (mid-game hands) and the server's outcome (final scores), and follows a running game live
 //! without ever drawing a hidden card. Screenshots go to `target/screenshots/`.
 
-mod common;
-mod web;
+use crate::common;
+use crate::web;
 
 use common::*;
 use fantoccini::key::Key;

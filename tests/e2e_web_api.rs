@@ -5,8 +5,8 @@
 //! a game file that verifies and, imported, replays the same game; and a server with keys still
 //! serves an open viewer with `--http-public` (the viewer behind the keys: `e2e_web_auth.rs`).
 
-mod common;
-mod web;
+use crate::common;
+use crate::web;
 
 use common::*;
 use gangs_proto::v1 as pb;

@@ -4,8 +4,7 @@
 //! (an `HttpOnly`, `SameSite=Strict` cookie that does not hold the key) and then reads exactly
 //! what `ListGames`/`Watch` give that key over gRPC; logging out ends the session.
 
-mod common;
-mod web;
+use crate::web;
 
 use gangs_proto::auth::ApiKey;
 use gangs_proto::v1 as pb;

@@ -8,8 +8,8 @@
 //! - the replay (every hand) is refused, and the game file (checked every few steps) holds no
 //!   card of a hand either.
 
-mod common;
-mod web;
+use crate::common;
+use crate::web;
 
 use common::*;
 use gangs_proto::v1 as pb;

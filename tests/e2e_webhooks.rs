@@ -5,7 +5,7 @@
 //! it delivers the event once the receiver is back: nothing is lost. The metrics count the
 //! deliveries and the failures; `gangs webhook test` sends a signed sample.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gangs_proto::v1 as pb;

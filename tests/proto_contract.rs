@@ -74,7 +74,7 @@ const GRANDFATHERED: [(&str, &str, &str); 7] = [
 ];
 
 fn proto_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("proto")
+    crate::common::repo_root().join("proto")
 }
 
 fn compile(dir: &Path, files: &[&str]) -> FileDescriptorSet {
@@ -592,7 +592,7 @@ fn breaking_changes(old: &FileDescriptorSet, new: &FileDescriptorSet) -> Vec<Str
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git")
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(crate::common::repo_root())
         .output()
         .ok()?;
     out.status

@@ -3,7 +3,7 @@
 //!
 //! The binaries come from the same target dir and profile as the test: the first [`bin`] call
 //! of a test process builds every binary of the workspace (`cargo build --workspace --bins`,
-//! a no-op when they are current), so `cargo test -p gangs-proto --test e2e_x` on a clean or
+//! a no-op when they are current), so `cargo test --test e2e e2e_x::` on a clean or
 //! stale target runs the binaries of the code under test, never missing or old ones.
 //!
 //! The servers log warnings only; `GANGS_TEST_SERVER_LOG=info,gangs_service::cluster=debug`
@@ -22,6 +22,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Once;
 use std::time::Duration;
 use tonic::transport::Channel;
+
+/// The repository's root (the workspace), where the tests' crate (`tests/`) sits.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the repository")
+        .to_path_buf()
+}
 
 /// Path of a workspace binary in the test's own target dir, built first (once per process).
 pub fn bin(name: &str) -> PathBuf {
@@ -55,7 +63,7 @@ fn build_workspace_binaries(profile_dir: &Path) {
     let target_dir = profile_dir
         .parent()
         .expect("a target dir above the profile dir");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let manifest = repo_root().join("Cargo.toml");
     let mut command = Command::new(&cargo);
     // What `cargo test` sets for the test process describes the test's crate, not this build:
     // left in, build scripts that watch such a variable (ring's watches CARGO_MANIFEST_DIR) see
