@@ -10,6 +10,12 @@
 //! (`damaged_log`) and refuses to play it (`get`). A store that cannot be read at all still
 //! stops the start: that is no one game's fault.
 
+mod create;
+mod damaged;
+
+use create::CreateSlot;
+use damaged::{bounded_reason, damaged_error};
+
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries, MAX_ACTION_ID_LEN};
 use crate::error::{quote, HostError, HostResult};
 use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
@@ -41,14 +47,6 @@ pub struct DirectorySizes {
     pub damaged: usize,
 }
 
-/// A creation asked for with a `create_id`: its `created` record (decided once), and its
-/// answer once the game is durable. Concurrent retries wait for the same answer.
-struct CreateSlot {
-    game_id: String,
-    created: pb::Created,
-    answer: OnceCell<pb::CreateGameResponse>,
-}
-
 #[derive(Clone)]
 pub struct Registry {
     store: Store,
@@ -66,9 +64,6 @@ pub struct Registry {
     /// its limits (`take_restored_creators`).
     restored_creators: Arc<Mutex<Vec<(String, String)>>>,
 }
-
-/// The longest damage reason kept (it comes from the log, not a client, but is still bounded).
-const MAX_DAMAGE_REASON_LEN: usize = 300;
 
 /// What ListGames asks for.
 #[derive(Debug, Default, Clone)]
@@ -184,352 +179,10 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Marks a game whose log does not replay (`reason`) as damaged, from its records as read
-    /// again (a rare path: the records of a healthy game are read once). Only a store that
-    /// cannot be read is an error.
-    async fn damage(&self, id: &str, reason: &str) -> HostResult<()> {
-        match self.store.load_game(id).await {
-            Ok(records) => self.mark_damaged(id, &records, reason),
-            Err(e) if e.kind == StoreErrorKind::Corrupt => self.mark_damaged(id, &[], reason),
-            Err(e) => return Err(HostError::Storage(e.message)),
-        }
-        Ok(())
-    }
-
-    /// Lists a damaged game with what its records say (kind, seats, names, times), logs why,
-    /// and keeps it out of play.
-    fn mark_damaged(&self, id: &str, records: &[pb::LogRecord], reason: &str) {
-        // The engine's and the store's reasons name the game already; the summary does too.
-        let prefix = format!("game {id}: ");
-        let reason = bounded_reason(reason.strip_prefix(&prefix).unwrap_or(reason));
-        tracing::error!(
-            game = %id,
-            reason = %reason,
-            "the game's log does not replay: the game is damaged (listed and readable, not playable); the other games start"
-        );
-        let mut summary = pb::GameSummary {
-            game_id: id.to_string(),
-            status: pb::GameStatus::Unspecified as i32,
-            last_seq: records.last().map_or(0, |r| r.seq),
-            created_unix_ms: records.first().map_or(0, |r| r.unix_ms),
-            damaged: true,
-            damage_reason: reason.clone(),
-            ..Default::default()
-        };
-        for record in records {
-            match &record.record {
-                Some(Record::Created(created)) if summary.kind.is_empty() => {
-                    summary.kind = created.kind.clone();
-                    summary.players = created.players;
-                    summary.names = vec![String::new(); created.players.min(64) as usize];
-                    self.remember_create_id(id, created);
-                }
-                Some(Record::Joined(joined)) => {
-                    if let Some(name) = summary.names.get_mut(joined.seat as usize) {
-                        if name.is_empty() {
-                            summary.seats_taken += 1;
-                        }
-                        name.clone_from(&joined.name);
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.games.write().expect("games lock").remove(id);
-        self.summaries
-            .lock()
-            .expect("summaries lock")
-            .insert(id.to_string(), summary);
-        self.damaged
-            .write()
-            .expect("damaged lock")
-            .insert(id.to_string(), reason);
-    }
-
-    /// Why the game is damaged; None if it is not.
-    fn damage_reason(&self, id: &str) -> Option<String> {
-        self.damaged.read().expect("damaged lock").get(id).cloned()
-    }
-
-    /// A damaged game's records after `from_seq` as GetLog shows a running game's (public
-    /// redaction: no seed, no tokens, events as a spectator sees them), read from the store;
-    /// None if the game is not damaged. A log that cannot be shown that way (its records do
-    /// not decode, its `created` record builds no game, so nothing says what is hidden)
-    /// answers FAILED_PRECONDITION: a damaged log never reveals hidden cards.
-    pub async fn damaged_log(
-        &self,
-        id: &str,
-        from_seq: u64,
-    ) -> Option<HostResult<Vec<pb::LogRecord>>> {
-        let reason = self.damage_reason(id)?;
-        let unreadable = |why: &str| {
-            HostError::NotNow(format!(
-                "game {id} is damaged ({reason}) and its log cannot be shown: {why}"
-            ))
-        };
-        let records = match self.store.load_game(id).await {
-            Ok(records) => records,
-            Err(e) if e.kind == StoreErrorKind::Corrupt => {
-                return Some(Err(unreadable("a record does not decode")))
-            }
-            Err(e) => return Some(Err(HostError::Storage(e.message))),
-        };
-        let created = records.iter().find_map(|r| match &r.record {
-            Some(Record::Created(created)) => Some(created.clone()),
-            _ => None,
-        });
-        let Some(Ok((game, _))) = created.map(GameActor::new_game) else {
-            return Some(Err(unreadable(
-                "its `created` record does not build a game, so nothing says which parts are hidden",
-            )));
-        };
-        Some(Ok(records
-            .iter()
-            .filter(|r| r.seq > from_seq)
-            .map(|r| game.public_record(r, false))
-            .collect()))
-    }
-
     /// The creators of the live games rebuilt at startup, as (creator, game id), once: the
     /// server counts them against the per-client limits (`Limits::restore_games`).
     pub fn take_restored_creators(&self) -> Vec<(String, String)> {
         std::mem::take(&mut *self.restored_creators.lock().expect("creators lock"))
-    }
-
-    /// A restored game's create_id, so that a retry after the restart finds its game.
-    fn remember_create_id(&self, id: &str, created: &pb::Created) {
-        if created.create_id.is_empty() {
-            return;
-        }
-        let slot = CreateSlot {
-            game_id: id.to_string(),
-            created: created.clone(),
-            answer: OnceCell::new_with(Some(create_answer(id, created))),
-        };
-        self.create_ids
-            .lock()
-            .expect("create ids lock")
-            .insert(created.create_id.clone(), Arc::new(slot));
-    }
-
-    /// Creates a game that no client's limits count (the server's own).
-    pub async fn create(
-        &self,
-        request: pb::CreateGameRequest,
-    ) -> HostResult<pb::CreateGameResponse> {
-        self.create_for(request, String::new()).await
-    }
-
-    /// Creates a game for `creator` (`Client::log_id`, kept in its `created` record: the
-    /// per-client limits count it again after a restart).
-    pub async fn create_for(
-        &self,
-        request: pb::CreateGameRequest,
-        creator: String,
-    ) -> HostResult<pb::CreateGameResponse> {
-        let create_id = request.create_id.clone();
-        let seed_given = request.seed;
-        let (game, mut created) = requested(request)?;
-        created.creator = creator;
-        if created.reserve_seats {
-            // 128 random bits each from the OS-seeded CSPRNG: unguessable.
-            created.invitations = (0..created.players)
-                .map(|_| format!("{:032x}", rand::random::<u128>()))
-                .collect();
-        }
-        if create_id.is_empty() {
-            return self.start(new_game_id(), game, created).await;
-        }
-        let slot = {
-            let mut slots = self.create_ids.lock().expect("create ids lock");
-            slots
-                .entry(create_id.clone())
-                .or_insert_with(|| {
-                    // On a shared log the id comes from the create_id: a retry through any
-                    // node, or after a restart, names the same game, and the log's first
-                    // record (written once: it expects an empty subject) deduplicates it.
-                    let game_id = if self.lazy {
-                        game_id_of_create_id(&create_id)
-                    } else {
-                        new_game_id()
-                    };
-                    Arc::new(CreateSlot {
-                        game_id,
-                        created: created.clone(),
-                        answer: OnceCell::new(),
-                    })
-                })
-                .clone()
-        };
-        if !same_creation(&slot.created, &created, seed_given) {
-            return Err(reused_create_id(&create_id, &slot.game_id));
-        }
-        // The first caller creates the game (from the slot's record: a retry gets the same
-        // seed and invitations); the others wait for its answer. A failed creation is tried
-        // again by the next retry.
-        let game_id = slot.game_id.clone();
-        let first = slot.created.clone();
-        let answer = slot
-            .answer
-            .get_or_try_init(|| {
-                let engine = if first == created {
-                    Ok(game)
-                } else {
-                    GameActor::new_game(first.clone()).map(|(game, _)| game)
-                };
-                async move {
-                    // Created already through another node (or by this node's previous
-                    // process): the game as logged is the answer.
-                    if let Some(answer) = self.created_before(&game_id, &first, seed_given).await? {
-                        return Ok(answer);
-                    }
-                    let started = self.start(game_id.clone(), engine?, first.clone()).await;
-                    match started {
-                        // Another node created it at the same moment (its first record won):
-                        // the same answer as there.
-                        Err(e) if self.lazy => self
-                            .created_before(&game_id, &first, seed_given)
-                            .await?
-                            .ok_or(e),
-                        started => started,
-                    }
-                }
-            })
-            .await?;
-        Ok(answer.clone())
-    }
-
-    /// On a shared log, the answer for a game the log already holds under `id` (a creation
-    /// with the same create_id made through another node or process); None when the log has
-    /// no such game. A different game under that create_id is INVALID_ARGUMENT.
-    async fn created_before(
-        &self,
-        id: &str,
-        again: &pb::Created,
-        seed_given: Option<u64>,
-    ) -> HostResult<Option<pb::CreateGameResponse>> {
-        if !self.lazy {
-            return Ok(None);
-        }
-        let first = self
-            .store
-            .read_range(id, 0, 1)
-            .await
-            .map_err(|e| HostError::Storage(format!("reading game {id}: {e}")))?;
-        let Some(record) = first.first() else {
-            return Ok(None);
-        };
-        let Some(Record::Created(created)) = &record.record else {
-            return Err(HostError::Internal(format!(
-                "game {id}'s first record is not its creation"
-            )));
-        };
-        if created.create_id != again.create_id || !same_creation(created, again, seed_given) {
-            return Err(HostError::Invalid(format!(
-                "create_id {} was already used to create a different game ({id}): draw a new create_id for a new game",
-                quote(&again.create_id)
-            )));
-        }
-        Ok(Some(create_answer(id, created)))
-    }
-
-    /// The answer to a CreateGame whose create_id already made its game (a retry after a lost
-    /// answer), if it did: asked before any limit, since it creates nothing and a client must
-    /// not be refused the game it already has. A create_id used for another game is refused.
-    pub fn created_already(
-        &self,
-        request: &pb::CreateGameRequest,
-    ) -> HostResult<Option<pb::CreateGameResponse>> {
-        if request.create_id.is_empty() {
-            return Ok(None);
-        }
-        let slot = self
-            .create_ids
-            .lock()
-            .expect("create ids lock")
-            .get(&request.create_id)
-            .cloned();
-        let Some((slot, answer)) = slot.and_then(|s| s.answer.get().cloned().map(|a| (s, a)))
-        else {
-            return Ok(None);
-        };
-        let (_, again) = requested(request.clone())?;
-        if !same_creation(&slot.created, &again, request.seed) {
-            return Err(reused_create_id(&request.create_id, &slot.game_id));
-        }
-        Ok(Some(answer))
-    }
-
-    /// Starts a new game's actor and answers once its `created` record is durable.
-    async fn start(
-        &self,
-        id: String,
-        game: Box<dyn gangs_games::Game>,
-        created: pb::Created,
-    ) -> HostResult<pb::CreateGameResponse> {
-        let answer = create_answer(&id, &created);
-        let (reply, durable) = tokio::sync::oneshot::channel();
-        let handle = GameActor::create(
-            id.clone(),
-            self.store.clone(),
-            self.summaries.clone(),
-            self.settings,
-            (game, created),
-            reply,
-        );
-        // In the directory before its summary is published (once durable): a caller that
-        // finds the game listed reaches this actor, never a second one loaded from the log.
-        self.games.write().expect("games lock").insert(id, handle);
-        durable
-            .await
-            .map_err(|_| HostError::Internal("the game stopped before it was saved".into()))??;
-        Ok(answer)
-    }
-
-    /// Loads a finished game from a game file's header (None: derived from the records) and
-    /// records under a new id (`ImportGame`). The file is verified as `gangs replay --file
-    /// --verify` does, through the engine, before anything is stored: a tampered, cut or
-    /// unfinished log stores nothing. Seat tokens are dropped (nobody acts in an imported game);
-    /// seats without a token are how an imported game is known, after a restart too.
-    pub async fn import(
-        &self,
-        header: Option<Header>,
-        mut records: Vec<pb::LogRecord>,
-    ) -> HostResult<pb::ImportGameResponse> {
-        for record in &mut records {
-            if let Some(Record::Joined(joined)) = &mut record.record {
-                joined.token.clear();
-                joined.join_id.clear();
-            }
-        }
-        let refused =
-            |e: GameFileError| HostError::Invalid(format!("the game cannot be imported: {e}"));
-        let header = match header {
-            Some(header) => header,
-            None => {
-                GameFile::from_log("", records.clone())
-                    .map_err(refused)?
-                    .header
-            }
-        };
-        let file = GameFile { header, records };
-        file.verify().map_err(refused)?;
-        let records = file.records;
-        let id = new_game_id();
-        self.store
-            .append(&id, records.clone())
-            .await
-            .map_err(|_| {
-                HostError::Unavailable("the store stopped before the game was saved".into())
-            })?
-            .map_err(|e| HostError::Storage(format!("the game was not saved: {}", e.message)))?;
-        // Listed from its summary and loaded from the log when asked for, like any finished game.
-        let count = records.len() as u64;
-        self.rebuild(&id, records)?;
-        Ok(pb::ImportGameResponse {
-            game_id: id,
-            records: count,
-        })
     }
 
     pub fn get(&self, id: &str) -> HostResult<GameHandle> {
@@ -760,57 +413,6 @@ impl Registry {
     }
 }
 
-/// The engine and `created` record (defaults filled in, a seed drawn when none is given, no
-/// invitations or creator yet) a CreateGame asks for.
-fn requested(
-    request: pb::CreateGameRequest,
-) -> HostResult<(Box<dyn gangs_games::Game>, pb::Created)> {
-    if request.create_id.len() > MAX_ACTION_ID_LEN {
-        return Err(HostError::Invalid(format!(
-            "create_id is longer than {MAX_ACTION_ID_LEN} bytes"
-        )));
-    }
-    GameActor::new_game(pb::Created {
-        seed: Some(request.seed.unwrap_or_else(rand::random)),
-        kind: request.kind,
-        options: request.options,
-        preset: request.preset,
-        players: 0,
-        reserve_seats: request.reserve_seats,
-        invitations: Vec::new(),
-        create_id: request.create_id,
-        creator: String::new(),
-    })
-}
-
-/// What a CreateGame reusing `create_id` (of game `game_id`) for another game answers.
-fn reused_create_id(create_id: &str, game_id: &str) -> HostError {
-    HostError::Invalid(format!(
-        "create_id {} was already used to create a different game ({game_id}): draw a new create_id for a new game",
-        quote(create_id)
-    ))
-}
-
-/// What CreateGame answers for a game created from `created`.
-fn create_answer(id: &str, created: &pb::Created) -> pb::CreateGameResponse {
-    pb::CreateGameResponse {
-        game_id: id.to_string(),
-        players: created.players,
-        invitations: created.invitations.clone(),
-    }
-}
-
-/// Whether a retried creation (`again`, with a fresh seed when none was given, and fresh
-/// invitations) asks for the same game as the first (`first`, as logged).
-fn same_creation(first: &pb::Created, again: &pb::Created, seed_given: Option<u64>) -> bool {
-    first.kind == again.kind
-        && first.options == again.options
-        && first.preset == again.preset
-        && first.players == again.players
-        && first.reserve_seats == again.reserve_seats
-        && seed_given.is_none_or(|seed| first.seed == Some(seed))
-}
-
 /// `created_unix_ms.game_id` of the last game of the previous page.
 fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
     if token.is_empty() {
@@ -829,49 +431,11 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
         })
 }
 
-/// What a call to play a damaged game answers (FAILED_PRECONDITION).
-fn damaged_error(id: &str, reason: &str) -> HostError {
-    HostError::NotNow(format!(
-        "game {id} is damaged: its log does not replay ({reason}); it is listed and GetLog shows its log, but it cannot be joined, watched, played or cancelled"
-    ))
-}
-
-/// `reason` cut to [`MAX_DAMAGE_REASON_LEN`] bytes (at a character boundary).
-fn bounded_reason(reason: &str) -> String {
-    let mut end = reason.len().min(MAX_DAMAGE_REASON_LEN);
-    while !reason.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut cut = reason[..end].to_string();
-    if end < reason.len() {
-        cut.push('…');
-    }
-    cut
-}
-
 fn not_found(id: &str) -> HostError {
     HostError::NotFound(format!(
         "no game {}: `gangs games` lists the games",
         gangs_proto::quoted(id)
     ))
-}
-
-/// The game id a create_id names on a shared log: FNV-1a (64 bits, a fixed algorithm: every
-/// node and every version computes the same id) of its bytes. A collision of two create_ids
-/// answers the second with INVALID_ARGUMENT (a different game), never with the other's game.
-fn game_id_of_create_id(create_id: &str) -> String {
-    let hash = create_id
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    format!("{hash:016x}")
-}
-
-fn new_game_id() -> String {
-    let id = format!("{:016x}", rand::random::<u64>());
-    debug_assert_eq!(id.len(), GAME_ID_LEN);
-    id
 }
 
 /// One page of `games` that pass the query's filters, oldest first (then by id), and the token
