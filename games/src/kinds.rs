@@ -148,7 +148,7 @@ pub fn kind(name: &str) -> Result<&'static KindInfo, Refusal> {
         .ok_or_else(|| {
             Refusal::invalid(format!(
                 "unknown game kind {}: use one of {}",
-                gangs_rules::engine::quote(name),
+                gangs_proto::quoted(name),
                 kind_names().join(", ")
             ))
         })

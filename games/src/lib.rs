@@ -82,3 +82,20 @@ pub use kinds::{
     action_help, describe_action, describe_event, new_game, parse_action, parse_options,
     render_view,
 };
+
+#[cfg(test)]
+mod tests {
+    /// The engines quote client input in their refusals, the host in its errors: a bot author
+    /// reads both, so both quote alike (see `gangs_rules::engine::quote`).
+    #[test]
+    fn the_engines_and_the_host_quote_input_alike() {
+        let long = "é".repeat(100);
+        for input in ["", "ab\"c", "line\nbreak", long.as_str(), &"x".repeat(81)] {
+            assert_eq!(
+                gangs_rules::engine::quote(input),
+                gangs_proto::quoted(input),
+                "{input:?}"
+            );
+        }
+    }
+}

@@ -186,7 +186,9 @@ fn range_words(min: u64, max: u64) -> String {
     }
 }
 
-/// At most ~80 bytes of client input in a message, on a character boundary.
+/// At most ~80 bytes of client input in a message, on a character boundary. The same quoting
+/// as `gangs_proto::quoted`, which everything above the engines uses: the rules crate depends
+/// on nothing, so it keeps this copy, and a test in `gangs-games` holds the two to one output.
 pub fn quote(input: &str) -> String {
     const LIMIT: usize = 80;
     if input.len() <= LIMIT {

@@ -1,12 +1,10 @@
-//! The `gangs.v1.Games` gRPC service: checks each request's key and shape, finds the game,
-//! and hands the request to the game's actor. No game logic here. The one place where the
-//! host's [`HostError`] becomes a gRPC status.
+//! The `gangs.v1.Games` gRPC service: checks each request's key and bounds, routes a call for
+//! one game (here, or forwarded to the node that runs it: [`GamesService::route`], the one
+//! place that decides), and hands the request to the game's actor. No game logic here. The one
+//! place where the host's [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
-use crate::bounds::{
-    bounded, check_game_id, check_len, MAX_ACTION_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS,
-    MAX_KIND_BYTES, MAX_TOKEN_BYTES,
-};
+use crate::actor::{Command, GameHandle, Reply};
+use crate::bounds::{bounded, Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
 use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
 use crate::error::{HostError, HostResult};
@@ -18,6 +16,7 @@ use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
 use pb::games_server::Games;
 use prost::Message;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -89,14 +88,32 @@ impl GamesService {
         self
     }
 
-    /// The owner's client when another node runs `game_id`; None to serve it here.
-    async fn forward_to(&self, game_id: &str) -> Result<Option<GamesClient<Channel>>, Status> {
+    /// The front of every call for one game: the key (`access`, to `what` for the message),
+    /// the request's bounds, then where it runs. Served here, the request comes back
+    /// ([`Routed::Here`]); run by another node of a cluster, `forward` sends it there with the
+    /// caller's credentials (that node checks the key again) and its answer is the answer.
+    async fn route<R, T, F>(
+        &self,
+        request: Request<R>,
+        access: Access,
+        what: &str,
+        forward: impl FnOnce(GamesClient<Channel>, Request<R>) -> F,
+    ) -> Result<Routed<R, T>, Status>
+    where
+        R: Bounded + ForGame,
+        F: Future<Output = Result<Response<T>, Status>>,
+    {
+        self.check_key(&request, access, what)?;
+        let (credentials, request) = Credentials::split(request);
+        request.check_bounds()?;
         let Some(cluster) = &self.cluster else {
-            return Ok(None);
+            return Ok(Routed::Here(request));
         };
-        match cluster.route(game_id, &self.registry).await? {
-            Route::Local => Ok(None),
-            Route::Owner(client) => Ok(Some(client)),
+        match cluster.route(request.game_id(), &self.registry).await? {
+            Route::Local => Ok(Routed::Here(request)),
+            Route::Owner(owner) => Ok(Routed::There(
+                forward(owner, credentials.on(request)).await?,
+            )),
         }
     }
 
@@ -164,6 +181,35 @@ impl GamesService {
         )))
     }
 }
+
+/// Where [`GamesService::route`] sends a call: the request to serve here, or the answer of
+/// the node that runs the game.
+enum Routed<R, T> {
+    Here(R),
+    There(Response<T>),
+}
+
+/// A request for one game.
+trait ForGame {
+    fn game_id(&self) -> &str;
+}
+
+macro_rules! for_game {
+    ($($request:ty),*) => {
+        $(impl ForGame for $request {
+            fn game_id(&self) -> &str {
+                &self.game_id
+            }
+        })*
+    };
+}
+for_game!(
+    pb::CancelGameRequest,
+    pb::JoinGameRequest,
+    pb::WatchRequest,
+    pb::ActRequest,
+    pb::GetLogRequest
+);
 
 /// The key in a call's `authorization: Bearer KEY` metadata: `Ok(None)` without that
 /// metadata, an error when it does not read `Bearer KEY`.
@@ -248,6 +294,15 @@ async fn ask_game<T>(
     )))
 }
 
+/// Passes a stream's items through, holding `slot` (a watcher's place in the limits) for as
+/// long as the stream lives.
+fn holding<S, T>(slot: S) -> impl FnMut(T) -> T {
+    move |item| {
+        let _ = &slot;
+        item
+    }
+}
+
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
 type DirectoryStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGamesResponse, Status>> + Send>>;
 type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
@@ -262,7 +317,7 @@ impl Games for GamesService {
             self.check_key(&request, Access::Admin, "create games")?;
             let client = self.client_of(&request);
             let request = request.into_inner();
-            check_len("kind", &request.kind, MAX_KIND_BYTES)?;
+            request.check_bounds()?;
             if request.kind.is_empty() {
                 return Err(Status::invalid_argument(format!(
                     "kind is required: one of {}",
@@ -302,12 +357,16 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CancelGameRequest>,
     ) -> Result<Response<pb::CancelGameResponse>, Status> {
-        self.check_key(&request, Access::Admin, "cancel games")?;
-        let (credentials, request) = Credentials::split(request);
-        check_game_id(&request.game_id)?;
-        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            return owner.cancel_game(credentials.on(request)).await;
-        }
+        let forward = |mut owner: GamesClient<Channel>, request| async move {
+            owner.cancel_game(request).await
+        };
+        let request = match self
+            .route(request, Access::Admin, "cancel games", forward)
+            .await?
+        {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer),
+        };
         let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
             reason: request.reason,
             reply,
@@ -320,15 +379,16 @@ impl Games for GamesService {
         &self,
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
-        self.check_key(&request, Access::Player, "join games")?;
-        let (credentials, request) = Credentials::split(request);
-        check_game_id(&request.game_id)?;
-        // Characters are counted by the game (at most MAX_NAME_LEN); bytes bound the work first.
-        check_len("name", &request.name, 4 * MAX_NAME_LEN)?;
-        check_len("join_id", &request.join_id, MAX_ACTION_ID_LEN)?;
-        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            return owner.join_game(credentials.on(request)).await;
-        }
+        let forward = |mut owner: GamesClient<Channel>, request| async move {
+            owner.join_game(request).await
+        };
+        let request = match self
+            .route(request, Access::Player, "join games", forward)
+            .await?
+        {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer),
+        };
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Join {
             request: Box::new(request),
@@ -345,23 +405,25 @@ impl Games for GamesService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        self.check_key(&request, Access::Player, "watch games")?;
         let peer = request.remote_addr();
-        let (credentials, request) = Credentials::split(request);
-        check_game_id(&request.game_id)?;
-        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
-        // Held by the stream: the slot is free again when the client closes it.
-        let slot = self.limits.open_watch(&request.game_id, peer)?;
-        let hold = move |update| {
-            let _ = &slot;
-            update
+        // The watcher slot (here or for a forwarded stream) is held by the stream: it is free
+        // again when the client closes it.
+        let limits = self.limits.clone();
+        let forward = |mut owner: GamesClient<Channel>, request: Request<pb::WatchRequest>| async move {
+            let slot = limits.open_watch(&request.get_ref().game_id, peer)?;
+            let stream = owner.watch(request).await?.into_inner();
+            Ok(Response::new(crate::metrics::Watched::new(
+                Box::pin(stream.map(holding(slot))) as UpdateStream,
+            )))
         };
-        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            let stream = owner.watch(credentials.on(request)).await?.into_inner();
-            return Ok(Response::new(crate::metrics::Watched::new(
-                Box::pin(stream.map(hold)) as UpdateStream,
-            )));
-        }
+        let request = match self
+            .route(request, Access::Player, "watch games", forward)
+            .await?
+        {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer),
+        };
+        let slot = self.limits.open_watch(&request.game_id, peer)?;
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
@@ -369,7 +431,9 @@ impl Games for GamesService {
         })
         .await;
         crate::metrics::rpc_result("Watch", &stream);
-        let stream = stream?.map(|update| update.map_err(Status::from)).map(hold);
+        let stream = stream?
+            .map(|update| update.map_err(Status::from))
+            .map(holding(slot));
         Ok(Response::new(crate::metrics::Watched::new(Box::pin(
             stream,
         ))))
@@ -380,20 +444,12 @@ impl Games for GamesService {
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
         let started = std::time::Instant::now();
-        self.check_key(&request, Access::Player, "act")?;
-        let (credentials, request) = Credentials::split(request);
-        check_game_id(&request.game_id)?;
-        check_len("token", &request.token, MAX_TOKEN_BYTES)?;
-        check_len("action_id", &request.action_id, MAX_ACTION_ID_LEN)?;
-        let action_bytes = request.action.as_ref().map_or(0, |a| a.encoded_len());
-        if action_bytes > MAX_ACTION_BYTES {
-            return Err(Status::invalid_argument(format!(
-                "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
-            )));
-        }
-        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            return owner.act(credentials.on(request)).await;
-        }
+        let forward =
+            |mut owner: GamesClient<Channel>, request| async move { owner.act(request).await };
+        let request = match self.route(request, Access::Player, "act", forward).await? {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer),
+        };
         let game_id = request.game_id.clone();
         let answer = ask(&self.registry, &game_id, |reply| Command::Act {
             request: Box::new(request),
@@ -410,13 +466,17 @@ impl Games for GamesService {
         &self,
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
-        self.check_key(&request, Access::Player, "read logs")?;
-        let (credentials, request) = Credentials::split(request);
-        check_game_id(&request.game_id)?;
-        if let Some(mut owner) = self.forward_to(&request.game_id).await? {
-            let stream = owner.get_log(credentials.on(request)).await?.into_inner();
-            return Ok(Response::new(Box::pin(stream) as LogStream));
-        }
+        let forward = |mut owner: GamesClient<Channel>, request| async move {
+            let stream = owner.get_log(request).await?.into_inner();
+            Ok(Response::new(Box::pin(stream) as LogStream))
+        };
+        let request = match self
+            .route(request, Access::Player, "read logs", forward)
+            .await?
+        {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer),
+        };
         let records = match self
             .registry
             .damaged_log(&request.game_id, request.from_seq)
@@ -444,6 +504,7 @@ impl Games for GamesService {
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         self.check_key(&request, Access::Player, "list games")?;
         let request = request.into_inner();
+        request.check_bounds()?;
         let status = match pb::GameStatus::try_from(request.status) {
             Ok(pb::GameStatus::Unspecified) => None,
             Ok(status) => Some(status),
@@ -482,6 +543,7 @@ impl Games for GamesService {
     ) -> Result<Response<DirectoryStream>, Status> {
         self.check_key(&request, Access::Player, "watch the directory")?;
         let request = request.into_inner();
+        request.check_bounds()?;
         let filter = Filter::new(request.kind, &request.statuses).map_err(Status::from)?;
         let stream = self
             .directory

@@ -1,10 +1,14 @@
-//! Bounds on what a client sends, checked in `api.rs` before a request reaches a game: every id
-//! and string has a length limit, refused with INVALID_ARGUMENT naming the field and its limit,
-//! and no message quotes more than [`gangs_proto::MAX_QUOTED_BYTES`] of input. A careless or
+//! Bounds on what a client sends: every id and string of every `Games` request has a length
+//! limit, here and nowhere else, refused with INVALID_ARGUMENT naming the field and its limit,
+//! and no message quotes more than [`gangs_proto::MAX_QUOTED_BYTES`] of input. `api.rs` checks
+//! each request once ([`Bounded`]), before it is forwarded or reaches a game, so the actors,
+//! the registry and the directory work on bounded input. A careless or
 //! hostile client thus gets a clear status (a 60 KB game id echoed whole would overflow gRPC's
 //! metadata limit and arrive as an unrelated RESOURCE_EXHAUSTED) and costs little.
 
 use gangs_proto::quoted;
+use gangs_proto::v1 as pb;
+use prost::Message;
 use tonic::Status;
 
 /// Game ids the server makes are 16 hex characters; anything much longer is no id of ours.
@@ -20,6 +24,19 @@ pub const MAX_IMPORT_RECORDS: usize = gangs_games::game_file::MAX_RECORDS;
 /// Most bytes of a game loaded by `ImportGame`, over all its messages (each message is also
 /// bounded by `--max-request-bytes`): far more than the longest game's log.
 pub const MAX_IMPORT_BYTES: usize = 32 << 20;
+/// Longest display name, in characters (bytes are bounded first, at 4 per character).
+pub const MAX_NAME_CHARS: usize = 64;
+/// Longest client-chosen id: `action_id`, `join_id`, `create_id`.
+pub const MAX_REQUEST_ID_BYTES: usize = 128;
+/// Longest reason given for cancelling a game, in characters.
+pub const MAX_REASON_CHARS: usize = 200;
+/// Longest `WatchGames` cursor (a u64 in decimal is 20 digits).
+pub const MAX_CURSOR_BYTES: usize = 24;
+/// Most `statuses` in one `WatchGames` request (there are five).
+pub const MAX_STATUSES: usize = 8;
+/// Longest `ListGames` page token (a time and a game id).
+pub const MAX_PAGE_TOKEN_BYTES: usize = 64;
+
 /// Longest status message sent: a last guard so that no message can grow past gRPC's metadata
 /// limit, whatever a lower layer put in it.
 pub const MAX_MESSAGE_BYTES: usize = 1024;
@@ -44,6 +61,97 @@ pub fn check_game_id(game_id: &str) -> Result<(), Status> {
         ));
     }
     check_len("game_id", game_id, MAX_GAME_ID_BYTES)
+}
+
+/// `value` of `field` is at most `max` characters (and at most 4 bytes each, checked first so
+/// that counting costs little).
+pub fn check_chars(field: &str, value: &str, max: usize) -> Result<(), Status> {
+    check_len(field, value, 4 * max)?;
+    let chars = value.chars().count();
+    if chars > max {
+        return Err(Status::invalid_argument(format!(
+            "{field} is {chars} characters, longer than its limit of {max}: {}",
+            quoted(value)
+        )));
+    }
+    Ok(())
+}
+
+/// A request whose every field is within its bounds, checked once in front of the handlers.
+pub trait Bounded {
+    /// INVALID_ARGUMENT naming the first field over its limit.
+    fn check_bounds(&self) -> Result<(), Status>;
+}
+
+impl Bounded for pb::CreateGameRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_len("kind", &self.kind, MAX_KIND_BYTES)?;
+        check_len("create_id", &self.create_id, MAX_REQUEST_ID_BYTES)
+    }
+}
+
+impl Bounded for pb::CancelGameRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_game_id(&self.game_id)?;
+        check_chars("reason", &self.reason, MAX_REASON_CHARS)
+    }
+}
+
+impl Bounded for pb::JoinGameRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_game_id(&self.game_id)?;
+        check_chars("name", &self.name, MAX_NAME_CHARS)?;
+        check_len("join_id", &self.join_id, MAX_REQUEST_ID_BYTES)
+    }
+}
+
+impl Bounded for pb::WatchRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_game_id(&self.game_id)?;
+        check_len("token", &self.token, MAX_TOKEN_BYTES)
+    }
+}
+
+impl Bounded for pb::ActRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_game_id(&self.game_id)?;
+        check_len("token", &self.token, MAX_TOKEN_BYTES)?;
+        check_len("action_id", &self.action_id, MAX_REQUEST_ID_BYTES)?;
+        let action_bytes = self.action.as_ref().map_or(0, |a| a.encoded_len());
+        if action_bytes > MAX_ACTION_BYTES {
+            return Err(Status::invalid_argument(format!(
+                "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Bounded for pb::GetLogRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_game_id(&self.game_id)
+    }
+}
+
+impl Bounded for pb::ListGamesRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_len("kind", &self.kind, MAX_KIND_BYTES)?;
+        check_len("page_token", &self.page_token, MAX_PAGE_TOKEN_BYTES)
+    }
+}
+
+impl Bounded for pb::WatchGamesRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_len("kind", &self.kind, MAX_KIND_BYTES)?;
+        check_len("from_cursor", &self.from_cursor, MAX_CURSOR_BYTES)?;
+        if self.statuses.len() > MAX_STATUSES {
+            return Err(Status::invalid_argument(format!(
+                "statuses has {} entries, more than its limit of {MAX_STATUSES} (there are five statuses)",
+                self.statuses.len()
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The same status with its message cut to [`MAX_MESSAGE_BYTES`] (on a character boundary).

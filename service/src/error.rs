@@ -71,17 +71,3 @@ impl From<Refusal> for HostError {
 }
 
 pub type HostResult<T> = Result<T, HostError>;
-
-/// A client-given string for an error message: quoted, at most ~80 bytes of it (a message
-/// must stay small whatever the client sent).
-pub fn quote(text: &str) -> String {
-    const MAX: usize = 80;
-    if text.len() <= MAX {
-        return format!("{text:?}");
-    }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{:?}…", &text[..end])
-}

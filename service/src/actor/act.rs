@@ -2,9 +2,10 @@
 //! (same seat and `action_id`) gets the first answer and applies nothing.
 
 use super::durability::PendingReply;
-use super::{GameActor, Reply, MAX_ACTION_ID_LEN};
-use crate::error::{quote, HostError, HostResult};
+use super::{GameActor, Reply};
+use crate::error::{HostError, HostResult};
 use gangs_games::update::record_events;
+use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 
@@ -14,12 +15,6 @@ impl GameActor {
             Ok(seat) => seat,
             Err(error) => return drop(reply.send(Err(error))),
         };
-        if request.action_id.len() > MAX_ACTION_ID_LEN {
-            let error = HostError::Invalid(format!(
-                "action_id is longer than {MAX_ACTION_ID_LEN} bytes"
-            ));
-            return drop(reply.send(Err(error)));
-        }
         // A retry: answer as the first time, apply nothing; the same id for another action is
         // a client bug, which must not look like success.
         if !request.action_id.is_empty() {
@@ -51,7 +46,7 @@ impl GameActor {
         }
         Err(HostError::Invalid(format!(
             "action_id {} was already used for a different action (seq {seq}): draw a new action_id for a new action",
-            quote(&request.action_id)
+            quoted(&request.action_id)
         )))
     }
 

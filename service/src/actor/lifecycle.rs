@@ -14,9 +14,6 @@ use pb::log_record::Record;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Longest cancel reason kept in the log.
-pub const MAX_DETAIL_LEN: usize = 200;
-
 /// Why a game would be abandoned, with the timeout that applies.
 pub(super) enum Abandon {
     /// Seats still free after `--fill-timeout`.
@@ -68,11 +65,6 @@ impl GameActor {
                 self.id,
                 self.over_word()
             ));
-            return drop(reply.send(Err(error)));
-        }
-        if detail.chars().count() > MAX_DETAIL_LEN {
-            let error =
-                HostError::Invalid(format!("reason is longer than {MAX_DETAIL_LEN} characters"));
             return drop(reply.send(Err(error)));
         }
         let detail = if detail.is_empty() {

@@ -26,7 +26,6 @@ mod seats;
 mod timers;
 mod watch;
 
-pub use lifecycle::MAX_DETAIL_LEN;
 pub use timers::unix_ms;
 
 use crate::error::{HostError, HostResult};
@@ -52,10 +51,6 @@ use watch::Watcher;
 
 /// Updates a watcher may have queued before it is cut off as too slow (`--watch-buffer`).
 pub const DEFAULT_WATCHER_BUFFER: usize = 512;
-/// Longest display name accepted.
-pub const MAX_NAME_LEN: usize = 64;
-/// Longest action id accepted.
-pub const MAX_ACTION_ID_LEN: usize = 128;
 
 /// A watcher's stream: updates, or the error that ended it.
 pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<pb::Update>> + Send>>;

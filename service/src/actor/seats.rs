@@ -4,9 +4,10 @@
 //! `started` record) when the last seat is taken.
 
 use super::durability::PendingReply;
-use super::{GameActor, Reply, MAX_ACTION_ID_LEN, MAX_NAME_LEN};
-use crate::error::{quote, HostError, HostResult};
+use super::{GameActor, Reply};
+use crate::error::{HostError, HostResult};
 use crate::secret::constant_time_eq;
+use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 
@@ -121,8 +122,8 @@ impl GameActor {
         }
         Err(HostError::Invalid(format!(
             "join_id {} was already used for a different join (seat {index} as {}): draw a new join_id for a new join",
-            quote(join_id),
-            quote(&first.name)
+            quoted(join_id),
+            quoted(&first.name)
         )))
     }
 
@@ -167,16 +168,6 @@ impl GameActor {
         name: String,
         join_id: String,
     ) -> HostResult<(Vec<pb::LogRecord>, pb::JoinGameResponse)> {
-        if name.chars().count() > MAX_NAME_LEN {
-            return Err(HostError::Invalid(format!(
-                "name is longer than {MAX_NAME_LEN} characters"
-            )));
-        }
-        if join_id.len() > MAX_ACTION_ID_LEN {
-            return Err(HostError::Invalid(format!(
-                "join_id is longer than {MAX_ACTION_ID_LEN} bytes"
-            )));
-        }
         let players = self.seats.len();
         let seat =
             match seat {

@@ -144,7 +144,7 @@ impl Registry {
         if created.create_id != again.create_id || !same_creation(created, again, seed_given) {
             return Err(HostError::Invalid(format!(
                 "create_id {} was already used to create a different game ({id}): draw a new create_id for a new game",
-                quote(&again.create_id)
+                quoted(&again.create_id)
             )));
         }
         Ok(Some(create_answer(id, created)))
@@ -255,11 +255,6 @@ impl Registry {
 pub(super) fn requested(
     request: pb::CreateGameRequest,
 ) -> HostResult<(Box<dyn gangs_games::Game>, pb::Created)> {
-    if request.create_id.len() > MAX_ACTION_ID_LEN {
-        return Err(HostError::Invalid(format!(
-            "create_id is longer than {MAX_ACTION_ID_LEN} bytes"
-        )));
-    }
     GameActor::new_game(pb::Created {
         seed: Some(request.seed.unwrap_or_else(rand::random)),
         kind: request.kind,
@@ -277,7 +272,7 @@ pub(super) fn requested(
 pub(super) fn reused_create_id(create_id: &str, game_id: &str) -> HostError {
     HostError::Invalid(format!(
         "create_id {} was already used to create a different game ({game_id}): draw a new create_id for a new game",
-        quote(create_id)
+        quoted(create_id)
     ))
 }
 

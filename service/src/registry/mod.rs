@@ -16,10 +16,11 @@ mod damaged;
 use create::CreateSlot;
 use damaged::{bounded_reason, damaged_error};
 
-use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries, MAX_ACTION_ID_LEN};
-use crate::error::{quote, HostError, HostResult};
+use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
+use crate::error::{HostError, HostResult};
 use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
+use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use std::collections::HashMap;
@@ -426,7 +427,7 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
         .ok_or_else(|| {
             HostError::Invalid(format!(
                 "page_token {} is not one ListGames returned: send the previous answer's next_page_token, or none for the first page",
-                quote(token)
+                quoted(token)
             ))
         })
 }
