@@ -52,6 +52,21 @@ impl Challenge {
             "surveillance cameras",
         ][self as usize - 1]
     }
+    /// What the card does (§6), in one line: what a player reads at the table.
+    pub fn text(self) -> &'static str {
+        [
+            "no white chip phase this heist",
+            "the 1-star chips of white, yellow and orange are locked once taken",
+            "a J, Q or K on the flop: the white 1-star holder redraws their private cards",
+            "before the top red chip reveals, the others name a rank they hold",
+            "no orange chip phase: the turn card, then straight to the river",
+            "the highest chips of white, yellow and orange are locked once taken",
+            "no J, Q or K on the flop: the highest white chip redraws their private cards",
+            "blackout: earlier streets' chips are removed; remember them",
+            "before the top red chip reveals, the others name its hand category",
+            "three private cards each; the best five of eight count",
+        ][self as usize - 1]
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,6 +114,21 @@ impl Specialist {
             "numbers-genius",
             "swindler",
             "muscle",
+        ][self as usize - 1]
+    }
+    /// What the card does (§7), in one line: what a player reads at the table.
+    pub fn text(self) -> &'static str {
+        [
+            "one player shows one private card to one other player",
+            "one player announces their best current hand category",
+            "after the deal, everyone announces how many J, Q, K they hold",
+            "the team picks a rank; one player says how many of it they hold",
+            "one player draws a card, then discards one private card",
+            "after the deal, everyone passes one private card to the left",
+            "one player takes the suitless Jack and discards a private card",
+            "after the deal, everyone announces the sum of their private cards",
+            "after the deal, all private cards are gathered and dealt again",
+            "the holder beats every hand of the same category at showdown",
         ][self as usize - 1]
     }
     pub fn parse(word: &str) -> Option<Specialist> {

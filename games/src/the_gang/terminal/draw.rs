@@ -16,38 +16,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
-/// What each challenge card does (§6 of the rules), in one line.
+/// What a challenge card does, in one line (the rules crate's words).
 fn challenge_text(n: u32) -> &'static str {
-    match n {
-        1 => "no white chip phase this heist",
-        2 => "the 1-star chips of white, yellow and orange are locked once taken",
-        3 => "a J, Q or K on the flop: the white 1-star holder redraws their private cards",
-        4 => "before the top red chip reveals, the others name a rank they hold",
-        5 => "no orange chip phase: the turn card, then straight to the river",
-        6 => "the highest chips of white, yellow and orange are locked once taken",
-        7 => "no J, Q or K on the flop: the highest white chip redraws their private cards",
-        8 => "blackout: earlier streets' chips are removed; remember them",
-        9 => "before the top red chip reveals, the others name its hand category",
-        10 => "three private cards each; the best five of eight count",
-        _ => "",
-    }
+    Challenge::from_number(n).map_or("", |c| c.text())
 }
 
-/// What each specialist card does (§7 of the rules), in one line.
+/// What a specialist card does, in one line (the rules crate's words).
 fn specialist_text(n: u32) -> &'static str {
-    match n {
-        1 => "one player shows one private card to one other player",
-        2 => "one player announces their best current hand category",
-        3 => "after the deal, everyone announces how many J, Q, K they hold",
-        4 => "the team picks a rank; one player says how many of it they hold",
-        5 => "one player draws a card, then discards one private card",
-        6 => "after the deal, everyone passes one private card to the left",
-        7 => "one player takes the suitless Jack and discards a private card",
-        8 => "after the deal, everyone announces the sum of their private cards",
-        9 => "after the deal, all private cards are gathered and dealt again",
-        10 => "the holder beats every hand of the same category at showdown",
-        _ => "",
-    }
+    Specialist::from_number(n).map_or("", |s| s.text())
 }
 
 fn challenge_name(n: u32) -> &'static str {
