@@ -1,5 +1,5 @@
 //! The `gangs.v1.Games` gRPC service: checks each request's key and bounds, routes a call for
-//! one game (here, or forwarded to the node that runs it: [`GamesService::route`], the one
+//! one game (here, or forwarded to the node that runs it: `GamesService::route`, the one
 //! place that decides), and hands the request to the game's actor. No game logic here. The one
 //! place where the host's [`HostError`] becomes a gRPC status.
 

@@ -18,7 +18,11 @@ impl GameActor {
         // A retry: answer as the first time, apply nothing; the same id for another action is
         // a client bug, which must not look like success.
         if !request.action_id.is_empty() {
-            if let Some(&seq) = self.action_ids.get(&(seat, request.action_id.clone())) {
+            if let Some(&seq) = self
+                .seating
+                .action_ids
+                .get(&(seat, request.action_id.clone()))
+            {
                 if let Err(error) = self.same_action(seq, &request) {
                     return drop(reply.send(Err(error)));
                 }
@@ -62,8 +66,8 @@ impl GameActor {
                 Some(_) => format!("the game is over: it was {}", self.over_word()),
             }));
         }
-        if self.start_seq.is_none() {
-            let missing = self.seats.len() as u32 - self.seats_taken();
+        if self.seating.start_seq.is_none() {
+            let missing = self.seating.seats.len() as u32 - self.seats_taken();
             return Err(HostError::NotNow(format!(
                 "the game has not started: waiting for {missing} more player(s) to join"
             )));
@@ -89,7 +93,8 @@ impl GameActor {
         };
         let record = self.push_record(Record::Acted(acted));
         if !request.action_id.is_empty() {
-            self.action_ids
+            self.seating
+                .action_ids
                 .insert((seat, request.action_id), record.seq);
         }
         let response = self.act_response(&record, seat);

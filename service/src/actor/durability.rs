@@ -6,7 +6,9 @@
 
 use super::{GameActor, Reply};
 use crate::error::HostError;
+use crate::store::Durable;
 use gangs_proto::v1 as pb;
+use std::collections::VecDeque;
 
 /// What to do once a batch of records is durable.
 pub(super) struct Pending {
@@ -96,6 +98,30 @@ fn answer_all<T: Clone>(replies: Vec<Reply<T>>, answer: Result<T, HostError>) {
     }
 }
 
+/// The durability part of a game's state: what was handed to the store and who waits for it.
+pub(super) struct Durability {
+    /// The last durable seq; catch-up tasks subscribe to wait for records still being saved.
+    pub(super) durable: tokio::sync::watch::Sender<u64>,
+    /// Answers and updates waiting for their records to be durable, oldest first.
+    pub(super) pending: VecDeque<Pending>,
+    /// Appends handed to the store, oldest first, each with its last seq: the actor awaits
+    /// the oldest itself (a game's appends become durable in order), no task in between.
+    pub(super) in_flight: VecDeque<(u64, Durable)>,
+    /// Set when the store failed: the state in memory may be ahead of the disk.
+    pub(super) broken: Option<String>,
+}
+
+impl Default for Durability {
+    fn default() -> Self {
+        Durability {
+            durable: tokio::sync::watch::channel(0).0,
+            pending: VecDeque::new(),
+            in_flight: VecDeque::new(),
+            broken: None,
+        }
+    }
+}
+
 impl GameActor {
     /// The answer to a retry of the request that wrote record `seq`: now if that record is
     /// durable (`answer` computes it), else with the first caller once its flush is done.
@@ -108,6 +134,7 @@ impl GameActor {
         if seq <= self.durable_seq() {
             let _ = reply.send(Ok(answer(self)));
         } else if let Some(waiters) = self
+            .durability
             .pending
             .iter_mut()
             .find(|p| p.last_seq >= seq)
@@ -125,22 +152,22 @@ impl GameActor {
             .iter()
             .map(|r| self.updates_for_watched(r))
             .collect();
-        self.pending.push_back(Pending {
+        self.durability.pending.push_back(Pending {
             last_seq,
             updates,
             reply,
         });
         let marked = directory_marks(&records, self.is_over());
         let done = self.store.append_marked(&self.id, records, marked);
-        self.in_flight.push_back((last_seq, done));
+        self.durability.in_flight.push_back((last_seq, done));
     }
 
     pub(super) fn on_durable(&mut self, seq: u64, result: Result<(), String>) {
         if let Err(reason) = result {
             tracing::error!(game = %self.id, seq, "storage failure: {reason}");
-            self.broken = Some(format!("storage failure: {reason}"));
+            self.durability.broken = Some(format!("storage failure: {reason}"));
             let error = HostError::Storage(format!("not saved: {reason}"));
-            for pending in self.pending.drain(..) {
+            for pending in self.durability.pending.drain(..) {
                 match pending.reply {
                     PendingReply::None => {}
                     PendingReply::Created(r) => drop(r.send(Err(error.clone()))),
@@ -149,11 +176,11 @@ impl GameActor {
                     PendingReply::Cancel(rs, _) => answer_all(rs, Err(error.clone())),
                 }
             }
-            self.watchers.clear();
+            self.watchers.list.clear();
             return;
         }
         // The flusher writes batches in order: everything up to `seq` is durable.
-        self.durable.send_if_modified(|durable| {
+        self.durability.durable.send_if_modified(|durable| {
             let newer = seq > *durable;
             *durable = (*durable).max(seq);
             newer
@@ -161,11 +188,12 @@ impl GameActor {
         // Before anyone is answered: a caller that lists games next must see this seq.
         self.publish_summary();
         while self
+            .durability
             .pending
             .front()
             .is_some_and(|p| p.last_seq <= self.durable_seq())
         {
-            let pending = self.pending.pop_front().expect("checked above");
+            let pending = self.durability.pending.pop_front().expect("checked above");
             match pending.reply {
                 PendingReply::None => {}
                 PendingReply::Created(r) => drop(r.send(Ok(()))),
@@ -178,9 +206,9 @@ impl GameActor {
                 self.fan_out(seq, &updates);
             }
         }
-        if self.is_over() && self.pending.is_empty() {
+        if self.is_over() && self.durability.pending.is_empty() {
             // The final update is out: end every stream.
-            self.watchers.clear();
+            self.watchers.list.clear();
         }
     }
 }

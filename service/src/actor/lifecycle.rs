@@ -81,7 +81,7 @@ impl GameActor {
     fn end(&mut self, reason: Reason, detail: String) -> pb::LogRecord {
         tracing::info!(game = %self.id, ?reason, %detail, "game ended");
         self.ended = Some(reason);
-        self.timer = None;
+        self.timers.phase = None;
         self.push_record(Record::Ended(pb::Ended {
             reason: reason as i32,
             detail,
@@ -93,20 +93,20 @@ impl GameActor {
     /// Asked on every turn of the actor's loop, so the reason's text is written only when the
     /// deadline fires (`Abandon::detail`).
     pub(super) fn abandon_at(&self) -> Option<(i64, Abandon)> {
-        if self.is_over() || self.broken.is_some() {
+        if self.is_over() || self.durability.broken.is_some() {
             return None;
         }
         let since = |unix: i64, after: Duration| {
             unix.saturating_add(i64::try_from(after.as_millis()).unwrap_or(i64::MAX))
         };
-        if self.start_seq.is_none() {
+        if self.seating.start_seq.is_none() {
             let created = self.records.first_unix_ms()?;
             let after = self.settings.fill_timeout;
             return Some((since(created, after), Abandon::Unfilled(after)));
         }
         // A game with a running clock (phase deadline or seat clocks) cannot stall: no idle
         // timeout.
-        if self.timer.is_some() || self.clocks.is_some() {
+        if self.timers.phase.is_some() || self.timers.clocks.is_some() {
             return None;
         }
         let last = self.records.last_unix_ms()?;

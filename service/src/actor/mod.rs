@@ -8,12 +8,15 @@
 //! update out to the watchers, each receiving what its seat may see (`Game::view`/`redact`).
 //!
 //! This file holds the actor's state, its construction (new or rebuilt from the log) and its
-//! command loop. The rest is split by role:
-//! - `seats.rs`: joining, seat tokens, join retries;
-//! - `act.rs`: applying a seat's action, action retries;
-//! - `durability.rs`: records to the store, answers and fan-out once durable, one retry helper;
-//! - `watch.rs`: watchers, catch-up, the update each seat receives, the public log;
-//! - `timers.rs`: the engine's phase deadline, the wall clock;
+//! command loop. The state is the engine, the records, and four owned parts, each with the
+//! file that works on it:
+//! - `seats.rs` (`Seating`): joining, seat tokens, join and action retries;
+//! - `durability.rs` (`Durability`): records to the store, answers and fan-out once
+//!   durable, one retry helper;
+//! - `watch.rs` (`Watchers`): watchers, catch-up, the update each seat receives, the
+//!   public log;
+//! - `timers.rs` (`Timers`): the engine's phase deadline, the seats' clocks, the wall clock;
+//! - `act.rs`: applying a seat's action;
 //! - `lifecycle.rs`: cancelled and abandoned games (the `ended` record).
 //!
 //! The actor speaks [`HostError`]; only `api.rs` turns it into gRPC statuses.
@@ -30,7 +33,7 @@ pub use timers::unix_ms;
 
 use crate::error::{HostError, HostResult};
 use crate::store::{Durable, Store};
-use durability::{Pending, PendingReply};
+use durability::{Durability, PendingReply};
 use gangs_games::clock::{self, Clocks};
 use gangs_games::update::ended_status;
 use gangs_games::{new_game, replay::Replayer, Game};
@@ -38,16 +41,16 @@ use gangs_proto::v1 as pb;
 use pb::ended::Reason;
 use pb::log_record::Record;
 use records::Records;
-use seats::Seat;
+use seats::{Seat, Seating};
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use timers::{sleep_until_opt, Timer};
+use timers::{sleep_until_opt, Timers};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_stream::Stream;
-use watch::Watcher;
+use watch::Watchers;
 
 /// Updates a watcher may have queued before it is cut off as too slow (`--watch-buffer`).
 pub const DEFAULT_WATCHER_BUFFER: usize = 512;
@@ -150,28 +153,16 @@ pub struct GameActor {
     created: pb::Created,
     /// Every record applied, durable or not; `records[i].seq == i + 1`.
     records: Records,
-    /// The last durable seq; catch-up tasks subscribe to wait for records still being saved.
-    durable: tokio::sync::watch::Sender<u64>,
-    seats: Vec<Option<Seat>>,
-    tokens: HashMap<String, usize>,
-    /// Seq of the `started` record: the game started once every seat was taken.
-    start_seq: Option<u64>,
-    /// (seat, action id) -> seq of the record that applied it.
-    action_ids: HashMap<(usize, String), u64>,
-    watchers: Vec<Watcher>,
-    /// Woken when a watcher's stream is dropped (see `watch.rs`).
-    watcher_gone: Arc<tokio::sync::Notify>,
-    pending: VecDeque<Pending>,
-    /// Appends handed to the store, oldest first, each with its last seq: the actor awaits
-    /// the oldest itself (a game's appends become durable in order), no task in between.
-    in_flight: VecDeque<(u64, Durable)>,
-    timer: Option<Timer>,
-    /// Set when the store failed: the state in memory may be ahead of the disk.
-    broken: Option<String>,
+    /// Who sits where, their tokens, and the actions they already sent (`seats.rs`).
+    seating: Seating,
+    /// Records on their way to the store and who waits for them (`durability.rs`).
+    durability: Durability,
+    /// The open streams (`watch.rs`).
+    watchers: Watchers,
+    /// The phase deadline and the seats' clocks (`timers.rs`).
+    timers: Timers,
     /// Set by an `ended` record: cancelled or abandoned.
     ended: Option<Reason>,
-    /// The seats' clocks (games with `turn_ms`), fed with every record as replay feeds them.
-    clocks: Option<Clocks>,
 }
 
 impl GameActor {
@@ -186,7 +177,7 @@ impl GameActor {
         created_reply: Reply<()>,
     ) -> GameHandle {
         let mut actor = GameActor::empty(id, store, summaries, settings, game, created.clone());
-        actor.clocks = Clocks::of(&*actor.game);
+        actor.timers.clocks = Clocks::of(&*actor.game);
         let record = actor.push_record(Record::Created(created));
         actor.submit(vec![record], PendingReply::Created(created_reply));
         actor.spawn()
@@ -260,15 +251,15 @@ impl GameActor {
             .ok_or_else(|| damaged("empty log".into()))?;
         let mut actor = GameActor::empty(id, store, summaries, settings, game, created);
         for (seat, info) in seats_info {
-            actor.tokens.insert(info.token.clone(), seat);
-            actor.seats[seat] = Some(info);
+            actor.seating.tokens.insert(info.token.clone(), seat);
+            actor.seating.seats[seat] = Some(info);
         }
-        actor.action_ids.extend(action_ids);
-        actor.start_seq = started;
+        actor.seating.action_ids.extend(action_ids);
+        actor.seating.start_seq = started;
         actor.ended = ended;
-        actor.durable.send_replace(records.len() as u64);
+        actor.durability.durable.send_replace(records.len() as u64);
         actor.records = Records::from_log(&records);
-        actor.clocks = clocks;
+        actor.timers.clocks = clocks;
         // Deadlines are wall-clock times from the log: a restart keeps them.
         actor.arm_timer();
         actor.rearm_phase_timer(phase_id, phase_opened);
@@ -293,19 +284,11 @@ impl GameActor {
             game,
             created,
             records: Records::default(),
-            durable: tokio::sync::watch::channel(0).0,
-            seats: (0..players).map(|_| None).collect(),
-            tokens: HashMap::new(),
-            start_seq: None,
-            action_ids: HashMap::new(),
-            watchers: Vec::new(),
-            watcher_gone: Arc::default(),
-            pending: VecDeque::new(),
-            in_flight: VecDeque::new(),
-            timer: None,
-            broken: None,
+            seating: Seating::new(players),
+            durability: Durability::default(),
+            watchers: Watchers::default(),
+            timers: Timers::default(),
             ended: None,
-            clocks: None,
         }
     }
 
@@ -347,14 +330,14 @@ impl GameActor {
                         kind => self.on_wake(kind),
                     }
                 }
-                (seq, result) = next_durable(&mut self.in_flight), if !self.in_flight.is_empty() => {
+                (seq, result) = next_durable(&mut self.durability.in_flight), if !self.durability.in_flight.is_empty() => {
                     if result.is_err() {
                         // Closed before the callers hear of the failure: their retries must
                         // reach the game reloaded from the log, not this actor.
                         commands.close();
                     }
                     self.on_durable(seq, result);
-                    if self.broken.is_some() {
+                    if self.durability.broken.is_some() {
                         // Memory may be ahead of the log now: this actor ends, and the next
                         // call reloads the game from the log, the truth (a transient outage
                         // heals; on a cluster, a node that lost the game forwards instead).
@@ -364,7 +347,7 @@ impl GameActor {
                         break;
                     }
                 }
-                () = self.watcher_gone.notified() => self.forget_gone_watchers(),
+                () = self.watchers.gone.notified() => self.forget_gone_watchers(),
                 command = commands.recv() => match command {
                     Some(command) => self.handle(command),
                     None => break,
@@ -372,8 +355,8 @@ impl GameActor {
             }
         }
         // The server is shutting down: let the pending flushes finish and answer their callers.
-        while !self.in_flight.is_empty() {
-            let (seq, result) = next_durable(&mut self.in_flight).await;
+        while !self.durability.in_flight.is_empty() {
+            let (seq, result) = next_durable(&mut self.durability.in_flight).await;
             self.on_durable(seq, result);
         }
     }
@@ -390,7 +373,7 @@ impl GameActor {
 
     /// The earliest thing this actor must do without being asked, and when.
     fn next_wake(&self) -> Option<(Instant, Wake)> {
-        let phase = self.timer.as_ref().map(|t| (t.at, Wake::Phase));
+        let phase = self.timers.phase.as_ref().map(|t| (t.at, Wake::Phase));
         let clock = self
             .next_clock_deadline()
             .map(|unix| (GameActor::instant_of(unix), Wake::Clock));
@@ -419,13 +402,13 @@ impl GameActor {
     /// answer reads, which the log can answer as well.
     pub fn is_settled(&self) -> bool {
         self.is_over()
-            && self.pending.is_empty()
-            && self.watchers.is_empty()
-            && self.broken.is_none()
+            && self.durability.pending.is_empty()
+            && self.watchers.list.is_empty()
+            && self.durability.broken.is_none()
     }
 
     fn handle(&mut self, command: Command) {
-        if let Some(reason) = &self.broken {
+        if let Some(reason) = &self.durability.broken {
             let error = HostError::Storage(format!(
                 "game {} is unavailable: {reason}; it is reloaded from the log: retry",
                 self.id
@@ -471,7 +454,7 @@ impl GameActor {
 
     /// The last seq the store has made durable.
     fn durable_seq(&self) -> u64 {
-        *self.durable.borrow()
+        *self.durability.durable.borrow()
     }
 
     fn status(&self) -> pb::GameStatus {
@@ -479,7 +462,7 @@ impl GameActor {
             ended_status(reason)
         } else if self.game.is_over() {
             pb::GameStatus::Finished
-        } else if self.start_seq.is_some() {
+        } else if self.seating.start_seq.is_some() {
             pb::GameStatus::Running
         } else {
             pb::GameStatus::Waiting
@@ -488,14 +471,14 @@ impl GameActor {
 
     /// Appends a record of what was just applied to the game, and feeds it to the clocks.
     fn push_record(&mut self, record: Record) -> pb::LogRecord {
-        let running = (self.start_seq.is_some() || matches!(record, Record::Started(_)))
+        let running = (self.seating.start_seq.is_some() || matches!(record, Record::Started(_)))
             && self.ended.is_none();
         let record = pb::LogRecord {
             seq: self.last_seq() + 1,
             unix_ms: unix_ms(),
             record: Some(record),
         };
-        if let Some(clocks) = &mut self.clocks {
+        if let Some(clocks) = &mut self.timers.clocks {
             clocks.feed(&record, &clock::awaited(&*self.game, running));
         }
         self.records.push(&record);
@@ -506,17 +489,23 @@ impl GameActor {
         let summary = pb::GameSummary {
             game_id: self.id.clone(),
             kind: self.created.kind.clone(),
-            players: self.seats.len() as u32,
+            players: self.seating.seats.len() as u32,
             seats_taken: self.seats_taken(),
             status: self.status() as i32,
             names: self
+                .seating
                 .seats
                 .iter()
                 .map(|s| s.as_ref().map(|s| s.name.clone()).unwrap_or_default())
                 .collect(),
             last_seq: self.durable_seq(),
             // `Registry::import` drops the tokens: a seat without one was never played here.
-            imported: self.seats.iter().flatten().any(|s| s.token.is_empty()),
+            imported: self
+                .seating
+                .seats
+                .iter()
+                .flatten()
+                .any(|s| s.token.is_empty()),
             created_unix_ms: self.records.first_unix_ms().unwrap_or_default(),
             finished_unix_ms: self
                 .is_over()

@@ -10,6 +10,7 @@ use crate::secret::constant_time_eq;
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
+use std::collections::HashMap;
 
 pub(super) struct Seat {
     pub(super) name: String,
@@ -30,9 +31,31 @@ impl Seat {
     }
 }
 
+/// The seats' part of a game's state: who sits where (by token), when the game started, and
+/// every action id a seat sent (a retry is answered as the first time).
+pub(super) struct Seating {
+    pub(super) seats: Vec<Option<Seat>>,
+    pub(super) tokens: HashMap<String, usize>,
+    /// Seq of the `started` record: the game started once every seat was taken.
+    pub(super) start_seq: Option<u64>,
+    /// (seat, action id) -> seq of the record that applied it.
+    pub(super) action_ids: HashMap<(usize, String), u64>,
+}
+
+impl Seating {
+    pub(super) fn new(players: usize) -> Seating {
+        Seating {
+            seats: (0..players).map(|_| None).collect(),
+            tokens: HashMap::new(),
+            start_seq: None,
+            action_ids: HashMap::new(),
+        }
+    }
+}
+
 impl GameActor {
     pub(super) fn seats_taken(&self) -> u32 {
-        self.seats.iter().filter(|s| s.is_some()).count() as u32
+        self.seating.seats.iter().filter(|s| s.is_some()).count() as u32
     }
 
     /// The seat a token holds.
@@ -42,7 +65,7 @@ impl GameActor {
                 "a seat token is required: JoinGame returns it".into(),
             ));
         }
-        self.tokens.get(token).copied().ok_or_else(|| {
+        self.seating.tokens.get(token).copied().ok_or_else(|| {
             HostError::Permission(format!("this token holds no seat in game {}", self.id))
         })
     }
@@ -73,7 +96,7 @@ impl GameActor {
             return drop(reply.send(Err(error)));
         }
         let seat = match self.invited_seat(seat, &invitation) {
-            Ok(Some(index)) => match &self.seats[index] {
+            Ok(Some(index)) => match &self.seating.seats[index] {
                 // The invitation's holder joins again: its seat's answer.
                 Some(taken) => {
                     let first = taken.join_answer(index);
@@ -94,7 +117,7 @@ impl GameActor {
 
     /// The seat and answer of the join made with `join_id`, if any (an empty id never matches).
     fn seat_joined_with(&self, join_id: &str) -> Option<(usize, pb::JoinGameResponse)> {
-        self.seats.iter().enumerate().find_map(|(seat, s)| {
+        self.seating.seats.iter().enumerate().find_map(|(seat, s)| {
             s.as_ref()
                 .filter(|s| !join_id.is_empty() && s.join_id == join_id)
                 .map(|s| (seat, s.join_answer(seat)))
@@ -110,7 +133,7 @@ impl GameActor {
         invitation: &str,
         join_id: &str,
     ) -> HostResult<()> {
-        let first = self.seats[index].as_ref().expect("a joined seat");
+        let first = self.seating.seats[index].as_ref().expect("a joined seat");
         let same_seat = seat.is_none_or(|s| s as usize == index);
         let same_name = first.name == seat_name(name, index);
         let same_invitation = match self.created.invitations.get(index) {
@@ -168,27 +191,29 @@ impl GameActor {
         name: String,
         join_id: String,
     ) -> HostResult<(Vec<pb::LogRecord>, pb::JoinGameResponse)> {
-        let players = self.seats.len();
-        let seat =
-            match seat {
-                Some(s) if s as usize >= players => {
-                    return Err(HostError::Invalid(format!(
-                        "seat {s} does not exist: this game has seats 0 to {}",
-                        players - 1
-                    )))
-                }
-                Some(s) if self.seats[s as usize].is_some() => {
-                    return Err(HostError::NotNow(format!("seat {s} is already taken")))
-                }
-                Some(s) => s as usize,
-                None => self.seats.iter().position(|s| s.is_none()).ok_or_else(|| {
-                    HostError::NotNow("the game is full: every seat is taken".into())
-                })?,
-            };
+        let players = self.seating.seats.len();
+        let seat = match seat {
+            Some(s) if s as usize >= players => {
+                return Err(HostError::Invalid(format!(
+                    "seat {s} does not exist: this game has seats 0 to {}",
+                    players - 1
+                )))
+            }
+            Some(s) if self.seating.seats[s as usize].is_some() => {
+                return Err(HostError::NotNow(format!("seat {s} is already taken")))
+            }
+            Some(s) => s as usize,
+            None => self
+                .seating
+                .seats
+                .iter()
+                .position(|s| s.is_none())
+                .ok_or_else(|| HostError::NotNow("the game is full: every seat is taken".into()))?,
+        };
         let name = seat_name(&name, seat);
         // 128 random bits from the OS-seeded CSPRNG: unguessable.
         let token = format!("{:032x}", rand::random::<u128>());
-        self.tokens.insert(token.clone(), seat);
+        self.seating.tokens.insert(token.clone(), seat);
         let joined = pb::Joined {
             seat: seat as u32,
             name: name.clone(),
@@ -203,11 +228,11 @@ impl GameActor {
             joined_seq: records[0].seq,
         };
         let response = taken.join_answer(seat);
-        self.seats[seat] = Some(taken);
-        if self.seats.iter().all(|s| s.is_some()) {
+        self.seating.seats[seat] = Some(taken);
+        if self.seating.seats.iter().all(|s| s.is_some()) {
             let events = self.game.start();
             let record = self.push_record(Record::Started(pb::Started { events }));
-            self.start_seq = Some(record.seq);
+            self.seating.start_seq = Some(record.seq);
             records.push(record);
         }
         Ok((records, response))

@@ -4,6 +4,7 @@
 //! wall-clock time computed from the log's record times, so a restarted server keeps it.
 
 use super::{durability::PendingReply, GameActor};
+use gangs_games::clock::Clocks;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use tokio::time::Instant;
@@ -28,9 +29,18 @@ pub(super) async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
+/// The timers' part of a game's state: the engine's phase deadline and the seats' clocks.
+#[derive(Default)]
+pub(super) struct Timers {
+    /// The engine's phase deadline, when one is open.
+    pub(super) phase: Option<Timer>,
+    /// The seats' clocks (games with `turn_ms`), fed with every record as replay feeds them.
+    pub(super) clocks: Option<Clocks>,
+}
+
 impl GameActor {
     pub(super) fn on_deadline(&mut self) {
-        self.timer = None;
+        self.timers.phase = None;
         if self.is_over() {
             return;
         }
@@ -45,19 +55,23 @@ impl GameActor {
 
     /// When the next seat's clock runs out (unix ms), if a clock runs.
     pub(super) fn next_clock_deadline(&self) -> Option<i64> {
-        if self.is_over() || self.broken.is_some() {
+        if self.is_over() || self.durability.broken.is_some() {
             return None;
         }
-        self.clocks.as_ref()?.next_deadline().map(|d| d.at_unix_ms)
+        self.timers
+            .clocks
+            .as_ref()?
+            .next_deadline()
+            .map(|d| d.at_unix_ms)
     }
 
     /// A seat's clock ran out: its default action is played for it and logged as `timed_out`.
     pub(super) fn on_clock_deadline(&mut self) {
-        let Some(due) = self.clocks.as_ref().and_then(|c| c.next_deadline()) else {
+        let Some(due) = self.timers.clocks.as_ref().and_then(|c| c.next_deadline()) else {
             return;
         };
         let now = unix_ms();
-        if now < due.at_unix_ms || self.is_over() || self.broken.is_some() {
+        if now < due.at_unix_ms || self.is_over() || self.durability.broken.is_some() {
             // Woken early (the wall clock moved): the loop arms the timer again.
             return;
         }
@@ -68,10 +82,11 @@ impl GameActor {
             // The engine contract gives every awaited seat a default action (tested in the
             // rules crate); should one lack it, the clocks stop rather than spin.
             tracing::error!(game = %self.id, seat, "no default action for a seat whose clock ran out: clocks stopped");
-            self.clocks = None;
+            self.timers.clocks = None;
             return;
         };
         let clocks = self
+            .timers
             .clocks
             .as_ref()
             .expect("a deadline came from the clocks");
@@ -92,7 +107,7 @@ impl GameActor {
             }
             Err(e) => {
                 tracing::error!(game = %self.id, seat, "the engine refused a default action: {e}: clocks stopped");
-                self.clocks = None;
+                self.timers.clocks = None;
             }
         }
     }
@@ -103,7 +118,7 @@ impl GameActor {
         let Some(ms) = self.game.phase_deadline_ms() else {
             return;
         };
-        if let Some(timer) = &mut self.timer {
+        if let Some(timer) = &mut self.timers.phase {
             if timer.phase_id == phase_id {
                 let at = opened_unix_ms.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
                 timer.unix_ms = at;
@@ -114,19 +129,19 @@ impl GameActor {
 
     /// Starts the phase timer when the engine opened a new timed phase.
     pub(super) fn arm_timer(&mut self) {
-        if self.is_over() || self.start_seq.is_none() {
-            self.timer = None;
+        if self.is_over() || self.seating.start_seq.is_none() {
+            self.timers.phase = None;
             return;
         }
         match self.game.phase_deadline_ms() {
-            None => self.timer = None,
+            None => self.timers.phase = None,
             Some(ms) => {
                 let phase_id = self.game.phase_id();
-                if self.timer.as_ref().map(|t| t.phase_id) != Some(phase_id) {
+                if self.timers.phase.as_ref().map(|t| t.phase_id) != Some(phase_id) {
                     // Saturating: the options bound `ms`, but a deadline must never wrap
                     // (`instant_of` caps the wait the same way).
                     let at = unix_ms().saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
-                    self.timer = Some(Timer {
+                    self.timers.phase = Some(Timer {
                         phase_id,
                         at: GameActor::instant_of(at),
                         unix_ms: at,

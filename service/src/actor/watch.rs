@@ -85,10 +85,19 @@ impl Drop for LiveUpdates {
     }
 }
 
+/// The watchers' part of a game's state: the open streams, and the signal a dropped stream
+/// gives so that it leaves at once (whatever the game is doing).
+#[derive(Default)]
+pub(super) struct Watchers {
+    pub(super) list: Vec<Watcher>,
+    /// Woken when a watcher's stream is dropped.
+    pub(super) gone: Arc<tokio::sync::Notify>,
+}
+
 impl GameActor {
     /// Forgets the watchers whose client dropped its stream (woken by `LiveUpdates::drop`).
     pub(super) fn forget_gone_watchers(&mut self) {
-        self.watchers.retain(|w| !w.updates.is_closed());
+        self.watchers.list.retain(|w| !w.updates.is_closed());
     }
 
     /// Sends the durable record `seq`'s updates (one per audience, see `updates_for_watched`)
@@ -97,7 +106,7 @@ impl GameActor {
         let spectator = updates.len() - 1;
         let id = &self.id;
         let buffer = self.settings.watcher_buffer;
-        self.watchers.retain(|w| {
+        self.watchers.list.retain(|w| {
             if seq <= w.after {
                 return true;
             }
@@ -127,10 +136,11 @@ impl GameActor {
     /// is applied (the state moves on before the record is durable), for the audiences watched
     /// now only.
     pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Option<pb::Update>> {
-        let audiences = (0..self.seats.len()).map(Some).chain([None]);
+        let audiences = (0..self.seating.seats.len()).map(Some).chain([None]);
         audiences
             .map(|seat| {
                 self.watchers
+                    .list
                     .iter()
                     .any(|w| w.seat == seat)
                     .then(|| self.update_for(&*self.game, record, seat))
@@ -151,18 +161,23 @@ impl GameActor {
             seat,
             started,
             seats_taken,
-            self.timer.as_ref().map(|t| t.unix_ms),
-            self.clocks.as_ref().map(Clocks::to_pb).unwrap_or_default(),
+            self.timers.phase.as_ref().map(|t| t.unix_ms),
+            self.timers
+                .clocks
+                .as_ref()
+                .map(Clocks::to_pb)
+                .unwrap_or_default(),
         )
     }
 
     /// Whether the game had started at `seq`, and how many seats were taken then.
     fn progress_at(&self, seq: u64) -> (bool, u32) {
-        if self.start_seq.is_some_and(|start| start <= seq) {
-            return (true, self.seats.len() as u32);
+        if self.seating.start_seq.is_some_and(|start| start <= seq) {
+            return (true, self.seating.seats.len() as u32);
         }
         // Each seat knows the seq of its `joined` record: no record is decoded for this.
         let taken = self
+            .seating
             .seats
             .iter()
             .flatten()
@@ -185,8 +200,9 @@ impl GameActor {
         }
         // The records being saved reach this watcher live if their updates were built for its
         // audience; if not, its catch-up covers them once durable.
-        let audience = seat.unwrap_or(self.seats.len());
+        let audience = seat.unwrap_or(self.seating.seats.len());
         let built = self
+            .durability
             .pending
             .iter()
             .all(|p| p.updates.iter().all(|u| u[audience].is_some()));
@@ -197,19 +213,19 @@ impl GameActor {
         };
         // Live updates after `through`, registered now so that none is missed. A finished
         // game's stream ends after the catch-up.
-        let live = if self.is_over() && self.pending.is_empty() {
+        let live = if self.is_over() && self.durability.pending.is_empty() {
             None
         } else {
             let (tx, rx) = mpsc::channel(self.settings.watcher_buffer + 1);
-            self.watchers.push(Watcher::new(seat, through, tx));
+            self.watchers.list.push(Watcher::new(seat, through, tx));
             Some(LiveUpdates {
                 updates: ReceiverStream::new(rx),
-                gone: self.watcher_gone.clone(),
+                gone: self.watchers.gone.clone(),
             })
         };
         let catch_up: UpdateStream = if from_seq >= through {
             Box::pin(tokio_stream::empty())
-        } else if from_seq + 1 == through && self.pending.is_empty() {
+        } else if from_seq + 1 == through && self.durability.pending.is_empty() {
             // The usual resume asks for the newest record only: the current state is its state.
             let record = self.records.get(through);
             let update = self.update_for(&*self.game, &record, seat);
@@ -220,12 +236,12 @@ impl GameActor {
             let (tx, rx) = mpsc::channel(CATCH_UP_BUFFER);
             let catch_up = CatchUp {
                 store: self.store.clone(),
-                durable: self.durable.subscribe(),
+                durable: self.durability.durable.subscribe(),
                 game_id: self.id.clone(),
                 seat,
                 from_seq,
                 through,
-                last_deadline: self.timer.as_ref().map(|t| t.unix_ms),
+                last_deadline: self.timers.phase.as_ref().map(|t| t.unix_ms),
             };
             tokio::spawn(catch_up.send_to(tx));
             Box::pin(ReceiverStream::new(rx))
