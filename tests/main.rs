@@ -14,6 +14,7 @@ mod e2e_cli_watch;
 mod e2e_clocks;
 mod e2e_damaged_log;
 mod e2e_deadline;
+mod e2e_deadline_flood;
 mod e2e_game_files;
 mod e2e_games;
 mod e2e_grpc_web;
