@@ -188,3 +188,38 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
     let all: Vec<_> = seen_a.iter().chain(&more).cloned().collect();
     assert_eq!(keys(&read(&mut again, 6).await), keys(&all));
 }
+
+/// A CreateGame retried with its create_id through another node of the cluster, where the
+/// client is at `--max-live-games-per-key` already, is answered with its game (issue 26): that
+/// node never saw the creation, but the log has it under the id the create_id derives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let flags = ["--store", store.as_str(), "--max-live-games-per-key", "1"];
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Server::start_with(dirs.0.path(), 0, &flags);
+    let b = Server::start_with(dirs.1.path(), 0, &flags);
+    let (mut a, mut b) = (a.client().await, b.client().await);
+    let request = pb::CreateGameRequest {
+        kind: "gang-of-four".into(),
+        create_id: "made-through-a".into(),
+        ..Default::default()
+    };
+    let first = a.create_game(request.clone()).await.unwrap().into_inner();
+    // The same client fills its one live game on B...
+    create(&mut b, "the-gang", None, 4).await;
+    let refused = b
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("at the limit");
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused}");
+    // ...and its retry through B is answered with the game A made, not refused.
+    let again = b.create_game(request).await.expect("a retry").into_inner();
+    assert_eq!(again, first);
+}

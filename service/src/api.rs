@@ -329,6 +329,7 @@ impl Games for GamesService {
             // A retry of a creation that succeeded is answered, never refused by a limit.
             if let Some(created) = registry
                 .created_already(&request)
+                .await
                 .map_err(|error| bounded(error.into()))?
             {
                 return Ok(created);
