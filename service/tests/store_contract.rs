@@ -366,6 +366,16 @@ async fn the_jetstream_feed_is_the_same_on_every_node_and_marks_move_forward() {
     let got: Vec<(&str, u64)> = want.iter().map(|e| (e.game_id.as_str(), e.seq)).collect();
     assert_eq!(got, vec![(g, 1), (g, 3), (h, 2), (g, 4)]);
     assert!(want.windows(2).all(|w| w[0].position < w[1].position));
+    // The writing node's own follower announces it too; once it does, it gives the same.
+    let newest = want.last().unwrap().position;
+    let mut one_head = one.feed_head().unwrap();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        one_head.wait_for(|&h| h >= newest),
+    )
+    .await
+    .expect("the writing node's head reaches the newest entry")
+    .unwrap();
     assert_eq!(
         entries(one.clone())
             .await
