@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 use tonic::Code;
 
-const LADDER: &str = "class";
+pub(crate) const LADDER: &str = "class";
 const GAMES_PER_BOT: u32 = 20;
 
 async fn ladders(server: &Server) -> LaddersClient<Channel> {
@@ -33,12 +33,12 @@ async fn ladders(server: &Server) -> LaddersClient<Channel> {
     panic!("cannot connect to {}", server.url());
 }
 
-fn json(out: &str) -> serde_json::Value {
+pub(crate) fn json(out: &str) -> serde_json::Value {
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
 }
 
 /// Registers `bot` with the CLI; its key.
-fn register(server: &Server, bot: &str) -> String {
+pub(crate) fn register(server: &Server, bot: &str) -> String {
     let (code, out) = gangs_cli(server, &["ladder", "register", LADDER, bot, "--json"]);
     assert_eq!(code, 0, "register {bot}: {out}");
     let value = json(&out);
@@ -48,7 +48,13 @@ fn register(server: &Server, bot: &str) -> String {
 }
 
 /// A bot binary playing the ladder.
-fn ladder_bot(binary: &str, server: &Server, key: &str, games: Option<u32>, seed: u64) -> Bot {
+pub(crate) fn ladder_bot(
+    binary: &str,
+    server: &Server,
+    key: &str,
+    games: Option<u32>,
+    seed: u64,
+) -> Bot {
     let mut command = Command::new(bin(binary));
     command
         .args([

@@ -16,9 +16,9 @@ use tonic::transport::Channel;
 
 const WAIT: Duration = Duration::from_secs(120);
 
-type Events = tonic::Streaming<pb::WatchGamesResponse>;
+pub(crate) type Events = tonic::Streaming<pb::WatchGamesResponse>;
 
-async fn watch_games(
+pub(crate) async fn watch_games(
     client: &mut GamesClient<Channel>,
     from_cursor: &str,
     kind: &str,
@@ -35,7 +35,7 @@ async fn watch_games(
         .into_inner()
 }
 
-async fn next(events: &mut Events) -> pb::WatchGamesResponse {
+pub(crate) async fn next(events: &mut Events) -> pb::WatchGamesResponse {
     tokio::time::timeout(WAIT, events.message())
         .await
         .expect("an event in time")
@@ -44,7 +44,7 @@ async fn next(events: &mut Events) -> pb::WatchGamesResponse {
 }
 
 /// Reads events until `done` says the last one read completes what is awaited.
-async fn read_until(
+pub(crate) async fn read_until(
     events: &mut Events,
     done: impl Fn(&pb::WatchGamesResponse) -> bool,
 ) -> Vec<pb::WatchGamesResponse> {
@@ -60,7 +60,7 @@ async fn read_until(
 }
 
 /// (cursor, event, game, seq): what must match between two reads of the same events.
-fn keys(events: &[pb::WatchGamesResponse]) -> Vec<(String, i32, String, u64)> {
+pub(crate) fn keys(events: &[pb::WatchGamesResponse]) -> Vec<(String, i32, String, u64)> {
     events
         .iter()
         .map(|e| (e.cursor.clone(), e.event, e.game_id.clone(), e.seq))

@@ -2,7 +2,9 @@
 //! every page answers 401 with the login form and the JSON API 401 with a JSON error; a wrong
 //! key, a forged cookie and a form posted from another site get nothing; a key logs in once
 //! (an `HttpOnly`, `SameSite=Strict` cookie that does not hold the key) and then reads exactly
-//! what `ListGames`/`Watch` give that key over gRPC; logging out ends the session.
+//! what `ListGames`/`Watch` give that key over gRPC; logging out ends the session. A client
+//! guessing keys gets 429 after a few wrong ones (even with the right key), another address
+//! still logs in, and the metrics count it.
 
 use crate::web;
 
@@ -184,4 +186,47 @@ async fn the_viewer_asks_for_a_key_and_shows_what_the_key_may_read() {
         get_with_cookie(&http, "/api/games", &admin_cookie).await.0,
         200
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_guessing_keys_is_throttled_and_others_are_not() {
+    use crate::common::observe::{free_port, metric, scrape};
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_port = free_port();
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let (_server, http) =
+        start_viewer_with(dir.path(), &["--api-key", ADMIN, "--metrics", &metrics]);
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let guesser = std::net::Ipv4Addr::new(127, 0, 0, 1);
+    let mut codes = Vec::new();
+    for guess in 0..8 {
+        let body = format!("key=guess-{guess}&next=%2F");
+        let (code, headers, text) =
+            request_from(Some(guesser), &http, "POST", "/login", &form, &body).await;
+        if code == 429 {
+            let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+            assert!((1..=13).contains(&retry), "Retry-After {retry}");
+            assert!(text.contains("too many wrong keys"), "{text}");
+        }
+        codes.push(code);
+    }
+    assert_eq!(codes, [401, 401, 401, 401, 401, 429, 429, 429]);
+    // Throttled, the right key is not even compared: nothing to learn from the answer.
+    let right = format!("key={ADMIN}&next=%2F");
+    let (code, _, _) = request_from(Some(guesser), &http, "POST", "/login", &form, &right).await;
+    assert_eq!(code, 429);
+    // Another address logs in.
+    let other = std::net::Ipv4Addr::new(127, 0, 0, 2);
+    let (code, headers, _) =
+        request_from(Some(other), &http, "POST", "/login", &form, &right).await;
+    assert_eq!(code, 303);
+    assert!(headers.contains_key("set-cookie"));
+    let text = tokio::task::spawn_blocking(move || scrape(metrics_port))
+        .await
+        .unwrap();
+    assert_eq!(
+        metric(&text, "gangs_viewer_logins_throttled_total"),
+        Some(4.0)
+    );
+    assert_eq!(metric(&text, "gangs_viewer_login_addresses"), Some(1.0));
 }

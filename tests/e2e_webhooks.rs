@@ -3,7 +3,8 @@
 //! (checked here with HMAC-SHA256 computed independently), with a stable event id. With the
 //! receiver down, the server retries; SIGKILLed and restarted while the receiver is still down,
 //! it delivers the event once the receiver is back: nothing is lost. The metrics count the
-//! deliveries and the failures; `gangs webhook test` sends a signed sample.
+//! deliveries and the failures; `gangs webhook test` sends a signed sample. A ladder's rated
+//! game is POSTed as a `ladder.result` (the ladder, the game, names, outcome, ratings).
 
 use crate::common;
 
@@ -15,28 +16,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const SECRET: &str = "whsec-test-1234";
+pub(crate) const SECRET: &str = "whsec-test-1234";
 const WAIT: Duration = Duration::from_secs(60);
 
 /// One POST the receiver got.
 #[derive(Debug, Clone)]
-struct Received {
-    signature: String,
-    event_id: String,
-    body: Vec<u8>,
+pub(crate) struct Received {
+    pub(crate) signature: String,
+    pub(crate) event_id: String,
+    pub(crate) body: Vec<u8>,
     /// What the receiver answered.
-    accepted: bool,
+    pub(crate) accepted: bool,
 }
 
-/// A webhook receiver on loopback: records every POST; answers 200 when up, 503 when down.
-struct Receiver {
-    url: String,
+/// A webhook receiver on loopback: records every POST; answers 200 when up, 503 when down
+/// (also used by the cluster's tests, `e2e_nats_directory.rs`).
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     got: Arc<Mutex<Vec<Received>>>,
-    up: Arc<AtomicBool>,
+    pub(crate) up: Arc<AtomicBool>,
 }
 
 impl Receiver {
-    async fn start() -> Receiver {
+    pub(crate) async fn start() -> Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/hooks/gangs", listener.local_addr().unwrap());
         let got: Arc<Mutex<Vec<Received>>> = Arc::default();
@@ -90,12 +92,16 @@ impl Receiver {
         Receiver { url, got, up }
     }
 
-    fn got(&self) -> Vec<Received> {
+    pub(crate) fn got(&self) -> Vec<Received> {
         self.got.lock().unwrap().clone()
     }
 
     /// Waits until `check` holds over what was received.
-    async fn wait_for(&self, what: &str, check: impl Fn(&[Received]) -> bool) -> Vec<Received> {
+    pub(crate) async fn wait_for(
+        &self,
+        what: &str,
+        check: impl Fn(&[Received]) -> bool,
+    ) -> Vec<Received> {
         let start = Instant::now();
         loop {
             let got = self.got();
@@ -112,7 +118,7 @@ impl Receiver {
 }
 
 /// The signature checked as a receiver would, with ring's HMAC (not the crate's own helper).
-fn signed(received: &Received) -> bool {
+pub(crate) fn signed(received: &Received) -> bool {
     let mut timestamp = "";
     let mut tag = "";
     for part in received.signature.split(',') {
@@ -141,7 +147,7 @@ fn signed(received: &Received) -> bool {
     fresh && tag == expected
 }
 
-fn json(received: &Received) -> serde_json::Value {
+pub(crate) fn json(received: &Received) -> serde_json::Value {
     serde_json::from_slice(&received.body).expect("a JSON body")
 }
 
@@ -154,7 +160,7 @@ fn free_port() -> u16 {
 }
 
 /// `GET /metrics`: the value of a series (0 when absent).
-fn metric(port: u16, name: &str) -> f64 {
+pub(crate) fn metric(port: u16, name: &str) -> f64 {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics port");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -334,4 +340,93 @@ async fn webhooks_are_signed_retried_and_survive_a_restart_while_the_receiver_is
         .expect("gangs webhook test");
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("503"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_ladder_result_is_posted() {
+    use crate::e2e_ladder::{json as cli_json, ladder_bot, register, LADDER};
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &["--webhook", &receiver.url, "--webhook-secret", SECRET],
+    );
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "ladder",
+            "create",
+            LADDER,
+            "--kind",
+            "gang-of-four",
+            "--option",
+            "target_score=1",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(cli_json(&out)["name"], LADDER);
+    let names = ["a", "b", "c", "d"];
+    let bots: Vec<Bot> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let key = register(&server, name);
+            ladder_bot("gangs-bot-random", &server, &key, Some(1), i as u64)
+        })
+        .collect();
+    let got = receiver
+        .wait_for("a ladder result", |got| {
+            got.iter().any(|r| json(r)["type"] == "ladder.result")
+        })
+        .await;
+    drop(bots);
+    let result = got
+        .iter()
+        .find(|r| json(r)["type"] == "ladder.result")
+        .unwrap();
+    assert!(signed(result), "{result:?}");
+    let body = json(result);
+    assert_eq!(body["ladder"], LADDER);
+    let ladder_id = body["ladder_id"].as_str().unwrap();
+    assert!(
+        ladder_id.starts_with("ladder") && ladder_id.len() == 16,
+        "{ladder_id}"
+    );
+    assert_eq!(body["kind"], "gang-of-four");
+    assert_eq!(body["id"], result.event_id.as_str());
+    assert_eq!(body["void"], false);
+    let mut seated: Vec<String> = body["names"]
+        .as_array()
+        .expect("names")
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    seated.sort();
+    assert_eq!(seated, ["a@1", "b@1", "c@1", "d@1"]);
+    assert_eq!(body["outcome"]["seats"].as_array().map(Vec::len), Some(4));
+    let mut rated: Vec<String> = body["ratings_after"]
+        .as_array()
+        .expect("ratings_after")
+        .iter()
+        .map(|r| {
+            assert!(
+                r["mu"].as_f64().is_some() && r["sigma"].as_f64().is_some(),
+                "{r}"
+            );
+            r["entry"].as_str().unwrap().to_string()
+        })
+        .collect();
+    rated.sort();
+    assert_eq!(rated, seated, "a rating for each entry, named");
+    // The game's own end came too (a ladder game is a game).
+    let game_id = body["game_id"].as_str().unwrap().to_string();
+    receiver
+        .wait_for("the ladder game's end", |got| {
+            got.iter().any(|r| {
+                json(r)["type"] == "game.finished" && json(r)["game_id"] == game_id.as_str()
+            })
+        })
+        .await;
 }

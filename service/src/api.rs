@@ -84,6 +84,7 @@ impl GamesService {
 
     /// A node of a cluster (`--store nats://…`): see `cluster.rs`.
     pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
+        self.directory = self.directory.clone().with_cluster(cluster.clone());
         self.cluster = Some(cluster);
         self
     }
@@ -328,6 +329,7 @@ impl Games for GamesService {
             // A retry of a creation that succeeded is answered, never refused by a limit.
             if let Some(created) = registry
                 .created_already(&request)
+                .await
                 .map_err(|error| bounded(error.into()))?
             {
                 return Ok(created);
@@ -547,12 +549,8 @@ impl Games for GamesService {
         let filter = Filter::new(request.kind, &request.statuses).map_err(Status::from)?;
         let stream = self
             .directory
-            .watch(
-                self.registry.store().clone(),
-                self.registry.clone(),
-                &request.from_cursor,
-                filter,
-            )
+            .watch(self.registry.clone(), &request.from_cursor, filter)
+            .await
             .map_err(|error| bounded(error.into()))?;
         Ok(Response::new(Box::pin(
             stream.map(|event| event.map_err(Status::from)),

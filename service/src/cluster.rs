@@ -38,6 +38,8 @@ use tonic::Status;
 
 pub const OWNERS_BUCKET: &str = "GANGS_OWNERS";
 pub const GAMES_BUCKET: &str = "GANGS_GAMES";
+/// Which node delivers to each webhook receiver (`turn`).
+pub const SENDERS_BUCKET: &str = "GANGS_SENDERS";
 /// How long a dead node's games wait before another node may take them.
 pub const LEASE_TTL: Duration = Duration::from_secs(5);
 const RENEW_EVERY: Duration = Duration::from_secs(1);
@@ -71,6 +73,8 @@ pub struct Cluster {
     directory: Arc<Mutex<HashMap<String, pb::GameSummary>>>,
     /// What this node last wrote to the directory, to write only changes.
     written: Mutex<HashMap<String, pb::GameSummary>>,
+    /// Leases of webhook receivers: one sender per receiver in the cluster.
+    senders: kv::Store,
 }
 
 fn kv_error(e: impl std::fmt::Display) -> Status {
@@ -117,6 +121,18 @@ impl Cluster {
             },
         )
         .await?;
+        let senders = open_bucket(
+            js,
+            kv::Config {
+                bucket: SENDERS_BUCKET.to_string(),
+                history: 1,
+                max_age: LEASE_TTL,
+                storage: jetstream::stream::StorageType::Memory,
+                num_replicas: replicas.max(1),
+                ..Default::default()
+            },
+        )
+        .await?;
         let directory = follow_directory(&games).await?;
         let cluster = Arc::new(Cluster {
             owners,
@@ -126,6 +142,7 @@ impl Cluster {
             games,
             directory,
             written: Mutex::default(),
+            senders,
         });
         let renewing = Arc::downgrade(&cluster);
         tokio::spawn(async move {
@@ -139,6 +156,73 @@ impl Cluster {
             }
         });
         Ok(cluster)
+    }
+
+    /// A game's summary as the cluster's directory has it (another node's game).
+    pub fn summary(&self, game_id: &str) -> Option<pb::GameSummary> {
+        self.directory
+            .lock()
+            .expect("directory lock")
+            .get(game_id)
+            .cloned()
+    }
+
+    /// Waits until this node is the one that sends to the webhook receiver `name` (the
+    /// receiver's lease in `GANGS_SENDERS`: taken with `create`, renewed every second by
+    /// revision, gone [`LEASE_TTL`] after its holder stops), or until `closing`. The answer
+    /// turns true when the lease is lost (another node sends from then on); dropping it lets
+    /// the lease go at once.
+    pub async fn turn(
+        &self,
+        name: &str,
+        closing: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> Option<tokio::sync::watch::Receiver<bool>> {
+        use sha2::Digest;
+        let key: String = sha2::Sha256::digest(name.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let revision = loop {
+            if *closing.borrow() {
+                return None;
+            }
+            if let Ok(revision) = self
+                .senders
+                .create(key.as_str(), self.me.clone().into())
+                .await
+            {
+                break revision;
+            }
+            // Held by another node (or NATS unreachable): try again once it may have expired.
+            tokio::select! {
+                _ = tokio::time::sleep(RENEW_EVERY) => {}
+                _ = closing.wait_for(|&closed| closed) => return None,
+            }
+        };
+        tracing::info!(receiver = name, "this node sends to the webhook receiver");
+        let (lost, turn) = tokio::sync::watch::channel(false);
+        let (senders, me) = (self.senders.clone(), self.me.clone());
+        tokio::spawn(async move {
+            let mut revision = revision;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(RENEW_EVERY) => {}
+                    () = lost.closed() => {
+                        let _ = senders.purge_expect_revision(&key, Some(revision)).await;
+                        return;
+                    }
+                }
+                match senders.update(&key, me.clone().into(), revision).await {
+                    Ok(next) => revision = next,
+                    Err(e) => {
+                        tracing::warn!(key = %key, "lost the lease of a webhook receiver ({e}): another node sends");
+                        lost.send_replace(true);
+                        return;
+                    }
+                }
+            }
+        });
+        Some(turn)
     }
 
     /// Where `game_id`'s calls go; takes the lease when nobody holds it (the caller then serves

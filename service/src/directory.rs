@@ -13,9 +13,11 @@
 //! Each stream is one task reading the feed a chunk at a time into a small channel, as fast
 //! as the client reads: a client that never reads holds [`STREAM_BUFFER`] events.
 
+use crate::actor::GameActor;
+use crate::cluster::Cluster;
 use crate::error::{HostError, HostResult};
 use crate::registry::Registry;
-use crate::store::{FeedEntry, Store};
+use crate::store::FeedEntry;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use std::sync::Arc;
@@ -29,11 +31,13 @@ pub const STREAM_BUFFER: usize = 16;
 /// Feed entries read from the store at a time.
 const READ_CHUNK: usize = 64;
 
-/// The directory's streams: their limit, and the signal that ends them at shutdown.
+/// The directory's streams: their limit, the signal that ends them at shutdown, and (on a
+/// cluster) where the summaries of other nodes' games are.
 #[derive(Clone)]
 pub struct Directory {
     streams: Arc<Semaphore>,
     closing: watch::Sender<bool>,
+    cluster: Option<Arc<Cluster>>,
 }
 
 impl Default for Directory {
@@ -41,6 +45,7 @@ impl Default for Directory {
         Directory {
             streams: Arc::new(Semaphore::new(MAX_DIRECTORY_STREAMS)),
             closing: watch::channel(false).0,
+            cluster: None,
         }
     }
 }
@@ -116,18 +121,25 @@ fn position_of(cursor: &str, head: u64) -> HostResult<u64> {
 /// The event a feed entry stands for: None when its game is gone (deleted by
 /// `--retain-finished`) or the record is not an event's.
 pub async fn event_of(
-    store: &Store,
+    directory: &Directory,
     registry: &Registry,
     entry: &FeedEntry,
 ) -> HostResult<Option<pb::WatchGamesResponse>> {
-    let records = store
-        .read_range(&entry.game_id, entry.seq.saturating_sub(1), 1)
+    // A ladder's result is in the feed for the webhooks (`ladder.result`): no game's event.
+    if crate::ladder::records::is_ladder_log(&entry.game_id) {
+        return Ok(None);
+    }
+    let store = registry.store();
+    let record = store
+        .feed_record(entry)
         .await
         .map_err(|e| HostError::Storage(e.message))?;
-    let Some(record) = records.into_iter().next().filter(|r| r.seq == entry.seq) else {
+    let Some(record) = record.filter(|r| r.seq == entry.seq) else {
         return Ok(None);
     };
-    let summary = summary_at(registry, &entry.game_id, record.seq).await;
+    let summary = directory
+        .summary_at(registry, &entry.game_id, record.seq)
+        .await?;
     let mut event = pb::WatchGamesResponse {
         cursor: entry.position.to_string(),
         game_id: entry.game_id.clone(),
@@ -163,29 +175,111 @@ pub async fn event_of(
     Ok(Some(event))
 }
 
+/// Longest wait for this node's view of the feed to reach a cursor given by another node.
+const CURSOR_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Longest wait for a game's summary to reach an event's record.
 const SUMMARY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The game's summary once it shows record `seq`: the store announces a record durable a
-/// moment before the game's actor hears it and publishes its summary, and an event read at
-/// once would carry the summary from before (a finished game without its outcome). The wait
-/// is short and only at the head of the feed; a game this node does not run (or no longer
-/// knows) gets what there is.
-async fn summary_at(registry: &Registry, game_id: &str, seq: u64) -> Option<pb::GameSummary> {
-    let started = std::time::Instant::now();
-    let mut pause = std::time::Duration::from_millis(1);
-    loop {
-        let summary = registry.summary(game_id);
-        let current = summary.as_ref().is_none_or(|s| s.last_seq >= seq);
-        if current || started.elapsed() >= SUMMARY_WAIT {
-            return summary;
+/// The summary of a game as of its record `seq` (`u64::MAX`: its last), rebuilt from its log
+/// (a game another node of a cluster runs, whose summary in the cluster's directory is not
+/// there yet).
+async fn summary_from_log(
+    registry: &Registry,
+    game_id: &str,
+    seq: u64,
+) -> HostResult<Option<pb::GameSummary>> {
+    let store = registry.store();
+    let mut records = store
+        .load_game(game_id)
+        .await
+        .map_err(|e| HostError::Storage(e.message))?;
+    if seq != u64::MAX {
+        records.truncate(seq as usize);
+        if records.len() as u64 != seq {
+            return Ok(None);
         }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(std::time::Duration::from_millis(50));
     }
+    if records.is_empty() {
+        return Ok(None);
+    }
+    let summaries = crate::actor::Summaries::default();
+    // Rebuilt, never run: the actor only publishes its summary into this map.
+    let built = GameActor::rebuild(
+        game_id.to_string(),
+        store.clone(),
+        summaries.clone(),
+        crate::actor::Settings::default(),
+        records,
+    );
+    drop(built);
+    let summary = summaries.lock().expect("summaries lock").remove(game_id);
+    Ok(summary)
 }
 
 impl Directory {
+    /// A node of a cluster: the summaries of the games other nodes run come from the cluster's
+    /// directory (or their logs).
+    pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// A game's newest summary wherever it is: this node's, the cluster's directory, or
+    /// (a game this node never ran) its log's.
+    pub async fn final_summary(
+        &self,
+        registry: &Registry,
+        game_id: &str,
+    ) -> HostResult<Option<pb::GameSummary>> {
+        if let Some(summary) = registry.summary(game_id) {
+            return Ok(Some(summary));
+        }
+        if let Some(summary) = self.cluster.as_ref().and_then(|c| c.summary(game_id)) {
+            return Ok(Some(summary));
+        }
+        summary_from_log(registry, game_id, u64::MAX).await
+    }
+
+    /// The game's summary once it shows record `seq`: the store announces a record durable a
+    /// moment before the game's actor hears it and publishes its summary, and an event read at
+    /// once would carry the summary from before (a finished game without its outcome). The
+    /// wait is short and only at the head of the feed, for a game this node runs. On a
+    /// cluster, another node's game is summarized from the cluster's directory if that shows
+    /// the record already, else from the game's log as of that record.
+    async fn summary_at(
+        &self,
+        registry: &Registry,
+        game_id: &str,
+        seq: u64,
+    ) -> HostResult<Option<pb::GameSummary>> {
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            let summary = registry.summary(game_id);
+            let local =
+                summary.is_some() && (self.cluster.is_none() || registry.is_loaded(game_id));
+            if !local {
+                break;
+            }
+            if summary.as_ref().is_some_and(|s| s.last_seq >= seq)
+                || started.elapsed() >= SUMMARY_WAIT
+            {
+                return Ok(summary);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_millis(50));
+        }
+        let Some(cluster) = &self.cluster else {
+            // A game this node does not know (any more): what there is.
+            return Ok(registry.summary(game_id));
+        };
+        let listed = cluster.summary(game_id).filter(|s| s.last_seq >= seq);
+        if listed.is_some() {
+            return Ok(listed);
+        }
+        summary_from_log(registry, game_id, seq).await
+    }
     /// Ends every stream (the server is shutting down): each drops its store handle, which the
     /// store's closing waits for.
     pub fn close(&self) {
@@ -198,19 +292,23 @@ impl Directory {
     }
 
     /// A stream of the events after `from_cursor` that pass `filter`.
-    pub fn watch(
+    pub async fn watch(
         &self,
-        store: Store,
         registry: Registry,
         from_cursor: &str,
         filter: Filter,
     ) -> HostResult<ReceiverStream<HostResult<pb::WatchGamesResponse>>> {
-        let Some(head) = store.feed_head() else {
+        let store = registry.store().clone();
+        let Some(mut head) = store.feed_head() else {
             return Err(HostError::NotNow(
-                "WatchGames needs a store that keeps the directory feed: the embedded log (sled) does; NATS JetStream does not yet"
-                    .into(),
+                "WatchGames needs a store that keeps the directory feed".into(),
             ));
         };
+        // A cursor another node of a cluster handed out may be a moment ahead of this node's
+        // view of the feed: wait for it briefly before calling it foreign.
+        if let Ok(wanted) = from_cursor.parse::<u64>() {
+            let _ = tokio::time::timeout(CURSOR_WAIT, head.wait_for(|&h| h >= wanted)).await;
+        }
         let after = position_of(from_cursor, *head.borrow())?;
         let permit = self.streams.clone().try_acquire_owned().map_err(|_| {
             HostError::Exhausted(format!(
@@ -220,7 +318,14 @@ impl Directory {
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let closing = self.closing.subscribe();
         tokio::spawn(follow(
-            store, registry, head, after, filter, tx, closing, permit,
+            self.clone(),
+            registry,
+            head,
+            after,
+            filter,
+            tx,
+            closing,
+            permit,
         ));
         Ok(ReceiverStream::new(rx))
     }
@@ -230,7 +335,7 @@ impl Directory {
 /// the server closes.
 #[allow(clippy::too_many_arguments)]
 async fn follow(
-    store: Store,
+    directory: Directory,
     registry: Registry,
     mut head: watch::Receiver<u64>,
     mut after: u64,
@@ -239,6 +344,7 @@ async fn follow(
     mut closing: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
 ) {
+    let store = registry.store().clone();
     loop {
         if *closing.borrow() {
             return;
@@ -261,7 +367,7 @@ async fn follow(
         }
         for entry in entries {
             after = entry.position;
-            let event = match event_of(&store, &registry, &entry).await {
+            let event = match event_of(&directory, &registry, &entry).await {
                 Ok(Some(event)) if filter.accepts(&event) => event,
                 Ok(_) => continue,
                 Err(e) => return drop(tx.send(Err(e)).await),

@@ -112,6 +112,8 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
     counter!("gangs_webhook_failed_total").absolute(0);
     counter!("gangs_webhook_expired_total").absolute(0);
     gauge!("gangs_webhook_pending").set(0.0);
+    counter!("gangs_viewer_logins_throttled_total").absolute(0);
+    gauge!("gangs_viewer_login_addresses").set(0.0);
     Ok(())
 }
 
@@ -126,6 +128,14 @@ fn describe() {
         "Watchers in the games' lists (fed live updates); a closed stream leaves at once."
     );
     describe_counter!("gangs_actions_total", "Accepted actions, by game kind.");
+    describe_counter!(
+        "gangs_viewer_logins_throttled_total",
+        "Viewer logins refused with 429: too many wrong keys from one address."
+    );
+    describe_gauge!(
+        "gangs_viewer_login_addresses",
+        "Addresses whose failed viewer logins are remembered (at most 10,000)."
+    );
     describe_histogram!(
         "gangs_act_duration_seconds",
         Unit::Seconds,
@@ -193,6 +203,16 @@ pub enum WebhookOutcome {
     Delivered,
     Failed,
     Expired,
+}
+
+/// A viewer login refused as throttled (too many wrong keys from its address).
+pub fn login_throttled() {
+    counter!("gangs_viewer_logins_throttled_total").increment(1);
+}
+
+/// Addresses whose failed viewer logins are remembered.
+pub fn login_throttle_addresses(addresses: usize) {
+    gauge!("gangs_viewer_login_addresses").set(addresses as f64);
 }
 
 /// `delta` more (or fewer) webhook events waiting.

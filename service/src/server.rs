@@ -327,11 +327,11 @@ pub async fn run(
         player: config.player_key.clone(),
     };
     let ladder_store = store.clone();
-    let (registry, service) = match &jetstream {
+    let (registry, service, cluster) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
             let service = GamesService::with_keys(registry.clone(), keys).with_limits(limits);
-            (registry, service)
+            (registry, service, None)
         }
         // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
         Some(context) => {
@@ -344,8 +344,8 @@ pub async fn run(
                 Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
             let service = GamesService::with_keys(registry.clone(), keys)
                 .with_limits(limits)
-                .with_cluster(cluster);
-            (registry, service)
+                .with_cluster(cluster.clone());
+            (registry, service, Some(cluster))
         }
     };
     // The limits count the live games each client created, as the log says (not from zero).
@@ -377,7 +377,7 @@ pub async fn run(
             secret: config.webhook_secret.clone().unwrap_or_default(),
             retry_for: config.webhook_retry_for,
         };
-        webhooks.start(&registry, directory.closing())?;
+        webhooks.start(&registry, &directory, cluster)?;
     }
     // Told when the server stops: the tasks that hold the store end then, or the store's
     // writer would wait for them for ever (a SIGTERM with --retain-finished never ended).

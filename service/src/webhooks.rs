@@ -16,11 +16,13 @@
 //! the same on every retry: the receiver's idempotency key) and `type` (`game.finished`,
 //! `game.cancelled`, `game.abandoned`). Signed as `gangs_proto::webhook` says.
 
-use crate::directory::event_of;
+use crate::cluster::Cluster;
+use crate::directory::{event_of, Directory};
 use crate::registry::Registry;
 use crate::store::Store;
 use gangs_proto::v1 as pb;
 use gangs_proto::webhook::{event_body as body, signed_headers as headers};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -56,29 +58,75 @@ fn event_type(event: pb::DirectoryEvent) -> Option<&'static str> {
 }
 
 impl Webhooks {
-    /// Starts one deliverer per URL; each ends when `closing` turns true. Refused at once when
-    /// the store keeps no feed.
-    pub fn start(&self, registry: &Registry, closing: watch::Receiver<bool>) -> Result<(), String> {
+    /// Starts one deliverer per URL; each ends when the directory closes. Refused at once when
+    /// the store keeps no feed. On a cluster (`cluster`), each receiver is sent to by one node
+    /// at a time, the holder of its lease (`Cluster::turn`): the outbox and the marks are the
+    /// cluster's, so every node could send, and each would send every event once.
+    pub fn start(
+        &self,
+        registry: &Registry,
+        directory: &Directory,
+        cluster: Option<Arc<Cluster>>,
+    ) -> Result<(), String> {
         let store = registry.store();
         if store.feed_head().is_none() {
-            return Err(
-                "--webhook needs a store that keeps the directory feed: the embedded log (sled) does; NATS JetStream does not yet"
-                    .to_string(),
-            );
+            return Err("--webhook needs a store that keeps the directory feed".to_string());
         }
         for url in &self.urls {
             gangs_proto::webhook::check_url(url).map_err(|e| format!("--webhook {e}"))?;
         }
         for url in &self.urls {
-            tokio::spawn(deliver(
-                store.clone(),
-                registry.clone(),
-                url.clone(),
-                self.clone(),
-                closing.clone(),
-            ));
+            let deliverer = Deliverer {
+                directory: directory.clone(),
+                registry: registry.clone(),
+                url: url.clone(),
+                settings: self.clone(),
+            };
+            tokio::spawn(deliverer.run(cluster.clone(), directory.closing()));
         }
         Ok(())
+    }
+}
+
+/// One receiver's deliverer.
+struct Deliverer {
+    directory: Directory,
+    registry: Registry,
+    url: String,
+    settings: Webhooks,
+}
+
+impl Deliverer {
+    /// Delivers until the server closes; on a cluster only while this node holds the
+    /// receiver's lease (waiting for it otherwise). A node that loses the lease stops at once;
+    /// the next holder resumes from the receiver's mark in the store, so an event in flight
+    /// then may be sent twice (at least once; `gangs-event-id` is the same), none is lost.
+    async fn run(self, cluster: Option<Arc<Cluster>>, mut closing: watch::Receiver<bool>) {
+        let Some(cluster) = cluster else {
+            return deliver(&self, closing).await;
+        };
+        loop {
+            let Some(mut lost) = cluster.turn(&mark_name(&self.url), &mut closing).await else {
+                return;
+            };
+            // Stops the delivery when the server closes or the lease is lost.
+            let (stop_tx, stop) = watch::channel(false);
+            let mut server_closing = closing.clone();
+            let watcher = tokio::spawn(async move {
+                tokio::select! {
+                    _ = server_closing.wait_for(|&closed| closed) => {}
+                    _ = lost.wait_for(|&lost| lost) => {}
+                }
+                stop_tx.send_replace(true);
+                // Held until here: dropping it lets the lease go.
+                drop(lost);
+            });
+            deliver(&self, stop).await;
+            watcher.abort();
+            if *closing.borrow() {
+                return;
+            }
+        }
     }
 }
 
@@ -90,18 +138,19 @@ async fn pause(wait: Duration, closing: &mut watch::Receiver<bool>) -> bool {
     }
 }
 
-/// One receiver's deliverer: from its mark, every ending event, in order, until closing.
-async fn deliver(
-    store: Store,
-    registry: Registry,
-    url: String,
-    settings: Webhooks,
-    mut closing: watch::Receiver<bool>,
-) {
+/// One receiver's deliveries: from its mark, every ending event, in order, until closing.
+async fn deliver(deliverer: &Deliverer, mut closing: watch::Receiver<bool>) {
+    let Deliverer {
+        directory,
+        registry,
+        url,
+        settings,
+    } = deliverer;
+    let store: &Store = registry.store();
     let Some(mut head) = store.feed_head() else {
         return;
     };
-    let name = mark_name(&url);
+    let name = mark_name(url);
     let mut backoff = FIRST_RETRY;
     // The mark, or (a new receiver) the newest event, saved so a restart starts there too.
     let mut mark = loop {
@@ -152,12 +201,18 @@ async fn deliver(
         let mut unreadable = false;
         for entry in &entries {
             last = entry.position;
-            match event_of(&store, &registry, entry).await {
-                Ok(Some(event)) => {
-                    if let Some(kind) = event_type(event.event()) {
-                        events.push((entry.position, kind, event));
-                    }
-                }
+            let outgoing = if crate::ladder::records::is_ladder_log(&entry.game_id) {
+                ladder_result(directory, registry, entry).await
+            } else {
+                event_of(directory, registry, entry).await.map(|event| {
+                    event.and_then(|event| {
+                        let kind = event_type(event.event())?;
+                        Some(body(&event, kind))
+                    })
+                })
+            };
+            match outgoing {
+                Ok(Some((id, body))) => events.push((entry.position, id, body)),
                 Ok(None) => {}
                 Err(e) => {
                     tracing::error!(url = %url, "webhook: cannot read an event: {e}");
@@ -169,9 +224,8 @@ async fn deliver(
         }
         crate::metrics::webhook_pending(events.len() as f64);
         let mut pending = events.len();
-        for (position, kind, event) in events {
-            let delivery =
-                post_until_acknowledged(&url, &settings, &event, kind, &mut closing).await;
+        for (position, id, body) in events {
+            let delivery = post_until_acknowledged(url, settings, &id, body, &mut closing).await;
             pending -= 1;
             crate::metrics::webhook_pending(-1.0);
             if delivery == Delivery::Closing {
@@ -179,14 +233,14 @@ async fn deliver(
                 return;
             }
             // Saved after each event: a restart re-sends at most the one in flight.
-            if !save(&store, &name, position, &url, &mut closing).await {
+            if !save(store, &name, position, url, &mut closing).await {
                 crate::metrics::webhook_pending(-(pending as f64));
                 return;
             }
             mark = position;
         }
         if last > mark {
-            if !save(&store, &name, last, &url, &mut closing).await {
+            if !save(store, &name, last, url, &mut closing).await {
                 return;
             }
             mark = last;
@@ -233,17 +287,16 @@ enum Delivery {
 async fn post_until_acknowledged(
     url: &str,
     settings: &Webhooks,
-    event: &pb::WatchGamesResponse,
-    kind: &str,
+    id: &str,
+    body: Vec<u8>,
     closing: &mut watch::Receiver<bool>,
 ) -> Delivery {
-    let (id, body) = body(event, kind);
     let first = Instant::now();
     let mut wait = FIRST_RETRY;
     let mut attempts = 0u32;
     loop {
         attempts += 1;
-        let headers = headers(&settings.secret, &id, &body);
+        let headers = headers(&settings.secret, id, &body);
         let sent = tokio::select! {
             sent = gangs_proto::webhook::post(url, &headers, body.clone()) => sent,
             _ = closing.wait_for(|&closed| closed) => return Delivery::Closing,
@@ -269,6 +322,72 @@ async fn post_until_acknowledged(
             }
         }
     }
+}
+
+/// The id and body of a ladder's game result (`type` `ladder.result`), from the ladder's
+/// `rated` record the feed entry points at: the ladder, the match and game, the game's id,
+/// outcome and names by seat, and the ratings after it by entry (set when the result closed
+/// its match: a duplicate match is rated at its last game). None: not a result.
+async fn ladder_result(
+    directory: &Directory,
+    registry: &Registry,
+    entry: &crate::store::FeedEntry,
+) -> crate::error::HostResult<Option<(String, Vec<u8>)>> {
+    use crate::error::HostError;
+    use pb::ladder_record::Record as Lr;
+    let store = registry.store();
+    let storage = |e: crate::store::StoreError| HostError::Storage(e.message);
+    let Some(record) = store.feed_record(entry).await.map_err(storage)? else {
+        return Ok(None);
+    };
+    let Ok(Lr::Rated(rated)) = crate::ladder::records::from_log(&record) else {
+        return Ok(None);
+    };
+    let first = store
+        .read_range(&entry.game_id, 0, 1)
+        .await
+        .map_err(storage)?;
+    let ladder = match first.first().map(crate::ladder::records::from_log) {
+        Some(Ok(Lr::Created(ladder))) => ladder,
+        _ => return Ok(None),
+    };
+    let names = directory
+        .final_summary(registry, &rated.game_id)
+        .await?
+        .map(|s| s.names)
+        .unwrap_or_default();
+    // Seat s of game g of match m holds entry (s + m + g) % n (the matchmaker's seating).
+    let n = names.len().max(1);
+    let shift = (rated.r#match as usize).wrapping_add(rated.game as usize) % n;
+    let ratings: Vec<serde_json::Value> = rated
+        .ratings_after
+        .iter()
+        .enumerate()
+        .map(|(i, rating)| {
+            let mut value = gangs_proto::json::to_json(rating, "gangs.v1.Rating");
+            let name = names.get((i + n - shift) % n).cloned().unwrap_or_default();
+            value["entry"] = serde_json::json!(name);
+            value
+        })
+        .collect();
+    let id = format!("{}-{}", entry.game_id, entry.seq);
+    let body = serde_json::json!({
+        "id": id,
+        "type": "ladder.result",
+        "cursor": entry.position.to_string(),
+        "unix_ms": record.unix_ms,
+        "ladder": ladder.name,
+        "ladder_id": entry.game_id,
+        "kind": ladder.kind,
+        "match": rated.r#match,
+        "game": rated.game,
+        "game_id": rated.game_id,
+        "void": rated.void,
+        "names": names,
+        "outcome": rated.outcome.as_ref().map(|o| gangs_proto::json::to_json(o, "gangs.v1.Outcome")),
+        "ratings_after": ratings,
+    });
+    Ok(Some((id, body.to_string().into_bytes())))
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! embedded sled log and NATS JetStream (a real `nats-server` started here; never skipped).
 //! Appends become durable in order and survive a reopen, ranged reads page through a game, every
 //! game id is listed once in order, a deleted game is gone without touching others; on
-//! JetStream, two writers racing on one game never fork its log.
+//! JetStream, two writers racing on one game never fork its log, and the directory feed is the
+//! same on every node.
 
 #[path = "../../tests/common/nats.rs"]
 mod nats;
@@ -280,7 +281,8 @@ async fn a_takeover_fences_out_the_old_owner() {
 }
 
 /// Watchers' catch-ups read ranges through the stream leader without a consumer: however many
-/// readers come and go, the stream's consumer count stays where it was.
+/// readers come and go, the stream's consumer count stays where it was (one per node: the
+/// directory feed's follower, `store/jetstream_feed.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranged_reads_open_no_consumer() {
     let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
@@ -311,5 +313,98 @@ async fn ranged_reads_open_no_consumer() {
         .get_stream("GANGS_LOG")
         .await
         .unwrap();
-    assert_eq!(stream.info().await.unwrap().state.consumer_count, 0);
+    assert_eq!(stream.info().await.unwrap().state.consumer_count, 1);
+}
+
+/// The directory feed on JetStream: marked records become entries at their stream sequence,
+/// unmarked ones and fences never do; another node (another store handle) reads the same
+/// entries, from memory near the head and from the stream's headers further back, and sees
+/// its head move; reader marks only move forward.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jetstream_feed_is_the_same_on_every_node_and_marks_move_forward() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let (one, two) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
+    let mut head = two.feed_head().expect("JetStream keeps the feed");
+    let (g, h) = ("00000000000000e1", "00000000000000e2");
+    one.append_marked(g, (1..=3).map(record).collect(), vec![1, 3])
+        .await
+        .unwrap()
+        .unwrap();
+    // Another node takes game h over (a fence) and writes it: the fence is no entry.
+    assert!(two.load_to_write(h).await.unwrap().is_empty());
+    two.append_marked(h, (1..=2).map(record).collect(), vec![2])
+        .await
+        .unwrap()
+        .unwrap();
+    one.append_marked(g, vec![record(4)], vec![4])
+        .await
+        .unwrap()
+        .unwrap();
+    let entries = |store: Store| async move {
+        let mut all = Vec::new();
+        let mut after = 0;
+        loop {
+            let chunk = store.feed_after(after, 2).await.unwrap();
+            let Some(last) = chunk.last() else { break };
+            after = last.position;
+            all.extend(chunk);
+        }
+        all
+    };
+    // The followers announce the newest entry.
+    let want = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let all = entries(two.clone()).await;
+            if all.len() == 4 {
+                return all;
+            }
+            let _ = head.changed().await;
+        }
+    })
+    .await
+    .expect("the other node sees every entry");
+    let got: Vec<(&str, u64)> = want.iter().map(|e| (e.game_id.as_str(), e.seq)).collect();
+    assert_eq!(got, vec![(g, 1), (g, 3), (h, 2), (g, 4)]);
+    assert!(want.windows(2).all(|w| w[0].position < w[1].position));
+    // The writing node's own follower announces it too; once it does, it gives the same.
+    let newest = want.last().unwrap().position;
+    let mut one_head = one.feed_head().unwrap();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        one_head.wait_for(|&h| h >= newest),
+    )
+    .await
+    .expect("the writing node's head reaches the newest entry")
+    .unwrap();
+    assert_eq!(
+        entries(one.clone())
+            .await
+            .iter()
+            .map(|e| e.position)
+            .collect::<Vec<_>>(),
+        want.iter().map(|e| e.position).collect::<Vec<_>>(),
+        "both nodes give the same positions"
+    );
+    // Resuming after an entry gives exactly the rest; an entry's record is read by position.
+    let rest = two.feed_after(want[1].position, 10).await.unwrap();
+    assert_eq!(rest, want[2..].to_vec());
+    let third = two
+        .feed_record(&want[2])
+        .await
+        .unwrap()
+        .expect("the record");
+    assert_eq!(third, record(2));
+    // A node opened now starts behind every entry: it reads them from the stream's headers.
+    let three = open_nats(&node.url()).await;
+    assert_eq!(three.feed_after(0, 10).await.unwrap(), want);
+    // Marks: saved, read by any node, never moved back.
+    assert_eq!(one.load_mark("webhook http://x/h").await.unwrap(), None);
+    one.save_mark("webhook http://x/h", 5).await.unwrap();
+    two.save_mark("webhook http://x/h", 3).await.unwrap();
+    assert_eq!(
+        three.load_mark("webhook http://x/h").await.unwrap(),
+        Some(5)
+    );
+    two.save_mark("webhook http://x/h", 9).await.unwrap();
+    assert_eq!(one.load_mark("webhook http://x/h").await.unwrap(), Some(9));
 }

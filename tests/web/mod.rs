@@ -90,10 +90,30 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, hyper::HeaderMap, String) {
+    request_from(None, base, method, path, headers, body).await
+}
+
+/// As [`request`], from the loopback address `source` when given (127.0.0.2: another client).
+pub async fn request_from(
+    source: Option<std::net::Ipv4Addr>,
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, hyper::HeaderMap, String) {
     let authority = base.strip_prefix("http://").expect("an http:// base");
-    let stream = tokio::net::TcpStream::connect(authority)
-        .await
-        .expect("connect to the viewer");
+    let stream = match source {
+        None => tokio::net::TcpStream::connect(authority).await,
+        Some(source) => {
+            let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+            socket
+                .bind((source, 0).into())
+                .expect("bind the source address");
+            socket.connect(authority.parse().expect("an ip:port")).await
+        }
+    }
+    .expect("connect to the viewer");
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await

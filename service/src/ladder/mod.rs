@@ -129,9 +129,16 @@ impl Ladder {
     async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), Status> {
         let seq = state.last_seq + 1;
         let now = crate::actor::unix_ms();
-        let durable = self.ctx.store.append(
+        // A game's result enters the directory feed: the webhooks send it (`ladder.result`);
+        // `WatchGames` leaves ladders' records out.
+        let marked = match &record {
+            Lr::Rated(_) => vec![seq],
+            _ => Vec::new(),
+        };
+        let durable = self.ctx.store.append_marked(
             &state.log_id,
             vec![records::to_log(seq, now, record.clone())],
+            marked,
         );
         let failure = match durable.await {
             Ok(Ok(())) => {

@@ -153,7 +153,9 @@ impl Registry {
     /// The answer to a CreateGame whose create_id already made its game (a retry after a lost
     /// answer), if it did: asked before any limit, since it creates nothing and a client must
     /// not be refused the game it already has. A create_id used for another game is refused.
-    pub fn created_already(
+    /// On a shared log the game may have been made by another node or before a restart: its
+    /// id derives from the create_id, so the log says.
+    pub async fn created_already(
         &self,
         request: &pb::CreateGameRequest,
     ) -> HostResult<Option<pb::CreateGameResponse>> {
@@ -168,7 +170,12 @@ impl Registry {
             .cloned();
         let Some((slot, answer)) = slot.and_then(|s| s.answer.get().cloned().map(|a| (s, a)))
         else {
-            return Ok(None);
+            if !self.lazy {
+                return Ok(None);
+            }
+            let (_, again) = requested(request.clone())?;
+            let id = game_id_of_create_id(&request.create_id);
+            return self.created_before(&id, &again, request.seed).await;
         };
         let (_, again) = requested(request.clone())?;
         if !same_creation(&slot.created, &again, request.seed) {

@@ -46,7 +46,8 @@
 //! most [`LOAD_CONSUMERS`] at a time per node.
 
 use super::jetstream_append::{self as append, Append, HoldPoint, Tail, Writers};
-use super::{Durable, LogStore, StoreError, GAME_ID_LEN};
+use super::jetstream_feed::{self as feed, Feed};
+use super::{Durable, FeedEntry, LogStore, StoreError, GAME_ID_LEN};
 use async_nats::jetstream::{self, consumer, stream};
 use async_nats::HeaderMap;
 use gangs_proto::v1 as pb;
@@ -61,6 +62,9 @@ pub const STREAM: &str = "GANGS_LOG";
 pub const SUBJECT_PREFIX: &str = "gangs.log.";
 /// The header of a fence message; its value is the seq of the record before it.
 pub const FENCE_HEADER: &str = "Gangs-Fence";
+/// The header of a record that enters the directory feed; its value is the record's seq
+/// (read by the feed's headers-only consumers, which never see the record itself).
+pub const MARK_HEADER: &str = "Gangs-Mark";
 
 /// How a node reaches NATS (`--store`, `--nats-creds`, `--nats-user`/`--nats-password`).
 #[derive(Debug, Clone, Default)]
@@ -92,6 +96,8 @@ pub struct JetStreamStore {
     cursors: Mutex<HashMap<(String, u64), u64>>,
     /// A test-only fail point (debug builds): see [`HoldPoint`].
     hold: Option<Arc<HoldPoint>>,
+    /// The directory feed: its head, its recent entries, the readers' marks.
+    feed: Feed,
 }
 
 pub fn subject(game_id: &str) -> String {
@@ -228,6 +234,7 @@ impl JetStreamStore {
         let stream = while_jetstream_starts(STREAM, || js.get_or_create_stream(config.clone()))
             .await
             .map_err(|e| unavailable("cannot create the stream GANGS_LOG", e))?;
+        let feed = Feed::open(&js, &stream, replicas).await?;
         Ok(Arc::new(JetStreamStore {
             js,
             stream,
@@ -235,6 +242,7 @@ impl JetStreamStore {
             loads: Semaphore::new(LOAD_CONSUMERS),
             cursors: Mutex::default(),
             hold: HoldPoint::from_env(),
+            feed,
         }))
     }
 
@@ -318,8 +326,21 @@ where
 #[async_trait::async_trait]
 impl LogStore for JetStreamStore {
     fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
+        self.append_marked(game_id, records, Vec::new())
+    }
+
+    fn append_marked(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        marked: Vec<u64>,
+    ) -> Durable {
         let (done, rx) = oneshot::channel();
-        let mut append = Append { records, done };
+        let mut append = Append {
+            records,
+            marked,
+            done,
+        };
         let mut writers = self.writers.lock().expect("writers lock");
         // A writer that ended (failure, idle) is replaced by a fresh one.
         if let Some(writer) = writers.get(game_id) {
@@ -331,6 +352,52 @@ impl LogStore for JetStreamStore {
         let writer = self.start_writer(&mut writers, game_id, None);
         writer.send(append).expect("the writer was just started");
         rx
+    }
+
+    fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.feed.head())
+    }
+
+    async fn feed_after(&self, after: u64, limit: usize) -> Result<Vec<FeedEntry>, StoreError> {
+        if let Some(entries) = self.feed.recent_after(after, limit) {
+            return Ok(entries);
+        }
+        // Further back than the entries this node keeps: read the stream's headers from there.
+        let _permit = self
+            .loads
+            .acquire()
+            .await
+            .map_err(|_| StoreError::unavailable("the store is closing"))?;
+        feed::scan(&self.stream, after, limit).await
+    }
+
+    async fn feed_record(&self, entry: &FeedEntry) -> Result<Option<pb::LogRecord>, StoreError> {
+        // The position is the record's own stream sequence: one get, not a walk of the game.
+        let message = match self.stream.get_raw_message(entry.position).await {
+            Ok(message) => message,
+            Err(e) if e.kind() == stream::RawMessageErrorKind::NoMessageFound => return Ok(None),
+            Err(e) => return Err(unavailable("cannot read the log", e)),
+        };
+        if message.subject.as_str() != subject(&entry.game_id) {
+            return Ok(None);
+        }
+        match decode(
+            &entry.game_id,
+            Some(&message.headers),
+            &message.payload,
+            message.sequence,
+        )? {
+            Stored::Record(record) if record.seq == entry.seq => Ok(Some(*record)),
+            _ => Ok(None),
+        }
+    }
+
+    async fn load_mark(&self, name: &str) -> Result<Option<u64>, StoreError> {
+        self.feed.load_mark(name).await
+    }
+
+    async fn save_mark(&self, name: &str, position: u64) -> Result<(), StoreError> {
+        self.feed.save_mark(name, position).await
     }
 
     async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {

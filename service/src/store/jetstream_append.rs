@@ -3,7 +3,7 @@
 //! resolving an append whose outcome is unknown by reading the stream back, and the fences a
 //! node writes before it runs a game.
 
-use super::jetstream::{read_tail, subject, unavailable, FENCE_HEADER};
+use super::jetstream::{read_tail, subject, unavailable, FENCE_HEADER, MARK_HEADER};
 use super::StoreError;
 use async_nats::jetstream::{self, context::PublishErrorKind, stream};
 use gangs_proto::v1 as pb;
@@ -24,6 +24,8 @@ pub(super) type Writers = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Append
 
 pub(super) struct Append {
     pub(super) records: Vec<pb::LogRecord>,
+    /// Seqs of the records that enter the directory feed (`jetstream_feed.rs`).
+    pub(super) marked: Vec<u64>,
     pub(super) done: oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -146,7 +148,8 @@ pub(super) async fn write_game(
             if let Some(hold) = &hold {
                 hold.wait(record.seq).await;
             }
-            match publish(&js, &stream, &subject, &game_id, record, expected).await {
+            let marked = append.marked.contains(&record.seq);
+            match publish(&js, &stream, &subject, &game_id, record, marked, expected).await {
                 Ok(seq) => {
                     tail = Some(Tail {
                         stream_seq: seq,
@@ -229,16 +232,24 @@ async fn publish(
     subject: &str,
     game_id: &str,
     record: &pb::LogRecord,
+    marked: bool,
     expected: u64,
 ) -> Result<u64, StoreError> {
     let payload: bytes::Bytes = record.encode_to_vec().into();
     let msg_id = msg_id(game_id, record.seq, &payload);
     let what = format!("append record {} of game {game_id}", record.seq);
+    let seq = record.seq.to_string();
     let refused = match send(js, subject, &what, || {
-        jetstream::message::PublishMessage::build()
+        let message = jetstream::message::PublishMessage::build()
             .payload(payload.clone())
             .message_id(&msg_id)
-            .expected_last_subject_sequence(expected)
+            .expected_last_subject_sequence(expected);
+        // The mark is part of the one message: a feed entry exists exactly when its record does.
+        if marked {
+            message.header(MARK_HEADER, seq.as_str())
+        } else {
+            message
+        }
     })
     .await
     {

@@ -39,6 +39,7 @@
 
 pub mod jetstream;
 mod jetstream_append;
+mod jetstream_feed;
 pub mod sled;
 
 use gangs_proto::v1 as pb;
@@ -143,6 +144,15 @@ pub trait LogStore: Send + Sync + 'static {
         Err(StoreError::unavailable(
             "this store keeps no directory feed",
         ))
+    }
+
+    /// The record a feed entry points at (`None`: the game was deleted since). The default
+    /// reads it from the game's log; a store that can read it by position does.
+    async fn feed_record(&self, entry: &FeedEntry) -> Result<Option<pb::LogRecord>, StoreError> {
+        let records = self
+            .read_range(&entry.game_id, entry.seq.saturating_sub(1), 1)
+            .await?;
+        Ok(records.into_iter().next().filter(|r| r.seq == entry.seq))
     }
 
     /// The feed position a reader saved under `name` (a webhook: its last delivered event);

@@ -12,7 +12,7 @@
 
 use super::Viewer;
 use crate::secret::constant_time_eq;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -20,6 +20,13 @@ use rand::RngCore;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Failed logins one address may make in a burst; then one more per [`FAILURE_REFILL`].
+pub const MAX_FAILURES: u32 = 5;
+/// How long an address waits for one more try once its failures are spent.
+pub const FAILURE_REFILL: Duration = Duration::from_secs(12);
+/// Addresses whose failures are remembered at once (about 40 bytes each).
+pub const MAX_THROTTLED: usize = 10_000;
 
 /// Sessions held at once; a new login past it ends the session closest to its expiry.
 pub const MAX_SESSIONS: usize = 1024;
@@ -84,6 +91,87 @@ pub struct Sessions {
     admin: String,
     player: Option<String>,
     table: Mutex<HashMap<String, Session>>,
+    throttle: Throttle,
+}
+
+/// An address's failed logins: a bucket of [`MAX_FAILURES`] tries, one back per
+/// [`FAILURE_REFILL`].
+#[derive(Debug, Clone, Copy)]
+struct Tries {
+    left: f64,
+    at: Instant,
+}
+
+/// Failed logins per client address, so that a client guessing keys gets 429 after a few:
+/// at most [`MAX_THROTTLED`] addresses (the one whose tries are nearest full leaves first).
+/// IPv6 addresses count by their /64, which one client usually holds whole.
+struct Throttle {
+    table: Mutex<HashMap<std::net::IpAddr, Tries>>,
+}
+
+/// The address a client is counted under.
+fn client_of(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match ip {
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => std::net::IpAddr::V4(v4),
+            None => {
+                let mut segments = v6.segments();
+                segments[4..].fill(0);
+                std::net::IpAddr::V6(segments.into())
+            }
+        },
+        v4 => v4,
+    }
+}
+
+impl Tries {
+    /// The tries left at `now`, refilled since `at`.
+    fn left_at(&self, now: Instant) -> f64 {
+        let refilled = now.duration_since(self.at).as_secs_f64() / FAILURE_REFILL.as_secs_f64();
+        (self.left + refilled).min(f64::from(MAX_FAILURES))
+    }
+}
+
+impl Throttle {
+    /// How long `ip` must wait before it may try a key, if it spent its tries.
+    fn wait(&self, ip: std::net::IpAddr, now: Instant) -> Option<Duration> {
+        let table = self.table.lock().expect("throttle lock");
+        let left = table.get(&client_of(ip))?.left_at(now);
+        (left < 1.0).then(|| FAILURE_REFILL.mul_f64(1.0 - left))
+    }
+
+    /// One failed try of `ip`.
+    fn failed(&self, ip: std::net::IpAddr, now: Instant) {
+        let mut table = self.table.lock().expect("throttle lock");
+        let client = client_of(ip);
+        if !table.contains_key(&client) && table.len() >= MAX_THROTTLED {
+            // Those that have all their tries back are the same as forgotten.
+            table.retain(|_, tries| tries.left_at(now) < f64::from(MAX_FAILURES));
+            if table.len() >= MAX_THROTTLED {
+                let fullest = table
+                    .iter()
+                    .max_by(|a, b| a.1.left_at(now).total_cmp(&b.1.left_at(now)))
+                    .map(|(ip, _)| *ip);
+                if let Some(fullest) = fullest {
+                    table.remove(&fullest);
+                }
+            }
+        }
+        let tries = table.entry(client).or_insert(Tries {
+            left: f64::from(MAX_FAILURES),
+            at: now,
+        });
+        *tries = Tries {
+            left: (tries.left_at(now) - 1.0).max(0.0),
+            at: now,
+        };
+        crate::metrics::login_throttle_addresses(table.len());
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.table.lock().unwrap().len()
+    }
 }
 
 impl Sessions {
@@ -92,6 +180,9 @@ impl Sessions {
             admin,
             player,
             table: Mutex::new(HashMap::new()),
+            throttle: Throttle {
+                table: Mutex::new(HashMap::new()),
+            },
         }
     }
 
@@ -292,6 +383,25 @@ pub(super) async fn login(State(viewer): State<Viewer>, request: Request) -> Res
     let Access::Keyed(sessions) = viewer.access.as_ref() else {
         return redirect("/", None);
     };
+    // The peer's address (`serve` puts it on every request); without one, all count as one.
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0.ip());
+    // Refused before the key is even compared: a throttled guesser learns nothing.
+    if let Some(wait) = sessions.throttle.wait(ip, Instant::now()) {
+        crate::metrics::login_throttled();
+        let secs = wait.as_secs() + 1;
+        let mut response = login_page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "/",
+            Some("too many wrong keys from this address: wait a few seconds and try again"),
+        );
+        if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
     if !same_origin(request.headers()) {
         return login_page(
             StatusCode::FORBIDDEN,
@@ -328,11 +438,14 @@ pub(super) async fn login(State(viewer): State<Viewer>, request: Request) -> Res
             );
             redirect(&next, Some(cookie))
         }
-        None => login_page(
-            StatusCode::UNAUTHORIZED,
-            &next,
-            Some("wrong key: give the server's --api-key or --player-key"),
-        ),
+        None => {
+            sessions.throttle.failed(ip, Instant::now());
+            login_page(
+                StatusCode::UNAUTHORIZED,
+                &next,
+                Some("wrong key: give the server's --api-key or --player-key"),
+            )
+        }
     }
 }
 
@@ -373,6 +486,35 @@ mod tests {
             sessions.open(Role::Admin, now);
         }
         assert_eq!(sessions.len(), MAX_SESSIONS);
+    }
+
+    #[test]
+    fn failed_logins_are_throttled_per_address_and_the_table_is_bounded() {
+        let throttle = Throttle {
+            table: Mutex::new(HashMap::new()),
+        };
+        let now = Instant::now();
+        let guesser: std::net::IpAddr = "10.0.0.1".parse().unwrap();
+        for _ in 0..MAX_FAILURES {
+            assert_eq!(throttle.wait(guesser, now), None);
+            throttle.failed(guesser, now);
+        }
+        let wait = throttle.wait(guesser, now).expect("throttled");
+        assert!(wait <= FAILURE_REFILL, "{wait:?}");
+        assert_eq!(throttle.wait("10.0.0.2".parse().unwrap(), now), None);
+        assert_eq!(
+            throttle.wait(guesser, now + FAILURE_REFILL),
+            None,
+            "one try back"
+        );
+        // One /64 is one client.
+        let a: std::net::IpAddr = "2001:db8::1".parse().unwrap();
+        let b: std::net::IpAddr = "2001:db8::ffff:2".parse().unwrap();
+        assert_eq!(client_of(a), client_of(b));
+        for i in 0..MAX_THROTTLED as u32 + 100 {
+            throttle.failed(std::net::Ipv4Addr::from(i).into(), now);
+        }
+        assert_eq!(throttle.len(), MAX_THROTTLED);
     }
 
     #[test]

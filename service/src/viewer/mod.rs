@@ -80,7 +80,7 @@ pub async fn serve(
             _ = &mut shutdown => break,
             permit = connections.clone().acquire_owned() => permit.expect("never closed"),
         };
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -93,7 +93,17 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // Each request knows its peer's address (the login's throttle counts by it).
+        let service = hyper_util::service::TowerToHyperService::new(
+            tower::ServiceBuilder::new()
+                .map_request(move |mut request: axum::extract::Request<_>| {
+                    request
+                        .extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    request
+                })
+                .service(app.clone()),
+        );
         tasks.spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
