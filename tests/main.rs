@@ -38,6 +38,7 @@ mod e2e_watch_games;
 mod e2e_web;
 mod e2e_web_api;
 mod e2e_web_auth;
+mod e2e_web_ladders;
 mod e2e_web_visibility;
 mod e2e_webhooks;
 mod proto_contract;

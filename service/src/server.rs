@@ -467,6 +467,7 @@ pub async fn run(
         // keep the store open and the shutdown below waiting for it forever.
         tokio::spawn(crate::viewer::serve(
             service.clone(),
+            ladders.clone(),
             access,
             http,
             async move {

@@ -200,6 +200,7 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
                 paused: e.paused.is_some() && !e.retired,
                 retired: e.retired,
                 house: false,
+                trend: e.trend.iter().copied().collect(),
             }
         })
         .collect();
@@ -216,6 +217,7 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
             win_share_low: low,
             win_share_high: high,
             house: true,
+            trend: state.house_trend.iter().copied().collect(),
             ..Default::default()
         });
     }
