@@ -253,3 +253,114 @@ fn arena_out_keeps_the_games_and_the_results() {
     }
     assert_eq!(report["games_won"], won, "{report}");
 }
+
+/// A bot whose process hangs after it stopped playing (here: a shell script that takes its
+/// seat with `gangs join`, then sleeps and plays nothing): the server's clocks play its seat,
+/// the game finishes, and the arena takes the result from the server as soon as the game is
+/// over, kills the hung process after the grace period and names it, instead of waiting out
+/// --game-timeout-secs and losing the game.
+#[cfg(unix)]
+#[test]
+fn arena_keeps_the_result_and_kills_a_hung_bot() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("hung.pid");
+    let script = dir.path().join("hung-bot");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/bin/sh
+# The arena's bot contract: --server URL --game GAME --seat S --seed X.
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --server) server="$2"; shift ;;
+    --game) game="$2"; shift ;;
+    --seat) seat="$2"; shift ;;
+  esac
+  shift
+done
+'{gangs}' --server "$server" join "$game" --seat "$seat" > /dev/null || exit 1
+echo $$ > '{pid}'
+exec sleep 600
+"#,
+            gangs = bin("gangs").display(),
+            pid = pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (greedy, random) = (bin("gangs-bot-greedy"), bin("gangs-bot-random"));
+    let (code, report) = arena(&[
+        "--game",
+        "gang-of-four",
+        "--players",
+        "3",
+        "--bot",
+        greedy.to_str().unwrap(),
+        "--bot",
+        random.to_str().unwrap(),
+        "--bot",
+        script.to_str().unwrap(),
+        "--games",
+        "1",
+        "--option",
+        "target_score=10",
+        "--turn-ms",
+        "100",
+        "--exit-grace-ms",
+        "300",
+        // Far beyond the game's own length, far below the time a wait for the hung process
+        // would take: reaching it fails the game and this test.
+        "--game-timeout-secs",
+        "60",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["games"], 1, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    let game_id = report["game_ids"][0].as_str().unwrap();
+    // Game 0 seats the third bot at seat 2.
+    let killed = report["killed"].as_array().expect("killed list");
+    assert_eq!(killed.len(), 1, "{report}");
+    assert_eq!(killed[0]["game_id"], game_id, "{report}");
+    assert_eq!(killed[0]["seat"], 2, "{report}");
+    assert_eq!(killed[0]["bot"], script.to_str().unwrap(), "{report}");
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("at seat 2 was still running") && n.contains("killed")),
+        "{report}"
+    );
+    // Its seat was played by the clock; the two bots that played exited on their own.
+    let rows = report["bots"].as_array().unwrap();
+    let hung = rows
+        .iter()
+        .find(|r| r["name"] == script.to_str().unwrap())
+        .unwrap();
+    assert!(hung["timeouts"].as_u64().unwrap() >= 1, "{report}");
+    for row in rows
+        .iter()
+        .filter(|r| r["name"] != script.to_str().unwrap())
+    {
+        assert_eq!(row["games"], 1, "{report}");
+    }
+    // The hung process is gone, not left running behind the arena.
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Signal 0 only checks that the process exists.
+    let alive = Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -0 {pid} 2>/dev/null"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(!alive, "the hung bot (pid {pid}) still runs");
+}

@@ -144,6 +144,8 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
         log_format: gangs_service::logging::LogFormat::Text,
         http: None,
         http_public: false,
+        open_registration: false,
+        ladder_games_per_hour: gangs_service::ladder::DEFAULT_GAMES_PER_HOUR,
         grpc_web: false,
         cors_origins: Vec::new(),
         webhooks: Vec::new(),

@@ -123,6 +123,14 @@ pub struct Config {
     /// How long one webhook event is retried (with backoff up to 10 min) before it is given up.
     #[arg(long, env = "GANGS_WEBHOOK_RETRY_FOR", default_value = "24h", value_parser = parse_duration)]
     pub webhook_retry_for: Duration,
+    /// Anyone may register a bot on a ladder (`RegisterBot` without the admin key), e.g. a
+    /// community ladder; creating ladders, pausing and retiring bots still need the admin key.
+    #[arg(long, env = "GANGS_OPEN_REGISTRATION")]
+    pub open_registration: bool,
+    /// Games one bot key may be matched to per hour on a ladder (a sliding hour); past it its
+    /// Queue is refused with RESOURCE_EXHAUSTED until the hour frees a game. 0: no limit.
+    #[arg(long, env = "GANGS_LADDER_GAMES_PER_HOUR", default_value_t = crate::ladder::DEFAULT_GAMES_PER_HOUR)]
+    pub ladder_games_per_hour: u32,
     #[command(flatten)]
     pub limits: crate::limits::LimitFlags,
     #[command(flatten)]
@@ -396,6 +404,10 @@ pub async fn run(
         ladder_store,
         service.clone(),
         config.api_key.clone(),
+        crate::ladder::Policy {
+            open_registration: config.open_registration,
+            games_per_hour: config.ladder_games_per_hour,
+        },
         ladders_stopped,
     )
     .await?;
@@ -467,6 +479,7 @@ pub async fn run(
         // keep the store open and the shutdown below waiting for it forever.
         tokio::spawn(crate::viewer::serve(
             service.clone(),
+            ladders.clone(),
             access,
             http,
             async move {

@@ -1,5 +1,7 @@
-// The gangs web viewer, hand-written, no dependencies. Three pages from one script:
+// The gangs web viewer, hand-written, no dependencies. Five pages from one script:
 //   /             the game list (filters, pages) from /api/games
+//   /ladders      the ladders (/api/ladders); /ladders/NAME a ladder's leaderboard and its
+//                 recent games, each linking to its replay (/api/ladders/NAME, .../games)
 //   /games/ID     a running game as a spectator (server-sent events from /api/games/ID/live),
 //                 or a finished game's replay (/api/games/ID/replay and /steps): every hand,
 //                 arrow keys to step, a deal or heist to jump to, a chart, the game file.
@@ -125,6 +127,7 @@ async function listPage() {
   const firstPage = new URLSearchParams(location.search);
   firstPage.delete("page_token");
   app.replaceChildren(
+    laddersTabs("games"),
     el("h1", { text: "Games" }),
     el("div", { class: "filters" },
       filter("kind", [["", "any game"], ...[...gangs.renderers].map(([kind, r]) => [kind, r.title])]),
@@ -310,6 +313,124 @@ function replayPage(id, outline) {
   go(wanted);
 }
 
+// ---- the ladders ------------------------------------------------------------------------------
+
+function laddersTabs(current) {
+  return el("p", { class: "tabs" },
+    el("a", { href: "/", class: current === "games" ? "current" : null, text: "games" }), " · ",
+    el("a", { href: "/ladders", class: current === "ladders" ? "current" : null, text: "ladders" }));
+}
+
+async function laddersPage() {
+  document.title = "gangs · ladders";
+  let answer;
+  try {
+    answer = await getJson("/api/ladders");
+  } catch (e) {
+    return showError(`Cannot list the ladders: ${e.message}`);
+  }
+  const ladders = answer.ladders || [];
+  const rows = ladders.map((l) =>
+    el("tr", { "data-ladder": l.name },
+      el("td", {}, el("a", { href: `/ladders/${encodeURIComponent(l.name)}`, text: l.name })),
+      el("td", { text: l.kind }),
+      el("td", { class: "num", text: l.players }),
+      el("td", { class: "num", text: l.bots }),
+      el("td", { class: "num", text: l.games }),
+      el("td", { text: `${l.turn_ms} ms a turn${l.duplicate ? ", duplicate" : ""}` })));
+  app.replaceChildren(
+    laddersTabs("ladders"),
+    el("h1", { text: "Ladders" }),
+    rows.length
+      ? el("table", { class: "games", id: "ladders" },
+        el("thead", {}, el("tr", {}, ["ladder", "kind", "seats", "bots", "games", "clocks"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, rows))
+      : el("p", { class: "note", text: "No ladder yet. Create one with `gangs ladder create NAME --kind KIND`." }));
+  app.dataset.state = "ready";
+}
+
+// A small line of the last conservative ratings, oldest first.
+function trendLine(trend) {
+  if (!trend || trend.length < 2) return el("span", { class: "note", text: trend && trend.length ? "—" : "" });
+  const width = 90, height = 22, low = Math.min(...trend), high = Math.max(...trend);
+  const span = high - low || 1;
+  const points = trend.map((v, i) => `${(i * width / (trend.length - 1)).toFixed(1)},${(height - 2 - (v - low) * (height - 4) / span).toFixed(1)}`);
+  const rising = trend[trend.length - 1] >= trend[0];
+  return svg("svg", { class: `trend ${rising ? "up" : "down"}`, viewBox: `0 0 ${width} ${height}`, width, height },
+    svg("title", { text: `last ${trend.length} ratings: ${trend.map((v) => v.toFixed(1)).join(" → ")}` }),
+    svg("polyline", { points: points.join(" "), fill: "none" }));
+}
+
+function fixed(value, digits) {
+  return Number(value || 0).toFixed(digits);
+}
+
+async function ladderPage(name) {
+  document.title = `gangs · ladder ${name}`;
+  const params = new URLSearchParams(location.search);
+  const query = new URLSearchParams({ limit: "20" });
+  if (params.get("page_token")) query.set("page_token", params.get("page_token"));
+  let board, games;
+  try {
+    [board, games] = await Promise.all([
+      getJson(`/api/ladders/${encodeURIComponent(name)}`),
+      getJson(`/api/ladders/${encodeURIComponent(name)}/games?${query}`),
+    ]);
+  } catch (e) {
+    return showError(`Cannot open ladder ${name}: ${e.message}`);
+  }
+  const ladder = board.ladder;
+  const standings = board.standings || [];
+  const rows = standings.map((s, i) => {
+    const mu = s.rating ? s.rating.mu : 0;
+    const sigma = s.rating ? s.rating.sigma : 0;
+    const state = s.retired ? "retired" : s.paused ? "paused" : s.house ? "house" : s.playing ? `playing ${s.playing}` : "";
+    return el("tr", { "data-bot": `${s.bot}@${s.version}` },
+      el("td", { class: "num", text: i + 1 }),
+      el("td", {}, el("strong", { text: s.bot }), el("span", { class: "note", text: ` @${s.version}` })),
+      el("td", { class: "num rating", text: fixed(s.conservative, 1) }),
+      el("td", { class: "num", title: "μ ± 3σ: the rating's interval", text: `${fixed(mu, 1)} ± ${fixed(3 * sigma, 1)}` }),
+      el("td", { class: "num", text: `${fixed(mu - 3 * sigma, 1)} – ${fixed(mu + 3 * sigma, 1)}` }),
+      el("td", { class: "num games", text: s.games }),
+      el("td", { class: "num", text: `${fixed(100 * s.win_share, 0)}% (${fixed(100 * s.win_share_low, 0)}–${fixed(100 * s.win_share_high, 0)}%)` }),
+      el("td", { class: "num", text: fixed(s.mean_score, 1) }),
+      el("td", { class: "num", text: s.timeouts }),
+      el("td", {}, trendLine(s.trend)),
+      el("td", { class: "note", text: state }));
+  });
+  const gameRows = (games.games || []).map((g) => {
+    const outcome = g.void ? "void (not rated)" : g.outcome && g.outcome.summary ? g.outcome.summary : "playing";
+    return el("tr", { "data-game": g.game_id },
+      el("td", {}, g.game_id ? el("a", { href: `/games/${g.game_id}`, text: g.game_id }) : el("span", { class: "note", text: "starting" })),
+      el("td", { class: "num", text: g.match }),
+      el("td", { text: new Date(Number(g.matched_unix_ms)).toLocaleString() }),
+      el("td", { text: (g.names || []).join(", ") }),
+      el("td", { text: outcome }));
+  });
+  const next = new URLSearchParams();
+  if (games.next_page_token) next.set("page_token", games.next_page_token);
+  app.replaceChildren(
+    laddersTabs("ladders"),
+    el("h1", {}, "Ladder ", el("code", { text: ladder.name })),
+    el("p", { class: "meta", id: "ladder-meta", text: `${ladder.kind}, ${ladder.players} seats, ${ladder.turn_ms} ms a turn${ladder.duplicate ? ", duplicate deals" : ""} · ${ladder.bots} bots · ${ladder.games} games rated` }),
+    rows.length
+      ? el("table", { class: "games standings", id: "standings" },
+        el("thead", {}, el("tr", {}, ["#", "bot", "rating (μ−3σ)", "μ ± 3σ", "interval", "games", "win share (95%)", "mean score", "timeouts", "trend", ""].map((h) => el("th", { text: h })))),
+        el("tbody", {}, rows))
+      : el("p", { class: "note", text: "No bot yet: `gangs ladder register` gives each bot its key." }),
+    el("p", { class: "help", text: "Sorted by the conservative rating μ−3σ (Weng-Lin): a bot climbs by playing. The win share's interval is a 95% Wilson interval." }),
+    el("h4", { text: "recent games" }),
+    gameRows.length
+      ? el("table", { class: "games", id: "ladder-games" },
+        el("thead", {}, el("tr", {}, ["game", "match", "matched", "seats", "result"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, gameRows))
+      : el("p", { class: "note", text: "No game yet: bots queue with their key (`--ladder NAME --bot-key KEY`)." }),
+    el("p", { class: "pager" },
+      params.get("page_token") ? el("a", { href: `/ladders/${encodeURIComponent(name)}`, id: "first-page", text: "newest games" }) : null, " ",
+      games.next_page_token ? el("a", { href: `/ladders/${encodeURIComponent(name)}?${next}`, id: "next-page", text: "older games" }) : null));
+  app.dataset.state = "ready";
+}
+
 // ---- routing ----------------------------------------------------------------------------------
 
 async function gamePage(id) {
@@ -335,6 +456,9 @@ gangs.ui = { el, svg, cardRow, cardBacks, seatName, words, scoreTable, SEAT_COLO
 
 document.addEventListener("DOMContentLoaded", () => {
   const route = location.pathname.match(/^\/games\/([A-Za-z0-9_-]{1,64})\/?$/);
+  const ladder = location.pathname.match(/^\/ladders\/([A-Za-z0-9_.-]{1,64})\/?$/);
   if (route) gamePage(route[1]);
+  else if (ladder) ladderPage(ladder[1]);
+  else if (/^\/ladders\/?$/.test(location.pathname)) laddersPage();
   else listPage();
 });

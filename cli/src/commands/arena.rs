@@ -4,8 +4,9 @@
 //! The arena starts its own `gangs-server` on a free port with a temporary data dir, unless
 //! `--server` (or GANGS_SERVER) is given. Per game it creates the game, starts one bot process
 //! per seat (`CMD... --server URL --game GAME --seat S --seed X`, the bot contract of
-//! `docs/bots.md`, with `GANGS_BOT_QUIET=1` in its environment), waits for them all
-//! to exit, and reads the outcome as a spectator. Seats rotate between games; `--duplicate`
+//! `docs/bots.md`, with `GANGS_BOT_QUIET=1` in its environment) and watches the game as a
+//! spectator: the server's final update is the result, as soon as the game is over; bots still
+//! running `--exit-grace-ms` later are killed and named in the report. Seats rotate between games; `--duplicate`
 //! replays each deal sequence once per rotation. With `--out DIR` every game's file and the
 //! results (`results.csv`, `results.jsonl`) stay in DIR. `arena/processes.rs` runs the
 //! processes, `arena/stats.rs` does the arithmetic, `arena/results.rs` writes the results.
@@ -16,7 +17,7 @@ mod report;
 mod results;
 mod stats;
 
-use crate::client::{find_summary, Client, Context};
+use crate::client::{Client, Context};
 use crate::error::CliError;
 use crate::output::status_name;
 use clap::Args;
@@ -25,7 +26,7 @@ use game::play_game;
 use gangs_proto::v1 as pb;
 use indicatif::{ProgressBar, ProgressStyle};
 pub(super) use processes::OwnServer;
-use processes::{bot_slots, resolve_program, spawn_bot, wait_for_bots, BotCommand};
+use processes::{bot_slots, resolve_program, spawn_bot, BotCommand, Bots};
 use report::Report;
 use results::{GameRow, SeatRow};
 use serde_json::{json, Value};
@@ -36,7 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
 
-/// How long reading a finished game's outcome may take.
+/// Without clocks, how long after every bot exited the server may take to say the game is over.
 const OUTCOME_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub const AFTER_HELP: &str = "\
@@ -64,7 +65,12 @@ then on PATH) on a free port with a temporary data dir. Without clocks (--turn-m
 passing --game-timeout-secs is an error for that game: listed, counted in `errors`, and the exit code
 is 1. With clocks (--turn-ms, on by default) a bot that exits early is not an error: its seat
 plays default actions until the game ends, the arena says so under `notes`, and every seat's
-timeouts are counted per bot.";
+timeouts are counted per bot.
+
+A game's result is the server's: the arena watches each game and takes its outcome as soon as
+the game is over. The bots then have --exit-grace-ms to exit; a bot still running after that
+is killed (with its process group), the game counts all the same, and the report names the
+bot and its seat under `killed` (and in `notes`).";
 
 #[derive(Args)]
 pub struct ArenaArgs {
@@ -108,6 +114,11 @@ pub struct ArenaArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     game_timeout_secs: u64,
 
+    /// Once a game is over on the server, how long its bots may take to exit before the ones
+    /// still running are killed (the game's result is kept; the report names them).
+    #[arg(long, value_name = "MS", default_value_t = 3000)]
+    exit_grace_ms: u64,
+
     /// Seat clocks for every game: each decision may take MS (the `turn_ms` option; an
     /// explicit `--option turn_ms=...` wins; 0: no clocks). A bot that crashes or hangs then
     /// costs only its seat's timeouts: its defaults are played and the game goes on.
@@ -130,6 +141,8 @@ struct Arena {
     base_seed: u64,
     duplicate: bool,
     timeout: Duration,
+    /// `--exit-grace-ms`: how long bots may linger after their game is over.
+    grace: Duration,
     /// Seats have clocks (`turn_ms`): a bot exiting early is a note, not an error.
     clocks: bool,
     server: String,
@@ -145,6 +158,16 @@ struct Arena {
 struct Finished {
     result: GameResult,
     row: GameRow,
+    /// Its bots that were still running after the grace period.
+    killed: Vec<Killed>,
+}
+
+/// A bot process killed because it had not exited `--exit-grace-ms` after its game was over.
+struct Killed {
+    game_id: String,
+    seat: usize,
+    /// The `--bot` command.
+    bot: String,
 }
 
 /// A game that produced no result.
@@ -219,6 +242,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         base_seed,
         duplicate: args.duplicate,
         timeout: Duration::from_secs(args.game_timeout_secs),
+        grace: Duration::from_millis(args.exit_grace_ms),
         clocks,
         server: server.clone(),
         ca,
@@ -281,6 +305,10 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
     failures.sort_by_key(|f| f.game);
     results.sort_by_key(|f| f.result.game);
     let game_rows: Vec<GameRow> = results.iter().map(|f| f.row.clone()).collect();
+    let killed: Vec<Killed> = results
+        .iter_mut()
+        .flat_map(|f| f.killed.drain(..))
+        .collect();
     let results: Vec<GameResult> = results.into_iter().map(|f| f.result).collect();
     if let Some(out) = &args.out {
         results::write(out, players, team_game, &game_rows).map_err(CliError::local)?;
@@ -304,6 +332,7 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         team: team.as_ref(),
         failures: &failures,
         notes: &notes,
+        killed: &killed,
         game_ids: game_rows.iter().map(|r| r.game_id.clone()).collect(),
         out: args.out.as_deref(),
     };
@@ -392,6 +421,7 @@ mod tests {
         assert_eq!(args.parallel, 2);
         assert!(args.duplicate);
         assert_eq!(args.game_timeout_secs, 600);
+        assert_eq!(args.exit_grace_ms, 3000);
         assert_eq!(args.options, [("target_score".into(), "20".into())]);
         // --bot and --games are required; --games and --parallel must be at least 1.
         assert!(Cli::try_parse_from(["arena", "--game", "the-gang", "--games", "1"]).is_err());
@@ -461,6 +491,11 @@ mod tests {
             team: Some(&team),
             failures: &failures,
             notes: &["game 00aa: bot \"r\" at seat 1 exited early (exit status: 1); its seat played defaults".into()],
+            killed: &[Killed {
+                game_id: "00aa".into(),
+                seat: 2,
+                bot: "r".into(),
+            }],
             game_ids: vec!["00aa".into()],
             out: None,
         };
@@ -492,6 +527,15 @@ mod tests {
         assert!(text.contains("00aa, on the arena's own server"), "{text}");
         assert!(text.contains("1 note(s):\n  game 00aa: bot"), "{text}");
         assert_eq!(value["notes"].as_array().map(Vec::len), Some(1));
+        assert_eq!(value["killed"][0]["game_id"], "00aa");
+        assert_eq!(value["killed"][0]["seat"], 2);
+        assert_eq!(value["killed"][0]["bot"], "r");
+        assert!(
+            text.contains(
+                "1 bot(s) killed, still running after their game ended:\n  game 00aa seat 2: r"
+            ),
+            "{text}"
+        );
         // Gang of Four: wins per seat-game, penalty and Elo with its interval.
         let report = Report {
             kind: "gang-of-four",

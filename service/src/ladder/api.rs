@@ -3,7 +3,7 @@
 //! keeps only their SHA-256.
 
 use super::records::{entry_name, LadderState};
-use super::{rating, Context, Ladder, Ladders};
+use super::{rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Access, GamesService};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -77,12 +77,14 @@ impl LaddersService {
         store: crate::store::Store,
         games: GamesService,
         admin_key: Option<String>,
+        policy: Policy,
         stop: tokio::sync::watch::Receiver<bool>,
     ) -> Result<LaddersService, String> {
         let ctx = Context {
             store,
             games: games.clone(),
             admin_key,
+            policy,
             stop,
         };
         Ok(LaddersService {
@@ -200,6 +202,7 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
                 paused: e.paused.is_some() && !e.retired,
                 retired: e.retired,
                 house: false,
+                trend: e.trend.iter().copied().collect(),
             }
         })
         .collect();
@@ -216,6 +219,7 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
             win_share_low: low,
             win_share_high: high,
             house: true,
+            trend: state.house_trend.iter().copied().collect(),
             ..Default::default()
         });
     }
@@ -321,8 +325,11 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::RegisterBotRequest>,
     ) -> Result<Response<pb::RegisterBotResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Admin, "register bots")?;
+        // --open-registration: anyone may register a bot (and gets only its key).
+        if !self.ladders.ctx.policy.open_registration {
+            self.games
+                .check_key(&request, Access::Admin, "register bots")?;
+        }
         let request = request.into_inner();
         let ladder = self.ladders.get(&request.ladder)?;
         check_name("bot", &request.bot, MAX_BOT_NAME)?;

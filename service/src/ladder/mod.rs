@@ -39,6 +39,19 @@ use tonic::Status;
 /// Games a bot may play at once on one key, whatever it asks (a duplicate ladder counts
 /// matches).
 pub const MAX_CONCURRENT: u32 = 8;
+/// Games one bot key may be matched to per sliding hour, by default (`--ladder-games-per-hour`).
+pub const DEFAULT_GAMES_PER_HOUR: u32 = 1000;
+const HOUR_MS: i64 = 3_600_000;
+
+/// The server's ladder flags.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// `--open-registration`: RegisterBot needs no key.
+    pub open_registration: bool,
+    /// `--ladder-games-per-hour` (0: no limit).
+    pub games_per_hour: u32,
+}
+
 /// A Queue stream hears something at least this often.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
 /// Events buffered per Queue stream; a bot that reads none of them loses its stream (it
@@ -55,6 +68,7 @@ pub struct Context {
     pub games: GamesService,
     /// Sent with the ladder's own calls to the games service.
     pub admin_key: Option<String>,
+    pub policy: Policy,
     pub stop: watch::Receiver<bool>,
 }
 
@@ -223,6 +237,23 @@ impl Ladder {
         }
     }
 
+    /// Games the entry may still be matched to in this sliding hour (None: no limit).
+    fn games_left_this_hour(&self, state: &LadderState, entry: usize, now: i64) -> Option<u32> {
+        let cap = self.ctx.policy.games_per_hour;
+        if cap == 0 {
+            return None;
+        }
+        let recent: u32 = state
+            .matches
+            .values()
+            .rev()
+            .take_while(|m| m.matched_unix_ms > now - HOUR_MS)
+            .filter(|m| m.entries.contains(&entry))
+            .map(|m| m.games.len() as u32)
+            .sum();
+        Some(cap.saturating_sub(recent))
+    }
+
     /// Games per match: one, or one per seat rotation in a duplicate ladder.
     fn games_per_match(info: &pb::Ladder) -> u32 {
         if info.duplicate {
@@ -237,6 +268,7 @@ impl Ladder {
     async fn match_round(self: &Arc<Self>) -> Result<(), Status> {
         let mut state = self.state.lock().await;
         let per_match = Self::games_per_match(&state.info);
+        let now = crate::actor::unix_ms();
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
@@ -252,6 +284,9 @@ impl Ladder {
                     let mut free = s.max_concurrent.saturating_sub(busy);
                     if let Some(remaining) = s.remaining {
                         free = free.min(remaining / per_match);
+                    }
+                    if let Some(left) = self.games_left_this_hour(&state, index, now) {
+                        free = free.min(left / per_match);
                     }
                     Some(matchmaker::Candidate {
                         entry: index,
@@ -314,6 +349,13 @@ impl Ladder {
                 "{} is retired from ladder {}: register a new version",
                 state.entries[index].name(),
                 self.name
+            )));
+        }
+        if self.games_left_this_hour(&state, index, crate::actor::unix_ms()) == Some(0) {
+            return Err(Status::resource_exhausted(format!(
+                "{} was matched to {} games in the last hour, the limit of this server (--ladder-games-per-hour): queue again later",
+                state.entries[index].name(),
+                self.ctx.policy.games_per_hour
             )));
         }
         if matches!(state.entries[index].paused, Some((Reason::Timeouts, _))) {

@@ -12,7 +12,10 @@ use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
 use pb::ladder_record::Record as Lr;
 use prost::Message;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// Ratings kept per entry for the leaderboard's trend (`Standing.trend`).
+pub const TREND_LEN: usize = 20;
 
 /// Every ladder's log id starts with this (never a game id: those are hex).
 pub const LOG_PREFIX: &str = "ladder";
@@ -77,6 +80,8 @@ pub struct Entry {
     pub retired: bool,
     /// Games matched and not yet over.
     pub playing: u32,
+    /// Its conservative rating after each of its last rated games, oldest first.
+    pub trend: VecDeque<f64>,
 }
 
 impl Entry {
@@ -125,6 +130,8 @@ pub struct LadderState {
     pub house: pb::Rating,
     pub house_games: u32,
     pub house_wins: u32,
+    /// The house's conservative rating after each of its last rated games.
+    pub house_trend: VecDeque<f64>,
     pub matches: BTreeMap<u64, Match>,
     /// The log's last seq.
     pub last_seq: u64,
@@ -142,6 +149,7 @@ impl LadderState {
             house: rating::initial(),
             house_games: 0,
             house_wins: 0,
+            house_trend: VecDeque::new(),
             matches: BTreeMap::new(),
             last_seq: 0,
         }
@@ -201,6 +209,7 @@ impl LadderState {
                     paused: None,
                     retired: false,
                     playing: 0,
+                    trend: VecDeque::new(),
                 });
                 self.info.bots = self.entries.len() as u32;
             }
@@ -319,10 +328,19 @@ impl LadderState {
         }
         m.games[r.game as usize].result = Some(r.clone());
         for (&index, after) in entries.iter().zip(&r.ratings_after) {
-            self.entries[index].rating = *after;
+            let entry = &mut self.entries[index];
+            entry.rating = *after;
+            if entry.trend.len() == TREND_LEN {
+                entry.trend.pop_front();
+            }
+            entry.trend.push_back(rating::conservative(after));
         }
         if let Some(house) = r.house_after {
             self.house = house;
+            if self.house_trend.len() == TREND_LEN {
+                self.house_trend.pop_front();
+            }
+            self.house_trend.push_back(rating::conservative(&house));
         }
         Ok(())
     }
@@ -452,6 +470,7 @@ mod tests {
             assert_eq!((b.games, b.wins, b.score_sum, b.timeouts), (1, 0, 30, 2));
             assert_eq!(b.timeouts_in_a_row, 2);
             assert_eq!(state.info.games, 1);
+            assert_eq!(a.trend, [rating::conservative(&rating::initial())]);
         }
         // A game is rated once: the same record again is refused.
         assert!(live.apply(6, 5, Lr::Rated(rated)).is_err());

@@ -2,6 +2,7 @@
 //! beside gRPC. Map:
 //! - `mod.rs`: the accept loop (connection cap, header timeout), the router, errors, queries;
 //! - `api.rs`: the JSON endpoints (game list, a game's current public state, the game file);
+//! - `ladders.rs`: the JSON endpoints of the ladders (the list, a leaderboard, a ladder's games);
 //! - `sse.rs`: the live spectator view as server-sent events;
 //! - `replay.rs`: a finished game step by step, every seat's hand shown;
 //! - `assets.rs`: the page (`service/web/*`), embedded in the binary;
@@ -17,10 +18,12 @@
 mod api;
 mod assets;
 mod auth;
+mod ladders;
 mod replay;
 mod sse;
 
 use crate::api::GamesService;
+use crate::ladder::api::LaddersService;
 pub use auth::Access;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -52,6 +55,8 @@ const MAX_GAME_ID_LEN: usize = 64;
 #[derive(Clone)]
 pub(crate) struct Viewer {
     games: Arc<GamesService>,
+    /// The ladders, read like the games: through the service gRPC clients call.
+    ladders: Arc<LaddersService>,
     /// Who may read, and with which key (`auth.rs`).
     access: Arc<Access>,
     live_streams: Arc<Semaphore>,
@@ -61,12 +66,14 @@ pub(crate) struct Viewer {
 /// Serves the viewer on `listener` until `shutdown` resolves.
 pub async fn serve(
     games: GamesService,
+    ladders: LaddersService,
     access: Access,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let viewer = Viewer {
         games: Arc::new(games),
+        ladders: Arc::new(ladders),
         access: Arc::new(access),
         live_streams: Arc::new(Semaphore::new(MAX_LIVE_STREAMS)),
         replays: Arc::new(Semaphore::new(MAX_REPLAYS_AT_ONCE)),
@@ -127,6 +134,8 @@ fn router(viewer: Viewer) -> Router {
     Router::new()
         .route("/", get(assets::index))
         .route("/games/{id}", get(assets::index))
+        .route("/ladders", get(assets::index))
+        .route("/ladders/{name}", get(assets::index))
         .route("/assets/{name}", get(assets::asset))
         .route("/api/games", get(api::list))
         .route("/api/games/{id}", get(api::game))
@@ -134,6 +143,9 @@ fn router(viewer: Viewer) -> Router {
         .route("/api/games/{id}/replay", get(replay::index))
         .route("/api/games/{id}/steps", get(replay::steps))
         .route("/api/games/{id}/file", get(api::file))
+        .route("/api/ladders", get(ladders::list))
+        .route("/api/ladders/{name}", get(ladders::standings))
+        .route("/api/ladders/{name}/games", get(ladders::games))
         .route("/login", get(auth::login_form).post(auth::login))
         .route("/logout", post(auth::logout))
         .fallback(|| async { ApiError::not_found("no such page: the viewer starts at /") })

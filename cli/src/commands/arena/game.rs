@@ -1,8 +1,12 @@
 //! One arena game, start to end: create it with its seed, start the bots on their rotated
-//! seats, wait for them, read the result from the server, count each seat's timeouts and keep
-//! the game file.
+//! seats, take the result from the server as soon as the game is over (the bots get a grace
+//! period to exit, then the ones still running are killed and named), count each seat's
+//! timeouts and keep the game file.
 
 use super::*;
+
+/// How often a game's bots are checked for having exited.
+const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Plays game `game` from creation to outcome (and keeps its file with `--out`); the error
 /// says what went wrong.
@@ -43,28 +47,9 @@ pub(super) async fn play_game(arena: &Arena, game: u64) -> Result<Finished, Stri
             log,
         )?);
     }
-    // With clocks a bot that exits early is not the game's end: its seat plays defaults.
-    let notes = wait_for_bots(bots, arena.timeout, arena.clocks)
+    let (update, notes, killed) = supervise(arena, &mut client, &game_id, Bots::new(bots))
         .await
         .map_err(|e| format!("game {game_id}: {e}"))?;
-
-    let update = tokio::time::timeout(OUTCOME_TIMEOUT, final_update(&mut client, &game_id))
-        .await
-        .map_err(|_| {
-            format!(
-                "game {game_id}: no outcome within {}s of the bots' exit",
-                OUTCOME_TIMEOUT.as_secs()
-            )
-        })?
-        // Without an outcome, the bots that exited early are the likely cause: say so.
-        .map_err(|e| {
-            let mut error = format!("game {game_id}: {e}");
-            for note in &notes {
-                error.push_str("; ");
-                error.push_str(note);
-            }
-            error
-        })?;
     let mut result =
         read_result(arena, game, &update).map_err(|e| format!("game {game_id}: {e}"))?;
     let timeouts = timeouts_per_seat(&mut client, &game_id, arena.players)
@@ -111,7 +96,19 @@ pub(super) async fn play_game(arena: &Arena, game: u64) -> Result<Finished, Stri
         team: result.team,
         file,
     };
-    Ok(Finished { result, row })
+    let killed = killed
+        .into_iter()
+        .map(|(bot, seat)| Killed {
+            game_id: row.game_id.clone(),
+            seat,
+            bot,
+        })
+        .collect();
+    Ok(Finished {
+        result,
+        row,
+        killed,
+    })
 }
 
 /// Writes the finished game's file into `out` as `GAME_ID.jsonl`; returns its name.
@@ -158,45 +155,157 @@ async fn timeouts_per_seat(
     Ok(timeouts)
 }
 
-/// The spectator's update of a finished game's last record: its outcome and final view.
-async fn final_update(client: &mut Client, game_id: &str) -> Result<pb::Update, String> {
-    // With clocks the seats of exited bots play defaults: the game may need a moment more.
-    let summary = loop {
-        let summary = find_summary(client, game_id)
-            .await
-            .map_err(|s| format!("cannot list the games: {}", s.message()))?
-            .ok_or("the server no longer lists the game")?;
-        if summary.status != pb::GameStatus::Running as i32 {
-            break summary;
+/// Runs the game's bots while the server plays the game, and returns the game's final update
+/// (as soon as the server says it is over), notes on bots that failed while their seat played
+/// on, and the bots that had to be killed because they were still running `arena.grace` after
+/// the game ended (names and seats).
+///
+/// The server's word decides that the game is over, not the bots' exits: a bot that hangs
+/// after it stopped playing (its seat played by its clock) neither holds the arena up until
+/// `--game-timeout-secs` nor loses the game's result. Without clocks a bot that fails before
+/// the game is over fails the game (nobody else can play its seat).
+async fn supervise(
+    arena: &Arena,
+    client: &mut Client,
+    game_id: &str,
+    mut bots: Bots,
+) -> Result<(pb::Update, Vec<String>, Vec<(String, usize)>), String> {
+    let deadline = tokio::time::Instant::now() + arena.timeout;
+    let over = watch_until_over(client.clone(), game_id.to_string());
+    tokio::pin!(over);
+    let mut notes = Vec::new();
+    let mut outcome: Option<pb::Update> = None;
+    let mut grace_end = None;
+    loop {
+        for exit in bots.reap() {
+            let Err(failure) = exit else { continue };
+            match (&outcome, arena.clocks) {
+                (Some(_), _) => notes.push(format!("{failure} after the game ended")),
+                (None, true) => notes.push(format!(
+                    "{failure}: its seat played default actions from then on"
+                )),
+                // Dropping `bots` on return kills the others: they could never finish.
+                (None, false) => return Err(failure),
+            }
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        if bots.all_exited() {
+            break;
+        }
+        let now = tokio::time::Instant::now();
+        if grace_end.is_some_and(|end| now >= end) {
+            let killed = bots.kill_running().await;
+            for (bot, seat) in &killed {
+                notes.push(format!(
+                    "bot {bot:?} at seat {seat} was still running {}s after the game ended: killed",
+                    arena.grace.as_secs_f64()
+                ));
+            }
+            let update = outcome.expect("the grace period starts with the outcome");
+            return Ok((update, notes, killed));
+        }
+        if outcome.is_none() && now >= deadline {
+            return Err(not_finished(arena, &notes));
+        }
+        tokio::select! {
+            ended = &mut over, if outcome.is_none() => {
+                outcome = Some(ended?);
+                grace_end = Some(tokio::time::Instant::now() + arena.grace);
+            }
+            _ = tokio::time::sleep(POLL_INTERVAL) => {}
+        }
+    }
+    if let Some(update) = outcome {
+        return Ok((update, notes, Vec::new()));
+    }
+    // Every bot exited before the server said the game is over. With clocks the seats of the
+    // bots that left play on by their clocks until the game ends; without, the end is only
+    // moments away (the last action's update reached the bots first) or never comes.
+    let wait = if arena.clocks {
+        deadline.saturating_duration_since(tokio::time::Instant::now())
+    } else {
+        OUTCOME_TIMEOUT
     };
-    if summary.status != pb::GameStatus::Finished as i32 {
+    match tokio::time::timeout(wait, over).await {
+        Ok(ended) => Ok((ended?, notes, Vec::new())),
+        Err(_) if arena.clocks => Err(not_finished(arena, &notes)),
+        Err(_) => Err(format!(
+            "every bot exited, but the game was not over {}s later{}",
+            OUTCOME_TIMEOUT.as_secs(),
+            notes.iter().map(|n| format!("; {n}")).collect::<String>()
+        )),
+    }
+}
+
+/// The game outlived --game-timeout-secs; the bots that failed meanwhile are the likely cause.
+fn not_finished(arena: &Arena, notes: &[String]) -> String {
+    let mut error = format!(
+        "the game did not finish within {}s (raise --game-timeout-secs if the bots are slow)",
+        arena.timeout.as_secs()
+    );
+    for note in notes {
+        error.push_str("; ");
+        error.push_str(note);
+    }
+    error
+}
+
+/// Watches the game as a spectator until an update says it is over, resuming a broken stream
+/// where it stopped; that update, which must carry the outcome of a finished game.
+async fn watch_until_over(mut client: Client, game_id: String) -> Result<pb::Update, String> {
+    let mut from_seq = 0;
+    let mut backoff = gangs_proto::retry::Backoff::default();
+    let mut outage: Option<tokio::time::Instant> = None;
+    loop {
+        let failure = match client
+            .watch(pb::WatchRequest {
+                game_id: game_id.clone(),
+                token: String::new(),
+                from_seq,
+            })
+            .await
+        {
+            Ok(stream) => {
+                let mut stream = stream.into_inner();
+                loop {
+                    match stream.message().await {
+                        Ok(Some(update)) => {
+                            from_seq = from_seq.max(update.seq);
+                            backoff = Default::default();
+                            outage = None;
+                            if pb::GameStatus::is_over_code(update.status) {
+                                return over(update);
+                            }
+                        }
+                        Ok(None) => break tonic::Status::unavailable("the stream ended"),
+                        Err(status) => break status,
+                    }
+                }
+            }
+            Err(status) => status,
+        };
+        let since = *outage.get_or_insert_with(tokio::time::Instant::now);
+        if !gangs_proto::retry::is_transient(&failure)
+            || since.elapsed() > gangs_proto::retry::OUTAGE_BUDGET
+        {
+            return Err(format!("cannot watch the game: {}", failure.message()));
+        }
+        tokio::time::sleep(backoff.next_delay()).await;
+    }
+}
+
+/// The update that ended the game, if it is a finished game's.
+fn over(update: pb::Update) -> Result<pb::Update, String> {
+    if update.status != pb::GameStatus::Finished as i32 {
         return Err(format!(
-            "every bot exited, but the game is {} at seq {}",
-            status_name(summary.status),
-            summary.last_seq
+            "the game ended {} at seq {}",
+            status_name(update.status),
+            update.seq
         ));
     }
-    // Watching from the record before the last gives just the final update; read on until
-    // an update carries the outcome in case the server sends more.
-    let mut stream = client
-        .watch(pb::WatchRequest {
-            game_id: game_id.to_string(),
-            token: String::new(),
-            from_seq: summary.last_seq.saturating_sub(1),
-        })
-        .await
-        .map_err(|s| format!("cannot watch the finished game: {}", s.message()))?
-        .into_inner();
-    loop {
-        match stream.message().await {
-            Ok(Some(update)) if update.outcome.is_some() => return Ok(update),
-            Ok(Some(_)) => {}
-            Ok(None) => return Err("the finished game's stream ended without an outcome".into()),
-            Err(s) => return Err(format!("watching the finished game: {}", s.message())),
-        }
+    if update.outcome.is_none() {
+        return Err("the finished game's last update has no outcome".into());
     }
+    Ok(update)
 }
 
 /// The seats' ranks and scores (and The Gang's vaults and alarms) from the final update.

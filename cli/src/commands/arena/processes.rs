@@ -1,6 +1,6 @@
 //! The arena's child processes: finding `gangs-server` and the bot programs, splitting `--bot`
 //! commands as a shell would, starting the arena's own server on a free port with a temporary
-//! data dir, and running one game's bots to their end (or to the timeout).
+//! data dir, and one game's bot processes (started, reaped, killed with their process groups).
 
 use crate::error::CliError;
 use std::path::{Path, PathBuf};
@@ -11,9 +11,6 @@ use tokio::process::{Child, Command};
 
 /// How long the own server may take to print its address.
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How often a game's bots are checked for having exited.
-const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// One `--bot` command, split into its program and arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,64 +276,65 @@ pub fn spawn_bot(
     })
 }
 
-/// Waits until every bot has exited successfully. The first bot to fail, or the timeout,
-/// ends the wait with an error and kills the others (they could never finish the game).
-/// Waits for every bot to exit. Without clocks a bot exiting with a failure fails the game;
-/// with `clocks` (seats time out) its seat plays defaults and the game goes on: the failure is
-/// returned as a note.
-pub async fn wait_for_bots(
-    mut bots: Vec<BotProcess>,
-    timeout: Duration,
-    clocks: bool,
-) -> Result<Vec<String>, String> {
-    let start = tokio::time::Instant::now();
-    let mut running: Vec<usize> = (0..bots.len()).collect();
-    let mut notes = Vec::new();
-    let result = loop {
-        let mut failure = None;
-        running.retain(|&i| match bots[i].child.try_wait() {
+/// One game's bot processes while the game is played: which have exited, how, and the
+/// killing of those still running once the game no longer needs them.
+pub struct Bots {
+    bots: Vec<BotProcess>,
+    /// Indices into `bots` of the processes not yet reaped.
+    running: Vec<usize>,
+}
+
+impl Bots {
+    pub fn new(bots: Vec<BotProcess>) -> Bots {
+        Bots {
+            running: (0..bots.len()).collect(),
+            bots,
+        }
+    }
+
+    /// Reaps the bots that exited since the last call: `Err` for each that failed (its exit
+    /// status and the tail of its log, said for a person).
+    pub fn reap(&mut self) -> Vec<Result<(), String>> {
+        let mut exits = Vec::new();
+        let bots = &mut self.bots;
+        self.running.retain(|&i| match bots[i].child.try_wait() {
             Ok(None) => true,
-            Ok(Some(status)) if status.success() => false,
-            Ok(Some(status)) if clocks => {
-                notes.push(format!(
-                    "{}: its seat played default actions from then on",
-                    bot_failed(&bots[i], status)
-                ));
+            Ok(Some(status)) if status.success() => {
+                exits.push(Ok(()));
                 false
             }
             Ok(Some(status)) => {
-                failure.get_or_insert_with(|| bot_failed(&bots[i], status));
+                exits.push(Err(bot_failed(&bots[i], status)));
                 false
             }
             Err(e) => {
-                failure.get_or_insert_with(|| {
-                    format!(
-                        "cannot wait for bot {:?} at seat {}: {e}",
-                        bots[i].name, bots[i].seat
-                    )
-                });
+                exits.push(Err(format!(
+                    "cannot wait for bot {:?} at seat {}: {e}",
+                    bots[i].name, bots[i].seat
+                )));
                 false
             }
         });
-        if let Some(failure) = failure {
-            break Err(failure);
-        }
-        if running.is_empty() {
-            break Ok(notes);
-        }
-        if start.elapsed() >= timeout {
-            break Err(format!(
-                "the game did not finish within {}s (raise --game-timeout-secs if the bots are slow)",
-                timeout.as_secs()
-            ));
-        }
-        tokio::time::sleep(POLL_INTERVAL).await;
-    };
-    for &i in &running {
-        bots[i].kill().await;
+        exits
     }
-    // Exited bots may have left children in their groups; dropping `bots` kills those.
-    result
+
+    /// Every bot has exited.
+    pub fn all_exited(&self) -> bool {
+        self.running.is_empty()
+    }
+
+    /// Kills the bots still running (each with its process group) and reaps them; their names
+    /// and seats, by seat.
+    pub async fn kill_running(&mut self) -> Vec<(String, usize)> {
+        let mut killed = Vec::with_capacity(self.running.len());
+        for i in std::mem::take(&mut self.running) {
+            let bot = &mut self.bots[i];
+            bot.kill().await;
+            killed.push((bot.name.clone(), bot.seat));
+        }
+        killed.sort_by_key(|(_, seat)| *seat);
+        killed
+    }
 }
 
 fn bot_failed(bot: &BotProcess, status: ExitStatus) -> String {

@@ -18,6 +18,8 @@ pub(super) struct Report<'a> {
     pub(super) failures: &'a [Failure],
     /// Bots that exited early while clocks kept their games going.
     pub(super) notes: &'a [String],
+    /// Bots killed because they were still running after their game was over.
+    pub(super) killed: &'a [Killed],
     /// The finished games' ids, in game order.
     pub(super) game_ids: Vec<String>,
     /// `--out`, where the files and results are.
@@ -44,6 +46,11 @@ impl Report<'_> {
             "out": self.out.map(|o| o.display().to_string()),
             "bots": self.rows.iter().map(|r| self.bot_json(r)).collect::<Vec<_>>(),
             "notes": self.notes,
+            "killed": self.killed.iter().map(|k| json!({
+                "game_id": k.game_id,
+                "seat": k.seat,
+                "bot": k.bot,
+            })).collect::<Vec<_>>(),
         });
         if let Some(team) = self.team {
             let (success_low, success_high) = stats::wilson(team.heist_successes, team.heists);
@@ -177,6 +184,15 @@ impl Report<'_> {
             lines.push(format!("{} note(s):", self.notes.len()));
             for note in self.notes {
                 lines.push(format!("  {note}"));
+            }
+        }
+        if !self.killed.is_empty() {
+            lines.push(format!(
+                "{} bot(s) killed, still running after their game ended:",
+                self.killed.len()
+            ));
+            for k in self.killed {
+                lines.push(format!("  game {} seat {}: {}", k.game_id, k.seat, k.bot));
             }
         }
         lines.push(self.where_games_are());

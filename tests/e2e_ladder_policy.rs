@@ -1,0 +1,130 @@
+//! End to end: a ladder server's policy flags (issue 23). `--open-registration` lets anyone
+//! register a bot (no key, or the player key) while creating ladders still needs the admin key;
+//! `--ladder-games-per-hour` caps the games one bot key is matched to per sliding hour: once a
+//! bot has had its share, its next Queue is refused with RESOURCE_EXHAUSTED naming the flag.
+
+use crate::common;
+
+use common::*;
+use gangs_proto::auth::ApiKey;
+use gangs_proto::v1 as pb;
+use pb::ladders_client::LaddersClient;
+use std::time::Duration;
+use tonic::Code;
+
+const ADMIN: &str = "admin-secret-policy-1";
+const PLAYER: &str = "player-secret-policy-2";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_registration_and_the_hourly_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with_env(
+        dir.path(),
+        &[
+            "--api-key",
+            ADMIN,
+            "--player-key",
+            PLAYER,
+            "--open-registration",
+            "--ladder-games-per-hour",
+            "1",
+        ],
+        &[],
+    );
+    let channel = gangs_proto::connect::endpoint(&server.url(), None)
+        .unwrap()
+        .connect_lazy();
+    let mut admin =
+        LaddersClient::with_interceptor(channel.clone(), ApiKey::new(Some(ADMIN)).unwrap());
+    let mut player =
+        LaddersClient::with_interceptor(channel.clone(), ApiKey::new(Some(PLAYER)).unwrap());
+    let mut anyone = LaddersClient::new(channel);
+    let create = pb::CreateLadderRequest {
+        name: "open".into(),
+        kind: "gang-of-four".into(),
+        players: Some(3),
+        ..Default::default()
+    };
+    // Creating a ladder still needs the admin key.
+    let refused = player
+        .create_ladder(create.clone())
+        .await
+        .expect_err("refused");
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    admin
+        .create_ladder(create)
+        .await
+        .expect("create the ladder");
+
+    // Anyone registers: without a key, with the player key.
+    let mut keys = Vec::new();
+    for (i, bot) in ["a", "b", "c"].iter().enumerate() {
+        let request = pb::RegisterBotRequest {
+            ladder: "open".into(),
+            bot: bot.to_string(),
+            version: String::new(),
+        };
+        let answer = if i == 0 {
+            anyone.register_bot(request).await
+        } else {
+            player.register_bot(request).await
+        };
+        keys.push(answer.expect("open registration").into_inner().bot_key);
+    }
+
+    // Three bots queue: one game each, which is the hour's share.
+    let mut streams = Vec::new();
+    for key in &keys {
+        let stream = anyone
+            .queue(pb::QueueRequest {
+                ladder: "open".into(),
+                bot_key: key.clone(),
+                max_concurrent: 2,
+                ..Default::default()
+            })
+            .await
+            .expect("queue")
+            .into_inner();
+        streams.push(stream);
+    }
+    let mut matched = Vec::new();
+    for stream in &mut streams {
+        let game = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let event = stream.message().await.expect("event").expect("open stream");
+                if let Some(pb::ladder_event::Event::Matched(m)) = event.event {
+                    return m.game_id;
+                }
+            }
+        })
+        .await
+        .expect("matched within 30 s");
+        matched.push(game);
+    }
+    assert!(matched.windows(2).all(|w| w[0] == w[1]), "{matched:?}");
+
+    // A second game within the hour is refused, naming the limit; nothing else changes.
+    let refused = anyone
+        .queue(pb::QueueRequest {
+            ladder: "open".into(),
+            bot_key: keys[0].clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("refused");
+    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert!(
+        refused.message().contains("--ladder-games-per-hour"),
+        "{refused:?}"
+    );
+    let games = player
+        .ladder_games(pb::LadderGamesRequest {
+            ladder: "open".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .games;
+    assert_eq!(games.len(), 1, "{games:?}");
+}
