@@ -15,7 +15,7 @@
 //!
 //! `GANGS_SOAK_SECONDS` sets the length (default 150 s: CI); the hour-long run of
 //! docs/performance.md is `GANGS_SOAK_SECONDS=3600 cargo test --release --test
-//! e2e e2e_soak:: -- --nocapture`. Every sample is printed (`--nocapture`).
+//! alone -- --nocapture`. Every sample is printed (`--nocapture`).
 
 use crate::common;
 

@@ -246,8 +246,20 @@ async fn webhooks_are_signed_retried_and_survive_a_restart_while_the_receiver_is
         1,
         "delivered once"
     );
-    let delivered = metric(metrics_port, "gangs_webhook_delivered_total");
-    assert!(delivered >= 2.0, "delivered: {delivered}");
+    // Counted once the receiver's answer is back at the server, which may be just after the
+    // receiver handed the bodies to this test.
+    let counted = Instant::now();
+    loop {
+        let delivered = metric(metrics_port, "gangs_webhook_delivered_total");
+        if delivered >= 2.0 {
+            break;
+        }
+        assert!(
+            counted.elapsed() < Duration::from_secs(10),
+            "delivered: {delivered}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // The receiver goes down: the next event is retried...
     receiver.up.store(false, Ordering::SeqCst);

@@ -1,6 +1,7 @@
 //! The end-to-end tests, one binary: each file beside this one is a module, run as
-//! `cargo test --test e2e` (all) or `cargo test --test e2e e2e_soak::` (one file's tests).
-//! They start the real binaries on free ports with temporary data dirs (see `common`).
+//! `cargo test --test e2e` (all) or `cargo test --test e2e e2e_web::` (one file's tests).
+//! They start the real binaries on free ports with temporary data dirs (see `common`). The
+//! soak, which measures the server's memory and threads over minutes, is the binary `alone`.
 
 mod common;
 mod web;
@@ -32,7 +33,6 @@ mod e2e_python_bot;
 mod e2e_rpc_fuzz;
 mod e2e_seats_and_keys;
 mod e2e_slow_watcher;
-mod e2e_soak;
 mod e2e_tls;
 mod e2e_tui;
 mod e2e_visibility;
