@@ -12,9 +12,9 @@
 
 use crate::common;
 use crate::e2e_watch_games::{keys, next, watch_games, Events};
-use crate::e2e_webhooks::{json, metric, signed, Receiver, SECRET};
+use crate::e2e_webhooks::{json, signed, Receiver, SECRET};
 
-use common::observe::free_port;
+use common::observe::{free_port, read_metric};
 use common::*;
 use gangs_proto::v1 as pb;
 use std::time::{Duration, Instant};
@@ -146,7 +146,7 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
     assert!(got.iter().all(signed), "signed: {got:?}");
     assert_eq!(webhook_ids(&receiver, &g1).len(), 1, "{got:?}");
     assert_eq!(webhook_ids(&receiver, &g2).len(), 1, "{got:?}");
-    let delivered = ports.map(|port| metric(port, "gangs_webhook_delivered_total"));
+    let delivered = ports.map(|port| read_metric(port, "gangs_webhook_delivered_total"));
     let sender = if delivered[0] >= 2.0 && delivered[1] == 0.0 {
         0
     } else if delivered[1] >= 2.0 && delivered[0] == 0.0 {
@@ -170,7 +170,7 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
     // At least once: only the event in flight when the sender died may come again.
     assert_eq!(webhook_ids(&receiver, &g1).len(), 1);
     assert!(webhook_ids(&receiver, &g2).len() <= 2);
-    assert!(metric(ports[survivor], "gangs_webhook_delivered_total") >= 1.0);
+    assert!(read_metric(ports[survivor], "gangs_webhook_delivered_total") >= 1.0);
 
     // The survivor's stream went on; the restarted node gives the same feed from "0".
     let live = if survivor == 0 { &mut on_a } else { &mut on_b };

@@ -8,10 +8,10 @@
 
 use crate::common;
 
+use common::observe::read_metric;
 use common::*;
 use gangs_proto::v1 as pb;
 use http_body_util::BodyExt;
-use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -159,27 +159,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// `GET /metrics`: the value of a series (0 when absent).
-pub(crate) fn metric(port: u16, name: &str) -> f64 {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics port");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.rsplit_once(' '))
-        .filter(|(series, _)| *series == name)
-        .map(|(_, v)| v.parse::<f64>().unwrap())
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_are_signed_retried_and_survive_a_restart_while_the_receiver_is_down() {
     let receiver = Receiver::start().await;
@@ -250,7 +229,7 @@ async fn webhooks_are_signed_retried_and_survive_a_restart_while_the_receiver_is
     // receiver handed the bodies to this test.
     let counted = Instant::now();
     loop {
-        let delivered = metric(metrics_port, "gangs_webhook_delivered_total");
+        let delivered = read_metric(metrics_port, "gangs_webhook_delivered_total");
         if delivered >= 2.0 {
             break;
         }
@@ -279,7 +258,7 @@ async fn webhooks_are_signed_retried_and_survive_a_restart_while_the_receiver_is
     receiver
         .wait_for("two refused attempts", |got| refused_for(got) >= 2)
         .await;
-    assert!(metric(metrics_port, "gangs_webhook_failed_total") >= 2.0);
+    assert!(read_metric(metrics_port, "gangs_webhook_failed_total") >= 2.0);
     // ... the server is killed and restarted while the receiver is still down ...
     server.restart();
     let before = refused_for(&receiver.got());

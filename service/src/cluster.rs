@@ -98,18 +98,16 @@ impl Cluster {
         replicas: usize,
         registry: Registry,
     ) -> Result<Arc<Cluster>, String> {
-        let owners = open_bucket(
-            js,
-            kv::Config {
-                bucket: OWNERS_BUCKET.to_string(),
-                history: 1,
-                max_age: LEASE_TTL,
-                storage: jetstream::stream::StorageType::Memory,
-                num_replicas: replicas.max(1),
-                ..Default::default()
-            },
-        )
-        .await?;
+        // Leases live in memory and expire by themselves: a dead holder's is gone after the TTL.
+        let leases = |bucket: &str| kv::Config {
+            bucket: bucket.to_string(),
+            history: 1,
+            max_age: LEASE_TTL,
+            storage: jetstream::stream::StorageType::Memory,
+            num_replicas: replicas.max(1),
+            ..Default::default()
+        };
+        let owners = open_bucket(js, leases(OWNERS_BUCKET)).await?;
         let games = open_bucket(
             js,
             kv::Config {
@@ -121,18 +119,7 @@ impl Cluster {
             },
         )
         .await?;
-        let senders = open_bucket(
-            js,
-            kv::Config {
-                bucket: SENDERS_BUCKET.to_string(),
-                history: 1,
-                max_age: LEASE_TTL,
-                storage: jetstream::stream::StorageType::Memory,
-                num_replicas: replicas.max(1),
-                ..Default::default()
-            },
-        )
-        .await?;
+        let senders = open_bucket(js, leases(SENDERS_BUCKET)).await?;
         let directory = follow_directory(&games).await?;
         let cluster = Arc::new(Cluster {
             owners,

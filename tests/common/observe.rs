@@ -39,6 +39,12 @@ pub fn metric(text: &str, name: &str) -> Option<f64> {
         .map(|(_, v)| v.trim().parse().expect("a number"))
 }
 
+/// The value of the unlabelled series `name` on the server's metrics port now; 0 when absent
+/// (a counter not yet incremented is not exported).
+pub fn read_metric(port: u16, name: &str) -> f64 {
+    metric(&scrape(port), name).unwrap_or(0.0)
+}
+
 /// Scrapes until the series `name` reads `want`, within `deadline`; panics with the last value.
 pub async fn await_metric(port: u16, name: &str, want: f64, deadline: Duration) {
     let start = Instant::now();

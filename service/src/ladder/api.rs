@@ -448,28 +448,20 @@ impl LaddersRpc for LaddersService {
             return Ok(Response::new(pb::PauseBotResponse {}));
         }
         let detail = if request.resume {
-            "resumed by an organizer".to_string()
+            "resumed by an organizer"
         } else {
-            "paused by an organizer".to_string()
+            "paused by an organizer"
         };
-        let record = Lr::Paused(pb::ladder_record::BotPaused {
-            bot: entry.bot.clone(),
-            version: entry.version.clone(),
-            reason: Reason::Admin as i32,
-            detail: detail.clone(),
-            lifted: request.resume,
-        });
-        ladder.append(&mut state, record).await?;
-        drop(state);
-        if !request.resume {
-            ladder.send(
+        ladder
+            .set_paused(
+                &mut state,
                 index,
-                pb::ladder_event::Event::Paused(pb::ladder_event::Paused {
-                    reason: Reason::Admin as i32,
-                    detail,
-                }),
-            );
-        }
+                Reason::Admin,
+                detail.to_string(),
+                request.resume,
+            )
+            .await?;
+        drop(state);
         ladder.wake.notify_one();
         Ok(Response::new(pb::PauseBotResponse {}))
     }
@@ -490,22 +482,10 @@ impl LaddersRpc for LaddersService {
             return Ok(Response::new(pb::RetireBotResponse {}));
         }
         let detail = "retired by an organizer".to_string();
-        let record = Lr::Paused(pb::ladder_record::BotPaused {
-            bot: entry.bot.clone(),
-            version: entry.version.clone(),
-            reason: Reason::Retired as i32,
-            detail: detail.clone(),
-            lifted: false,
-        });
-        ladder.append(&mut state, record).await?;
+        ladder
+            .set_paused(&mut state, index, Reason::Retired, detail, false)
+            .await?;
         drop(state);
-        ladder.send(
-            index,
-            pb::ladder_event::Event::Paused(pb::ladder_event::Paused {
-                reason: Reason::Retired as i32,
-                detail,
-            }),
-        );
         ladder.close_session(index, None);
         Ok(Response::new(pb::RetireBotResponse {}))
     }

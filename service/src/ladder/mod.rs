@@ -195,6 +195,33 @@ impl Ladder {
         Ok(())
     }
 
+    /// Logs that an entry is paused for `reason` (or, `lifted`, that its pause is over) and,
+    /// for a new pause, tells its Queue stream why.
+    async fn set_paused(
+        &self,
+        state: &mut LadderState,
+        entry: usize,
+        reason: Reason,
+        detail: String,
+        lifted: bool,
+    ) -> Result<(), Status> {
+        let paused = &state.entries[entry];
+        let record = Lr::Paused(pb::ladder_record::BotPaused {
+            bot: paused.bot.clone(),
+            version: paused.version.clone(),
+            reason: reason as i32,
+            detail: detail.clone(),
+            lifted,
+        });
+        self.append(state, record).await?;
+        if !lifted {
+            let reason = reason as i32;
+            let event = pb::ladder_event::Paused { reason, detail };
+            self.send(entry, pb::ladder_event::Event::Paused(event));
+        }
+        Ok(())
+    }
+
     /// Sends `event` to the entry's Queue stream, if one is open; a stream whose buffer is full
     /// (the bot reads nothing) is closed: the bot resumes with Queue.
     fn send(&self, entry: usize, event: pb::ladder_event::Event) {
@@ -359,15 +386,9 @@ impl Ladder {
             )));
         }
         if matches!(state.entries[index].paused, Some((Reason::Timeouts, _))) {
-            let entry = &state.entries[index];
-            let record = Lr::Paused(pb::ladder_record::BotPaused {
-                bot: entry.bot.clone(),
-                version: entry.version.clone(),
-                reason: Reason::Timeouts as i32,
-                detail: "queued again".into(),
-                lifted: true,
-            });
-            self.append(&mut state, record).await?;
+            let detail = "queued again".to_string();
+            self.set_paused(&mut state, index, Reason::Timeouts, detail, true)
+                .await?;
         }
         let (tx, rx) = mpsc::channel(QUEUE_BUFFER);
         let acknowledged: HashSet<&str> = request

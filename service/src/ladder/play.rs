@@ -409,23 +409,12 @@ async fn record_result(
             let detail = format!(
                 "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
             );
-            let record = Lr::Paused(pb::ladder_record::BotPaused {
-                bot: entry_state.bot.clone(),
-                version: entry_state.version.clone(),
-                reason: Reason::Timeouts as i32,
-                detail: detail.clone(),
-                lifted: false,
-            });
-            match ladder.append(&mut state, record).await {
+            let paused = ladder
+                .set_paused(&mut state, entry, Reason::Timeouts, detail.clone(), false)
+                .await;
+            match paused {
                 Ok(()) => {
                     tracing::info!(ladder = %ladder.name, bot = %state.entries[entry].name(), "{detail}");
-                    ladder.send(
-                        entry,
-                        Event::Paused(pb::ladder_event::Paused {
-                            reason: Reason::Timeouts as i32,
-                            detail,
-                        }),
-                    );
                 }
                 Err(status) => {
                     tracing::warn!(ladder = %ladder.name, "pausing a bot: {}", status.message())

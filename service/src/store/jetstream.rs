@@ -325,10 +325,6 @@ where
 
 #[async_trait::async_trait]
 impl LogStore for JetStreamStore {
-    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
-        self.append_marked(game_id, records, Vec::new())
-    }
-
     fn append_marked(
         &self,
         game_id: &str,

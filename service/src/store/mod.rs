@@ -117,20 +117,19 @@ pub struct FeedEntry {
 pub trait LogStore: Send + Sync + 'static {
     /// Appends records of one game (consecutive seqs, following the game's last record). Returns
     /// at once; the receiver resolves once the records are durable. Never blocks the caller.
-    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable;
+    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
+        self.append_marked(game_id, records, Vec::new())
+    }
 
     /// As [`LogStore::append`], with the seqs of the records that change the game's place in
-    /// the directory: a store that keeps the directory feed gives each the next position,
-    /// durable together with the records. The default keeps no feed.
+    /// the directory (`marked`, possibly none): the store gives each the next position in its
+    /// directory feed, durable together with the records.
     fn append_marked(
         &self,
         game_id: &str,
         records: Vec<pb::LogRecord>,
         marked: Vec<u64>,
-    ) -> Durable {
-        let _ = marked;
-        self.append(game_id, records)
-    }
+    ) -> Durable;
 
     /// The newest durable position of the directory feed, as it changes; `None` when this
     /// store keeps no feed.

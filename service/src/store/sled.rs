@@ -237,10 +237,6 @@ async fn blocking<T: Send + 'static>(
 
 #[async_trait::async_trait]
 impl LogStore for SledStore {
-    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
-        self.append_marked(game_id, records, Vec::new())
-    }
-
     fn append_marked(
         &self,
         game_id: &str,

@@ -129,10 +129,15 @@ impl TestStore {
 
 #[async_trait::async_trait]
 impl LogStore for TestStore {
-    fn append(&self, game_id: &str, records: Vec<pb::LogRecord>) -> Durable {
+    fn append_marked(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        marked: Vec<u64>,
+    ) -> Durable {
         self.appends.fetch_add(1, Ordering::SeqCst);
         if !self.failing.load(Ordering::SeqCst) && *self.open.borrow() {
-            return self.inner.append(game_id, records);
+            return self.inner.append_marked(game_id, records, marked);
         }
         let (done, rx) = tokio::sync::oneshot::channel();
         if self.failing.load(Ordering::SeqCst) {
@@ -146,7 +151,7 @@ impl LogStore for TestStore {
         let mut open = self.open.subscribe();
         tokio::spawn(async move {
             let _ = open.wait_for(|&open| open).await;
-            let result = match inner.append(&game_id, records).await {
+            let result = match inner.append_marked(&game_id, records, marked).await {
                 Ok(result) => result,
                 Err(_) => Err(StoreError::unavailable("the store stopped")),
             };
