@@ -39,7 +39,6 @@ pub mod args;
 pub mod decision;
 pub mod error;
 pub mod ladder;
-pub mod load;
 pub mod logging;
 pub mod policies;
 pub mod policy;

@@ -1,7 +1,7 @@
 //! Host benchmark: `cargo bench -p gangs-service --bench host`.
 //!
 //! Starts the real server in-process on a free port with a temporary data dir and measures,
-//! over real gRPC on loopback, with the load driver `gangs bench` uses (`gangs_bots::load`):
+//! over real gRPC on loopback, with the load driver `gangs bench` uses (`gangs_cli::load`):
 //! - a plain tonic unary call (the health service's `Check`: no game, no disk) as the baseline,
 //!   one caller at a time and 64 at once;
 //! - `Act` latency (p50/p99) for one Gang of Four game, every action durable before its answer;
@@ -19,7 +19,7 @@
 #[path = "../../tests/common/nats.rs"]
 mod nats;
 
-use gangs_bots::load::{self, Connections, LoadPlan, Measured, Watchers};
+use gangs_cli::load::{self, Connections, LoadPlan, Measured, Watchers};
 use gangs_proto::auth::ApiKey;
 use gangs_service::server::StoreFlags;
 use std::sync::atomic::AtomicU64;

@@ -2,11 +2,27 @@
 //! binds and serves.
 
 use clap::Parser;
-use gangs_service::server::{migrate, run, shutdown_signal, Config, ServerCommand};
+use gangs_service::server::{
+    migrate, run, shutdown_signal, Config, ServerCommand, MAX_BLOCKING_THREADS,
+};
 
-#[tokio::main]
-async fn main() {
+fn main() {
     let config = Config::parse();
+    // One worker per core (tokio's default); the blocking pool (the store's reads, the restore
+    // scan, replays) capped, so that a storm of reads queues instead of starting hundreds of
+    // threads.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("gangs-server: cannot start the runtime: {e}");
+            std::process::exit(1);
+        });
+    runtime.block_on(serve(config));
+}
+
+async fn serve(config: Config) {
     gangs_service::logging::init(config.log_format);
     if let Some(ServerCommand::Migrate { from, to }) = &config.command {
         match migrate(from, to, &config.store).await {

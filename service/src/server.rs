@@ -20,6 +20,10 @@ use tonic::transport::{Identity, ServerTlsConfig};
 /// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
 pub const MAX_REQUEST_BYTES: u32 = 64 * 1024;
 
+/// Threads for blocking work (the store's reads, the restore scan, replays) at most; more work
+/// waits for one. Idle ones leave after 10 s (tokio's default).
+pub const MAX_BLOCKING_THREADS: usize = 32;
+
 #[derive(Debug, Clone, clap::Parser)]
 #[command(
     name = "gangs-server",

@@ -8,13 +8,13 @@
 //!
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
 //! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
-//! The driving code is `gangs_bots::load`, shared with the host benchmark.
+//! The driving code is `gangs_cli::load`, shared with the host benchmark.
 
 use super::arena::OwnServer;
 use crate::client::Context;
 use crate::error::CliError;
 use clap::Args;
-use gangs_bots::load::{self, Connections, LoadPlan, Measured, Watchers};
+use gangs_cli::load::{self, Connections, LoadPlan, Measured, Watchers};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
