@@ -69,6 +69,8 @@ fn version_of(version: &str) -> Result<String, Status> {
 pub struct LaddersService {
     ladders: Arc<Ladders>,
     games: GamesService,
+    /// One `RerateLadder` at a time: it reads every game of a ladder.
+    rerating: Arc<tokio::sync::Semaphore>,
 }
 
 impl LaddersService {
@@ -90,6 +92,7 @@ impl LaddersService {
         Ok(LaddersService {
             ladders: Ladders::restore(ctx).await?,
             games,
+            rerating: Arc::new(tokio::sync::Semaphore::new(1)),
         })
     }
 
@@ -488,6 +491,21 @@ impl LaddersRpc for LaddersService {
         drop(state);
         ladder.close_session(index, None);
         Ok(Response::new(pb::RetireBotResponse {}))
+    }
+
+    async fn rerate_ladder(
+        &self,
+        request: Request<pb::RerateLadderRequest>,
+    ) -> Result<Response<pb::RerateLadderResponse>, Status> {
+        self.games
+            .check_key(&request, Access::Admin, "rerate ladders")?;
+        let ladder = self.ladders.get(&request.get_ref().ladder)?;
+        let _one_at_a_time = self.rerating.try_acquire().map_err(|_| {
+            Status::resource_exhausted(
+                "another ladder is being rerated (one at a time per server): try again when it is done",
+            )
+        })?;
+        Ok(Response::new(super::rerate::rerate(&ladder).await?))
     }
 }
 

@@ -7,6 +7,7 @@
 //! - `matchmaker.rs`: which queued bots play together (pure);
 //! - `rating.rs`: Weng-Lin and the leaderboard's statistics (pure);
 //! - `play.rs`: one game of a match: create, seat, watch to the end, rate;
+//! - `rerate.rs`: the leaderboard recomputed from the games' own logs, compared with the kept one;
 //! - `api.rs`: the `gangs.v1.Ladders` service.
 //!
 //! Here: the directory of ladders, one ladder's runtime (its state behind one lock that also
@@ -22,6 +23,7 @@ pub mod matchmaker;
 pub mod play;
 pub mod rating;
 pub mod records;
+pub mod rerate;
 
 use crate::api::GamesService;
 use crate::store::{Store, StoreErrorKind};

@@ -301,6 +301,49 @@ pub fn seat_timeouts(log: &[pb::LogRecord], players: usize) -> Vec<SeatTimeouts>
     seats
 }
 
+/// The record of game `game` of match `m` over with `outcome` (void without one) and the seats'
+/// `timeouts`; once it is the match's last result, with the ratings after the whole match. Pure:
+/// the live result and `gangs ladder rerate` (from the game's log) both come from here.
+pub fn rate_game(
+    state: &LadderState,
+    m: &Match,
+    game: u32,
+    game_id: String,
+    outcome: Option<pb::Outcome>,
+    timeouts: &[SeatTimeouts],
+) -> pb::ladder_record::GameRated {
+    let mut rated = pb::ladder_record::GameRated {
+        r#match: m.no,
+        game,
+        game_id,
+        void: outcome.is_none(),
+        outcome,
+        timeouts: timeouts.iter().map(|t| t.total).collect(),
+        trailing_timeouts: timeouts
+            .iter()
+            .map(|t| if t.acted { t.trailing } else { t.total })
+            .collect(),
+        acted: timeouts.iter().map(|t| t.acted).collect(),
+        ratings_after: Vec::new(),
+        house_after: None,
+    };
+    // The match's last result rates the whole match.
+    let mut with_this = m.clone();
+    if let Some(slot) = with_this.games.get_mut(game as usize) {
+        slot.result = Some(rated.clone());
+    }
+    if with_this.is_over() {
+        let before: Vec<pb::Rating> = m.entries.iter().map(|&e| state.entries[e].rating).collect();
+        let ranks = state.match_ranks(&with_this);
+        let house = state.team_game().then_some(state.house);
+        if let Some(after) = rating::rate_match(&before, house.as_ref(), &ranks) {
+            rated.ratings_after = after.entries;
+            rated.house_after = after.house;
+        }
+    }
+    rated
+}
+
 /// Logs a game's result (void without an outcome) with the rating changes once its match is
 /// over, then tells the bots and pauses those that timed out too often. A game rated already
 /// (by a run before a restart) is left alone.
@@ -325,33 +368,8 @@ async fn record_result(
     let players = state.info.players as usize;
     let seats = seating(&m.entries, no, game as usize);
     let timeouts = seat_timeouts(&log, players);
-    let mut rated = pb::ladder_record::GameRated {
-        r#match: no,
-        game,
-        game_id: game_id.clone(),
-        void: outcome.is_none(),
-        outcome: outcome.clone(),
-        timeouts: timeouts.iter().map(|t| t.total).collect(),
-        trailing_timeouts: timeouts
-            .iter()
-            .map(|t| if t.acted { t.trailing } else { t.total })
-            .collect(),
-        acted: timeouts.iter().map(|t| t.acted).collect(),
-        ratings_after: Vec::new(),
-        house_after: None,
-    };
-    // The match's last result rates the whole match.
-    let mut with_this = m.clone();
-    with_this.games[game as usize].result = Some(rated.clone());
+    let rated = rate_game(&state, &m, game, game_id.clone(), outcome.clone(), &timeouts);
     let before: Vec<pb::Rating> = m.entries.iter().map(|&e| state.entries[e].rating).collect();
-    if with_this.is_over() {
-        let ranks = state.match_ranks(&with_this);
-        let house = state.team_game().then_some(state.house);
-        if let Some(after) = rating::rate_match(&before, house.as_ref(), &ranks) {
-            rated.ratings_after = after.entries;
-            rated.house_after = after.house;
-        }
-    }
     let streaks: Vec<u32> = seats
         .iter()
         .map(|&e| state.entries[e].timeouts_in_a_row)
