@@ -22,7 +22,7 @@ use tonic::Code;
 pub(crate) const LADDER: &str = "class";
 const GAMES_PER_BOT: u32 = 20;
 
-async fn ladders(server: &Server) -> LaddersClient<Channel> {
+pub(crate) async fn ladders(server: &Server) -> LaddersClient<Channel> {
     for _ in 0..100 {
         let endpoint = gangs_proto::connect::endpoint(&server.url(), None).expect("endpoint");
         if let Ok(channel) = endpoint.connect().await {
@@ -77,7 +77,7 @@ pub(crate) fn ladder_bot(
         .unwrap_or_else(|e| panic!("start {binary}: {e}")))
 }
 
-async fn standings(client: &mut LaddersClient<Channel>) -> pb::StandingsResponse {
+pub(crate) async fn standings(client: &mut LaddersClient<Channel>) -> pb::StandingsResponse {
     client
         .standings(pb::StandingsRequest {
             ladder: LADDER.into(),
@@ -88,7 +88,7 @@ async fn standings(client: &mut LaddersClient<Channel>) -> pb::StandingsResponse
 }
 
 /// Every game of the ladder, newest first, through every page.
-async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb::LadderGame> {
+pub(crate) async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb::LadderGame> {
     let mut games = Vec::new();
     let mut token = String::new();
     loop {
@@ -109,7 +109,7 @@ async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb::LadderGame
     }
 }
 
-async fn rated(client: &mut LaddersClient<Channel>) -> usize {
+pub(crate) async fn rated(client: &mut LaddersClient<Channel>) -> usize {
     ladder_games(client)
         .await
         .iter()
@@ -118,7 +118,7 @@ async fn rated(client: &mut LaddersClient<Channel>) -> usize {
 }
 
 /// Waits until `check` holds, polling; panics after `secs`.
-async fn until<F, Fut>(what: &str, secs: u64, mut check: F)
+pub(crate) async fn until<F, Fut>(what: &str, secs: u64, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -303,6 +303,19 @@ async fn a_gang_of_four_ladder_plays_rates_and_survives_a_sigkill() {
         out.contains("greedy@1") && out.contains("random-c@1"),
         "{out}"
     );
+    // Recomputed from the games' own logs after the SIGKILL: the same table.
+    let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let rerated = json(&out);
+    assert_eq!(rerated["same"], true, "{out}");
+    assert_eq!(rerated["games"].as_u64(), Some(games.len() as u64), "{out}");
+    let kept = json(&gangs_cli(&server, &["ladder", "standings", LADDER, "--json"]).1);
+    assert_eq!(rerated["standings"], kept["standings"], "{out}");
+    let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("the same as the kept standings"), "{out}");
+    let (code, out) = gangs_cli(&server, &["ladder", "rerate", "no-such-ladder"]);
+    assert_ne!(code, 0, "{out}");
     let (code, out) = gangs_cli(&server, &["ladder", "list"]);
     assert_eq!(code, 0, "{out}");
     assert!(

@@ -23,7 +23,7 @@ fn repo() -> PathBuf {
     crate::common::repo_root()
 }
 
-fn bot_script() -> PathBuf {
+pub(crate) fn bot_script() -> PathBuf {
     repo().join("examples/python/bot.py")
 }
 
@@ -42,7 +42,7 @@ fn run(command: &mut Command, what: &str) {
 }
 
 /// (the venv's python, the folder holding the generated stubs), made once per test process.
-fn python() -> &'static (PathBuf, PathBuf) {
+pub(crate) fn python() -> &'static (PathBuf, PathBuf) {
     static PYTHON: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     PYTHON.get_or_init(|| {
         let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
@@ -77,7 +77,7 @@ fn python() -> &'static (PathBuf, PathBuf) {
             .arg(&proto)
             .arg(format!("--python_out={}", stubs.display()))
             .arg(format!("--grpc_python_out={}", stubs.display()));
-        for file in ["gangs.proto", "gang_of_four.proto", "the_gang.proto"] {
+        for file in ["gangs.proto", "gang_of_four.proto", "the_gang.proto", "ladder.proto"] {
             generate.arg(proto.join(file));
         }
         run(&mut generate, "generating the Python stubs");

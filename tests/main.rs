@@ -23,6 +23,7 @@ mod e2e_hostile;
 mod e2e_join_retry;
 mod e2e_ladder;
 mod e2e_ladder_policy;
+mod e2e_ladder_ranking;
 mod e2e_lifecycle;
 mod e2e_limits;
 mod e2e_migrate;

@@ -8,8 +8,8 @@ use tonic::{Code, Status};
 #[derive(Debug, Clone, PartialEq)]
 pub struct CliError {
     pub message: String,
-    /// The canonical gRPC code name (`NOT_FOUND`), or `REPLAY_DIVERGED`, or `GAMES_FAILED`
-    /// (`gangs arena`).
+    /// The canonical gRPC code name (`NOT_FOUND`), or `REPLAY_DIVERGED`, `RERATE_DIFFERS`
+    /// (`gangs ladder rerate`), or `GAMES_FAILED` (`gangs arena`).
     pub code: String,
     /// The log record concerned, if any.
     pub seq: Option<u64>,

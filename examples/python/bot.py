@@ -6,6 +6,11 @@ It follows the bot contract of docs/bots.md: exactly the arguments --server, --g
 variables (GANGS_BOT_NAME, GANGS_BOT_QUIET, GANGS_CA). Exit code 0 once the game is over, 1 on an
 error (explained on stderr), 2 for bad arguments.
 
+On a ladder, `--ladder NAME --bot-key KEY [--games N]` instead of `--game`: it queues with its
+bot key and plays every game the server matches it to, one at a time, until N are over (forever
+without --games). A lost Queue stream is queued again (listing the game being played, so that
+only the others come back); a pause for timeouts is lifted by queueing again.
+
 The loop is the README's: join once (with a join_id, so a retry gets the same seat back), watch
 the seat's updates, answer every update that lists legal actions, resume after a lost
 connection from the last seq seen. The policies are simple but not random:
@@ -52,11 +57,28 @@ def parse_args(argv):
         default=os.environ.get("GANGS_SERVER", "http://127.0.0.1:50051"),
         help="the server URL (http:// or https://); default $GANGS_SERVER or local",
     )
-    parser.add_argument("--game", required=True, help="the game id")
+    parser.add_argument("--game", help="the game id (or --ladder and --bot-key)")
     parser.add_argument("--seat", type=int, help="the seat to take; omitted: the first free")
     parser.add_argument("--seed", type=int, help="seed of the bot's random choices")
+    parser.add_argument("--ladder", help="play the games this ladder matches the bot to")
+    parser.add_argument("--bot-key", help="the bot's key on the ladder (gangs ladder register)")
+    parser.add_argument(
+        "--games", type=int, help="on a ladder: stop once this many games are over"
+    )
     # parse_args (not parse_known_args): an unknown flag is an error, exit code 2.
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.ladder is None and args.bot_key is None:
+        if args.game is None:
+            parser.error("--game is required (or --ladder and --bot-key)")
+        if args.games is not None:
+            parser.error("--games is for a ladder (--ladder and --bot-key)")
+    elif args.ladder is None or args.bot_key is None:
+        parser.error("--ladder and --bot-key go together")
+    elif args.game is not None or args.seat is not None:
+        parser.error("--game and --seat are for one game; a ladder chooses the games")
+    elif args.games is not None and args.games < 1:
+        parser.error("--games must be at least 1")
+    return args
 
 
 def log(message):
@@ -224,12 +246,17 @@ def play(args):
     outage = Outage()
     joined = join(stub, args, outage)
     log(f"game {args.game}: seat {joined.seat}")
+    return play_seat(stub, args.game, joined.token, rng, outage)
+
+
+def play_seat(stub, game, token, rng, outage):
+    """Watches a seat and answers its updates until the game is over."""
     last_seq = 0
     # The action chosen for a seq, with its id: a retry after a lost answer sends the same.
     sent = {}
     while True:
         try:
-            request = pb.WatchRequest(game_id=args.game, token=joined.token, from_seq=last_seq)
+            request = pb.WatchRequest(game_id=game, token=token, from_seq=last_seq)
             for update in stub.Watch(request):
                 outage.over()
                 if update.status == pb.GAME_STATUS_FINISHED:
@@ -242,7 +269,7 @@ def play(args):
                     action_id = secrets.token_hex(8)
                 if action is not None:
                     sent = {update.seq: (action, action_id)}
-                    if not act(stub, args.game, joined.token, update.seq, action, action_id):
+                    if not act(stub, game, token, update.seq, action, action_id):
                         # Lost answer: watch again from before this update and resend.
                         last_seq = update.seq - 1
                         break
@@ -254,6 +281,58 @@ def play(args):
             if not hasattr(e, "code") or e.code() not in TRANSIENT:
                 raise
             outage.wait(e)
+
+
+def play_ladder(args):
+    """Queues on the ladder and plays each matched game to its end, one at a time."""
+    import ladder_pb2
+    import ladder_pb2_grpc
+
+    rng = random.Random(args.seed)
+    connection = channel(args.server)
+    games = pb_grpc.GamesStub(connection)
+    ladders = ladder_pb2_grpc.LaddersStub(connection)
+    outage = Outage()
+    done = 0
+    Reason = ladder_pb2.LadderEvent.Paused.Reason
+    while args.games is None or done < args.games:
+        request = ladder_pb2.QueueRequest(
+            ladder=args.ladder,
+            bot_key=args.bot_key,
+            max_concurrent=1,
+            max_games=0 if args.games is None else args.games - done,
+        )
+        try:
+            for event in ladders.Queue(request):
+                outage.over()
+                kind = event.WhichOneof("event")
+                if kind == "matched":
+                    matched = event.matched
+                    log(f"matched: game {matched.game_id}, seat {matched.seat}, "
+                        f"table {', '.join(matched.names)}")
+                    play_seat(games, matched.game_id, matched.token, rng, outage)
+                    done += 1
+                    if args.games is not None and done >= args.games:
+                        return 0
+                elif kind == "finished":
+                    f = event.finished
+                    log(f"game {f.game_id} rated: rank {f.rank}, mu "
+                        f"{f.rating_before.mu:.2f} -> {f.rating_after.mu:.2f}")
+                elif kind == "paused":
+                    reason = event.paused.reason
+                    log(f"paused by the ladder: {event.paused.detail}")
+                    if reason == Reason.REASON_RETIRED:
+                        print(f"python-bot: error: retired: {event.paused.detail}",
+                              file=sys.stderr)
+                        return 1
+                    if reason == Reason.REASON_TIMEOUTS:
+                        break  # queueing again lifts it
+            # The stream ended: every game asked for is over, or queue again.
+        except grpc.RpcError as e:
+            if not hasattr(e, "code") or e.code() not in TRANSIENT:
+                raise
+            outage.wait(e)
+    return 0
 
 
 def act(stub, game, token, seq, action, action_id):
@@ -279,7 +358,7 @@ def act(stub, game, token, seq, action, action_id):
 def main(argv=None):
     args = parse_args(argv)
     try:
-        return play(args)
+        return play_ladder(args) if args.ladder is not None else play(args)
     except grpc.RpcError as e:
         code = e.code().name if hasattr(e, "code") else "ERROR"
         details = e.details() if hasattr(e, "details") else str(e)

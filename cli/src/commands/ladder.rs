@@ -89,6 +89,12 @@ enum LadderCommand {
         #[arg(long)]
         version: Option<String>,
     },
+    /// Recompute the leaderboard from the games' own logs (admin key) and compare it with the
+    /// kept one: exit code 1 (`RERATE_DIFFERS`) when they differ. Changes nothing.
+    Rerate {
+        /// The ladder.
+        name: String,
+    },
 }
 
 pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
@@ -231,6 +237,46 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 .emit(serde_json::json!({ "bot": bot, "paused": !resume }), || {
                     format!("{bot} {word}")
                 });
+        }
+        LadderCommand::Rerate { name } => {
+            let rerated = client
+                .rerate_ladder(pb::RerateLadderRequest {
+                    ladder: name.clone(),
+                })
+                .await
+                .map_err(refused)?
+                .into_inner();
+            let table = pb::StandingsResponse {
+                ladder: None,
+                standings: rerated.standings.clone(),
+            };
+            context
+                .out
+                .emit(to_json(&rerated, "gangs.v1.RerateLadderResponse"), || {
+                    let mut lines = vec![
+                        format!(
+                            "ladder {name} rerated from the logs of its {} rated games:",
+                            rerated.games
+                        ),
+                        standings_lines(&table),
+                    ];
+                    if rerated.same {
+                        lines.push("the same as the kept standings".into());
+                    } else {
+                        lines.push("DIFFERENT from the kept standings:".into());
+                        lines.extend(rerated.differences.iter().map(|d| format!("  {d}")));
+                    }
+                    lines.join("\n")
+                });
+            if !rerated.same {
+                return Err(CliError::new(
+                    "RERATE_DIFFERS",
+                    format!(
+                        "the standings of ladder {name} differ from the ratings its games' logs give"
+                    ),
+                )
+                .in_json_result());
+            }
         }
         LadderCommand::Retire { name, bot, version } => {
             client
