@@ -77,7 +77,12 @@ pub(crate) fn python() -> &'static (PathBuf, PathBuf) {
             .arg(&proto)
             .arg(format!("--python_out={}", stubs.display()))
             .arg(format!("--grpc_python_out={}", stubs.display()));
-        for file in ["gangs.proto", "gang_of_four.proto", "the_gang.proto", "ladder.proto"] {
+        for file in [
+            "gangs.proto",
+            "gang_of_four.proto",
+            "the_gang.proto",
+            "ladder.proto",
+        ] {
             generate.arg(proto.join(file));
         }
         run(&mut generate, "generating the Python stubs");

@@ -3,7 +3,7 @@
 //! keeps only their SHA-256.
 
 use super::records::{entry_name, LadderState};
-use super::{rating, Context, Ladder, Ladders, Policy};
+use super::{house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Access, GamesService};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -162,6 +162,7 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
     let options =
         gangs_games::parse_options(&request.kind, request.players, &pairs).map_err(refused)?;
     let game = gangs_games::new_game(&request.kind, Some(&options), 0, None).map_err(refused)?;
+    house::check(&request.kind, &request.house_bots)?;
     let clock = game.clock();
     Ok(pb::Ladder {
         name: request.name.clone(),
@@ -175,6 +176,7 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
         turn_ms: clock.turn_ms,
         bank_ms: clock.bank_ms,
         absent_after: clock.absent_after,
+        house_bots: request.house_bots.clone(),
     })
 }
 
@@ -336,6 +338,12 @@ impl LaddersRpc for LaddersService {
         let request = request.into_inner();
         let ladder = self.ladders.get(&request.ladder)?;
         check_name("bot", &request.bot, MAX_BOT_NAME)?;
+        if request.bot.starts_with(house::HOUSE_PREFIX) {
+            return Err(Status::invalid_argument(format!(
+                "bot names starting with {:?} are the server's own house bots: choose another name",
+                house::HOUSE_PREFIX
+            )));
+        }
         let version = version_of(&request.version)?;
         let name = entry_name(&request.bot, &version);
         let key: String = (0..4)

@@ -7,6 +7,7 @@
 //! - `matchmaker.rs`: which queued bots play together (pure);
 //! - `rating.rs`: Weng-Lin and the leaderboard's statistics (pure);
 //! - `play.rs`: one game of a match: create, seat, watch to the end, rate;
+//! - `house.rs`: the server's own bots on a ladder (shipped policies, played in-process);
 //! - `rerate.rs`: the leaderboard recomputed from the games' own logs, compared with the kept one;
 //! - `api.rs`: the `gangs.v1.Ladders` service.
 //!
@@ -19,6 +20,7 @@
 //! the same seats and tokens back. A game is rated by one record, refused a second time.
 
 pub mod api;
+pub mod house;
 pub mod matchmaker;
 pub mod play;
 pub mod rating;
@@ -366,13 +368,23 @@ impl Ladder {
         request: pb::QueueRequest,
     ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
         let hash = api::key_hash(&request.bot_key);
-        let mut state = self.state.lock().await;
-        let Some(&index) = state.by_key.get(&hash) else {
+        let index = self.state.lock().await.by_key.get(&hash).copied();
+        let Some(index) = index else {
             return Err(Status::permission_denied(format!(
                 "this bot key is not registered on ladder {}: use the key RegisterBot printed for this ladder",
                 gangs_proto::quoted(&self.name)
             )));
         };
+        self.queue_entry(index, &request).await
+    }
+
+    /// Queues entry `index` (its key checked by the caller, or a house bot).
+    pub async fn queue_entry(
+        self: &Arc<Self>,
+        index: usize,
+        request: &pb::QueueRequest,
+    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
+        let mut state = self.state.lock().await;
         if state.entries[index].retired {
             return Err(Status::failed_precondition(format!(
                 "{} is retired from ladder {}: register a new version",
@@ -538,6 +550,7 @@ impl Ladders {
     fn start(&self, state: LadderState) -> Arc<Ladder> {
         let ladder = Ladder::new(self.ctx.clone(), state);
         tokio::spawn(ladder.clone().matchmaker());
+        tokio::spawn(house::run(ladder.clone()));
         self.ladders
             .write()
             .expect("ladders lock")

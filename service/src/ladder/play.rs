@@ -368,7 +368,14 @@ async fn record_result(
     let players = state.info.players as usize;
     let seats = seating(&m.entries, no, game as usize);
     let timeouts = seat_timeouts(&log, players);
-    let rated = rate_game(&state, &m, game, game_id.clone(), outcome.clone(), &timeouts);
+    let rated = rate_game(
+        &state,
+        &m,
+        game,
+        game_id.clone(),
+        outcome.clone(),
+        &timeouts,
+    );
     let before: Vec<pb::Rating> = m.entries.iter().map(|&e| state.entries[e].rating).collect();
     let streaks: Vec<u32> = seats
         .iter()

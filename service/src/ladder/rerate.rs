@@ -31,7 +31,8 @@ pub async fn rerate(ladder: &Ladder) -> Result<pb::RerateLadderResponse, Status>
     let broken = |e: String| Status::internal(format!("ladder {}: {e}", ladder.name));
     // What the ladder keeps, as of the same records.
     let kept = LadderState::rebuild(&log_id, &records).map_err(broken)?;
-    let mut fresh = LadderState::rebuild(&log_id, &records[..1.min(records.len())]).map_err(broken)?;
+    let mut fresh =
+        LadderState::rebuild(&log_id, &records[..1.min(records.len())]).map_err(broken)?;
     let mut games = 0;
     for record in records.iter().skip(1) {
         let mut ladder_record = records::from_log(record).map_err(broken)?;
@@ -88,9 +89,8 @@ async fn game_outcome(
             "ladder game {game_id} has no log (deleted by --retain-finished?): the ladder cannot be rerated from its games"
         )));
     }
-    let replayed = gangs_games::replay::replay(&log).map_err(|e| {
-        Status::internal(format!("ladder game {game_id} does not replay: {e}"))
-    })?;
+    let replayed = gangs_games::replay::replay(&log)
+        .map_err(|e| Status::internal(format!("ladder game {game_id} does not replay: {e}")))?;
     let outcome = if replayed.ended().is_some() {
         None
     } else {
@@ -106,7 +106,10 @@ fn compare(kept: &[pb::Standing], recomputed: &[pb::Standing]) -> Vec<String> {
     let mut lines = Vec::new();
     for row in kept {
         match fresh.get(&key(row)) {
-            None => lines.push(format!("{}: missing from the recomputed leaderboard", key(row))),
+            None => lines.push(format!(
+                "{}: missing from the recomputed leaderboard",
+                key(row)
+            )),
             Some(other) if *other != row => lines.push(format!(
                 "{}: kept {}; from the games' logs {}",
                 key(row),

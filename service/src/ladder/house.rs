@@ -1,0 +1,250 @@
+//! House bots: the server's own entries on a ladder (`CreateLadder.house_bots`), so that a
+//! ladder has opponents from its first minute and a newcomer has a boss to beat. Each is the
+//! policy of a shipped bot (`gangs_bots::policies::playing` lists those of each kind) entered
+//! as `house-NAME@1`, rated like any other entry.
+//!
+//! A house bot plays exactly as an outside bot does, only without the network: it queues on
+//! the ladder (its entry, not a key: its key is drawn at registration and never kept), and for
+//! each `matched` game watches its seat and acts with the seat's token through the same `Games`
+//! service, so clocks, legality and durability are those of every seat. Its policy decides on a
+//! blocking thread (the search policy thinks for `SEARCH_BUDGET`). After a restart each house
+//! bot queues again and is sent the games it was playing.
+
+use super::records::entry_name;
+use super::Ladder;
+use gangs_bots::Policy;
+use gangs_proto::v1 as pb;
+use pb::games_server::Games;
+use pb::ladder_event::{paused::Reason, Event};
+use pb::ladder_record::Record as Lr;
+use rand::SeedableRng;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_stream::StreamExt;
+use tonic::{Code, Status};
+
+/// Every house entry's bot name starts with this; no outside bot may register such a name.
+pub const HOUSE_PREFIX: &str = "house-";
+/// House bots on one ladder at most.
+pub const MAX_HOUSE_BOTS: usize = 6;
+/// The house search bot's thinking time per move (the shipped binary's default is 200 ms):
+/// it runs on the server's own cores.
+pub const SEARCH_BUDGET: Duration = Duration::from_millis(100);
+/// Games a house bot plays at once.
+const HOUSE_CONCURRENT: u32 = 2;
+/// Waits before queueing again after the stream ended or failed.
+const REQUEUE_AFTER: Duration = Duration::from_secs(1);
+
+type BoxedPolicy = Box<dyn Policy + Send>;
+
+/// Checks a CreateLadder's `house_bots` for `kind`: known to the kind, each once, few.
+pub fn check(kind: &str, names: &[String]) -> Result<(), Status> {
+    if names.len() > MAX_HOUSE_BOTS {
+        return Err(Status::invalid_argument(format!(
+            "{} house bots, more than the limit of {MAX_HOUSE_BOTS}",
+            names.len()
+        )));
+    }
+    let offered = gangs_bots::policies::playing(kind);
+    let mut seen = HashSet::new();
+    for name in names {
+        if !offered.contains(&name.as_str()) {
+            return Err(Status::invalid_argument(format!(
+                "house bot {} does not play {kind}: choose among {}",
+                gangs_proto::quoted(name),
+                offered.join(", ")
+            )));
+        }
+        if !seen.insert(name) {
+            return Err(Status::invalid_argument(format!(
+                "house bot {name} is listed twice: each enters once"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn policy(name: &str, seed: u64) -> Option<BoxedPolicy> {
+    let rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    gangs_bots::policies::by_name(name, rng, SEARCH_BUDGET)
+}
+
+/// Registers the ladder's house entries that are not yet (a new ladder, or a crash between
+/// its creation and their registration), then plays each until the server stops.
+pub async fn run(ladder: Arc<Ladder>) {
+    let names = ladder.state.lock().await.info.house_bots.clone();
+    for name in names {
+        let index = loop {
+            match ensure_entry(&ladder, &name).await {
+                Ok(index) => break index,
+                Err(status) => {
+                    tracing::warn!(ladder = %ladder.name, house = %name, "registering a house bot: {} (retrying)", status.message());
+                    if !ladder.ctx.pause(REQUEUE_AFTER).await {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::spawn(play(ladder.clone(), name, index));
+    }
+}
+
+async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, Status> {
+    let bot = format!("{HOUSE_PREFIX}{name}");
+    let entry = entry_name(&bot, "1");
+    let mut state = ladder.state.lock().await;
+    if let Some(&index) = state.by_name.get(&entry) {
+        return Ok(index);
+    }
+    // A key nobody holds: the house queues by its entry.
+    let key = format!(
+        "{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    );
+    let record = Lr::Registered(pb::ladder_record::BotRegistered {
+        bot,
+        version: "1".into(),
+        key_sha256: super::api::key_hash(&key),
+    });
+    ladder.append(&mut state, record).await?;
+    Ok(state.by_name[&entry])
+}
+
+/// One house bot: queued, playing its games, queued again when its stream ends.
+async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
+    let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
+    loop {
+        let acknowledged: Vec<String> = playing.lock().expect("playing").iter().cloned().collect();
+        let request = pb::QueueRequest {
+            max_concurrent: HOUSE_CONCURRENT,
+            acknowledged_game_ids: acknowledged,
+            ..Default::default()
+        };
+        match ladder.queue_entry(index, &request).await {
+            Ok(mut events) => {
+                let mut stop = ladder.ctx.stop.clone();
+                loop {
+                    let event = tokio::select! {
+                        _ = stop.wait_for(|s| *s) => return,
+                        event = events.recv() => event,
+                    };
+                    match event {
+                        Some(Ok(pb::LadderEvent {
+                            event: Some(Event::Matched(matched)),
+                        })) => {
+                            if playing
+                                .lock()
+                                .expect("playing")
+                                .insert(matched.game_id.clone())
+                            {
+                                let seed = rand::random();
+                                tokio::spawn(play_seat(
+                                    ladder.clone(),
+                                    name.clone(),
+                                    matched,
+                                    seed,
+                                    playing.clone(),
+                                ));
+                            }
+                        }
+                        Some(Ok(pb::LadderEvent {
+                            event: Some(Event::Paused(paused)),
+                        })) => match paused.reason() {
+                            Reason::Retired => return,
+                            // Queueing again lifts a pause for timeouts.
+                            Reason::Timeouts => break,
+                            _ => {}
+                        },
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => break,
+                    }
+                }
+            }
+            Err(status) if status.code() == Code::FailedPrecondition => return,
+            Err(status) => {
+                tracing::warn!(ladder = %ladder.name, house = %name, "queueing a house bot: {}", status.message());
+            }
+        }
+        if !ladder.ctx.pause(REQUEUE_AFTER).await {
+            return;
+        }
+    }
+}
+
+/// Plays one seat to the game's end: watch with the seat's token, act on every update that
+/// lists legal actions; a dropped stream is watched again from the last seq seen.
+async fn play_seat(
+    ladder: Arc<Ladder>,
+    name: String,
+    matched: pb::ladder_event::Matched,
+    seed: u64,
+    playing: Arc<Mutex<HashSet<String>>>,
+) {
+    let game_id = matched.game_id.clone();
+    if let Some(policy) = policy(&name, seed) {
+        play_to_end(&ladder, policy, &matched).await;
+    }
+    playing.lock().expect("playing").remove(&game_id);
+}
+
+async fn play_to_end(
+    ladder: &Ladder,
+    mut policy: BoxedPolicy,
+    matched: &pb::ladder_event::Matched,
+) {
+    let mut from_seq = 0;
+    let mut stop = ladder.ctx.stop.clone();
+    loop {
+        let request = ladder.ctx.request(pb::WatchRequest {
+            game_id: matched.game_id.clone(),
+            token: matched.token.clone(),
+            from_seq,
+            ..Default::default()
+        });
+        if let Ok(stream) = ladder.ctx.games.watch(request).await {
+            let mut stream = stream.into_inner();
+            loop {
+                let next = tokio::select! {
+                    _ = stop.wait_for(|s| *s) => return,
+                    next = stream.next() => next,
+                };
+                let Some(Ok(update)) = next else { break };
+                from_seq = from_seq.max(update.seq);
+                if pb::GameStatus::is_over_code(update.status) {
+                    return;
+                }
+                if update.legal_actions.is_empty() {
+                    continue;
+                }
+                let seq = update.seq;
+                let decided = tokio::task::spawn_blocking(move || {
+                    let action = policy.choose(&update);
+                    (policy, action)
+                })
+                .await;
+                let Ok((returned, action)) = decided else {
+                    tracing::error!(game = %matched.game_id, "a house bot's policy panicked");
+                    return;
+                };
+                policy = returned;
+                let Some(action) = action else { continue };
+                let act = ladder.ctx.request(pb::ActRequest {
+                    game_id: matched.game_id.clone(),
+                    token: matched.token.clone(),
+                    action: Some(action),
+                    expected_seq: Some(seq),
+                    ..Default::default()
+                });
+                // Refused because the game moved on (a clock, the end): the next update tells.
+                if let Err(status) = ladder.ctx.games.act(act).await {
+                    tracing::debug!(game = %matched.game_id, "house bot act: {}", status.message());
+                }
+            }
+        }
+        if !ladder.ctx.pause(REQUEUE_AFTER / 4).await {
+            return;
+        }
+    }
+}
