@@ -287,3 +287,81 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["same"], true, "{out}");
 }
+
+/// House bots: a ladder created with three of the server's own bots gives the first outside
+/// bot its games at once, before and after a SIGKILL of the server; they are rated like anyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newcomer_plays_the_house_bots_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    let create = |house: &[&str]| {
+        let mut args = vec![
+            "ladder",
+            "create",
+            LADDER,
+            "--kind",
+            "gang-of-four",
+            "--option",
+            "target_score=1",
+            "--turn-ms",
+            "1500",
+        ];
+        for bot in house {
+            args.extend(["--house", bot]);
+        }
+        gangs_cli(&server, &args)
+    };
+    // A crew bot does not play Gang of Four; a name starting with "house-" is the server's.
+    let (code, out) = create(&["greedy", "crew"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("house bot \"crew\" does not play"), "{out}");
+    let (code, out) = create(&["greedy", "search", "random"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = gangs_cli(&server, &["ladder", "register", LADDER, "house-me"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("the server's own house bots"), "{out}");
+
+    let key = register(&server, "newcomer");
+    let mut newcomer = ladder_bot("gangs-bot-random", &server, &key, Some(3), 9);
+    let status = wait_with_timeout(&mut newcomer, std::time::Duration::from_secs(180));
+    assert!(status.success(), "the newcomer failed: {status:?}");
+    let client = ladders(&server).await;
+    until("the newcomer's three games rated", 120, || {
+        let mut client = client.clone();
+        async move { rated(&mut client).await >= 3 }
+    })
+    .await;
+
+    server.restart();
+    let mut newcomer = ladder_bot("gangs-bot-random", &server, &key, Some(2), 10);
+    let status = wait_with_timeout(&mut newcomer, std::time::Duration::from_secs(180));
+    assert!(
+        status.success(),
+        "the newcomer failed after the restart: {status:?}"
+    );
+    let mut client = ladders(&server).await;
+    until("five games rated", 120, || {
+        let mut client = client.clone();
+        async move { rated(&mut client).await >= 5 }
+    })
+    .await;
+    let table = standings(&mut client).await.standings;
+    let names: Vec<String> = table
+        .iter()
+        .map(|r| format!("{}@{}", r.bot, r.version))
+        .collect();
+    for house in ["house-greedy@1", "house-search@1", "house-random@1"] {
+        let row = table
+            .iter()
+            .find(|r| format!("{}@{}", r.bot, r.version) == house)
+            .unwrap_or_else(|| panic!("{house} is not on the leaderboard: {names:?}"));
+        assert_eq!(row.games, 5, "{house} sat at every game: {row:?}");
+        assert_eq!(row.timeouts, 0, "{house} answered in time: {row:?}");
+    }
+    let (code, out) = gangs_cli(&server, &["ladder", "list"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("house bots greedy search random"), "{out}");
+    let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(json(&out)["same"], true, "{out}");
+}

@@ -42,6 +42,10 @@ enum LadderCommand {
         /// Play each deal once per seat rotation with the same group, rated on the aggregate.
         #[arg(long)]
         duplicate: bool,
+        /// Enter one of the server's own bots (`random`, `greedy`, `search` for Gang of Four;
+        /// `random`, `crew` for The Gang) as `house-NAME@1`; repeat for several.
+        #[arg(long = "house", value_name = "BOT")]
+        house_bots: Vec<String>,
     },
     /// Register a bot's version on a ladder (admin key); prints its bot key, once.
     Register {
@@ -110,6 +114,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             bank_ms,
             absent_after,
             duplicate,
+            house_bots,
         } => {
             let request = pb::CreateLadderRequest {
                 name,
@@ -120,6 +125,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 bank_ms,
                 absent_after,
                 duplicate,
+                house_bots,
             };
             let created = client
                 .create_ladder(request)
@@ -298,8 +304,13 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
 }
 
 fn ladder_line(l: &pb::Ladder) -> String {
+    let house = if l.house_bots.is_empty() {
+        String::new()
+    } else {
+        format!(", house bots {}", l.house_bots.join(" "))
+    };
     format!(
-        "{} for {}, turn {} ms, absent after {}{}; {} bots, {} games rated",
+        "{} for {}, turn {} ms, absent after {}{}{house}; {} bots, {} games rated",
         l.kind,
         l.players,
         l.turn_ms,
