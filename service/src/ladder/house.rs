@@ -201,7 +201,6 @@ async fn play_to_end(
             game_id: matched.game_id.clone(),
             token: matched.token.clone(),
             from_seq,
-            ..Default::default()
         });
         if let Ok(stream) = ladder.ctx.games.watch(request).await {
             let mut stream = stream.into_inner();
