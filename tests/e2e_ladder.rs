@@ -81,6 +81,7 @@ pub(crate) async fn standings(client: &mut LaddersClient<Channel>) -> pb::Standi
     client
         .standings(pb::StandingsRequest {
             ladder: LADDER.into(),
+            fit: false,
         })
         .await
         .expect("standings")
@@ -412,6 +413,7 @@ async fn bad_input_is_refused(server: &Server, client: &mut LaddersClient<Channe
     let status = client
         .standings(pb::StandingsRequest {
             ladder: "nope".into(),
+            fit: false,
         })
         .await
         .unwrap_err();

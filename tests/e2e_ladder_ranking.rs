@@ -163,6 +163,30 @@ async fn greedy_and_search_climb_above_the_random_bots() {
         }
     }
 
+    // The order-independent fit agrees: the good bots are in a better tier than every random.
+    let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER, "--fit", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let fitted = json(&out);
+    let fit_row = |name: &str| {
+        fitted["standings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["bot"] == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+            .clone()
+    };
+    for good in ["greedy", "search"] {
+        for random in RANDOMS {
+            let (g, r) = (fit_row(good), fit_row(random));
+            assert!(
+                g["tier"].as_u64() < r["tier"].as_u64()
+                    && g["fit_low"].as_f64() > r["fit_high"].as_f64(),
+                "{good} vs {random} in the fit: {out}"
+            );
+        }
+    }
+
     // The organizer pauses everyone; the games in play end; then the bots go.
     for name in &names {
         let (code, out) = gangs_cli(&server, &["ladder", "pause", LADDER, name]);
@@ -286,6 +310,10 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
     let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["same"], true, "{out}");
+    // The fit ranks bots against each other: a crew's members share one result.
+    let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER, "--fit"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("team game"), "{out}");
 }
 
 /// House bots: a ladder created with three of the server's own bots gives the first outside

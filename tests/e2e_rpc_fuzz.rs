@@ -2,7 +2,8 @@
 //! a short message, a refused call changes nothing, and the server neither panics nor stops.
 //!
 //! The requests are built by reflection over the compiled descriptors (`prost-reflect`), so
-//! every field of every request message of every method of `gangs.v1.Games` is exercised, a new RPC or field included: random strings, huge strings, unknown
+//! every field of every request message of every method of `gangs.v1.Games` and
+//! `gangs.v1.Ladders` is exercised, a new RPC or field included: random strings, huge strings, unknown
 //! enum numbers, out-of-range integers, nested messages, long repeated fields, mixed with the
 //! real ids and tokens of the games set up first (values near the valid ones reach deeper
 //! checks), under every kind of key, and raw random bytes as a body (malformed protobuf).
@@ -71,6 +72,10 @@ impl Decoder for RawCodec {
 struct Known {
     game_ids: Vec<String>,
     tokens: Vec<String>,
+    /// A ladder, a bot registered on it, and that bot's key.
+    ladder: String,
+    bot: String,
+    bot_key: String,
 }
 
 /// A string for a field: usually plausible for its name, sometimes hostile.
@@ -91,6 +96,9 @@ fn random_string(rng: &mut ChaCha8Rng, field: &str, known: &Known) -> String {
         4 | 5 if field.contains("game_id") || field == "page_token" => {
             known.game_ids[rng.random_range(0..known.game_ids.len())].clone()
         }
+        4..=6 if field == "ladder" => known.ladder.clone(),
+        4..=6 if field == "bot" => known.bot.clone(),
+        4 | 5 if field == "bot_key" => known.bot_key.clone(),
         4..=6 if field.contains("token") || field.contains("invitation") => {
             known.tokens[rng.random_range(0..known.tokens.len())].clone()
         }
@@ -233,6 +241,11 @@ async fn call(
     }
 }
 
+/// `message` as a call with the admin key.
+fn as_admin<T>(message: T) -> Request<T> {
+    keyed(Request::new(message), Some(&format!("Bearer {ADMIN}")))
+}
+
 /// `request` with `key` as its `authorization` metadata.
 fn keyed<T>(mut request: Request<T>, key: Option<&str>) -> Request<T> {
     if let Some(value) = key.and_then(|k| k.parse().ok()) {
@@ -281,10 +294,16 @@ async fn running_game(
     (game_id, tokens)
 }
 
-/// Everything a call could change: the directory and each game's log.
+/// Everything a call could change: the directory, each game's log, and each ladder's
+/// leaderboard and games.
 async fn snapshot(
     client: &mut gangs_proto::auth::KeyedClient,
-) -> (Vec<pb::GameSummary>, Vec<Vec<pb::LogRecord>>) {
+    channel: &Channel,
+) -> (
+    Vec<pb::GameSummary>,
+    Vec<Vec<pb::LogRecord>>,
+    Vec<(pb::StandingsResponse, pb::LadderGamesResponse)>,
+) {
     let mut games = client
         .list_games(pb::ListGamesRequest {
             page_size: 1000,
@@ -311,7 +330,35 @@ async fn snapshot(
         }
         logs.push(records);
     }
-    (games, logs)
+    let mut ladders = pb::ladders_client::LaddersClient::new(channel.clone());
+    let list = ladders
+        .list_ladders(as_admin(pb::ListLaddersRequest {}))
+        .await
+        .expect("list ladders")
+        .into_inner()
+        .ladders;
+    let mut tables = Vec::new();
+    for ladder in list {
+        let standings = ladders
+            .standings(as_admin(pb::StandingsRequest {
+                ladder: ladder.name.clone(),
+                fit: false,
+            }))
+            .await
+            .expect("standings")
+            .into_inner();
+        let games = ladders
+            .ladder_games(as_admin(pb::LadderGamesRequest {
+                ladder: ladder.name,
+                page_size: 500,
+                page_token: String::new(),
+            }))
+            .await
+            .expect("ladder games")
+            .into_inner();
+        tables.push((standings, games));
+    }
+    (games, logs, tables)
 }
 
 /// The statuses a careless or hostile client may get: never UNKNOWN, INTERNAL, UNIMPLEMENTED
@@ -359,9 +406,31 @@ async fn arbitrary_messages_to_every_rpc_get_clear_statuses_and_change_nothing()
     let mut admin = ApiKey::new(Some(ADMIN)).unwrap().client(channel.clone());
 
     // A running Gang of Four game (every seat taken) and a The Gang game waiting for seats.
+    let mut ladders = pb::ladders_client::LaddersClient::new(channel.clone());
+    ladders
+        .create_ladder(as_admin(pb::CreateLadderRequest {
+            name: "fuzz".into(),
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        }))
+        .await
+        .expect("create a ladder");
+    let bot_key = ladders
+        .register_bot(as_admin(pb::RegisterBotRequest {
+            ladder: "fuzz".into(),
+            bot: "bot".into(),
+            version: String::new(),
+        }))
+        .await
+        .expect("register a bot")
+        .into_inner()
+        .bot_key;
     let mut known = Known {
         game_ids: Vec::new(),
         tokens: Vec::new(),
+        ladder: "fuzz".into(),
+        bot: "bot".into(),
+        bot_key,
     };
     for (kind, seats) in [("gang-of-four", 4), ("the-gang", 1)] {
         let (game_id, tokens) = running_game(&mut admin, kind, seats).await;
@@ -370,13 +439,18 @@ async fn arbitrary_messages_to_every_rpc_get_clear_statuses_and_change_nothing()
     }
 
     let pool = DescriptorPool::decode(gangs_proto::FILE_DESCRIPTOR_SET).expect("descriptors");
-    let service = pool
-        .get_service_by_name("gangs.v1.Games")
-        .expect("the Games service");
-    let methods: Vec<MethodDescriptor> = service.methods().collect();
+    let methods: Vec<MethodDescriptor> = ["gangs.v1.Games", "gangs.v1.Ladders"]
+        .iter()
+        .flat_map(|name| {
+            pool.get_service_by_name(name)
+                .unwrap_or_else(|| panic!("the service {name}"))
+                .methods()
+                .collect::<Vec<_>>()
+        })
+        .collect();
     let mut refused = 0;
     let mut accepted = 0;
-    let mut before = snapshot(&mut admin).await;
+    let mut before = snapshot(&mut admin, &channel).await;
     for case in 0..cases {
         let method = &methods[rng.random_range(0..methods.len())];
         let bodies: Vec<Bytes> = if method.is_client_streaming() {
@@ -389,7 +463,7 @@ async fn arbitrary_messages_to_every_rpc_get_clear_statuses_and_change_nothing()
         let key = random_key(&mut rng);
         let status = call(&channel, method, bodies, key.as_deref()).await;
         let what = format!("case {case} (seed {seed}): {}", method.name());
-        let after = snapshot(&mut admin).await;
+        let after = snapshot(&mut admin, &channel).await;
         if status.code() == Code::Ok {
             accepted += 1;
             // An accepted call may add a game (and tokens arrive only in its answer): the
@@ -433,13 +507,13 @@ async fn arbitrary_messages_to_every_rpc_get_clear_statuses_and_change_nothing()
     let mut player = ApiKey::new(Some(PLAYER)).unwrap().client(channel.clone());
     let mut game_id = known.game_ids[0].clone();
     let mut tokens = known.tokens[..4].to_vec();
-    let games = snapshot(&mut admin).await.0;
+    let games = snapshot(&mut admin, &channel).await.0;
     let mut summary = games.iter().find(|g| g.game_id == game_id).unwrap().clone();
     if summary.status != pb::GameStatus::Running as i32 {
         // An accepted CancelGame (admin key, real id) may have ended it: a new game then.
         println!("the prepared game was ended by an accepted call: playing a new one");
         (game_id, tokens) = running_game(&mut admin, "gang-of-four", 4).await;
-        let games = snapshot(&mut admin).await.0;
+        let games = snapshot(&mut admin, &channel).await.0;
         summary = games.iter().find(|g| g.game_id == game_id).unwrap().clone();
     }
     assert_eq!(summary.status, pb::GameStatus::Running as i32);

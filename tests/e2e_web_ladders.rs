@@ -121,6 +121,7 @@ async fn the_ladder_pages_show_the_leaderboard_and_link_the_games() {
         let answer = player
             .standings(pb::StandingsRequest {
                 ladder: LADDER.into(),
+                fit: false,
             })
             .await
             .expect("standings")

@@ -61,6 +61,10 @@ enum LadderCommand {
     Standings {
         /// The ladder.
         name: String,
+        /// Also fit Plackett-Luce over every result at once (order-independent), with 95%
+        /// bootstrap intervals and tiers of bots whose intervals overlap (not for team games).
+        #[arg(long)]
+        fit: bool,
     },
     /// The ladder's games, newest first, with their results.
     Games {
@@ -161,9 +165,9 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 )
             });
         }
-        LadderCommand::Standings { name } => {
+        LadderCommand::Standings { name, fit } => {
             let standings = client
-                .standings(pb::StandingsRequest { ladder: name })
+                .standings(pb::StandingsRequest { ladder: name, fit })
                 .await
                 .map_err(refused)?
                 .into_inner();
@@ -322,10 +326,15 @@ fn ladder_line(l: &pb::Ladder) -> String {
 }
 
 fn standings_lines(s: &pb::StandingsResponse) -> String {
-    let mut lines = vec![format!(
+    let fitted = s.standings.iter().any(|r| r.fit.is_some());
+    let mut header = format!(
         "{:>3}  {:<28} {:>7} {:>6} {:>6} {:>6} {:>5} {:>17} {:>8} {:>8}",
         "#", "bot", "μ−3σ", "μ", "σ", "games", "wins", "win share (95%)", "score", "timeouts"
-    )];
+    );
+    if fitted {
+        header.push_str(&format!("  {:>22} {:>4}", "fit (95%)", "tier"));
+    }
+    let mut lines = vec![header];
     for (i, row) in s.standings.iter().enumerate() {
         let rating = row.rating.unwrap_or_default();
         let mut name = format!("{}@{}", row.bot, row.version);
@@ -334,8 +343,16 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
         } else if row.paused {
             name.push_str(" (paused)");
         }
+        let fit = match row.fit {
+            Some(fit) => format!(
+                "  {fit:>6.2} [{:>6.2}, {:>6.2}] {:>4}",
+                row.fit_low, row.fit_high, row.tier
+            ),
+            None if fitted => format!("  {:>22} {:>4}", "-", "-"),
+            None => String::new(),
+        };
         lines.push(format!(
-            "{:>3}  {:<28} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>8.2} {:>8}",
+            "{:>3}  {:<28} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>8.2} {:>8}{fit}",
             i + 1,
             name,
             row.conservative,

@@ -3,7 +3,7 @@
 //! keeps only their SHA-256.
 
 use super::records::{entry_name, LadderState};
-use super::{house, rating, Context, Ladder, Ladders, Policy};
+use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Access, GamesService};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -71,6 +71,8 @@ pub struct LaddersService {
     games: GamesService,
     /// One `RerateLadder` at a time: it reads every game of a ladder.
     rerating: Arc<tokio::sync::Semaphore>,
+    /// One fit at a time (`Standings` with `fit`): the others wait their turn.
+    fitting: Arc<tokio::sync::Semaphore>,
 }
 
 impl LaddersService {
@@ -93,6 +95,7 @@ impl LaddersService {
             ladders: Ladders::restore(ctx).await?,
             games,
             rerating: Arc::new(tokio::sync::Semaphore::new(1)),
+            fitting: Arc::new(tokio::sync::Semaphore::new(1)),
         })
     }
 
@@ -208,6 +211,7 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
                 retired: e.retired,
                 house: false,
                 trend: e.trend.iter().copied().collect(),
+                ..Default::default()
             }
         })
         .collect();
@@ -408,10 +412,38 @@ impl LaddersRpc for LaddersService {
             .check_key(&request, Access::Player, "read standings")?;
         let ladder = self.ladders.get(&request.get_ref().ladder)?;
         let state = ladder.state.lock().await;
-        Ok(Response::new(pb::StandingsResponse {
+        let mut response = pb::StandingsResponse {
             ladder: Some(state.info.clone()),
             standings: standings(&state),
-        }))
+        };
+        if !request.get_ref().fit {
+            return Ok(Response::new(response));
+        }
+        if state.team_game() {
+            return Err(Status::failed_precondition(format!(
+                "ladder {} is a team game: the fit ranks bots against each other, and a crew's members share one result",
+                ladder.name
+            )));
+        }
+        let games = fit::rankings(&state);
+        let names: Vec<String> = state.entries.iter().map(|e| e.name()).collect();
+        drop(state);
+        let _one_at_a_time = self.fitting.acquire().await;
+        let entries = names.len();
+        let fitted = tokio::task::spawn_blocking(move || fit::fit(entries, &games))
+            .await
+            .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
+        for row in &mut response.standings {
+            let name = entry_name(&row.bot, &row.version);
+            let Some(Some(f)) = names.iter().position(|n| *n == name).map(|e| &fitted[e]) else {
+                continue;
+            };
+            row.fit = Some(f.strength);
+            row.fit_low = f.low;
+            row.fit_high = f.high;
+            row.tier = f.tier;
+        }
+        Ok(Response::new(response))
     }
 
     async fn ladder_games(

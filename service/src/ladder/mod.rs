@@ -6,6 +6,7 @@
 //!   into; the only way the state changes;
 //! - `matchmaker.rs`: which queued bots play together (pure);
 //! - `rating.rs`: Weng-Lin and the leaderboard's statistics (pure);
+//! - `fit.rs`: Plackett–Luce over every result at once, bootstrap intervals, tiers (pure);
 //! - `play.rs`: one game of a match: create, seat, watch to the end, rate;
 //! - `house.rs`: the server's own bots on a ladder (shipped policies, played in-process);
 //! - `rerate.rs`: the leaderboard recomputed from the games' own logs, compared with the kept one;
@@ -20,6 +21,7 @@
 //! the same seats and tokens back. A game is rated by one record, refused a second time.
 
 pub mod api;
+pub mod fit;
 pub mod house;
 pub mod matchmaker;
 pub mod play;

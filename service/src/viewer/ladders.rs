@@ -61,6 +61,7 @@ pub(super) async fn standings(
         .ladders
         .standings(viewer.request(pb::StandingsRequest {
             ladder: name.to_string(),
+            fit: false,
         }))
         .await?
         .into_inner();

@@ -1,0 +1,285 @@
+//! `Standings` with `fit` (`gangs ladder standings NAME --fit`): an order-independent model of
+//! every result beside the Weng-Lin ratings. Weng-Lin updates game after game, so the order of
+//! the results moves the ratings a little; a Plackett–Luce model fitted by maximum likelihood
+//! over all rated games at once does not. In it each bot has a strength γ, and a game's
+//! ranking is drawn best first: the winner chosen among the whole table with probability
+//! proportional to strength, the next among the rest, and so on (bots tied for a rank are each
+//! chosen among the same rest: Breslow's approximation).
+//!
+//! The fit is Hunter's MM algorithm (2004) with a weak prior, one virtual win and one virtual
+//! loss against a bot of strength 1, so that a bot that never won still gets a finite
+//! strength. The figure given is the log-strength `ln γ`, centred so that the bots' mean is 0
+//! (a difference of 1 means e ≈ 2.7 times as likely to finish ahead in a duel). Its 95%
+//! interval comes from a bootstrap over the games (resampled with replacement, refitted; the
+//! 2.5th and 97.5th percentiles). Tiers group the bots whose intervals overlap the tier's best,
+//! best first. Pure; bounded by `MAX_GAMES` and `BOOTSTRAP_WORK`.
+
+use super::matchmaker::seating;
+use super::records::{seat_outcome, LadderState};
+use rand::{Rng, SeedableRng};
+
+/// The newest rated games the fit reads at most.
+pub const MAX_GAMES: usize = 5000;
+/// Bootstrap samples at most, and at most this many games refitted in all.
+const MAX_SAMPLES: usize = 200;
+const BOOTSTRAP_WORK: usize = 400_000;
+const MAX_ITERATIONS: usize = 500;
+const TOLERANCE: f64 = 1e-7;
+
+/// One rated game: (entry, rank) per seat, rank 1 best.
+pub type Ranking = Vec<(usize, u32)>;
+
+/// One entry's fitted log-strength with its bootstrap interval and tier.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    pub strength: f64,
+    pub low: f64,
+    pub high: f64,
+    /// 1 for the best tier.
+    pub tier: u32,
+}
+
+/// Every rated game of a ladder whose seats each play for themselves, oldest first (the newest
+/// `MAX_GAMES`).
+pub fn rankings(state: &LadderState) -> Vec<Ranking> {
+    let mut games: Vec<(i64, Ranking)> = Vec::new();
+    for m in state.matches.values() {
+        for (g, game) in m.games.iter().enumerate() {
+            let Some(result) = game.result.as_ref().filter(|r| !r.void) else {
+                continue;
+            };
+            let Some(outcome) = &result.outcome else {
+                continue;
+            };
+            let seats = seating(&m.entries, m.no, g);
+            let ranking: Option<Ranking> = seats
+                .iter()
+                .enumerate()
+                .map(|(seat, &entry)| seat_outcome(outcome, seat).map(|o| (entry, o.rank)))
+                .collect();
+            if let Some(ranking) = ranking {
+                games.push((game.finished_unix_ms.unwrap_or_default(), ranking));
+            }
+        }
+    }
+    games.sort_by_key(|(at, _)| *at);
+    let skip = games.len().saturating_sub(MAX_GAMES);
+    games.into_iter().skip(skip).map(|(_, r)| r).collect()
+}
+
+/// The fitted log-strengths of `entries` entries over `games` (entries that played no game get
+/// none), with intervals and tiers.
+pub fn fit(entries: usize, games: &[Ranking]) -> Vec<Option<Fitted>> {
+    let played: Vec<bool> = (0..entries)
+        .map(|e| games.iter().any(|g| g.iter().any(|&(x, _)| x == e)))
+        .collect();
+    let strengths = log_strengths(entries, games, None);
+    let samples = if games.is_empty() {
+        0
+    } else {
+        MAX_SAMPLES.min(BOOTSTRAP_WORK / games.len()).max(20)
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(games.len() as u64);
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(samples); entries];
+    for _ in 0..samples {
+        let resampled: Vec<Ranking> = (0..games.len())
+            .map(|_| games[rng.random_range(0..games.len())].clone())
+            .collect();
+        let sample = log_strengths(entries, &resampled, Some(&strengths));
+        for (e, s) in sample.into_iter().enumerate() {
+            draws[e].push(s);
+        }
+    }
+    let mut fitted: Vec<Option<Fitted>> = (0..entries)
+        .map(|e| {
+            played[e].then(|| {
+                let (low, high) = percentiles(&mut draws[e]);
+                Fitted {
+                    strength: strengths[e],
+                    low: low.min(strengths[e]),
+                    high: high.max(strengths[e]),
+                    tier: 0,
+                }
+            })
+        })
+        .collect();
+    assign_tiers(&mut fitted);
+    fitted
+}
+
+/// Tiers, best first: a bot joins the current tier while its interval reaches the tier's best
+/// bot's interval; otherwise it opens the next tier.
+fn assign_tiers(fitted: &mut [Option<Fitted>]) {
+    let mut order: Vec<usize> = (0..fitted.len()).filter(|&e| fitted[e].is_some()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (fitted[a].as_ref().unwrap(), fitted[b].as_ref().unwrap());
+        b.strength.total_cmp(&a.strength)
+    });
+    let mut tier = 0;
+    let mut tier_low = f64::INFINITY;
+    for e in order {
+        let f = fitted[e].as_mut().expect("fitted");
+        if tier == 0 || f.high < tier_low {
+            tier += 1;
+            tier_low = f.low;
+        }
+        f.tier = tier;
+    }
+}
+
+/// The 2.5th and 97.5th percentiles (0, 0 without draws).
+fn percentiles(draws: &mut [f64]) -> (f64, f64) {
+    if draws.is_empty() {
+        return (0.0, 0.0);
+    }
+    draws.sort_by(f64::total_cmp);
+    let at = |p: f64| draws[((draws.len() - 1) as f64 * p).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// Plackett–Luce log-strengths by Hunter's MM iterations, centred on the mean of the entries
+/// that played; `start` (a previous fit) speeds up a bootstrap sample.
+fn log_strengths(entries: usize, games: &[Ranking], start: Option<&[f64]>) -> Vec<f64> {
+    let mut gamma: Vec<f64> = match start {
+        Some(s) => s.iter().map(|x| x.exp()).collect(),
+        None => vec![1.0; entries],
+    };
+    // Choices won: each entry's placings ahead of someone, plus the prior's virtual win.
+    let mut wins = vec![1.0; entries];
+    for game in games {
+        for &(entry, rank) in game {
+            if game.iter().any(|&(_, other)| other > rank) {
+                wins[entry] += 1.0;
+            }
+        }
+    }
+    let mut played = vec![false; entries];
+    for game in games {
+        for &(entry, _) in game {
+            played[entry] = true;
+        }
+    }
+    for _ in 0..MAX_ITERATIONS {
+        // Σ over the choices an entry was part of: 1 / (total strength of that choice's set).
+        let mut denominators: Vec<f64> = gamma.iter().map(|g| 2.0 / (g + 1.0)).collect();
+        for game in games {
+            let mut ranks: Vec<u32> = game.iter().map(|&(_, r)| r).collect();
+            ranks.sort_unstable();
+            ranks.dedup();
+            // Each rank but the last opens a choice among those ranked there or below.
+            for &rank in ranks.iter().take(ranks.len().saturating_sub(1)) {
+                let set: f64 = game
+                    .iter()
+                    .filter(|&&(_, r)| r >= rank)
+                    .map(|&(e, _)| gamma[e])
+                    .sum();
+                let tied = game.iter().filter(|&&(_, r)| r == rank).count() as f64;
+                for &(e, r) in game {
+                    if r >= rank {
+                        denominators[e] += tied / set;
+                    }
+                }
+            }
+        }
+        let mut change: f64 = 0.0;
+        for e in 0..entries {
+            let next = wins[e] / denominators[e];
+            change = change.max((next.ln() - gamma[e].ln()).abs());
+            gamma[e] = next;
+        }
+        if change < TOLERANCE {
+            break;
+        }
+    }
+    let logs: Vec<f64> = gamma.iter().map(|g| g.ln()).collect();
+    let active: Vec<f64> = (0..entries)
+        .filter(|&e| played[e])
+        .map(|e| logs[e])
+        .collect();
+    let mean = if active.is_empty() {
+        0.0
+    } else {
+        active.iter().sum::<f64>() / active.len() as f64
+    };
+    logs.into_iter().map(|l| l - mean).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Games where entry 0 always finishes first, 1 second, 2 third (four bots, the fourth last).
+    fn ordered(n: usize) -> Vec<Ranking> {
+        (0..n)
+            .map(|_| vec![(0, 1), (1, 2), (2, 3), (3, 4)])
+            .collect()
+    }
+
+    #[test]
+    fn a_consistent_order_is_recovered_with_separate_tiers() {
+        let fitted = fit(4, &ordered(60));
+        let f: Vec<&Fitted> = fitted.iter().map(|f| f.as_ref().unwrap()).collect();
+        assert!(f[0].strength > f[1].strength && f[1].strength > f[2].strength);
+        assert!(f[2].strength > f[3].strength);
+        let mean: f64 = f.iter().map(|x| x.strength).sum::<f64>() / 4.0;
+        assert!(mean.abs() < 1e-9, "centred: {mean}");
+        for x in &f {
+            assert!(x.low <= x.strength && x.strength <= x.high, "{x:?}");
+        }
+    }
+
+    #[test]
+    fn the_order_of_the_games_does_not_matter() {
+        let mut games = ordered(10);
+        games.extend((0..10).map(|_| vec![(1, 1), (0, 2), (3, 3), (2, 4)]));
+        let forward = log_strengths(4, &games, None);
+        games.reverse();
+        let backward = log_strengths(4, &games, None);
+        for (a, b) in forward.iter().zip(&backward) {
+            assert!((a - b).abs() < 1e-6, "{forward:?} vs {backward:?}");
+        }
+        // Entries 0 and 1 each won half of their duels: equal strength.
+        assert!((forward[0] - forward[1]).abs() < 1e-6, "{forward:?}");
+    }
+
+    #[test]
+    fn equal_bots_share_one_tier_and_a_bot_without_games_gets_no_fit() {
+        // Three bots that take turns winning; entry 3 never played.
+        let games: Vec<Ranking> = (0..30)
+            .map(|i| {
+                let order = [(i % 3), (i + 1) % 3, (i + 2) % 3];
+                order
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &e)| (e, r as u32 + 1))
+                    .collect()
+            })
+            .collect();
+        let fitted = fit(4, &games);
+        assert!(fitted[3].is_none());
+        let tiers: Vec<u32> = fitted[..3]
+            .iter()
+            .map(|f| f.as_ref().unwrap().tier)
+            .collect();
+        assert_eq!(tiers, vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn a_winless_bot_gets_a_finite_strength() {
+        let fitted = fit(4, &ordered(5));
+        let last = fitted[3].as_ref().unwrap();
+        assert!(
+            last.strength.is_finite() && last.low.is_finite(),
+            "{last:?}"
+        );
+        assert!(last.tier > 1, "{fitted:?}");
+    }
+
+    #[test]
+    fn tied_ranks_count_as_equal() {
+        let games: Vec<Ranking> = (0..20).map(|_| vec![(0, 1), (1, 1), (2, 3)]).collect();
+        let s = log_strengths(3, &games, None);
+        assert!((s[0] - s[1]).abs() < 1e-6, "{s:?}");
+        assert!(s[0] > s[2], "{s:?}");
+    }
+}
