@@ -118,6 +118,55 @@ pub(crate) async fn rated(client: &mut LaddersClient<Channel>) -> usize {
         .count()
 }
 
+/// Every game of `games` is over and rated (not void), was created with a clock of `turn_ms`
+/// per decision, and replays (`gangs replay --verify`).
+pub(crate) async fn every_game_has_clocks_and_replays(
+    server: &Server,
+    games: &[pb::LadderGame],
+    turn_ms: u64,
+) {
+    let mut games_client = server.client().await;
+    for game in games {
+        assert!(!game.void, "a void game: {game:?}");
+        let records = log(&mut games_client, &game.game_id).await;
+        let Some(pb::log_record::Record::Created(created)) = &records[0].record else {
+            panic!("{}: no created record", game.game_id);
+        };
+        let replica = gangs_games::new_game(&created.kind, created.options.as_ref(), 0, None)
+            .unwrap_or_else(|e| panic!("{}: its options do not make a game: {e}", game.game_id));
+        assert_eq!(
+            replica.clock().turn_ms,
+            turn_ms,
+            "{}: no clock",
+            game.game_id
+        );
+        let (code, out) = gangs_cli(server, &["replay", &game.game_id, "--verify"]);
+        assert_eq!(code, 0, "{}: replay --verify failed: {out}", game.game_id);
+    }
+}
+
+/// The organizer pauses every bot of `names`; waits until every game in play is over.
+pub(crate) async fn pause_all_until_games_end(
+    server: &Server,
+    client: &LaddersClient<Channel>,
+    names: &[&str],
+) {
+    for name in names {
+        let (code, out) = gangs_cli(server, &["ladder", "pause", LADDER, name]);
+        assert_eq!(code, 0, "{out}");
+    }
+    until("every ladder game over", 300, || {
+        let mut client = client.clone();
+        async move {
+            ladder_games(&mut client)
+                .await
+                .iter()
+                .all(|g| g.finished_unix_ms.is_some())
+        }
+    })
+    .await;
+}
+
 /// Waits until `check` holds, polling; panics after `secs`.
 pub(crate) async fn until<F, Fut>(what: &str, secs: u64, mut check: F)
 where
@@ -277,22 +326,7 @@ async fn a_gang_of_four_ladder_plays_rates_and_survives_a_sigkill() {
     assert!(sorted.windows(2).all(|w| w[0] >= w[1]), "{sorted:?}");
     assert_eq!(table.ladder.unwrap().games, games.len() as u64);
 
-    // Every ladder game has clocks and replays.
-    let mut games_client = server.client().await;
-    for game in &games {
-        let records = log(&mut games_client, &game.game_id).await;
-        let Some(pb::log_record::Record::Created(created)) = &records[0].record else {
-            panic!("{}: no created record", game.game_id);
-        };
-        let Some(pb::game_options::Game::GangOfFour(options)) =
-            created.options.as_ref().and_then(|o| o.game.as_ref())
-        else {
-            panic!("{}: not gang-of-four options", game.game_id);
-        };
-        assert_eq!(options.turn_ms, Some(300), "{}: no clock", game.game_id);
-        let (code, out) = gangs_cli(&server, &["replay", &game.game_id, "--verify"]);
-        assert_eq!(code, 0, "{}: replay --verify failed: {out}", game.game_id);
-    }
+    every_game_has_clocks_and_replays(&server, &games, 300).await;
 
     // The CLI shows the same table.
     let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER, "--json"]);

@@ -14,12 +14,12 @@
 
 use crate::common;
 use crate::e2e_ladder::{
-    json, ladder_bot, ladder_games, ladders, rated, register, standings, until, LADDER,
+    every_game_has_clocks_and_replays, json, ladder_bot, ladder_games, ladders,
+    pause_all_until_games_end, rated, register, standings, until, LADDER,
 };
 use crate::e2e_python_bot::{bot_script, python};
 
 use common::*;
-use gangs_proto::v1 as pb;
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
 
@@ -188,39 +188,10 @@ async fn greedy_and_search_climb_above_the_random_bots() {
     }
 
     // The organizer pauses everyone; the games in play end; then the bots go.
-    for name in &names {
-        let (code, out) = gangs_cli(&server, &["ladder", "pause", LADDER, name]);
-        assert_eq!(code, 0, "{out}");
-    }
-    until("every ladder game over", 300, || {
-        let mut client = client.clone();
-        async move {
-            ladder_games(&mut client)
-                .await
-                .iter()
-                .all(|g| g.finished_unix_ms.is_some())
-        }
-    })
-    .await;
+    pause_all_until_games_end(&server, &client, &names).await;
     drop(bots);
-
     let games = ladder_games(&mut client).await;
-    let mut games_client = server.client().await;
-    for game in &games {
-        assert!(!game.void, "a void game: {game:?}");
-        let records = log(&mut games_client, &game.game_id).await;
-        let Some(pb::log_record::Record::Created(created)) = &records[0].record else {
-            panic!("{}: no created record", game.game_id);
-        };
-        let Some(pb::game_options::Game::GangOfFour(options)) =
-            created.options.as_ref().and_then(|o| o.game.as_ref())
-        else {
-            panic!("{}: not gang-of-four options", game.game_id);
-        };
-        assert_eq!(options.turn_ms, Some(1500), "{}: no clock", game.game_id);
-        let (code, out) = gangs_cli(&server, &["replay", &game.game_id, "--verify"]);
-        assert_eq!(code, 0, "{}: replay --verify failed: {out}", game.game_id);
-    }
+    every_game_has_clocks_and_replays(&server, &games, 1500).await;
     let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["same"], true, "{out}");
@@ -261,20 +232,7 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
         async move { rated(&mut client).await >= CREW_RATED }
     })
     .await;
-    for name in names {
-        let (code, out) = gangs_cli(&server, &["ladder", "pause", LADDER, name]);
-        assert_eq!(code, 0, "{out}");
-    }
-    until("every crew game over", 300, || {
-        let mut client = client.clone();
-        async move {
-            ladder_games(&mut client)
-                .await
-                .iter()
-                .all(|g| g.finished_unix_ms.is_some())
-        }
-    })
-    .await;
+    pause_all_until_games_end(&server, &client, &names).await;
     drop(bots);
 
     let games = ladder_games(&mut client).await;
@@ -303,10 +261,7 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
         let rating = row.rating.unwrap();
         assert!(rating.sigma < 25.0 / 3.0, "{}: sigma never moved", row.bot);
     }
-    for game in &games {
-        let (code, out) = gangs_cli(&server, &["replay", &game.game_id, "--verify"]);
-        assert_eq!(code, 0, "{}: replay --verify failed: {out}", game.game_id);
-    }
+    every_game_has_clocks_and_replays(&server, &games, 1500).await;
     let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["same"], true, "{out}");
