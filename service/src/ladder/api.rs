@@ -71,8 +71,9 @@ pub struct LaddersService {
     games: GamesService,
     /// One `RerateLadder` at a time: it reads every game of a ladder.
     rerating: Arc<tokio::sync::Semaphore>,
-    /// One fit at a time (`Standings` with `fit`): the others wait their turn.
-    fitting: Arc<tokio::sync::Semaphore>,
+    /// One heavy read at a time (a fit, a page of games older than the state keeps): the
+    /// others wait their turn.
+    heavy: Arc<tokio::sync::Semaphore>,
 }
 
 impl LaddersService {
@@ -95,7 +96,7 @@ impl LaddersService {
             ladders: Ladders::restore(ctx).await?,
             games,
             rerating: Arc::new(tokio::sync::Semaphore::new(1)),
-            fitting: Arc::new(tokio::sync::Semaphore::new(1)),
+            heavy: Arc::new(tokio::sync::Semaphore::new(1)),
         })
     }
 
@@ -428,7 +429,7 @@ impl LaddersRpc for LaddersService {
         let games = fit::rankings(&state);
         let names: Vec<String> = state.entries.iter().map(|e| e.name()).collect();
         drop(state);
-        let _one_at_a_time = self.fitting.acquire().await;
+        let _one_at_a_time = self.heavy.acquire().await;
         let entries = names.len();
         let fitted = tokio::task::spawn_blocking(move || fit::fit(entries, &games))
             .await
@@ -461,6 +462,31 @@ impl LaddersRpc for LaddersService {
         };
         let state = ladder.state.lock().await;
         let (games, next_page_token) = games_page(&state, after, size);
+        if !next_page_token.is_empty() || state.forgotten == 0 {
+            return Ok(Response::new(pb::LadderGamesResponse {
+                games,
+                next_page_token,
+            }));
+        }
+        // The page reaches matches older than the state keeps: from the log, one such read at a
+        // time.
+        let log_id = state.log_id.clone();
+        drop(state);
+        let _one_at_a_time = self.heavy.acquire().await;
+        let records = self
+            .ladders
+            .ctx
+            .store
+            .load_game(&log_id)
+            .await
+            .map_err(|e| {
+                Status::unavailable(format!(
+                    "the ladder's log could not be read: {e}; try again"
+                ))
+            })?;
+        let history = LadderState::rebuild_with_history(&log_id, &records)
+            .map_err(|e| Status::internal(format!("ladder {}: {e}", ladder.name)))?;
+        let (games, next_page_token) = games_page(&history, after, size);
         Ok(Response::new(pb::LadderGamesResponse {
             games,
             next_page_token,

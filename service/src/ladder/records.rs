@@ -17,6 +17,12 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 /// Ratings kept per entry for the leaderboard's trend (`Standing.trend`).
 pub const TREND_LEN: usize = 20;
 
+/// Matches kept in memory: the newest this many, and besides them every match not over and
+/// every match of the last hour (the hourly cap counts those). Older ones stay in the log only
+/// (`LadderGames` reads them from there); the entries' totals keep what they counted.
+pub const KEEP_MATCHES: usize = 10_000;
+const HOUR_MS: i64 = 3_600_000;
+
 /// Every ladder's log id starts with this (never a game id: those are hex).
 pub const LOG_PREFIX: &str = "ladder";
 
@@ -133,6 +139,11 @@ pub struct LadderState {
     /// The house's conservative rating after each of its last rated games.
     pub house_trend: VecDeque<f64>,
     pub matches: BTreeMap<u64, Match>,
+    /// Matches over and dropped from `matches` (older than the newest `keep_matches` and than an
+    /// hour): their records are in the log.
+    pub forgotten: u64,
+    /// `KEEP_MATCHES`, or `usize::MAX` for a state that keeps the whole history.
+    pub keep_matches: usize,
     /// The log's last seq.
     pub last_seq: u64,
 }
@@ -151,18 +162,38 @@ impl LadderState {
             house_wins: 0,
             house_trend: VecDeque::new(),
             matches: BTreeMap::new(),
+            forgotten: 0,
+            keep_matches: KEEP_MATCHES,
             last_seq: 0,
         }
     }
 
-    /// Rebuilds a ladder from its whole log.
+    /// Rebuilds a ladder from its whole log (keeping in memory what the live state keeps).
     pub fn rebuild(log_id: &str, records: &[pb::LogRecord]) -> Result<LadderState, String> {
+        Self::rebuild_keeping(log_id, records, KEEP_MATCHES)
+    }
+
+    /// Rebuilds a ladder from its whole log with every match in memory (old `LadderGames`
+    /// pages).
+    pub fn rebuild_with_history(
+        log_id: &str,
+        records: &[pb::LogRecord],
+    ) -> Result<LadderState, String> {
+        Self::rebuild_keeping(log_id, records, usize::MAX)
+    }
+
+    fn rebuild_keeping(
+        log_id: &str,
+        records: &[pb::LogRecord],
+        keep_matches: usize,
+    ) -> Result<LadderState, String> {
         let mut state: Option<LadderState> = None;
         for record in records {
             let ladder_record = from_log(record)?;
             match (&mut state, ladder_record) {
                 (None, Lr::Created(info)) => {
                     let mut s = LadderState::new(log_id.to_string(), info);
+                    s.keep_matches = keep_matches;
                     s.last_seq = record.seq;
                     state = Some(s);
                 }
@@ -174,7 +205,31 @@ impl LadderState {
     }
 
     pub fn next_match_no(&self) -> u64 {
-        self.matches.keys().next_back().map_or(1, |n| n + 1)
+        self.matches
+            .keys()
+            .next_back()
+            .map_or(self.forgotten + 1, |n| n + 1)
+    }
+
+    /// Drops the oldest matches that are over beyond `keep_matches`, except those of the hour
+    /// before `now_ms` (the time of the record being applied: the live state and a rebuild
+    /// drop the same ones).
+    fn forget_old_matches(&mut self, now_ms: i64) {
+        let excess = self.matches.len().saturating_sub(self.keep_matches);
+        if excess == 0 {
+            return;
+        }
+        let old: Vec<u64> = self
+            .matches
+            .values()
+            .filter(|m| m.is_over() && m.matched_unix_ms < now_ms - HOUR_MS)
+            .map(|m| m.no)
+            .take(excess)
+            .collect();
+        for no in old {
+            self.matches.remove(&no);
+            self.forgotten += 1;
+        }
     }
 
     /// Applies one durable record (seq `seq`, after the creation).
@@ -241,7 +296,7 @@ impl LadderState {
                         .ok_or_else(|| format!("record {seq} matches unknown entry {name}"))?;
                     entries.push(index);
                 }
-                if m.games == 0 || self.matches.contains_key(&m.r#match) {
+                if m.games == 0 || m.r#match < self.next_match_no() {
                     return Err(format!("record {seq}: match {} is malformed", m.r#match));
                 }
                 for &index in &entries {
@@ -342,6 +397,7 @@ impl LadderState {
             }
             self.house_trend.push_back(rating::conservative(&house));
         }
+        self.forget_old_matches(unix_ms);
         Ok(())
     }
 
@@ -474,5 +530,84 @@ mod tests {
         }
         // A game is rated once: the same record again is refused.
         assert!(live.apply(6, 5, Lr::Rated(rated)).is_err());
+    }
+
+    #[test]
+    fn old_matches_leave_memory_but_not_the_totals_nor_the_log() {
+        let hour = 3_600_000;
+        let mut live = LadderState::new("ladder0000000002".into(), ladder());
+        live.keep_matches = 3;
+        live.last_seq = 1;
+        let mut records = vec![to_log(1, 0, Lr::Created(ladder()))];
+        let mut seq = 1;
+        let mut step = |live: &mut LadderState, at: i64, record: Lr| {
+            seq += 1;
+            records.push(to_log(seq, at, record.clone()));
+            live.apply(seq, at, record).unwrap();
+        };
+        step(&mut live, 0, register("a"));
+        step(&mut live, 0, register("b"));
+        for no in 1..=10u64 {
+            // Two hours apart: each older match is out of the hourly window.
+            let at = no as i64 * 2 * hour;
+            let matched = pb::ladder_record::MatchMade {
+                r#match: no,
+                entries: vec!["a@1".into(), "b@1".into()],
+                seed: no,
+                games: 1,
+            };
+            step(&mut live, at, Lr::Matched(matched));
+            let rated = pb::ladder_record::GameRated {
+                r#match: no,
+                game: 0,
+                game_id: format!("{no:016x}"),
+                outcome: Some(pb::Outcome {
+                    seats: vec![
+                        pb::SeatOutcome {
+                            seat: 0,
+                            rank: 1,
+                            score: 0,
+                            won: true,
+                        },
+                        pb::SeatOutcome {
+                            seat: 1,
+                            rank: 2,
+                            score: 5,
+                            won: false,
+                        },
+                    ],
+                    summary: String::new(),
+                }),
+                timeouts: vec![0, 0],
+                trailing_timeouts: vec![0, 0],
+                acted: vec![true, true],
+                ratings_after: vec![rating::initial(), rating::initial()],
+                ..Default::default()
+            };
+            step(&mut live, at + 1000, Lr::Rated(rated));
+        }
+        assert_eq!(
+            live.matches.keys().copied().collect::<Vec<_>>(),
+            vec![8, 9, 10]
+        );
+        assert_eq!((live.forgotten, live.next_match_no()), (7, 11));
+        assert_eq!(live.entries[0].games + live.entries[1].games, 20);
+        let rebuilt = LadderState::rebuild_keeping("ladder0000000002", &records, 3).unwrap();
+        assert_eq!(
+            rebuilt.matches.keys().collect::<Vec<_>>(),
+            live.matches.keys().collect::<Vec<_>>()
+        );
+        assert_eq!(rebuilt.forgotten, 7);
+        let history = LadderState::rebuild_with_history("ladder0000000002", &records).unwrap();
+        assert_eq!((history.matches.len(), history.forgotten), (10, 0));
+        assert_eq!(history.entries[0].games, live.entries[0].games);
+        // A match number already used (forgotten or not) is refused.
+        let again = pb::ladder_record::MatchMade {
+            r#match: 2,
+            entries: vec!["a@1".into(), "b@1".into()],
+            seed: 1,
+            games: 1,
+        };
+        assert!(live.apply(seq + 1, 0, Lr::Matched(again)).is_err());
     }
 }
