@@ -276,7 +276,12 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_newcomer_plays_the_house_bots_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(dir.path());
+    let metrics = common::observe::free_port();
+    let mut server = Server::start_with(
+        dir.path(),
+        0,
+        &["--metrics", &format!("127.0.0.1:{metrics}")],
+    );
     let create = |house: &[&str]| {
         let mut args = vec![
             "ladder",
@@ -303,6 +308,10 @@ async fn a_newcomer_plays_the_house_bots_at_once() {
     let (code, out) = gangs_cli(&server, &["ladder", "register", LADDER, "house-me"]);
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("the server's own house bots"), "{out}");
+
+    // The house bots queue at once.
+    let queued = format!("gangs_ladder_bots_queued{{ladder=\"{LADDER}\"}}");
+    common::observe::await_metric(metrics, &queued, 3.0, std::time::Duration::from_secs(20)).await;
 
     let key = register(&server, "newcomer");
     let mut newcomer = ladder_bot("gangs-bot-random", &server, &key, Some(3), 9);

@@ -21,6 +21,7 @@
 //! | `gangs_watchers_cut_off_total` | counter | | watchers cut off for falling behind |
 //! | `gangs_rpc_errors_total` | counter | `method`, `code` | refused calls, by gRPC status code |
 //! | `gangs_ladder_queued_total` | counter | `ladder` | Queue streams opened by bots |
+//! | `gangs_ladder_bots_queued` | gauge | `ladder` | bots with a Queue stream open now (house bots too; refreshed by each matchmaker round, at least every second) |
 //! | `gangs_ladder_matches_total` | counter | `ladder` | matches made |
 //! | `gangs_ladder_rated_games_total` | counter | `ladder` | games rated (rating updates) |
 //!
@@ -180,6 +181,10 @@ fn describe() {
         "gangs_ladder_queued_total",
         "Queue streams opened by bots, by ladder."
     );
+    describe_gauge!(
+        "gangs_ladder_bots_queued",
+        "Bots with a Queue stream open now, by ladder (house bots too)."
+    );
     describe_counter!("gangs_ladder_matches_total", "Matches made, by ladder.");
     describe_counter!(
         "gangs_ladder_rated_games_total",
@@ -272,6 +277,11 @@ pub fn watcher_cut_off() {
 /// A bot opened a Queue stream on `ladder` (ladders are few, made by the admin: a bounded label).
 pub fn ladder_queued(ladder: &str) {
     counter!("gangs_ladder_queued_total", "ladder" => ladder.to_string()).increment(1);
+}
+
+/// `queued` bots of `ladder` have a Queue stream open now.
+pub fn ladder_bots_queued(ladder: &str, queued: usize) {
+    gauge!("gangs_ladder_bots_queued", "ladder" => ladder.to_string()).set(queued as f64);
 }
 
 /// The matchmaker of `ladder` made a match.

@@ -267,6 +267,8 @@ impl Ladder {
             if let Err(e) = self.match_round().await {
                 tracing::warn!(ladder = %self.name, "matching: {}", e.message());
             }
+            let queued = self.sessions.lock().expect("sessions lock").len();
+            crate::metrics::ladder_bots_queued(&self.name, queued);
         }
     }
 
