@@ -56,6 +56,7 @@ async fn snapshot(client: &mut GamesClient<Channel>, game_id: &str, token: &str)
             game_id: game_id.into(),
             token: token.into(),
             from_seq: last_seq - 1,
+            ..Default::default()
         })
         .await
         .expect("watch")
@@ -271,6 +272,7 @@ async fn bad_input_is_refused_and_changes_nothing() {
                 game_id: game_id.clone(),
                 token: other_token,
                 from_seq: 0,
+                ..Default::default()
             })
             .await,
         Code::PermissionDenied,

@@ -60,6 +60,16 @@ fn assert_sane(report: &Value, games: u64, seconds: u64, kind: &str, watchers: &
         number(report, "baseline_p50_ms") <= number(report, "baseline_p99_ms"),
         "{report}"
     );
+    // Bytes of Watch updates per action: none without watchers, some with them.
+    let bytes_per_action = number(report, "bytes_per_action");
+    if watchers == "none" {
+        assert_eq!(bytes_per_action, 0.0, "nobody watched: {report}");
+    } else {
+        assert!(
+            bytes_per_action > 0.0,
+            "the watchers received nothing: {report}"
+        );
+    }
     for key in ["errors", "setup_errors"] {
         assert_eq!(
             report[key],

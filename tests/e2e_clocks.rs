@@ -211,6 +211,7 @@ async fn a_restart_keeps_the_deadline_of_the_seat_to_act() {
                     game_id,
                     token: String::new(),
                     from_seq: 0,
+                    ..Default::default()
                 })
                 .await
                 .expect("watch")

@@ -46,6 +46,7 @@ async fn play_one(client: &mut GamesClient<Channel>, game_id: &str, tokens: &[St
                 game_id: game_id.into(),
                 token: token.clone(),
                 from_seq: last_seq - 1,
+                ..Default::default()
             })
             .await
             .expect("watch")
@@ -225,6 +226,7 @@ async fn a_log_that_does_not_replay_damages_its_game_only() {
                 game_id: refused.clone(),
                 token: refused_tokens[0].clone(),
                 from_seq: 0,
+                ..Default::default()
             })
             .await,
         &refused,

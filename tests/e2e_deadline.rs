@@ -33,6 +33,7 @@ async fn chip_phases_expire_on_their_deadline_even_across_a_restart() {
             game_id: game_id.clone(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -329,6 +329,7 @@ async fn at_matches_the_recorded_watch(kind: &str, players: u32, seed: u64) {
             game_id: game.clone(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -338,6 +339,7 @@ async fn at_matches_the_recorded_watch(kind: &str, players: u32, seed: u64) {
             game_id: game.clone(),
             token: joined.token.clone(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()

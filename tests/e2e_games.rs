@@ -27,6 +27,7 @@ async fn open_spectator(server_url: String, game_id: String, from_seq: u64) -> S
             game_id,
             token: String::new(),
             from_seq,
+            ..Default::default()
         })
         .await
         .expect("watch")

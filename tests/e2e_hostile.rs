@@ -243,6 +243,7 @@ async fn time_options_outside_their_range_and_extreme_enums_are_refused() {
             game_id: game_id.clone(),
             token: tokens[0].clone(),
             from_seq: before - 1,
+            ..Default::default()
         })
         .await
         .expect("the game still answers")

@@ -78,6 +78,7 @@ async fn a_cancelled_game_tells_its_watchers_logs_why_and_still_replays() {
         game_id: game.clone(),
         token: token.into(),
         from_seq: 0,
+        ..Default::default()
     };
     let seat = client.watch(watch(&tokens[0])).await.unwrap().into_inner();
     let spectator = client.watch(watch("")).await.unwrap().into_inner();
@@ -175,6 +176,7 @@ async fn a_game_nobody_plays_is_abandoned_after_the_idle_timeout() {
             game_id: game.clone(),
             token: tokens[1].clone(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -106,6 +106,7 @@ async fn a_sled_data_dir_moves_into_jetstream_and_plays_on() {
             game_id: waiting.clone(),
             token: token.clone(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .expect("the migrated token watches its seat")

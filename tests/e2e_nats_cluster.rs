@@ -38,6 +38,7 @@ async fn watch(url: String, game_id: String, from_seq: u64) -> tonic::Streaming<
             game_id,
             token: String::new(),
             from_seq,
+            ..Default::default()
         })
         .await
         .expect("watch")
@@ -67,6 +68,7 @@ async fn follow(urls: Vec<String>, game_id: String, from_seq: u64) -> Vec<pb::Up
                 game_id: game_id.clone(),
                 token: String::new(),
                 from_seq: from,
+                ..Default::default()
             };
             if let Ok(stream) = client.watch(request).await {
                 let part = drain(stream.into_inner()).await;

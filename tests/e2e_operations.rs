@@ -104,6 +104,7 @@ async fn metrics_move_while_a_game_is_played() {
             game_id: game_id.clone(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -129,6 +130,7 @@ async fn metrics_move_while_a_game_is_played() {
             game_id: "no-such-game".into(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .expect_err("an unknown game is refused");

@@ -524,6 +524,7 @@ async fn arbitrary_messages_to_every_rpc_get_clear_statuses_and_change_nothing()
                 game_id: game_id.clone(),
                 token: token.clone(),
                 from_seq: summary.last_seq - 1,
+                ..Default::default()
             })
             .await
             .expect("the seat still watches")

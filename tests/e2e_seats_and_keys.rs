@@ -185,6 +185,7 @@ async fn an_action_id_reused_for_another_action_is_refused_and_over_beats_stale(
                 game_id: game.clone(),
                 token: token.clone(),
                 from_seq: 0,
+                ..Default::default()
             })
             .await
             .expect("watch")

@@ -42,6 +42,7 @@ async fn a_stuck_watcher_is_cut_off_and_resumes_by_seq() {
             game_id: game_id.clone(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -104,6 +105,7 @@ async fn a_stuck_watcher_is_cut_off_and_resumes_by_seq() {
             game_id: game_id.clone(),
             token: String::new(),
             from_seq: last_seq,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -30,6 +30,7 @@ async fn collect(
             game_id,
             token,
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -64,6 +65,7 @@ async fn play_randomly(
                     game_id: game_id.into(),
                     token: token.clone(),
                     from_seq: summary.last_seq - 1,
+                    ..Default::default()
                 })
                 .await
                 .unwrap()

@@ -44,6 +44,7 @@ async fn seat_now(
             game_id: game_id.into(),
             token: token.into(),
             from_seq: last - 1,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -154,6 +154,7 @@ async fn the_viewer_asks_for_a_key_and_shows_what_the_key_may_read() {
             game_id: game.clone(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .expect("watch")

@@ -130,6 +130,7 @@ async fn seat_now(
             game_id: game.into(),
             token: token.into(),
             from_seq: last - 1,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -161,6 +162,7 @@ async fn check_game(
             game_id: game.clone(),
             token: String::new(),
             from_seq: 0,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -38,6 +38,7 @@ mod e2e_tls;
 mod e2e_tui;
 mod e2e_visibility;
 mod e2e_watch_games;
+mod e2e_watch_views;
 mod e2e_web;
 mod e2e_web_api;
 mod e2e_web_auth;

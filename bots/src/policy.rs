@@ -3,8 +3,9 @@
 use gangs_proto::v1 as pb;
 
 /// A bot's brain. The runner calls [`Policy::choose`] with the newest update of the bot's seat
-/// whenever it lists legal actions. Every update carries the complete current view, so a
-/// policy needs no memory of its own (it may keep some).
+/// whenever it lists legal actions. Such an update always carries the complete current view
+/// (the runner watches with views only when needed, and an update with legal actions needs
+/// it), so a policy needs no memory of its own (it may keep some).
 pub trait Policy {
     /// The name the bot joins with unless `--name` is given.
     fn name(&self) -> &str;

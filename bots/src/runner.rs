@@ -229,6 +229,9 @@ impl<P: Policy> Bot<P> {
             game_id: self.game_id.clone(),
             token: self.token.clone(),
             from_seq,
+            // The policy reads the view only when the seat may act, and a resume (watching
+            // again) gets it first: the other updates need only their events.
+            views: pb::WatchViews::WhenNeeded as i32,
         };
         let mut stream = match self.client.watch(request).await {
             Ok(response) => response.into_inner(),

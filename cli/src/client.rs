@@ -119,6 +119,7 @@ impl Context {
             game_id: game_id.to_string(),
             token: token.to_string(),
             from_seq,
+            ..Default::default()
         };
         Ok(client
             .watch(request)

@@ -45,6 +45,39 @@ impl Watchers {
     }
 }
 
+/// Which updates of the watchers' streams carry the view (`WatchRequest.views`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Views {
+    /// Every update (the default of the API).
+    Every,
+    /// Only when the seat may act, first on a stream, and when the game ends (as the shipped
+    /// bots watch).
+    WhenNeeded,
+}
+
+impl Views {
+    /// The name as the flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Views::Every => "every",
+            Views::WhenNeeded => "when-needed",
+        }
+    }
+
+    fn to_pb(self) -> pb::WatchViews {
+        match self {
+            Views::Every => pb::WatchViews::EveryUpdate,
+            Views::WhenNeeded => pb::WatchViews::WhenNeeded,
+        }
+    }
+}
+
+/// The bytes of one update on its stream: the message and gRPC's 5-byte length prefix.
+fn update_bytes(update: &pb::Update) -> u64 {
+    use prost::Message;
+    update.encoded_len() as u64 + 5
+}
+
 /// What to play.
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
@@ -54,6 +87,8 @@ pub struct LoadPlan {
     pub games: usize,
     pub duration: Duration,
     pub watchers: Watchers,
+    /// Which of the watchers' updates carry the view.
+    pub views: Views,
     /// Game `g`'s n-th game uses seed `seed + g * 1_000_000 + n`.
     pub seed: u64,
 }
@@ -90,6 +125,8 @@ pub struct Measured {
     /// The same for the calls that set a game up (`CreateGame`, `JoinGame`, `Watch`), kept
     /// apart: a create-rate limit is not a refused action.
     pub setup_errors: BTreeMap<&'static str, u64>,
+    /// Bytes of Watch updates the watchers received (each message with its gRPC length prefix).
+    pub update_bytes: u64,
 }
 
 impl Measured {
@@ -103,6 +140,15 @@ impl Measured {
         }
     }
 
+    /// Bytes of Watch updates received per successful call (0 without a call).
+    pub fn bytes_per_call(&self) -> f64 {
+        if self.count > 0 {
+            self.update_bytes as f64 / self.count as f64
+        } else {
+            0.0
+        }
+    }
+
     /// The `p` quantile (0..=1) of the latencies, nearest rank; None without a call.
     pub fn percentile(&self, p: f64) -> Option<Duration> {
         percentile(&self.latencies, p)
@@ -110,6 +156,7 @@ impl Measured {
 
     fn merge(&mut self, other: Measured) {
         self.count += other.count;
+        self.update_bytes += other.update_bytes;
         self.latencies.extend(other.latencies);
         for (code, n) in other.errors {
             *self.errors.entry(code).or_default() += n;
@@ -156,11 +203,14 @@ pub async fn play_games(
     let start = Instant::now();
     let deadline = start + plan.duration;
     let mut tasks = Vec::with_capacity(plan.games);
+    let received = Arc::new(AtomicU64::new(0));
     for g in 0..plan.games {
         let player = Player {
             kind: plan.kind.clone(),
             options,
             watchers: plan.watchers,
+            views: plan.views,
+            received: received.clone(),
             connections: connections.clone(),
             index: g,
             progress: progress.clone(),
@@ -169,7 +219,10 @@ pub async fn play_games(
         let first_seed = plan.seed.wrapping_add(g as u64 * 1_000_000);
         tasks.push(tokio::spawn(player.play_until_deadline(first_seed)));
     }
-    gather(tasks, start).await
+    let mut measured = gather(tasks, start).await;
+    // Every game's watchers are stopped with its game, before its task ends.
+    measured.update_bytes = received.load(Ordering::Relaxed);
+    measured
 }
 
 /// `concurrency` callers each calling the health service's `Check` in a loop for `duration`,
@@ -230,6 +283,9 @@ struct Player {
     kind: String,
     options: pb::GameOptions,
     watchers: Watchers,
+    views: Views,
+    /// Bytes of updates received by every watcher of every game.
+    received: Arc<AtomicU64>,
     connections: Connections,
     index: usize,
     progress: Arc<AtomicU64>,
@@ -323,11 +379,15 @@ impl Player {
                     game_id: game.id.clone(),
                     token,
                     from_seq: 0,
+                    views: self.views.to_pb() as i32,
                 })
                 .await?;
             let mut stream = stream.into_inner();
+            let received = self.received.clone();
             game.watchers.push(tokio::spawn(async move {
-                while let Ok(Some(_)) = stream.message().await {}
+                while let Ok(Some(update)) = stream.message().await {
+                    received.fetch_add(update_bytes(&update), Ordering::Relaxed);
+                }
             }));
         }
         Ok(game)

@@ -256,7 +256,14 @@ def play_seat(stub, game, token, rng, outage):
     sent = {}
     while True:
         try:
-            request = pb.WatchRequest(game_id=game, token=token, from_seq=last_seq)
+            # Views only when needed: `choose` reads the view only when the seat may act, and
+            # those updates (and the first of every stream) carry it; the others carry events.
+            request = pb.WatchRequest(
+                game_id=game,
+                token=token,
+                from_seq=last_seq,
+                views=pb.WATCH_VIEWS_WHEN_NEEDED,
+            )
             for update in stub.Watch(request):
                 outage.over()
                 if update.status == pb.GAME_STATUS_FINISHED:

@@ -19,7 +19,7 @@
 #[path = "../../tests/common/nats.rs"]
 mod nats;
 
-use gangs_cli::load::{self, Connections, LoadPlan, Measured, Watchers};
+use gangs_cli::load::{self, Connections, LoadPlan, Measured, Views, Watchers};
 use gangs_proto::auth::ApiKey;
 use gangs_service::server::StoreFlags;
 use std::sync::atomic::AtomicU64;
@@ -82,6 +82,7 @@ fn plan(games: usize, seconds: u64, watchers: Watchers) -> LoadPlan {
         games,
         duration: Duration::from_secs(seconds),
         watchers,
+        views: Views::Every,
         seed: 1,
     }
 }

@@ -3,7 +3,7 @@
 //! place that decides), and hands the request to the game's actor. No game logic here. The one
 //! place where the host's [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, GameHandle, Reply};
+use crate::actor::{Command, Encoded, GameHandle, Reply, Views};
 use crate::bounds::{bounded, Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
 use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
@@ -183,6 +183,50 @@ impl GamesService {
     }
 }
 
+impl GamesService {
+    /// `Watch`: the stream of a seat's (or the spectators') updates, each encoded once for its
+    /// whole audience and passed to the wire as it is (`watch_route.rs`). The watcher's slot
+    /// in the limits is held by the stream.
+    pub(crate) async fn watch_encoded(
+        &self,
+        request: Request<pb::WatchRequest>,
+    ) -> Result<crate::metrics::Watched<EncodedStream>, Status> {
+        let peer = request.remote_addr();
+        // The watcher slot (here or for a forwarded stream) is held by the stream: it is free
+        // again when the client closes it.
+        let limits = self.limits.clone();
+        let forward = |mut owner: GamesClient<Channel>, request: Request<pb::WatchRequest>| async move {
+            let slot = limits.open_watch(&request.get_ref().game_id, peer)?;
+            // Decoded and encoded again: a forwarded stream is the rarer path of a cluster.
+            let stream = owner.watch(request).await?.into_inner();
+            let encoded = stream.map(|update| update.map(|u| Encoded::from(u.encode_to_vec())));
+            Ok(Response::new(crate::metrics::Watched::new(
+                Box::pin(encoded.map(holding(slot))) as EncodedStream,
+            )))
+        };
+        let request = match self
+            .route(request, Access::Player, "watch games", forward)
+            .await?
+        {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer.into_inner()),
+        };
+        let slot = self.limits.open_watch(&request.game_id, peer)?;
+        let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
+            token: request.token,
+            from_seq: request.from_seq,
+            views: Views::of(request.views),
+            reply,
+        })
+        .await;
+        crate::metrics::rpc_result("Watch", &stream);
+        let stream = stream?
+            .map(|update| update.map_err(Status::from))
+            .map(holding(slot));
+        Ok(crate::metrics::Watched::new(Box::pin(stream)))
+    }
+}
+
 /// Where [`GamesService::route`] sends a call: the request to serve here, or the answer of
 /// the node that runs the game.
 enum Routed<R, T> {
@@ -307,6 +351,8 @@ fn holding<S, T>(slot: S) -> impl FnMut(T) -> T {
 type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogRecord, Status>> + Send>>;
 type DirectoryStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGamesResponse, Status>> + Send>>;
 type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
+/// A Watch stream's updates, encoded (`watch_route.rs` writes them as they are).
+pub(crate) type EncodedStream = Pin<Box<dyn Stream<Item = Result<Encoded, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl Games for GamesService {
@@ -401,44 +447,22 @@ impl Games for GamesService {
         Ok(Response::new(answer?))
     }
 
-    type WatchStream = crate::metrics::Watched<UpdateStream>;
+    type WatchStream = UpdateStream;
 
+    /// `Watch` for in-process callers (the web viewer, the ladders): the updates decoded. The
+    /// gRPC route serves `watch_encoded` itself (`watch_route.rs`), never this.
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
-    ) -> Result<Response<Self::WatchStream>, Status> {
-        let peer = request.remote_addr();
-        // The watcher slot (here or for a forwarded stream) is held by the stream: it is free
-        // again when the client closes it.
-        let limits = self.limits.clone();
-        let forward = |mut owner: GamesClient<Channel>, request: Request<pb::WatchRequest>| async move {
-            let slot = limits.open_watch(&request.get_ref().game_id, peer)?;
-            let stream = owner.watch(request).await?.into_inner();
-            Ok(Response::new(crate::metrics::Watched::new(
-                Box::pin(stream.map(holding(slot))) as UpdateStream,
-            )))
-        };
-        let request = match self
-            .route(request, Access::Player, "watch games", forward)
-            .await?
-        {
-            Routed::Here(request) => request,
-            Routed::There(answer) => return Ok(answer),
-        };
-        let slot = self.limits.open_watch(&request.game_id, peer)?;
-        let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
-            token: request.token,
-            from_seq: request.from_seq,
-            reply,
-        })
-        .await;
-        crate::metrics::rpc_result("Watch", &stream);
-        let stream = stream?
-            .map(|update| update.map_err(Status::from))
-            .map(holding(slot));
-        Ok(Response::new(crate::metrics::Watched::new(Box::pin(
-            stream,
-        ))))
+    ) -> Result<Response<UpdateStream>, Status> {
+        let encoded = self.watch_encoded(request).await?;
+        let decoded = encoded.map(|update| {
+            update.and_then(|bytes| {
+                pb::Update::decode(bytes)
+                    .map_err(|e| Status::internal(format!("an update does not decode: {e}")))
+            })
+        });
+        Ok(Response::new(Box::pin(decoded)))
     }
 
     async fn act(

@@ -108,7 +108,14 @@ impl Bounded for pb::JoinGameRequest {
 impl Bounded for pb::WatchRequest {
     fn check_bounds(&self) -> Result<(), Status> {
         check_game_id(&self.game_id)?;
-        check_len("token", &self.token, MAX_TOKEN_BYTES)
+        check_len("token", &self.token, MAX_TOKEN_BYTES)?;
+        if pb::WatchViews::try_from(self.views).is_err() {
+            return Err(Status::invalid_argument(format!(
+                "views {} is not a WatchViews value: leave it unset (every update carries the view), or use WATCH_VIEWS_EVERY_UPDATE (1) or WATCH_VIEWS_WHEN_NEEDED (2)",
+                self.views
+            )));
+        }
+        Ok(())
     }
 }
 

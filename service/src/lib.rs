@@ -35,4 +35,5 @@ pub mod secret;
 pub mod server;
 pub mod store;
 pub mod viewer;
+pub mod watch_route;
 pub mod webhooks;

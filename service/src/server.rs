@@ -517,7 +517,11 @@ pub async fn run(
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(GamesServer::new(service).max_decoding_message_size(max_request_bytes))
+        // `Watch` writes the actor's encoded updates as they are (`watch_route.rs`).
+        .add_service(crate::watch_route::GamesRoutes::new(
+            service,
+            max_request_bytes,
+        ))
         .add_service(LaddersServer::new(ladders).max_decoding_message_size(max_request_bytes))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;

@@ -30,6 +30,7 @@ async fn watch_from(
             game_id: game_id.to_string(),
             token: token.to_string(),
             from_seq,
+            ..Default::default()
         }))
         .await
         .unwrap()

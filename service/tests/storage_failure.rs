@@ -38,6 +38,7 @@ async fn a_game_comes_back_from_the_log_after_a_storage_outage() {
             game_id: game.game_id.clone(),
             token: String::new(),
             from_seq: saved,
+            ..Default::default()
         }))
         .await
         .unwrap()

@@ -84,6 +84,7 @@ async fn a_finished_game_is_unloaded_then_served_from_the_log() {
             game_id: game_id.clone(),
             token: tokens[1].clone(),
             from_seq: 0,
+            ..Default::default()
         }))
         .await
         .unwrap()

@@ -1,10 +1,12 @@
-//! `gangs bench [--games 64] [--seconds 10] [--kind KIND] [--watchers none|seats|all]`: the
+//! `gangs bench [--games 64] [--seconds 10] [--kind KIND] [--watchers none|seats|all]
+//! [--views every|when-needed]`: the
 //! load tool operators run against their own server. Two phases with the same concurrency over
 //! the same connections: a baseline of plain unary calls (the health service's `Check`), then
 //! `--games` games played flat out with random legal actions (every accepted action durable
 //! before its answer). Prints durable actions/s, Act latency p50/p90/p99/p99.9, refusals by
-//! status code, the baseline's calls/s and the ratio of the two. The ratio is the figure to
-//! compare between machines and versions: both phases share the machine's noise.
+//! status code, the baseline's calls/s and the ratio of the two, and the bytes of Watch updates
+//! the watchers received per action (`bytes_per_action`). The ratio is the figure to compare
+//! between machines and versions: both phases share the machine's noise.
 //!
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
 //! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
@@ -14,7 +16,7 @@ use super::arena::OwnServer;
 use crate::client::Context;
 use crate::error::CliError;
 use clap::Args;
-use gangs_cli::load::{self, Connections, LoadPlan, Measured, Watchers};
+use gangs_cli::load::{self, Connections, LoadPlan, Measured, Views, Watchers};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -48,6 +50,12 @@ pub struct BenchArgs {
     /// or every seat and a spectator.
     #[arg(long, value_enum, default_value = "none")]
     watchers: Watchers,
+
+    /// Which of the watchers' updates carry the view: every one (the API's default), or only
+    /// when needed (when the seat may act, first on a stream, at the end), as the shipped bots
+    /// watch.
+    #[arg(long, value_enum, default_value = "every")]
+    views: Views,
 
     /// The first game's seed (game g's n-th game: seed + g * 1000000 + n).
     #[arg(long, default_value_t = 1)]
@@ -109,6 +117,7 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         games: args.games,
         duration: Duration::from_secs(args.seconds),
         watchers: args.watchers,
+        views: args.views,
         seed: args.seed,
     };
 
@@ -203,6 +212,7 @@ fn report_json(args: &BenchArgs, server: &str, baseline: &Measured, played: &Mea
         "games": args.games,
         "seconds": args.seconds,
         "watchers": args.watchers.name(),
+        "views": args.views.name(),
         "actions": played.count,
         "acts_per_s": played.per_second(),
         "p50_ms": ms(played.percentile(0.5)),
@@ -217,6 +227,7 @@ fn report_json(args: &BenchArgs, server: &str, baseline: &Measured, played: &Mea
         "baseline_p99_ms": ms(baseline.percentile(0.99)),
         "baseline_errors": baseline.errors,
         "ratio": ratio(played, baseline),
+        "bytes_per_action": played.bytes_per_call(),
     })
 }
 
@@ -229,10 +240,11 @@ fn report_lines(args: &BenchArgs, server: &str, baseline: &Measured, played: &Me
     };
     [
         format!(
-            "{} games of {} at once on {server}, watchers: {}, {} s per phase",
+            "{} games of {} at once on {server}, watchers: {} (views: {}), {} s per phase",
             args.games,
             args.kind,
             args.watchers.name(),
+            args.views.name(),
             args.seconds
         ),
         format!(
@@ -252,6 +264,10 @@ fn report_lines(args: &BenchArgs, server: &str, baseline: &Measured, played: &Me
         format!(
             "ratio: {:.2} (durable actions/s ÷ baseline calls/s)",
             ratio(played, baseline)
+        ),
+        format!(
+            "Watch updates received: {:.0} bytes per action",
+            played.bytes_per_call()
         ),
         format!("refused: {}", errors_line(played)),
     ]

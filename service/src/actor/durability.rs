@@ -14,9 +14,9 @@ use std::collections::VecDeque;
 pub(super) struct Pending {
     pub(super) last_seq: u64,
     /// One entry per record (seq `last_seq - len + 1 ..`): the update of each seat (index =
-    /// seat) and, last, the spectator's; built only for the audiences watched when the record
-    /// was applied (`None` for the others: see `watch.rs`).
-    pub(super) updates: Vec<Vec<Option<pb::Update>>>,
+    /// seat) and, last, the spectator's, encoded; built only for the audiences watched when the
+    /// record was applied (empty for the others: see `watch.rs`).
+    pub(super) updates: Vec<Vec<super::watch::Built>>,
     pub(super) reply: PendingReply,
 }
 

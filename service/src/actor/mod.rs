@@ -30,6 +30,7 @@ mod timers;
 mod watch;
 
 pub use timers::unix_ms;
+pub use watch::{Encoded, Views};
 
 use crate::error::{HostError, HostResult};
 use crate::store::{Durable, Store};
@@ -56,7 +57,7 @@ use watch::Watchers;
 pub const DEFAULT_WATCHER_BUFFER: usize = 512;
 
 /// A watcher's stream: updates, or the error that ended it.
-pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<pb::Update>> + Send>>;
+pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<Encoded>> + Send>>;
 pub type Reply<T> = oneshot::Sender<HostResult<T>>;
 pub type Summaries = Arc<Mutex<HashMap<String, pb::GameSummary>>>;
 
@@ -75,6 +76,7 @@ pub enum Command {
     Watch {
         token: String,
         from_seq: u64,
+        views: Views,
         reply: Reply<UpdateStream>,
     },
     GetLog {
@@ -437,9 +439,10 @@ impl GameActor {
             Command::Watch {
                 token,
                 from_seq,
+                views,
                 reply,
             } => {
-                let _ = reply.send(self.watch(&token, from_seq));
+                let _ = reply.send(self.watch(&token, from_seq, views));
             }
             Command::GetLog { from_seq, reply } => {
                 let _ = reply.send(Ok(self.log(from_seq)));

@@ -14,16 +14,28 @@
 //! (`LiveUpdates`), and the actor forgets every watcher whose stream is gone. Without that, a
 //! game that writes nothing (waiting for seats, or running with nobody acting) kept every
 //! cancelled spectator until its next record: memory anyone could grow without a token.
+//!
+//! Updates travel **encoded** (`Bytes`, the `pb::Update` message as it goes on the wire): each
+//! audience's update is encoded once and the same bytes are shared by every stream of that
+//! audience (a clone is a reference count), rather than a message cloned per watcher and
+//! encoded again per stream. `watch_route.rs` passes them to the wire as they are.
+//!
+//! A stream may ask for views only when needed (`WatchViews::WhenNeeded`): its updates carry
+//! the view only when the seat may act, in its first update and in the one that ends the game
+//! (see `needs_view`). Such an audience may need two encodings of one update, with and without
+//! the view; each is made at most once, and only when a watcher needs it.
 
 use super::{GameActor, UpdateStream};
 use crate::error::{HostError, HostResult};
 use crate::store::Store;
+use bytes::Bytes;
 use gangs_games::clock::Clocks;
 use gangs_games::replay::Replayer;
 use gangs_games::update::build_update;
 use gangs_games::Game;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
+use prost::Message;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -31,21 +43,111 @@ use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 
+/// Which of a stream's updates carry the view (`WatchRequest.views`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Views {
+    /// Every update (the default, and what every client got before the option existed).
+    Every,
+    /// Only when needed: when the seat may act, first on a stream, and when the game ends.
+    WhenNeeded,
+}
+
+impl Views {
+    /// The request's option; `bounds.rs` refused values that are not a `WatchViews`.
+    pub fn of(views: i32) -> Views {
+        match pb::WatchViews::try_from(views) {
+            Ok(pb::WatchViews::WhenNeeded) => Views::WhenNeeded,
+            _ => Views::Every,
+        }
+    }
+}
+
+/// An update as it goes on the wire: an encoded `pb::Update`, shared by every stream of its
+/// audience.
+pub type Encoded = Bytes;
+
+/// One record's update for one audience, encoded: with its view (`full`) and, for streams
+/// that want views only when needed, without it (`light`; the same bytes as `full` when the
+/// update needs its view). `None`: no watcher of the audience needed that form when the record
+/// was applied.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Built {
+    full: Option<Encoded>,
+    light: Option<Encoded>,
+}
+
+impl Built {
+    /// Whether a new watcher with `views` finds every form it may be sent.
+    fn serves(&self, views: Views) -> bool {
+        match views {
+            Views::Every => self.full.is_some(),
+            Views::WhenNeeded => self.full.is_some() && self.light.is_some(),
+        }
+    }
+}
+
+/// Whether a stream that asked for views only when needed gets this update's view anyway: the
+/// seat may act (its legal actions are there), or the game is over.
+fn needs_view(update: &pb::Update) -> bool {
+    !update.legal_actions.is_empty() || pb::GameStatus::is_over_code(update.status)
+}
+
+/// Encodes `update` for one stream: with its view, or without it unless it needs it.
+fn encode_one(mut update: pb::Update, full: bool) -> Encoded {
+    if !full && !needs_view(&update) {
+        update.view = None;
+    }
+    Bytes::from(update.encode_to_vec())
+}
+
+/// Encodes `update` in the forms asked for, each once.
+fn encode(mut update: pb::Update, full: bool, light: bool) -> Built {
+    if needs_view(&update) {
+        let bytes = (full || light).then(|| Bytes::from(update.encode_to_vec()));
+        return Built {
+            full: bytes.clone().filter(|_| full),
+            light: bytes.filter(|_| light),
+        };
+    }
+    let full = full.then(|| Bytes::from(update.encode_to_vec()));
+    let light = light.then(|| {
+        update.view = None;
+        Bytes::from(update.encode_to_vec())
+    });
+    Built { full, light }
+}
+
 pub(super) struct Watcher {
     seat: Option<usize>,
+    views: Views,
+    /// Nothing sent yet: the first update of a stream carries the view whatever `views` says.
+    fresh: bool,
     /// Records up to this seq reach this watcher through its catch-up, not live.
     after: u64,
-    updates: mpsc::Sender<HostResult<pb::Update>>,
+    updates: mpsc::Sender<HostResult<Encoded>>,
 }
 
 impl Watcher {
-    fn new(seat: Option<usize>, after: u64, updates: mpsc::Sender<HostResult<pb::Update>>) -> Self {
+    fn new(
+        seat: Option<usize>,
+        views: Views,
+        fresh: bool,
+        after: u64,
+        updates: mpsc::Sender<HostResult<Encoded>>,
+    ) -> Self {
         crate::metrics::game_watchers(1.0);
         Watcher {
             seat,
+            views,
+            fresh,
             after,
             updates,
         }
+    }
+
+    /// The form of an update this watcher is sent next.
+    fn wants_full(&self) -> bool {
+        self.views == Views::Every || self.fresh
     }
 }
 
@@ -65,12 +167,12 @@ impl Drop for Watcher {
 /// never fails, costs one small allocation per game, and coalesces a burst of cancels (one
 /// stored permit) into one or two scans of the list, which `--max-watchers-per-game` bounds.
 struct LiveUpdates {
-    updates: ReceiverStream<HostResult<pb::Update>>,
+    updates: ReceiverStream<HostResult<Encoded>>,
     gone: Arc<Notify>,
 }
 
 impl Stream for LiveUpdates {
-    type Item = HostResult<pb::Update>;
+    type Item = HostResult<Encoded>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         Pin::new(&mut self.updates).poll_next(cx)
@@ -102,15 +204,21 @@ impl GameActor {
 
     /// Sends the durable record `seq`'s updates (one per audience, see `updates_for_watched`)
     /// to its watchers.
-    pub(super) fn fan_out(&mut self, seq: u64, updates: &[Option<pb::Update>]) {
+    pub(super) fn fan_out(&mut self, seq: u64, updates: &[Built]) {
         let spectator = updates.len() - 1;
         let id = &self.id;
         let buffer = self.settings.watcher_buffer;
-        self.watchers.list.retain(|w| {
+        self.watchers.list.retain_mut(|w| {
             if seq <= w.after {
                 return true;
             }
-            let Some(update) = &updates[w.seat.unwrap_or(spectator)] else {
+            let built = &updates[w.seat.unwrap_or(spectator)];
+            let form = if w.wants_full() {
+                &built.full
+            } else {
+                &built.light
+            };
+            let Some(update) = form else {
                 // Cannot happen (a watcher registered after this record's apply starts after
                 // it); were it to, a resume by seq beats a silent gap.
                 let _ = w.updates.try_send(Err(HostError::Internal(format!(
@@ -128,22 +236,28 @@ impl GameActor {
                 ))));
                 return false;
             }
+            w.fresh = false;
             w.updates.try_send(Ok(update.clone())).is_ok()
         });
     }
 
     /// The update of `record` for each seat and, last, the spectators, computed when the record
     /// is applied (the state moves on before the record is durable), for the audiences watched
-    /// now only.
-    pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Option<pb::Update>> {
+    /// now only, each encoded once in the forms its watchers need.
+    pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Built> {
         let audiences = (0..self.seating.seats.len()).map(Some).chain([None]);
         audiences
             .map(|seat| {
-                self.watchers
-                    .list
-                    .iter()
-                    .any(|w| w.seat == seat)
-                    .then(|| self.update_for(&*self.game, record, seat))
+                let (mut full, mut light) = (false, false);
+                for w in self.watchers.list.iter().filter(|w| w.seat == seat) {
+                    // A fresh watcher wants the full form first, the light one after.
+                    full |= w.wants_full();
+                    light |= w.views == Views::WhenNeeded;
+                }
+                if !(full || light) {
+                    return Built::default();
+                }
+                encode(self.update_for(&*self.game, record, seat), full, light)
             })
             .collect()
     }
@@ -186,7 +300,12 @@ impl GameActor {
         (false, taken)
     }
 
-    pub(super) fn watch(&mut self, token: &str, from_seq: u64) -> HostResult<UpdateStream> {
+    pub(super) fn watch(
+        &mut self,
+        token: &str,
+        from_seq: u64,
+        views: Views,
+    ) -> HostResult<UpdateStream> {
         let seat = if token.is_empty() {
             None
         } else {
@@ -205,7 +324,7 @@ impl GameActor {
             .durability
             .pending
             .iter()
-            .all(|p| p.updates.iter().all(|u| u[audience].is_some()));
+            .all(|p| p.updates.iter().all(|u| u[audience].serves(views)));
         let through = if built {
             self.durable_seq()
         } else {
@@ -217,7 +336,11 @@ impl GameActor {
             None
         } else {
             let (tx, rx) = mpsc::channel(self.settings.watcher_buffer + 1);
-            self.watchers.list.push(Watcher::new(seat, through, tx));
+            // With no catch-up, its first live update is its first.
+            let fresh = from_seq >= through;
+            self.watchers
+                .list
+                .push(Watcher::new(seat, views, fresh, through, tx));
             Some(LiveUpdates {
                 updates: ReceiverStream::new(rx),
                 gone: self.watchers.gone.clone(),
@@ -229,7 +352,8 @@ impl GameActor {
             // The usual resume asks for the newest record only: the current state is its state.
             let record = self.records.get(through);
             let update = self.update_for(&*self.game, &record, seat);
-            Box::pin(tokio_stream::once(Ok(update)))
+            // The first update of the stream: with its view.
+            Box::pin(tokio_stream::once(Ok(encode_one(update, true))))
         } else {
             // Replayed from the log by a task as fast as the client reads: a client that never
             // reads holds a few updates, not the whole game, and the actor is not busy meanwhile.
@@ -239,6 +363,7 @@ impl GameActor {
                 durable: self.durability.durable.subscribe(),
                 game_id: self.id.clone(),
                 seat,
+                views,
                 from_seq,
                 through,
                 last_deadline: self.timers.phase.as_ref().map(|t| t.unix_ms),
@@ -275,6 +400,7 @@ struct CatchUp {
     durable: tokio::sync::watch::Receiver<u64>,
     game_id: String,
     seat: Option<usize>,
+    views: Views,
     from_seq: u64,
     through: u64,
     /// The phase deadline shown with the last record (the game's current one).
@@ -282,7 +408,7 @@ struct CatchUp {
 }
 
 impl CatchUp {
-    async fn send_to(mut self, updates: mpsc::Sender<HostResult<pb::Update>>) {
+    async fn send_to(mut self, updates: mpsc::Sender<HostResult<Encoded>>) {
         if let Err(error) = self.run(&updates).await {
             if matches!(error, HostError::NotFound(_)) {
                 tracing::info!(game = %self.game_id, "catch-up ended: {error}");
@@ -293,7 +419,7 @@ impl CatchUp {
         }
     }
 
-    async fn run(&mut self, updates: &mpsc::Sender<HostResult<pb::Update>>) -> HostResult<()> {
+    async fn run(&mut self, updates: &mpsc::Sender<HostResult<Encoded>>) -> HostResult<()> {
         let through = self.through;
         self.durable
             .wait_for(|&durable| durable >= through)
@@ -307,6 +433,7 @@ impl CatchUp {
         let mut replayer = Replayer::new();
         let (mut started, mut joined) = (false, 0u32);
         let mut after = 0;
+        let mut first = true;
         while after < self.through {
             let limit = CATCH_UP_CHUNK.min((self.through - after) as usize);
             let chunk = self
@@ -354,7 +481,10 @@ impl CatchUp {
                     deadline,
                     clocks,
                 );
-                if updates.send(Ok(update)).await.is_err() {
+                // The first update of the stream carries the view, whatever `views` says.
+                let full = first || self.views == Views::Every;
+                first = false;
+                if updates.send(Ok(encode_one(update, full))).await.is_err() {
                     // The client went away: so does the catch-up, and its memory.
                     return Ok(());
                 }

@@ -201,6 +201,8 @@ async fn play_to_end(
             game_id: matched.game_id.clone(),
             token: matched.token.clone(),
             from_seq,
+            // The policy reads the view only when the seat may act.
+            views: pb::WatchViews::WhenNeeded as i32,
         });
         if let Ok(stream) = ladder.ctx.games.watch(request).await {
             let mut stream = stream.into_inner();

@@ -215,6 +215,7 @@ async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Opti
             game_id: game_id.to_string(),
             token: String::new(),
             from_seq,
+            ..Default::default()
         });
         match ladder.ctx.games.watch(request).await {
             Ok(stream) => {

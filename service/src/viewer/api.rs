@@ -83,6 +83,7 @@ impl Viewer {
                 game_id: id.to_string(),
                 token: String::new(),
                 from_seq,
+                ..Default::default()
             }))
             .await?;
         Ok(stream.into_inner())

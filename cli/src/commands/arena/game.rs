@@ -261,6 +261,7 @@ async fn watch_until_over(mut client: Client, game_id: String) -> Result<pb::Upd
                 game_id: game_id.clone(),
                 token: String::new(),
                 from_seq,
+                ..Default::default()
             })
             .await
         {
