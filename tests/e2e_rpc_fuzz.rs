@@ -587,4 +587,24 @@ async fn a_body_that_is_not_a_message_is_an_invalid_argument() {
         status.message().contains("not a valid protobuf message"),
         "{status:?}"
     );
+    // Watch has its own route (its updates pass through encoded): the same answer.
+    grpc.ready().await.unwrap();
+    let status = match grpc
+        .server_streaming(
+            Request::new(Bytes::from_static(&[0xff, 0xff, 0xff])),
+            PathAndQuery::from_static("/gangs.v1.Games/Watch"),
+            RawCodec,
+        )
+        .await
+    {
+        Ok(response) => drain(response.into_inner())
+            .await
+            .expect_err("garbage is refused"),
+        Err(status) => status,
+    };
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(
+        status.message().contains("not a valid protobuf message"),
+        "{status:?}"
+    );
 }

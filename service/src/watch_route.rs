@@ -12,6 +12,7 @@
 use crate::actor::Encoded;
 use crate::api::{EncodedStream, GamesService};
 use bytes::BufMut;
+use gangs_proto::codec::ClearCodec;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_server::GamesServer;
 use std::convert::Infallible;
@@ -91,7 +92,7 @@ impl ServerStreamingService<pb::WatchRequest> for Watch {
     }
 }
 
-/// Decodes a `WatchRequest` as the generated code does; writes an encoded `Update` as it is.
+/// Decodes a `WatchRequest` as the generated code does (`ClearCodec`); writes an encoded `Update` as it is.
 #[derive(Default)]
 struct WatchCodec;
 
@@ -99,14 +100,15 @@ impl Codec for WatchCodec {
     type Encode = Encoded;
     type Decode = pb::WatchRequest;
     type Encoder = PassThrough;
-    type Decoder = <tonic_prost::ProstCodec<pb::Update, pb::WatchRequest> as Codec>::Decoder;
+    // A body that is not a WatchRequest answers INVALID_ARGUMENT, as every other method.
+    type Decoder = <ClearCodec<pb::Update, pb::WatchRequest> as Codec>::Decoder;
 
     fn encoder(&mut self) -> PassThrough {
         PassThrough
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        tonic_prost::ProstCodec::<pb::Update, pb::WatchRequest>::default().decoder()
+        ClearCodec::<pb::Update, pb::WatchRequest>::default().decoder()
     }
 }
 
