@@ -116,6 +116,69 @@ async fn the_sled_store_keeps_the_contract() {
     check_reopened(&store).await;
 }
 
+/// sled: deleting a game (retention) deletes its feed entries too (readers skip them anyway;
+/// kept, they pinned sled's segments and the data dir grew without bound under churn), except
+/// the feed's newest entry, so that a reopened store never gives a position twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_game_leaves_the_sled_feed_but_positions_are_never_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, h) = ("00000000000000a1", "00000000000000b2");
+    {
+        let (store, closer) = SledStore::open(dir.path()).unwrap();
+        let durable = |store: &Store, game: &str, seqs: std::ops::RangeInclusive<u64>| {
+            let marked: Vec<u64> = seqs.clone().collect();
+            store.append_marked(game, seqs.map(record).collect(), marked)
+        };
+        durable(&store, g, 1..=3).await.unwrap().unwrap();
+        durable(&store, h, 1..=2).await.unwrap().unwrap();
+        durable(&store, g, 4..=4).await.unwrap().unwrap();
+        let all = store.feed_after(0, 100).await.unwrap();
+        assert_eq!(all.len(), 6);
+        // g holds the newest entry (position 6): all of g's other entries go.
+        store.delete_game(g).await.unwrap();
+        let left: Vec<(u64, String)> = store
+            .feed_after(0, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.position, e.game_id))
+            .collect();
+        assert_eq!(
+            left,
+            vec![(4, h.to_string()), (5, h.to_string()), (6, g.to_string())]
+        );
+        drop(store);
+        tokio::task::spawn_blocking(move || closer.join())
+            .await
+            .unwrap();
+    }
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    store
+        .append_marked(h, vec![record(3)], vec![3])
+        .await
+        .unwrap()
+        .unwrap();
+    let newest = store.feed_after(6, 10).await.unwrap();
+    assert_eq!(newest.len(), 1);
+    assert_eq!(
+        (newest[0].position, newest[0].seq),
+        (7, 3),
+        "position 7, never 6 again"
+    );
+    store.delete_game(h).await.unwrap();
+    assert_eq!(
+        store
+            .feed_after(0, 100)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.position)
+            .collect::<Vec<_>>(),
+        vec![6, 7],
+        "h's entries gone but the newest; g's last one was never indexed away"
+    );
+}
+
 async fn open_nats(url: &str) -> Store {
     JetStreamStore::open(&NatsOptions {
         url: url.to_string(),

@@ -43,6 +43,10 @@ pub struct SledStore {
     tree: LogTree,
     /// The `directory` tree (the feed), and its newest durable position.
     feed: sled::Tree,
+    /// `directory_by_game`: game id ++ position -> (), so that deleting a game deletes its feed
+    /// entries too. A feed that only grew kept sled from reusing its segments: under churn the
+    /// data dir grew without bound although retention deleted the games.
+    feed_index: sled::Tree,
     head: tokio::sync::watch::Receiver<u64>,
     marks: sled::Tree,
     /// `std::sync::mpsc::Sender` is `Send` but not `Sync`; the mutex makes the store shareable
@@ -82,6 +86,9 @@ impl SledStore {
         let feed = db
             .open_tree("directory")
             .map_err(|e| StoreError::unavailable(format!("cannot open the directory tree: {e}")))?;
+        let feed_index = db.open_tree("directory_by_game").map_err(|e| {
+            StoreError::unavailable(format!("cannot open the directory index tree: {e}"))
+        })?;
         let marks = db
             .open_tree("marks")
             .map_err(|e| StoreError::unavailable(format!("cannot open the marks tree: {e}")))?;
@@ -94,6 +101,7 @@ impl SledStore {
         let trees = Trees {
             log: tree.clone(),
             feed: feed.clone(),
+            feed_index: feed_index.clone(),
             next_position: last + 1,
             head: head_tx,
         };
@@ -106,6 +114,7 @@ impl SledStore {
         let store = SledStore {
             tree: LogTree(tree),
             feed,
+            feed_index,
             head,
             marks,
             appends: Mutex::new(tx),
@@ -297,7 +306,12 @@ impl LogStore for SledStore {
 
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
         let (tree, game_id) = (self.tree.clone(), game_id.to_string());
-        blocking(move || tree.delete_game_now(&game_id)).await
+        let (feed, index) = (self.feed.clone(), self.feed_index.clone());
+        blocking(move || {
+            forget_feed_entries(&feed, &index, &game_id)?;
+            tree.delete_game_now(&game_id)
+        })
+        .await
     }
 
     fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
@@ -407,10 +421,35 @@ fn log_key(game_id: &str, seq: u64) -> Vec<u8> {
     key
 }
 
+/// Deletes the feed entries of a game being deleted: readers skip them anyway (their record is
+/// gone), and kept for ever they would pin sled's segments. The feed's newest entry stays: the
+/// next position after a restart is read from it, and a position is never given twice.
+fn forget_feed_entries(
+    feed: &sled::Tree,
+    index: &sled::Tree,
+    game_id: &str,
+) -> Result<(), StoreError> {
+    let newest = feed.last().map_err(read_error)?.map(|(key, _)| key);
+    let mut entries = sled::Batch::default();
+    let mut keys = sled::Batch::default();
+    for key in index.scan_prefix(game_id.as_bytes()).keys() {
+        let key = key.map_err(read_error)?;
+        let position = &key[key.len() - 8..];
+        if newest.as_deref() != Some(position) {
+            entries.remove(position);
+            keys.remove(key);
+        }
+    }
+    feed.apply_batch(entries)
+        .and_then(|()| index.apply_batch(keys))
+        .map_err(|e| StoreError::unavailable(format!("cannot delete game {game_id}: {e}")))
+}
+
 /// What the flusher writes to: the log, the directory feed and its next position.
 struct Trees {
     log: sled::Tree,
     feed: sled::Tree,
+    feed_index: sled::Tree,
     next_position: u64,
     head: tokio::sync::watch::Sender<u64>,
 }
@@ -442,6 +481,7 @@ fn write_batch(db: &sled::Db, trees: &mut Trees, batch: &[Append]) -> Result<(),
     let started = std::time::Instant::now();
     let mut writes = sled::Batch::default();
     let mut feed = sled::Batch::default();
+    let mut index = sled::Batch::default();
     let mut records = 0;
     // Positions are taken even if the write fails: never reused, so never seen twice.
     let mut position = trees.next_position;
@@ -455,6 +495,7 @@ fn write_batch(db: &sled::Db, trees: &mut Trees, batch: &[Append]) -> Result<(),
                 position.to_be_bytes().to_vec(),
                 log_key(&append.game_id, seq),
             );
+            index.insert(log_key(&append.game_id, position), Vec::new());
             position += 1;
         }
     }
@@ -463,10 +504,11 @@ fn write_batch(db: &sled::Db, trees: &mut Trees, batch: &[Append]) -> Result<(),
     if marked {
         // Both trees or neither: a feed entry never points at a record that is not there, and
         // a marked record is never without its entry.
-        (&trees.log, &trees.feed)
-            .transaction(|(log, directory)| {
+        (&trees.log, &trees.feed, &trees.feed_index)
+            .transaction(|(log, directory, by_game)| {
                 log.apply_batch(&writes)?;
                 directory.apply_batch(&feed)?;
+                by_game.apply_batch(&index)?;
                 Ok::<(), sled::transaction::ConflictableTransactionError<()>>(())
             })
             .map_err(|e| format!("cannot write the log: {e:?}"))?;
