@@ -127,9 +127,9 @@ const LIMITS: &[Limit] = &[
         name: "resident memory (KB)",
         read: |s| s.rss_kb,
         statistic: Statistic::Median,
-        percent: 0.05,
+        percent: 0.08,
         units: 1024,
-        why: "the streams in flight at a sample move it by megabytes, the median by a few hundred KB; the leak this test was built for cost 2.3 MB a round",
+        why: "the streams in flight at a sample move it by megabytes, the median by a few hundred KB; at the CI length the allocator is still warming up after the SIGTERM restart (+5 % seen; the hour levels off at 72-75 MB); the leak this test was built for cost 2.3 MB a round",
     },
     Limit {
         name: "file descriptors other than sockets",
