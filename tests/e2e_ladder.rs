@@ -37,6 +37,13 @@ pub(crate) fn json(out: &str) -> serde_json::Value {
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
 }
 
+/// `gangs ladder create LADDER --kind KIND` and `args`: the CLI's exit code and output.
+pub(crate) fn create_ladder(server: &Server, kind: &str, args: &[&str]) -> (i32, String) {
+    let mut all = vec!["ladder", "create", LADDER, "--kind", kind];
+    all.extend_from_slice(args);
+    gangs_cli(server, &all)
+}
+
 /// Registers `bot` with the CLI; its key.
 pub(crate) fn register(server: &Server, bot: &str) -> String {
     let (code, out) = gangs_cli(server, &["ladder", "register", LADDER, bot, "--json"]);
@@ -187,20 +194,10 @@ where
 async fn a_gang_of_four_ladder_plays_rates_and_survives_a_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(dir.path());
-    let (code, out) = gangs_cli(
+    let (code, out) = create_ladder(
         &server,
-        &[
-            "ladder",
-            "create",
-            LADDER,
-            "--kind",
-            "gang-of-four",
-            "--option",
-            "target_score=1",
-            "--turn-ms",
-            "300",
-            "--json",
-        ],
+        "gang-of-four",
+        &["--option", "target_score=1", "--turn-ms", "300", "--json"],
     );
     assert_eq!(code, 0, "{out}");
     let created = json(&out);

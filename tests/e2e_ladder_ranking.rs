@@ -14,7 +14,7 @@
 
 use crate::common;
 use crate::e2e_ladder::{
-    every_game_has_clocks_and_replays, json, ladder_bot, ladder_games, ladders,
+    create_ladder, every_game_has_clocks_and_replays, json, ladder_bot, ladder_games, ladders,
     pause_all_until_games_end, rated, register, standings, until, LADDER,
 };
 use crate::e2e_python_bot::{bot_script, python};
@@ -70,20 +70,10 @@ fn python_bot(server: &Server, key: &str) -> Bot {
 async fn greedy_and_search_climb_above_the_random_bots() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
-    let (code, out) = gangs_cli(
+    let (code, out) = create_ladder(
         &server,
-        &[
-            "ladder",
-            "create",
-            LADDER,
-            "--kind",
-            "gang-of-four",
-            "--option",
-            "target_score=1",
-            "--turn-ms",
-            "1500",
-            "--json",
-        ],
+        "gang-of-four",
+        &["--option", "target_score=1", "--turn-ms", "1500", "--json"],
     );
     assert_eq!(code, 0, "{out}");
 
@@ -202,19 +192,10 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
     const CREW_RATED: usize = 8;
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
-    let (code, out) = gangs_cli(
+    let (code, out) = create_ladder(
         &server,
-        &[
-            "ladder",
-            "create",
-            LADDER,
-            "--kind",
-            "the-gang",
-            "--players",
-            "3",
-            "--turn-ms",
-            "1500",
-        ],
+        "the-gang",
+        &["--players", "3", "--turn-ms", "1500"],
     );
     assert_eq!(code, 0, "{out}");
     let names = ["crew-a", "crew-b", "crew-c", "crew-d"];
@@ -283,21 +264,11 @@ async fn a_newcomer_plays_the_house_bots_at_once() {
         &["--metrics", &format!("127.0.0.1:{metrics}")],
     );
     let create = |house: &[&str]| {
-        let mut args = vec![
-            "ladder",
-            "create",
-            LADDER,
-            "--kind",
-            "gang-of-four",
-            "--option",
-            "target_score=1",
-            "--turn-ms",
-            "1500",
-        ];
+        let mut args = vec!["--option", "target_score=1", "--turn-ms", "1500"];
         for bot in house {
             args.extend(["--house", bot]);
         }
-        gangs_cli(&server, &args)
+        create_ladder(&server, "gang-of-four", &args)
     };
     // A crew bot does not play Gang of Four; a name starting with "house-" is the server's.
     let (code, out) = create(&["greedy", "crew"]);

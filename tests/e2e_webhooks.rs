@@ -335,7 +335,7 @@ async fn webhooks_are_signed_retried_and_survive_a_restart_while_the_receiver_is
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_ladder_result_is_posted() {
-    use crate::e2e_ladder::{json as cli_json, ladder_bot, register, LADDER};
+    use crate::e2e_ladder::{create_ladder, json as cli_json, ladder_bot, register, LADDER};
     let receiver = Receiver::start().await;
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start_with(
@@ -343,18 +343,10 @@ async fn each_ladder_result_is_posted() {
         0,
         &["--webhook", &receiver.url, "--webhook-secret", SECRET],
     );
-    let (code, out) = gangs_cli(
+    let (code, out) = create_ladder(
         &server,
-        &[
-            "ladder",
-            "create",
-            LADDER,
-            "--kind",
-            "gang-of-four",
-            "--option",
-            "target_score=1",
-            "--json",
-        ],
+        "gang-of-four",
+        &["--option", "target_score=1", "--json"],
     );
     assert_eq!(code, 0, "{out}");
     assert_eq!(cli_json(&out)["name"], LADDER);

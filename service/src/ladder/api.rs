@@ -7,7 +7,6 @@ use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Access, GamesService};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
-use pb::ladder_record::Record as Lr;
 use pb::ladders_server::Ladders as LaddersRpc;
 use sha2::{Digest, Sha256};
 use std::pin::Pin;
@@ -351,9 +350,6 @@ impl LaddersRpc for LaddersService {
         }
         let version = version_of(&request.version)?;
         let name = entry_name(&request.bot, &version);
-        let key: String = (0..4)
-            .map(|_| format!("{:016x}", rand::random::<u64>()))
-            .collect();
         let mut state = ladder.state.lock().await;
         if state.by_name.contains_key(&name) {
             return Err(Status::already_exists(format!(
@@ -361,12 +357,9 @@ impl LaddersRpc for LaddersService {
                 ladder.name
             )));
         }
-        let record = Lr::Registered(pb::ladder_record::BotRegistered {
-            bot: request.bot.clone(),
-            version: version.clone(),
-            key_sha256: key_hash(&key),
-        });
-        ladder.append(&mut state, record).await?;
+        let key = ladder
+            .register(&mut state, request.bot.clone(), version.clone())
+            .await?;
         tracing::info!(ladder = %ladder.name, bot = %name, "registered a bot");
         Ok(Response::new(pb::RegisterBotResponse {
             bot_key: key,
@@ -427,16 +420,16 @@ impl LaddersRpc for LaddersService {
             )));
         }
         let games = fit::rankings(&state);
-        let names: Vec<String> = state.entries.iter().map(|e| e.name()).collect();
+        let by_name = state.by_name.clone();
         drop(state);
         let _one_at_a_time = self.heavy.acquire().await;
-        let entries = names.len();
+        let entries = by_name.len();
         let fitted = tokio::task::spawn_blocking(move || fit::fit(entries, &games))
             .await
             .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
         for row in &mut response.standings {
-            let name = entry_name(&row.bot, &row.version);
-            let Some(Some(f)) = names.iter().position(|n| *n == name).map(|e| &fitted[e]) else {
+            let entry = by_name.get(&entry_name(&row.bot, &row.version));
+            let Some(Some(f)) = entry.map(|&e| &fitted[e]) else {
                 continue;
             };
             row.fit = Some(f.strength);

@@ -14,8 +14,8 @@
 //! 2.5th and 97.5th percentiles). Tiers group the bots whose intervals overlap the tier's best,
 //! best first. Pure; bounded by `MAX_GAMES` and `BOOTSTRAP_WORK`.
 
-use super::matchmaker::seating;
-use super::records::{seat_outcome, LadderState};
+use super::rating::GameRanks;
+use super::records::LadderState;
 use rand::{Rng, SeedableRng};
 
 /// The newest rated games the fit reads at most.
@@ -39,32 +39,25 @@ pub struct Fitted {
     pub tier: u32,
 }
 
-/// Every rated game of a ladder whose seats each play for themselves, oldest first (the newest
-/// `MAX_GAMES`).
+/// Every rated game of a ladder whose seats each play for themselves, in match order (the
+/// newest `MAX_GAMES`): each game's ranks as the rating reads them (`match_ranks`).
 pub fn rankings(state: &LadderState) -> Vec<Ranking> {
-    let mut games: Vec<(i64, Ranking)> = Vec::new();
-    for m in state.matches.values() {
-        for (g, game) in m.games.iter().enumerate() {
-            let Some(result) = game.result.as_ref().filter(|r| !r.void) else {
-                continue;
-            };
-            let Some(outcome) = &result.outcome else {
-                continue;
-            };
-            let seats = seating(&m.entries, m.no, g);
-            let ranking: Option<Ranking> = seats
-                .iter()
-                .enumerate()
-                .map(|(seat, &entry)| seat_outcome(outcome, seat).map(|o| (entry, o.rank)))
-                .collect();
-            if let Some(ranking) = ranking {
-                games.push((game.finished_unix_ms.unwrap_or_default(), ranking));
-            }
-        }
-    }
-    games.sort_by_key(|(at, _)| *at);
+    let mut games: Vec<Ranking> = state
+        .matches
+        .values()
+        .flat_map(|m| {
+            state
+                .match_ranks(m)
+                .into_iter()
+                .filter_map(|ranks| match ranks {
+                    GameRanks::Solo(ranks) => Some(m.entries.iter().copied().zip(ranks).collect()),
+                    GameRanks::Crew { .. } => None,
+                })
+        })
+        .collect();
     let skip = games.len().saturating_sub(MAX_GAMES);
-    games.into_iter().skip(skip).map(|(_, r)| r).collect()
+    games.drain(..skip);
+    games
 }
 
 /// The fitted log-strengths of `entries` entries over `games` (entries that played no game get

@@ -16,7 +16,6 @@ use gangs_bots::Policy;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
 use pb::ladder_event::{paused::Reason, Event};
-use pb::ladder_record::Record as Lr;
 use rand::SeedableRng;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -97,18 +96,8 @@ async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, Status> {
     if let Some(&index) = state.by_name.get(&entry) {
         return Ok(index);
     }
-    // A key nobody holds: the house queues by its entry.
-    let key = format!(
-        "{:016x}{:016x}",
-        rand::random::<u64>(),
-        rand::random::<u64>()
-    );
-    let record = Lr::Registered(pb::ladder_record::BotRegistered {
-        bot,
-        version: "1".into(),
-        key_sha256: super::api::key_hash(&key),
-    });
-    ladder.append(&mut state, record).await?;
+    // Its key is dropped: the house queues by its entry.
+    ladder.register(&mut state, bot, "1".into()).await?;
     Ok(state.by_name[&entry])
 }
 

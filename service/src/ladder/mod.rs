@@ -178,6 +178,26 @@ impl Ladder {
         Err(failure)
     }
 
+    /// Logs a new entry `bot@version` (the caller checked the name is free) with a fresh bot
+    /// key; the key, which the ladder keeps only hashed.
+    async fn register(
+        &self,
+        state: &mut LadderState,
+        bot: String,
+        version: String,
+    ) -> Result<String, Status> {
+        let key: String = (0..4)
+            .map(|_| format!("{:016x}", rand::random::<u64>()))
+            .collect();
+        let record = Lr::Registered(pb::ladder_record::BotRegistered {
+            bot,
+            version,
+            key_sha256: api::key_hash(&key),
+        });
+        self.append(state, record).await?;
+        Ok(key)
+    }
+
     /// The state as the log has it, keeping what only this process knows (games and tokens).
     async fn reload(&self, state: &mut LadderState) -> Result<(), String> {
         let records = self
