@@ -64,7 +64,23 @@ impl Reconnector {
 
     /// A connection, trying immediately and then with backoff until the outage budget is spent.
     async fn connect_channel(&mut self, why: &str) -> Result<tonic::transport::Channel, BotError> {
-        let since = *self.outage_since.get_or_insert_with(Instant::now);
+        let since = match self.outage_since {
+            // The last connection broke before anything came through: a server that accepts
+            // connections but fails every call (a cluster node whose peer just died, say).
+            // Wait before trying again rather than spinning, within the same budget.
+            Some(since) => {
+                if since.elapsed() >= OUTAGE_BUDGET {
+                    return Err(BotError::ServerLost {
+                        url: self.url.clone(),
+                        seconds: OUTAGE_BUDGET.as_secs(),
+                        last: why.to_string(),
+                    });
+                }
+                tokio::time::sleep(self.backoff.next_delay()).await;
+                since
+            }
+            None => *self.outage_since.insert(Instant::now()),
+        };
         tracing::debug!(url = %self.url, why, "connecting");
         loop {
             let last = match self.endpoint.connect().await {

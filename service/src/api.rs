@@ -274,16 +274,16 @@ fn bearer<T>(request: &Request<T>) -> Result<Option<&str>, Status> {
 
 /// The `authorization` metadata of a call, passed on when the call is forwarded to the node
 /// that runs the game: that node checks the key again.
-struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+pub(crate) struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
 
 impl Credentials {
-    fn split<T>(request: Request<T>) -> (Credentials, T) {
+    pub(crate) fn split<T>(request: Request<T>) -> (Credentials, T) {
         let credentials = Credentials(request.metadata().get("authorization").cloned());
         (credentials, request.into_inner())
     }
 
     /// `message` as a request with these credentials.
-    fn on<T>(&self, message: T) -> Request<T> {
+    pub(crate) fn on<T>(&self, message: T) -> Request<T> {
         let mut request = Request::new(message);
         if let Some(value) = &self.0 {
             request

@@ -16,6 +16,12 @@
 //!   second, only what changed) and follows the bucket, so `ListGames` on any node lists every
 //!   game (another node's changes up to a second late). A node reads the whole bucket before
 //!   it starts serving: its first answer is complete.
+//! - **Turns.** Work that one node of the cluster does for everyone (sending to a webhook
+//!   receiver, running a ladder) is a *turn*: a lease in `GANGS_SENDERS` under the work's name,
+//!   holding the holder's URL (`turn`, `turn_holder`).
+//! - **Ladders' names.** `GANGS_LADDERS` maps each ladder's name to its log and its creation
+//!   (taken with `create`: a name is unique in the cluster); every node follows it, so a
+//!   ladder created through one node is known to all within a second (`ladder/nodes.rs`).
 //! - **Safety does not rest on the lease**: a node that lost its lease without noticing yet
 //!   (paused, partitioned) can still try to append, and the stream refuses it: a node that
 //!   takes a game over fences its log first (`LogStore::load_to_write`), so the old owner's
@@ -38,8 +44,10 @@ use tonic::Status;
 
 pub const OWNERS_BUCKET: &str = "GANGS_OWNERS";
 pub const GAMES_BUCKET: &str = "GANGS_GAMES";
-/// Which node delivers to each webhook receiver (`turn`).
+/// Turns: which node delivers to each webhook receiver, which runs each ladder (`turn`).
 pub const SENDERS_BUCKET: &str = "GANGS_SENDERS";
+/// Every ladder of the cluster: name -> its log and creation (`LadderName`).
+pub const LADDERS_BUCKET: &str = "GANGS_LADDERS";
 /// How long a dead node's games wait before another node may take them.
 pub const LEASE_TTL: Duration = Duration::from_secs(5);
 const RENEW_EVERY: Duration = Duration::from_secs(1);
@@ -67,14 +75,57 @@ pub struct Cluster {
     me: String,
     /// Games this node holds the lease of: the lease's revision, and when this node took it.
     owned: Mutex<HashMap<String, Lease>>,
-    peers: Mutex<HashMap<String, GamesClient<Channel>>>,
+    /// Connections to the other nodes, by URL (games and ladders are forwarded over them).
+    peers: Mutex<HashMap<String, Channel>>,
     games: kv::Store,
     /// Every game's summary as the directory bucket has it (followed by a KV watch).
     directory: Arc<Mutex<HashMap<String, pb::GameSummary>>>,
     /// What this node last wrote to the directory, to write only changes.
     written: Mutex<HashMap<String, pb::GameSummary>>,
-    /// Leases of webhook receivers: one sender per receiver in the cluster.
+    /// Turns (leases of work one node does for the cluster): webhook receivers, ladders.
     senders: kv::Store,
+    ladders: kv::Store,
+    /// Every ladder's name as the ladders' bucket has it (followed by a KV watch).
+    ladder_names: Arc<Mutex<HashMap<String, LadderName>>>,
+}
+
+/// A ladder as the cluster knows it by name: its log, and its creation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LadderName {
+    pub log_id: String,
+    pub info: pb::Ladder,
+}
+
+impl LadderName {
+    /// The bucket's value: the log id (its fixed length), then the encoded creation.
+    fn encode(&self) -> Vec<u8> {
+        let mut value = self.log_id.clone().into_bytes();
+        self.info.encode(&mut value).expect("a Vec grows");
+        value
+    }
+
+    fn decode(value: &[u8]) -> Option<LadderName> {
+        let (log_id, info) = value.split_at_checked(crate::store::GAME_ID_LEN)?;
+        Some(LadderName {
+            log_id: String::from_utf8(log_id.to_vec()).ok()?,
+            info: pb::Ladder::decode(info).ok()?,
+        })
+    }
+}
+
+/// A ladder's key in the ladders' bucket: its name in hex (a name may hold dots where KV keys
+/// may not).
+fn ladder_key(name: &str) -> String {
+    name.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A turn's key: the SHA-256 of its name in hex (a webhook URL is no valid KV key).
+fn turn_key(name: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(name.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn kv_error(e: impl std::fmt::Display) -> Status {
@@ -120,7 +171,19 @@ impl Cluster {
         )
         .await?;
         let senders = open_bucket(js, leases(SENDERS_BUCKET)).await?;
-        let directory = follow_directory(&games).await?;
+        let ladders = open_bucket(
+            js,
+            kv::Config {
+                bucket: LADDERS_BUCKET.to_string(),
+                history: 1,
+                storage: jetstream::stream::StorageType::File,
+                num_replicas: replicas.max(1),
+                ..Default::default()
+            },
+        )
+        .await?;
+        let directory = follow_bucket(&games, |value| pb::GameSummary::decode(value).ok()).await?;
+        let ladder_names = follow_bucket(&ladders, LadderName::decode).await?;
         let cluster = Arc::new(Cluster {
             owners,
             me,
@@ -130,6 +193,8 @@ impl Cluster {
             directory,
             written: Mutex::default(),
             senders,
+            ladders,
+            ladder_names,
         });
         let renewing = Arc::downgrade(&cluster);
         tokio::spawn(async move {
@@ -164,11 +229,7 @@ impl Cluster {
         name: &str,
         closing: &mut tokio::sync::watch::Receiver<bool>,
     ) -> Option<tokio::sync::watch::Receiver<bool>> {
-        use sha2::Digest;
-        let key: String = sha2::Sha256::digest(name.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let key = turn_key(name);
         let revision = loop {
             if *closing.borrow() {
                 return None;
@@ -186,7 +247,7 @@ impl Cluster {
                 _ = closing.wait_for(|&closed| closed) => return None,
             }
         };
-        tracing::info!(receiver = name, "this node sends to the webhook receiver");
+        tracing::info!(turn = name, "this node took the turn");
         let (lost, turn) = tokio::sync::watch::channel(false);
         let (senders, me) = (self.senders.clone(), self.me.clone());
         tokio::spawn(async move {
@@ -202,7 +263,7 @@ impl Cluster {
                 match senders.update(&key, me.clone().into(), revision).await {
                     Ok(next) => revision = next,
                     Err(e) => {
-                        tracing::warn!(key = %key, "lost the lease of a webhook receiver ({e}): another node sends");
+                        tracing::warn!(key = %key, "lost a turn ({e}): another node takes it");
                         lost.send_replace(true);
                         return;
                     }
@@ -210,6 +271,66 @@ impl Cluster {
             }
         });
         Some(turn)
+    }
+
+    /// The URL of the node holding the turn `name` now, if any node does.
+    pub async fn turn_holder(&self, name: &str) -> Result<Option<String>, Status> {
+        let entry = self.senders.entry(turn_key(name)).await.map_err(kv_error)?;
+        Ok(entry
+            .filter(|e| e.operation == kv::Operation::Put)
+            .map(|e| String::from_utf8_lossy(&e.value).into_owned()))
+    }
+
+    /// This node's gRPC URL as the others reach it.
+    pub fn me(&self) -> &str {
+        &self.me
+    }
+
+    /// Every ladder of the cluster by name, as the ladders' bucket has it (a second late at
+    /// most).
+    pub fn ladder_names(&self) -> HashMap<String, LadderName> {
+        let names = self.ladder_names.lock().expect("ladder names lock");
+        names
+            .values()
+            .map(|l| (l.info.name.clone(), l.clone()))
+            .collect()
+    }
+
+    /// The ladder `name`, asking the bucket itself when this node has not heard of it yet.
+    pub async fn ladder_name(&self, name: &str) -> Result<Option<LadderName>, Status> {
+        let key = ladder_key(name);
+        if let Some(known) = self
+            .ladder_names
+            .lock()
+            .expect("ladder names lock")
+            .get(&key)
+        {
+            return Ok(Some(known.clone()));
+        }
+        let entry = self.ladders.entry(key).await.map_err(kv_error)?;
+        Ok(entry
+            .filter(|e| e.operation == kv::Operation::Put)
+            .and_then(|e| LadderName::decode(&e.value)))
+    }
+
+    /// Enters a new ladder's name: false if the name is taken already (by any node).
+    pub async fn add_ladder_name(&self, ladder: &LadderName) -> Result<bool, Status> {
+        let key = ladder_key(&ladder.info.name);
+        match self
+            .ladders
+            .create(key.as_str(), ladder.encode().into())
+            .await
+        {
+            Ok(_) => {
+                self.ladder_names
+                    .lock()
+                    .expect("ladder names lock")
+                    .insert(key, ladder.clone());
+                Ok(true)
+            }
+            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(kv_error(e)),
+        }
     }
 
     /// Where `game_id`'s calls go; takes the lease when nobody holds it (the caller then serves
@@ -233,7 +354,7 @@ impl Cluster {
                 Some(entry) if entry.operation == kv::Operation::Put => {
                     let owner = String::from_utf8_lossy(&entry.value).into_owned();
                     if owner != self.me {
-                        return Ok(Route::Owner(self.peer(&owner)?));
+                        return Ok(Route::Owner(GamesClient::new(self.channel(&owner)?)));
                     }
                     // Our own address from an earlier process on it: take it over by revision.
                     self.owners
@@ -322,10 +443,11 @@ impl Cluster {
             .insert(game_id.to_string(), lease);
     }
 
-    fn peer(&self, url: &str) -> Result<GamesClient<Channel>, Status> {
+    /// The connection to the node at `url` (made once, kept).
+    pub fn channel(&self, url: &str) -> Result<Channel, Status> {
         let mut peers = self.peers.lock().expect("peers lock");
-        if let Some(client) = peers.get(url) {
-            return Ok(client.clone());
+        if let Some(channel) = peers.get(url) {
+            return Ok(channel.clone());
         }
         let channel = Channel::from_shared(url.to_string())
             .map_err(|e| Status::internal(format!("bad owner address {url:?} in the lease: {e}")))?
@@ -340,9 +462,8 @@ impl Cluster {
             .keep_alive_timeout(Duration::from_secs(3))
             .keep_alive_while_idle(true)
             .connect_lazy();
-        let client = GamesClient::new(channel);
-        peers.insert(url.to_string(), client.clone());
-        Ok(client)
+        peers.insert(url.to_string(), channel.clone());
+        Ok(channel)
     }
 
     /// Every game: the directory's summaries, with this node's own (fresher) for the games it
@@ -466,41 +587,44 @@ enum Renewal {
     Lost(String),
 }
 
-/// Follows the directory bucket into a map, and returns once the map holds the whole bucket as
-/// it was when the watch started (a node's first `ListGames` answer is complete).
-async fn follow_directory(
-    games: &kv::Store,
-) -> Result<Arc<Mutex<HashMap<String, pb::GameSummary>>>, String> {
-    let directory: Arc<Mutex<HashMap<String, pb::GameSummary>>> = Arc::default();
+/// Follows a bucket into a map of its decoded values (a value that does not decode is left
+/// out), and returns once the map holds the whole bucket as it was when the watch started (a
+/// node's first `ListGames` answer is complete).
+async fn follow_bucket<T: Send + 'static>(
+    bucket: &kv::Store,
+    decode: fn(&[u8]) -> Option<T>,
+) -> Result<Arc<Mutex<HashMap<String, T>>>, String> {
+    let map: Arc<Mutex<HashMap<String, T>>> = Arc::new(Mutex::new(HashMap::new()));
+    let name = bucket.name.clone();
     // `watch_all` delivers only changes made after it starts (DeliverPolicy::New): a node
     // started after the others listed none of their games. The last value of every key, then
     // the changes.
-    let mut updates = games
+    let mut updates = bucket
         .watch_with_history(">")
         .await
-        .map_err(|e| format!("NATS: cannot follow the directory bucket: {e}"))?;
-    let empty = games
+        .map_err(|e| format!("NATS: cannot follow the bucket {name}: {e}"))?;
+    let empty = bucket
         .status()
         .await
-        .map_err(|e| format!("NATS: cannot read the directory bucket: {e}"))?
+        .map_err(|e| format!("NATS: cannot read the bucket {name}: {e}"))?
         .values()
         == 0;
     let (loaded, mut is_loaded) = tokio::sync::watch::channel(empty);
-    let following = directory.clone();
+    let following = map.clone();
     tokio::spawn(async move {
         while let Some(entry) = updates.next().await {
             let Ok(entry) = entry else { continue };
             let caught_up = entry.delta == 0;
             {
-                let mut directory = following.lock().expect("directory lock");
+                let mut map = following.lock().expect("followed bucket lock");
                 match entry.operation {
                     kv::Operation::Put => {
-                        if let Ok(summary) = pb::GameSummary::decode(entry.value.as_ref()) {
-                            directory.insert(entry.key, summary);
+                        if let Some(value) = decode(entry.value.as_ref()) {
+                            map.insert(entry.key, value);
                         }
                     }
                     _ => {
-                        directory.remove(&entry.key);
+                        map.remove(&entry.key);
                     }
                 }
             }
@@ -511,13 +635,9 @@ async fn follow_directory(
     });
     tokio::time::timeout(DIRECTORY_LOAD, is_loaded.wait_for(|done| *done))
         .await
-        .map_err(|_| {
-            format!(
-                "NATS: the directory bucket {GAMES_BUCKET} did not load within {DIRECTORY_LOAD:?}"
-            )
-        })?
-        .map_err(|_| format!("NATS: the watch of the directory bucket {GAMES_BUCKET} ended"))?;
-    Ok(directory)
+        .map_err(|_| format!("NATS: the bucket {name} did not load within {DIRECTORY_LOAD:?}"))?
+        .map_err(|_| format!("NATS: the watch of the bucket {name} ended"))?;
+    Ok(map)
 }
 
 /// How long a node may take to read the whole directory at start.

@@ -389,7 +389,7 @@ pub async fn run(
             secret: config.webhook_secret.clone().unwrap_or_default(),
             retry_for: config.webhook_retry_for,
         };
-        webhooks.start(&registry, &directory, cluster)?;
+        webhooks.start(&registry, &directory, cluster.clone())?;
     }
     // Told when the server stops: the tasks that hold the store end then, or the store's
     // writer would wait for them for ever (a SIGTERM with --retain-finished never ended).
@@ -413,6 +413,7 @@ pub async fn run(
             games_per_hour: config.ladder_games_per_hour,
         },
         ladders_stopped,
+        cluster,
     )
     .await?;
 

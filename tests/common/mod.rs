@@ -314,6 +314,19 @@ impl Server {
         let _ = self.child.wait();
     }
 
+    /// SIGTERM: waits until the server stopped by itself (within 30 s) and asserts it stopped
+    /// cleanly.
+    pub fn terminate(&mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        let status = wait_with_timeout(&mut self.child, Duration::from_secs(30));
+        assert!(
+            status.success(),
+            "the server stopped on SIGTERM with {status}"
+        );
+    }
+
     /// A new process on the same port and data dir.
     pub fn restart(&mut self) {
         self.kill9();

@@ -1,17 +1,23 @@
 //! The `gangs.v1.Ladders` gRPC service: checks each request's key and shape (names, options,
-//! bot keys), then asks the ladder. Bot keys are 256 random bits shown once; the ladder's log
-//! keeps only their SHA-256.
+//! bot keys), then asks the ladder, here or (on a cluster) on the node that runs it
+//! (`LaddersService::route`, `nodes.rs`). Bot keys are 256 random bits shown once; the
+//! ladder's log keeps only their SHA-256.
 
+use super::nodes::{self, Place};
 use super::records::{entry_name, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
-use crate::api::{Access, GamesService};
+use crate::api::{Access, Credentials, GamesService};
+use crate::cluster::Cluster;
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
+use pb::ladders_client::LaddersClient;
 use pb::ladders_server::Ladders as LaddersRpc;
 use sha2::{Digest, Sha256};
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio_stream::Stream;
+use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 /// Longest ladder and bot names, and versions (a seat's name "bot@version" fits the games'
@@ -83,6 +89,7 @@ impl LaddersService {
         admin_key: Option<String>,
         policy: Policy,
         stop: tokio::sync::watch::Receiver<bool>,
+        cluster: Option<Arc<Cluster>>,
     ) -> Result<LaddersService, String> {
         let ctx = Context {
             store,
@@ -92,21 +99,49 @@ impl LaddersService {
             stop,
         };
         Ok(LaddersService {
-            ladders: Ladders::restore(ctx).await?,
+            ladders: Ladders::restore(ctx, cluster).await?,
             games,
             rerating: Arc::new(tokio::sync::Semaphore::new(1)),
             heavy: Arc::new(tokio::sync::Semaphore::new(1)),
         })
     }
 
-    /// The ladder's entry for `bot` and `version` (empty: "1").
+    /// Where a call for ladder `name` runs: here (the ladder and the request come back), or on
+    /// the node of the cluster that runs the ladder: `forward` sends it there with the
+    /// caller's key (that node checks it again), and its answer is the answer.
+    async fn route<R, T, F>(
+        &self,
+        name: &str,
+        request: Request<R>,
+        forward: impl FnOnce(LaddersClient<Channel>, Request<R>) -> F,
+    ) -> Result<Routed<R, T>, Status>
+    where
+        F: Future<Output = Result<Response<T>, Status>>,
+    {
+        let forwarded = request.metadata().contains_key(nodes::FORWARDED);
+        match self.ladders.route(name, forwarded).await? {
+            Place::Here(ladder) => Ok(Routed::Here(ladder, request)),
+            Place::There(channel) => {
+                let (credentials, message) = Credentials::split(request);
+                let mut request = credentials.on(message);
+                request.metadata_mut().insert(
+                    nodes::FORWARDED,
+                    tonic::metadata::MetadataValue::from_static("1"),
+                );
+                Ok(Routed::There(
+                    forward(LaddersClient::new(channel), request).await?,
+                ))
+            }
+        }
+    }
+
+    /// The entry for `bot` and `version` (empty: "1") of a ladder this node runs.
     async fn entry(
         &self,
-        ladder: &str,
+        ladder: Arc<Ladder>,
         bot: &str,
         version: &str,
     ) -> Result<(Arc<Ladder>, usize), Status> {
-        let ladder = self.ladders.get(ladder)?;
         let version = version_of(version)?;
         check_name("bot", bot, MAX_BOT_NAME)?;
         let name = entry_name(bot, &version);
@@ -301,6 +336,28 @@ fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, Status> {
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::LadderEvent, Status>> + Send>>;
 
+/// A call served here (the ladder, the request), or answered by the node that runs its ladder.
+enum Routed<R, T> {
+    Here(Arc<Ladder>, Request<R>),
+    There(Response<T>),
+}
+
+/// Serves `$request` here, or returns the answer of the node that runs ladder `$name` to
+/// `$call` forwarded there.
+macro_rules! here_or_return {
+    ($service:expr, $name:expr, $request:expr, $call:ident) => {
+        match $service
+            .route(&$name, $request, |mut node, request| async move {
+                node.$call(request).await
+            })
+            .await?
+        {
+            Routed::Here(ladder, request) => (ladder, request),
+            Routed::There(answer) => return Ok(answer),
+        }
+    };
+}
+
 #[tonic::async_trait]
 impl LaddersRpc for LaddersService {
     async fn create_ladder(
@@ -323,10 +380,7 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::ListLaddersResponse>, Status> {
         self.games
             .check_key(&request, Access::Player, "list ladders")?;
-        let mut ladders = Vec::new();
-        for ladder in self.ladders.all() {
-            ladders.push(ladder.state.lock().await.info.clone());
-        }
+        let ladders = self.ladders.list().await;
         Ok(Response::new(pb::ListLaddersResponse { ladders }))
     }
 
@@ -339,8 +393,9 @@ impl LaddersRpc for LaddersService {
             self.games
                 .check_key(&request, Access::Admin, "register bots")?;
         }
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, register_bot);
         let request = request.into_inner();
-        let ladder = self.ladders.get(&request.ladder)?;
         check_name("bot", &request.bot, MAX_BOT_NAME)?;
         if request.bot.starts_with(house::HOUSE_PREFIX) {
             return Err(Status::invalid_argument(format!(
@@ -374,23 +429,32 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::QueueRequest>,
     ) -> Result<Response<EventStream>, Status> {
-        let request = request.into_inner();
-        crate::bounds::check_len("bot_key", &request.bot_key, MAX_BOT_KEY_BYTES)?;
-        if request.bot_key.is_empty() {
+        let checked = request.get_ref();
+        crate::bounds::check_len("bot_key", &checked.bot_key, MAX_BOT_KEY_BYTES)?;
+        if checked.bot_key.is_empty() {
             return Err(Status::unauthenticated(
                 "bot_key is required: the key RegisterBot printed (gangs ladder register)",
             ));
         }
-        if request.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
+        if checked.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
             return Err(Status::invalid_argument(format!(
                 "{} acknowledged games, more than the limit of {MAX_ACKNOWLEDGED}",
-                request.acknowledged_game_ids.len()
+                checked.acknowledged_game_ids.len()
             )));
         }
-        for id in &request.acknowledged_game_ids {
+        for id in &checked.acknowledged_game_ids {
             crate::bounds::check_game_id(id)?;
         }
-        let ladder = self.ladders.get(&request.ladder)?;
+        let name = checked.ladder.clone();
+        let forward = |mut node: LaddersClient<Channel>, request| async move {
+            // Piped through: the bot hears the running node's events, its end included.
+            let events = node.queue(request).await?.into_inner();
+            Ok(Response::new(Box::pin(events) as EventStream))
+        };
+        let (ladder, request) = match self.route(&name, request, forward).await? {
+            Routed::Here(ladder, request) => (ladder, request.into_inner()),
+            Routed::There(answer) => return Ok(answer),
+        };
         let events = ladder.queue(request).await?;
         crate::metrics::ladder_queued(&ladder.name);
         Ok(Response::new(Box::pin(
@@ -404,7 +468,8 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::StandingsResponse>, Status> {
         self.games
             .check_key(&request, Access::Player, "read standings")?;
-        let ladder = self.ladders.get(&request.get_ref().ladder)?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, standings);
         let state = ladder.state.lock().await;
         let mut response = pb::StandingsResponse {
             ladder: Some(state.info.clone()),
@@ -446,8 +511,9 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::LadderGamesResponse>, Status> {
         self.games
             .check_key(&request, Access::Player, "list ladder games")?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, ladder_games);
         let request = request.into_inner();
-        let ladder = self.ladders.get(&request.ladder)?;
         let after = parse_page_token(&request.page_token)?;
         let size = match request.page_size as usize {
             0 => DEFAULT_PAGE,
@@ -492,10 +558,10 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::PauseBotResponse>, Status> {
         self.games
             .check_key(&request, Access::Admin, "pause bots")?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, pause_bot);
         let request = request.into_inner();
-        let (ladder, index) = self
-            .entry(&request.ladder, &request.bot, &request.version)
-            .await?;
+        let (ladder, index) = self.entry(ladder, &request.bot, &request.version).await?;
         let mut state = ladder.state.lock().await;
         let entry = &state.entries[index];
         if entry.retired {
@@ -534,10 +600,10 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::RetireBotResponse>, Status> {
         self.games
             .check_key(&request, Access::Admin, "retire bots")?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, retire_bot);
         let request = request.into_inner();
-        let (ladder, index) = self
-            .entry(&request.ladder, &request.bot, &request.version)
-            .await?;
+        let (ladder, index) = self.entry(ladder, &request.bot, &request.version).await?;
         let mut state = ladder.state.lock().await;
         let entry = &state.entries[index];
         if entry.retired {
@@ -558,7 +624,8 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::RerateLadderResponse>, Status> {
         self.games
             .check_key(&request, Access::Admin, "rerate ladders")?;
-        let ladder = self.ladders.get(&request.get_ref().ladder)?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, _) = here_or_return!(self, name, request, rerate_ladder);
         let _one_at_a_time = self.rerating.try_acquire().map_err(|_| {
             Status::resource_exhausted(
                 "another ladder is being rerated (one at a time per server): try again when it is done",

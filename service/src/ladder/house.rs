@@ -79,7 +79,7 @@ pub async fn run(ladder: Arc<Ladder>) {
                 Ok(index) => break index,
                 Err(status) => {
                     tracing::warn!(ladder = %ladder.name, house = %name, "registering a house bot: {} (retrying)", status.message());
-                    if !ladder.ctx.pause(REQUEUE_AFTER).await {
+                    if !ladder.pause(REQUEUE_AFTER).await {
                         return;
                     }
                 }
@@ -113,7 +113,7 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
         };
         match ladder.queue_entry(index, &request).await {
             Ok(mut events) => {
-                let mut stop = ladder.ctx.stop.clone();
+                let mut stop = ladder.stop.clone();
                 loop {
                     let event = tokio::select! {
                         _ = stop.wait_for(|s| *s) => return,
@@ -156,7 +156,7 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
                 tracing::warn!(ladder = %ladder.name, house = %name, "queueing a house bot: {}", status.message());
             }
         }
-        if !ladder.ctx.pause(REQUEUE_AFTER).await {
+        if !ladder.pause(REQUEUE_AFTER).await {
             return;
         }
     }
@@ -184,7 +184,7 @@ async fn play_to_end(
     matched: &pb::ladder_event::Matched,
 ) {
     let mut from_seq = 0;
-    let mut stop = ladder.ctx.stop.clone();
+    let mut stop = ladder.stop.clone();
     loop {
         let request = ladder.ctx.request(pb::WatchRequest {
             game_id: matched.game_id.clone(),
@@ -233,7 +233,7 @@ async fn play_to_end(
                 }
             }
         }
-        if !ladder.ctx.pause(REQUEUE_AFTER / 4).await {
+        if !ladder.pause(REQUEUE_AFTER / 4).await {
             return;
         }
     }

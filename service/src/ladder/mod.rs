@@ -10,6 +10,8 @@
 //! - `play.rs`: one game of a match: create, seat, watch to the end, rate;
 //! - `house.rs`: the server's own bots on a ladder (shipped policies, played in-process);
 //! - `rerate.rs`: the leaderboard recomputed from the games' own logs, compared with the kept one;
+//! - `nodes.rs`: ladders on a cluster: one node runs each ladder (its turn), the others
+//!   forward its calls there; names unique and known to every node;
 //! - `api.rs`: the `gangs.v1.Ladders` service.
 //!
 //! Here: the directory of ladders, one ladder's runtime (its state behind one lock that also
@@ -24,12 +26,14 @@ pub mod api;
 pub mod fit;
 pub mod house;
 pub mod matchmaker;
+pub mod nodes;
 pub mod play;
 pub mod rating;
 pub mod records;
 pub mod rerate;
 
 use crate::api::GamesService;
+use crate::cluster::Cluster;
 use crate::store::{Store, StoreErrorKind};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -89,18 +93,14 @@ impl Context {
         }
         request
     }
+}
 
-    pub fn stopping(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    /// Sleeps `pause`; false when the server stops meanwhile.
-    pub async fn pause(&self, pause: Duration) -> bool {
-        let mut stop = self.stop.clone();
-        tokio::select! {
-            _ = stop.wait_for(|s| *s) => false,
-            _ = tokio::time::sleep(pause) => !self.stopping(),
-        }
+/// Sleeps `pause`; false when `stop` turns true meanwhile.
+async fn pause_unless(stop: &watch::Receiver<bool>, pause: Duration) -> bool {
+    let mut stopped = stop.clone();
+    tokio::select! {
+        _ = stopped.wait_for(|s| *s) => false,
+        _ = tokio::time::sleep(pause) => !*stop.borrow(),
     }
 }
 
@@ -126,6 +126,9 @@ pub struct Ladder {
     next_session: AtomicU64,
     wake: Notify,
     pub name: String,
+    /// True when this node stops running the ladder: the server stops, or (on a cluster)
+    /// another node took its turn. Every task of the ladder ends then.
+    stop: watch::Receiver<bool>,
 }
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
@@ -133,7 +136,7 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 }
 
 impl Ladder {
-    fn new(ctx: Arc<Context>, state: LadderState) -> Arc<Ladder> {
+    fn new(ctx: Arc<Context>, state: LadderState, stop: watch::Receiver<bool>) -> Arc<Ladder> {
         Arc::new(Ladder {
             ctx,
             name: state.info.name.clone(),
@@ -141,7 +144,18 @@ impl Ladder {
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
             wake: Notify::new(),
+            stop,
         })
+    }
+
+    /// Whether this node stopped running the ladder.
+    pub fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Sleeps `pause`; false when this node stops running the ladder meanwhile.
+    pub async fn pause(&self, pause: Duration) -> bool {
+        pause_unless(&self.stop, pause).await
     }
 
     /// Appends one record and applies it once durable. A failed append reloads the state from
@@ -270,9 +284,20 @@ impl Ladder {
         }
     }
 
+    /// Ends every Queue stream with `status` (this node stops running the ladder).
+    fn close_all(&self, status: Status) {
+        let sessions: Vec<Session> = {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            sessions.drain().map(|(_, s)| s).collect()
+        };
+        for session in sessions {
+            let _ = session.tx.try_send(Err(status.clone()));
+        }
+    }
+
     /// The matchmaker: a round on every queue, result and pause, and at least every second.
     async fn matchmaker(self: Arc<Self>) {
-        let mut stop = self.ctx.stop.clone();
+        let mut stop = self.stop.clone();
         loop {
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => {
@@ -434,19 +459,24 @@ impl Ladder {
             .iter()
             .map(String::as_str)
             .collect();
-        // Games of this entry not over yet whose seat is known: sent again.
+        // Games of this entry not over yet and not acknowledged: sent again (once their seat
+        // is known; the others are sent when it is). They are this stream's games: they count
+        // toward its max_games, and it ends once they are over too.
+        let mut resent = HashSet::new();
         for m in state
             .matches
             .values()
             .filter(|m| m.entries.contains(&index))
         {
             for (g, game) in m.games.iter().enumerate() {
-                let Some(game_id) = &game.game_id else {
-                    continue;
-                };
-                if game.result.is_some() || acknowledged.contains(game_id.as_str()) {
+                let acknowledged = game
+                    .game_id
+                    .as_ref()
+                    .is_some_and(|id| acknowledged.contains(id.as_str()));
+                if game.result.is_some() || acknowledged {
                     continue;
                 }
+                resent.insert((m.no, g as u32));
                 if let Some(event) = play::matched_event(&state, m, g, index) {
                     let event = pb::LadderEvent { event: Some(event) };
                     let _ = tx.try_send(Ok(event));
@@ -465,8 +495,9 @@ impl Ladder {
             id,
             tx: tx.clone(),
             max_concurrent: request.max_concurrent.clamp(1, MAX_CONCURRENT),
-            remaining: (request.max_games > 0).then_some(request.max_games),
-            open: HashSet::new(),
+            remaining: (request.max_games > 0)
+                .then(|| request.max_games.saturating_sub(resent.len() as u32)),
+            open: resent,
             since_unix_ms: crate::actor::unix_ms(),
         };
         let replaced = self
@@ -488,7 +519,7 @@ impl Ladder {
     /// Heartbeats on one Queue stream until it closes or is replaced.
     async fn heartbeat(self: Arc<Self>, index: usize, session: u64, tx: EventSender) {
         loop {
-            if !self.ctx.pause(HEARTBEAT_EVERY).await || tx.is_closed() {
+            if !self.pause(HEARTBEAT_EVERY).await || tx.is_closed() {
                 return;
             }
             let playing = self.state.lock().await.entries[index].playing;
@@ -519,19 +550,31 @@ impl Ladder {
 /// Every ladder of the server, by name.
 pub struct Ladders {
     ctx: Arc<Context>,
+    /// The ladders this node runs: every ladder on a single node; on a cluster, those whose
+    /// turn it holds (`nodes.rs`).
     ladders: RwLock<HashMap<String, Arc<Ladder>>>,
     /// Creations one at a time: a name is taken once.
     creating: tokio::sync::Mutex<()>,
+    /// Set on a cluster: the others run the rest of the ladders.
+    cluster: Option<Arc<Cluster>>,
+    /// On a cluster, the ladders this node contends for (a task each, `nodes::keep`).
+    keepers: Mutex<HashSet<String>>,
 }
 
 impl Ladders {
-    /// Rebuilds every ladder from its log and resumes its matchmaker and unfinished games.
-    pub async fn restore(ctx: Context) -> Result<Arc<Ladders>, String> {
+    /// Rebuilds every ladder from its log and resumes its matchmaker and unfinished games; on
+    /// a cluster, contends for the turn of every ladder instead (`nodes.rs`).
+    pub async fn restore(
+        ctx: Context,
+        cluster: Option<Arc<Cluster>>,
+    ) -> Result<Arc<Ladders>, String> {
         let ctx = Arc::new(ctx);
         let ladders = Arc::new(Ladders {
             ctx: ctx.clone(),
             ladders: RwLock::default(),
             creating: tokio::sync::Mutex::new(()),
+            cluster,
+            keepers: Mutex::default(),
         });
         let ids = ctx
             .store
@@ -551,30 +594,41 @@ impl Ladders {
                     continue;
                 }
             };
-            let unfinished: Vec<(u64, u32)> = state
-                .matches
-                .values()
-                .flat_map(|m| {
-                    m.games
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, g)| g.result.is_none())
-                        .map(|(g, _)| (m.no, g as u32))
-                })
-                .collect();
-            tracing::info!(ladder = %state.info.name, bots = state.entries.len(), matches = state.matches.len(), unfinished = unfinished.len(), "rebuilt a ladder from its log");
-            let ladder = ladders.start(state);
-            for (no, game) in unfinished {
-                tokio::spawn(play::run_game(ladder.clone(), no, game));
+            if ladders.cluster.is_some() {
+                // Made before the cluster kept ladders' names: entered now (a name taken
+                // meanwhile keeps its first ladder).
+                ladders.adopt(&state).await?;
+                continue;
             }
+            tracing::info!(ladder = %state.info.name, bots = state.entries.len(), matches = state.matches.len(), "rebuilt a ladder from its log");
+            ladders.start(state, ctx.stop.clone());
+        }
+        if ladders.cluster.is_some() {
+            ladders.clone().contend();
         }
         Ok(ladders)
     }
 
-    fn start(&self, state: LadderState) -> Arc<Ladder> {
-        let ladder = Ladder::new(self.ctx.clone(), state);
+    /// Runs a ladder here until `stop`: its matchmaker, its house bots and its unfinished
+    /// games.
+    fn start(&self, state: LadderState, stop: watch::Receiver<bool>) -> Arc<Ladder> {
+        let unfinished: Vec<(u64, u32)> = state
+            .matches
+            .values()
+            .flat_map(|m| {
+                m.games
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| g.result.is_none())
+                    .map(|(g, _)| (m.no, g as u32))
+            })
+            .collect();
+        let ladder = Ladder::new(self.ctx.clone(), state, stop);
         tokio::spawn(ladder.clone().matchmaker());
         tokio::spawn(house::run(ladder.clone()));
+        for (no, game) in unfinished {
+            tokio::spawn(play::run_game(ladder.clone(), no, game));
+        }
         self.ladders
             .write()
             .expect("ladders lock")
@@ -601,26 +655,43 @@ impl Ladders {
             })
     }
 
-    pub fn all(&self) -> Vec<Arc<Ladder>> {
-        let mut all: Vec<_> = self
+    /// Every ladder's creation, by name: the ones this node runs, and on a cluster the
+    /// others' too.
+    pub async fn list(&self) -> Vec<pb::Ladder> {
+        let running: Vec<Arc<Ladder>> = self
             .ladders
             .read()
             .expect("ladders lock")
             .values()
             .cloned()
             .collect();
+        let mut all: HashMap<String, pb::Ladder> = match &self.cluster {
+            Some(cluster) => cluster
+                .ladder_names()
+                .into_iter()
+                .map(|(name, l)| (name, l.info))
+                .collect(),
+            None => HashMap::new(),
+        };
+        for ladder in running {
+            let info = ladder.state.lock().await.info.clone();
+            all.insert(info.name.clone(), info);
+        }
+        let mut all: Vec<pb::Ladder> = all.into_values().collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
     }
 
-    /// Logs a new ladder (checked by the caller) under a fresh log id and starts it.
-    pub async fn create(&self, info: pb::Ladder) -> Result<pb::Ladder, Status> {
+    /// Logs a new ladder (checked by the caller) under a fresh log id and starts it (on a
+    /// cluster: enters its name, then runs it here, `nodes.rs`).
+    pub async fn create(self: &Arc<Self>, info: pb::Ladder) -> Result<pb::Ladder, Status> {
         let _one_at_a_time = self.creating.lock().await;
-        if self.get(&info.name).is_ok() {
-            return Err(Status::already_exists(format!(
-                "ladder {} exists already: choose another name",
-                gangs_proto::quoted(&info.name)
-            )));
+        let taken = match &self.cluster {
+            Some(cluster) => cluster.ladder_name(&info.name).await?.is_some(),
+            None => self.get(&info.name).is_ok(),
+        };
+        if taken {
+            return Err(name_taken(&info.name));
         }
         let log_id = loop {
             let id = records::new_log_id();
@@ -640,9 +711,19 @@ impl Ladders {
             Ok(Err(e)) => return Err(unavailable("the ladder could not be saved", e)),
             Err(_) => return Err(Status::unavailable("the server is shutting down")),
         }
+        if self.cluster.is_some() {
+            return self.enter_new(log_id, info).await;
+        }
         let mut state = LadderState::new(log_id, info.clone());
         state.last_seq = 1;
-        self.start(state);
+        self.start(state, self.ctx.stop.clone());
         Ok(info)
     }
+}
+
+fn name_taken(name: &str) -> Status {
+    Status::already_exists(format!(
+        "ladder {} exists already: choose another name",
+        gangs_proto::quoted(name)
+    ))
 }

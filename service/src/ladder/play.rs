@@ -47,13 +47,13 @@ where
 {
     let mut pause = RETRY_FIRST;
     loop {
-        if ladder.ctx.stopping() {
+        if ladder.stopping() {
             return None;
         }
         match call().await {
             Err(status) if transient(&status) => {
                 tracing::debug!(ladder = %ladder.name, "{what}: {} (retrying)", status.message());
-                if !ladder.ctx.pause(pause).await {
+                if !ladder.pause(pause).await {
                     return None;
                 }
                 pause = (pause * 2).min(RETRY_MOST);
@@ -206,9 +206,9 @@ async fn seat_game(
 /// dropped stream); that update. None when the server stops.
 async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Option<pb::Update> {
     let mut pause = RETRY_FIRST;
-    let mut stop = ladder.ctx.stop.clone();
+    let mut stop = ladder.stop.clone();
     loop {
-        if ladder.ctx.stopping() {
+        if ladder.stopping() {
             return None;
         }
         let request = ladder.ctx.request(pb::WatchRequest {
@@ -247,7 +247,7 @@ async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Opti
             }
             Err(_) => {}
         }
-        if !ladder.ctx.pause(pause).await {
+        if !ladder.pause(pause).await {
             return None;
         }
         pause = (pause * 2).min(RETRY_MOST);
@@ -388,7 +388,7 @@ async fn record_result(
             Err(status) => {
                 tracing::warn!(ladder = %ladder.name, game = %game_id, "rating a game: {} (retrying)", status.message());
                 drop(state);
-                if !ladder.ctx.pause(RETRY_MOST).await {
+                if !ladder.pause(RETRY_MOST).await {
                     return;
                 }
                 state = ladder.state.lock().await;
