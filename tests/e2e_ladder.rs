@@ -162,7 +162,12 @@ pub(crate) async fn pause_all_until_games_end(
         let (code, out) = gangs_cli(server, &["ladder", "pause", LADDER, name]);
         assert_eq!(code, 0, "{out}");
     }
-    until("every ladder game over", 300, || {
+    every_game_over(client, 300).await;
+}
+
+/// Waits until every game of the ladder is over; panics after `secs`.
+pub(crate) async fn every_game_over(client: &LaddersClient<Channel>, secs: u64) {
+    until("every ladder game over", secs, || {
         let mut client = client.clone();
         async move {
             ladder_games(&mut client)
@@ -249,16 +254,7 @@ async fn a_gang_of_four_ladder_plays_rates_and_survives_a_sigkill() {
         assert!(status.success(), "a ladder bot failed: {status:?}");
     }
     // Games matched to a bot that had played its share are played on its clock: all end.
-    until("every ladder game over", 120, || {
-        let mut client = client.clone();
-        async move {
-            ladder_games(&mut client)
-                .await
-                .iter()
-                .all(|g| g.finished_unix_ms.is_some())
-        }
-    })
-    .await;
+    every_game_over(&client, 120).await;
 
     let games = ladder_games(&mut client).await;
     let ids: HashSet<&str> = games.iter().map(|g| g.game_id.as_str()).collect();

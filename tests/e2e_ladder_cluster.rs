@@ -13,7 +13,8 @@
 
 use crate::common;
 use crate::e2e_ladder::{
-    create_ladder, ladder_bot, ladder_games, ladders, register, standings, until, LADDER,
+    create_ladder, every_game_over, ladder_bot, ladder_games, ladders, register, standings, until,
+    LADDER,
 };
 
 use common::observe::{free_port, scrape};
@@ -130,16 +131,7 @@ async fn a_ladder_runs_on_one_node_and_is_played_through_every_node() {
 
     a.restart();
     let mut on_a = ladders(&a).await;
-    until("every ladder game over", 120, || {
-        let mut on_b = on_b.clone();
-        async move {
-            ladder_games(&mut on_b)
-                .await
-                .iter()
-                .all(|g| g.finished_unix_ms.is_some())
-        }
-    })
-    .await;
+    every_game_over(&on_b, 120).await;
     let games = ladder_games(&mut on_a).await;
     assert_eq!(games, ladder_games(&mut on_b).await);
     // 3 + 6 games each; a game matched while a stream broke may come on top (played on the

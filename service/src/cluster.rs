@@ -158,30 +158,18 @@ impl Cluster {
             num_replicas: replicas.max(1),
             ..Default::default()
         };
+        // Names live on disk: the last value of each key.
+        let names = |bucket: &str| kv::Config {
+            bucket: bucket.to_string(),
+            history: 1,
+            storage: jetstream::stream::StorageType::File,
+            num_replicas: replicas.max(1),
+            ..Default::default()
+        };
         let owners = open_bucket(js, leases(OWNERS_BUCKET)).await?;
-        let games = open_bucket(
-            js,
-            kv::Config {
-                bucket: GAMES_BUCKET.to_string(),
-                history: 1,
-                storage: jetstream::stream::StorageType::File,
-                num_replicas: replicas.max(1),
-                ..Default::default()
-            },
-        )
-        .await?;
+        let games = open_bucket(js, names(GAMES_BUCKET)).await?;
         let senders = open_bucket(js, leases(SENDERS_BUCKET)).await?;
-        let ladders = open_bucket(
-            js,
-            kv::Config {
-                bucket: LADDERS_BUCKET.to_string(),
-                history: 1,
-                storage: jetstream::stream::StorageType::File,
-                num_replicas: replicas.max(1),
-                ..Default::default()
-            },
-        )
-        .await?;
+        let ladders = open_bucket(js, names(LADDERS_BUCKET)).await?;
         let directory = follow_bucket(&games, |value| pb::GameSummary::decode(value).ok()).await?;
         let ladder_names = follow_bucket(&ladders, LadderName::decode).await?;
         let cluster = Arc::new(Cluster {

@@ -302,8 +302,9 @@ impl Ladder {
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => {
                     // The Queue streams end with the server (a graceful shutdown waits for
-                    // every open stream).
+                    // every open stream), or when another node of a cluster takes the ladder.
                     self.sessions.lock().expect("sessions lock").clear();
+                    crate::metrics::ladder_bots_queued(&self.name, 0);
                     return;
                 }
                 _ = self.wake.notified() => {}

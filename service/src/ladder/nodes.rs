@@ -214,8 +214,9 @@ impl Ladders {
                 let state = match LadderState::rebuild(&log_id, &records) {
                     Ok(state) => state,
                     Err(e) => {
+                        // Stays among the keepers: not tried again until a restart.
                         tracing::error!(ladder = %name, log = %log_id, "the ladder's log does not rebuild: this node leaves the ladder out: {e}");
-                        break;
+                        return;
                     }
                 };
                 let Some(this) = ladders.upgrade() else { break };
