@@ -55,6 +55,15 @@ const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// stream) before it answers UNAVAILABLE.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a forwarded call may wait for its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Patience {
+    /// At most [`FORWARD_TIMEOUT`]: a game's calls.
+    Brief,
+    /// As long as the peer lives: a ladder's calls (a rerate reads every game).
+    Long,
+}
+
 /// Where a game's calls go.
 pub enum Route {
     /// This node runs the game.
@@ -75,8 +84,9 @@ pub struct Cluster {
     me: String,
     /// Games this node holds the lease of: the lease's revision, and when this node took it.
     owned: Mutex<HashMap<String, Lease>>,
-    /// Connections to the other nodes, by URL (games and ladders are forwarded over them).
-    peers: Mutex<HashMap<String, Channel>>,
+    /// Connections to the other nodes, by URL and patience (games and ladders are forwarded
+    /// over them).
+    peers: Mutex<HashMap<(String, Patience), Channel>>,
     games: kv::Store,
     /// Every game's summary as the directory bucket has it (followed by a KV watch).
     directory: Arc<Mutex<HashMap<String, pb::GameSummary>>>,
@@ -342,7 +352,8 @@ impl Cluster {
                 Some(entry) if entry.operation == kv::Operation::Put => {
                     let owner = String::from_utf8_lossy(&entry.value).into_owned();
                     if owner != self.me {
-                        return Ok(Route::Owner(GamesClient::new(self.channel(&owner)?)));
+                        let channel = self.channel(&owner, Patience::Brief)?;
+                        return Ok(Route::Owner(GamesClient::new(channel)));
                     }
                     // Our own address from an earlier process on it: take it over by revision.
                     self.owners
@@ -431,26 +442,32 @@ impl Cluster {
             .insert(game_id.to_string(), lease);
     }
 
-    /// The connection to the node at `url` (made once, kept).
-    pub fn channel(&self, url: &str) -> Result<Channel, Status> {
+    /// The connection to the node at `url` (made once, kept) for calls answered within
+    /// [`FORWARD_TIMEOUT`] (`Patience::Brief`), or for calls that may take longer (a ladder's
+    /// rerate or fit) and streams (`Patience::Long`: a silent peer is still dropped by the
+    /// keepalive).
+    pub fn channel(&self, url: &str, patience: Patience) -> Result<Channel, Status> {
         let mut peers = self.peers.lock().expect("peers lock");
-        if let Some(channel) = peers.get(url) {
+        let key = (url.to_string(), patience);
+        if let Some(channel) = peers.get(&key) {
             return Ok(channel.clone());
         }
-        let channel = Channel::from_shared(url.to_string())
+        let mut endpoint = Channel::from_shared(url.to_string())
             .map_err(|e| Status::internal(format!("bad owner address {url:?} in the lease: {e}")))?
             .connect_timeout(Duration::from_secs(2))
             // An owner that is paused or cut off still accepts TCP (the kernel answers): without
-            // these, a forwarded call would wait on it forever. A call unanswered within
-            // FORWARD_TIMEOUT answers UNAVAILABLE (clients retry with the same action id; the
-            // lease expires meanwhile), and a silent connection is dropped, breaking its streams
-            // so that watchers resume by seq.
-            .timeout(FORWARD_TIMEOUT)
+            // these, a forwarded call would wait on it forever. A silent connection is dropped,
+            // breaking its streams so that watchers resume by seq.
             .http2_keep_alive_interval(Duration::from_secs(2))
             .keep_alive_timeout(Duration::from_secs(3))
-            .keep_alive_while_idle(true)
-            .connect_lazy();
-        peers.insert(url.to_string(), channel.clone());
+            .keep_alive_while_idle(true);
+        if patience == Patience::Brief {
+            // A call unanswered within FORWARD_TIMEOUT (its headers, for a stream) answers
+            // UNAVAILABLE (clients retry with the same action id; the lease expires meanwhile).
+            endpoint = endpoint.timeout(FORWARD_TIMEOUT);
+        }
+        let channel = endpoint.connect_lazy();
+        peers.insert(key, channel.clone());
         Ok(channel)
     }
 

@@ -20,7 +20,7 @@
 //!   second writer, so two nodes that both believe they hold a ladder cannot fork its log.
 
 use super::{name_taken, pause_unless, records, Ladder, Ladders};
-use crate::cluster::LadderName;
+use crate::cluster::{LadderName, Patience};
 use gangs_proto::v1 as pb;
 use records::LadderState;
 use std::sync::Arc;
@@ -88,7 +88,7 @@ impl Ladders {
                     if forwarded {
                         return Err(changing_hands(name));
                     }
-                    return Ok(Place::There(cluster.channel(&url)?));
+                    return Ok(Place::There(cluster.channel(&url, Patience::Long)?));
                 }
                 // Nobody holds the turn (it is being taken), or this node took it and is
                 // rebuilding the ladder.
