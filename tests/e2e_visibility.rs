@@ -15,7 +15,7 @@ use gangs_games::the_gang::TheGangWire;
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::collections::HashSet;
 use std::future::Future;
 use tonic::transport::Channel;
@@ -71,23 +71,10 @@ async fn play_randomly(
                 .unwrap()
                 .into_inner();
             let update = stream.message().await.unwrap().unwrap();
-            if update.legal_actions.is_empty() {
-                continue;
+            if act_at_random(client, game_id, token, &update, &mut rng).await {
+                acted = true;
+                break;
             }
-            let action =
-                update.legal_actions[rng.random_range(0..update.legal_actions.len())].clone();
-            client
-                .act(pb::ActRequest {
-                    game_id: game_id.into(),
-                    token: token.clone(),
-                    action: Some(action),
-                    expected_seq: Some(update.seq),
-                    action_id: String::new(),
-                })
-                .await
-                .expect("a listed legal action is accepted");
-            acted = true;
-            break;
         }
         assert!(acted, "nobody could act in a running game");
     }

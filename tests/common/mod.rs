@@ -478,6 +478,32 @@ pub async fn create(
 }
 
 /// The whole log of a game.
+/// Plays one of `update`'s legal actions, chosen by `rng`, as the seat of `token` (the listed
+/// action must be accepted); false when the seat may not act.
+pub async fn act_at_random(
+    client: &mut GamesClient<Channel>,
+    game_id: &str,
+    token: &str,
+    update: &pb::Update,
+    rng: &mut impl rand::Rng,
+) -> bool {
+    if update.legal_actions.is_empty() {
+        return false;
+    }
+    let action = update.legal_actions[rng.random_range(0..update.legal_actions.len())].clone();
+    client
+        .act(pb::ActRequest {
+            game_id: game_id.into(),
+            token: token.into(),
+            action: Some(action),
+            expected_seq: Some(update.seq),
+            action_id: String::new(),
+        })
+        .await
+        .expect("a listed legal action is accepted");
+    true
+}
+
 pub async fn log(client: &mut GamesClient<Channel>, game_id: &str) -> Vec<pb::LogRecord> {
     let mut stream = client
         .get_log(pb::GetLogRequest {
