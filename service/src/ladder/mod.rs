@@ -583,11 +583,13 @@ impl Ladders {
             .await
             .map_err(|e| format!("listing the ladders: {e}"))?;
         for id in ids.into_iter().filter(|id| records::is_ladder_log(id)) {
-            let log = ctx
-                .store
-                .load_game(&id)
-                .await
-                .map_err(|e| format!("reading ladder log {id}: {e}"))?;
+            // On a cluster only the creation is needed here (the node that takes a ladder's
+            // turn reads the whole log then).
+            let log = match ladders.cluster {
+                Some(_) => ctx.store.read_range(&id, 0, 1).await,
+                None => ctx.store.load_game(&id).await,
+            }
+            .map_err(|e| format!("reading ladder log {id}: {e}"))?;
             let state = match LadderState::rebuild(&id, &log) {
                 Ok(state) => state,
                 Err(e) => {
