@@ -647,3 +647,41 @@ async fn follow_bucket<T: Send + 'static>(
 
 /// How long a node may take to read the whole directory at start.
 const DIRECTORY_LOAD: Duration = Duration::from_secs(60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ladder_name_survives_the_bucket_and_a_bad_value_is_none() {
+        let ladder = LadderName {
+            log_id: crate::ladder::records::new_log_id(),
+            info: pb::Ladder {
+                name: "class.2026".into(),
+                kind: "gang-of-four".into(),
+                players: 4,
+                ..Default::default()
+            },
+        };
+        assert_eq!(LadderName::decode(&ladder.encode()), Some(ladder.clone()));
+        // Too short for a log id, or a creation that does not decode.
+        assert_eq!(LadderName::decode(b"ladder"), None);
+        let mut bad = ladder.log_id.clone().into_bytes();
+        bad.extend_from_slice(&[0xff, 0xff, 0xff]);
+        assert_eq!(LadderName::decode(&bad), None);
+    }
+
+    #[test]
+    fn keys_are_valid_nats_keys_whatever_the_name() {
+        // KV keys allow letters, digits, '-', '_', '/', '=' and inner dots only; ladder names
+        // may start or end with a dot.
+        for name in [".x", "a..b", "end.", "A-b_c"] {
+            let key = ladder_key(name);
+            assert!(key.chars().all(|c| c.is_ascii_hexdigit()), "{key}");
+            assert_ne!(ladder_key(name), ladder_key("other"));
+        }
+        let turn = turn_key("ladder class");
+        assert_eq!(turn.len(), 64);
+        assert_ne!(turn, turn_key("http://127.0.0.1:9/hooks"));
+    }
+}
