@@ -131,11 +131,7 @@ fn ladder_key(name: &str) -> String {
 
 /// A turn's key: the SHA-256 of its name in hex (a webhook URL is no valid KV key).
 fn turn_key(name: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(name.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::secret::sha256_hex(name)
 }
 
 fn kv_error(e: impl std::fmt::Display) -> Status {

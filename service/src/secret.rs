@@ -1,5 +1,16 @@
 //! Comparing secrets a client sends (API keys, seat tokens, invitations) with the ones the host
-//! holds, without telling a prober how much of its guess was right.
+//! holds, without telling a prober how much of its guess was right; and the one digest the host
+//! keeps of a secret or makes a key of a name with.
+
+/// SHA-256 of `text`, in lower-case hex: a bot key as the ladder keeps it, a KV key made of a
+/// name that KV keys may not hold (a webhook's URL, a turn's name).
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Equality whose time does not depend on where the first difference is.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

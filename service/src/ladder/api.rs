@@ -12,7 +12,6 @@ use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
 use pb::ladders_client::LaddersClient;
 use pb::ladders_server::Ladders as LaddersRpc;
-use sha2::{Digest, Sha256};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -41,10 +40,7 @@ const MAX_PAGE: usize = 500;
 
 /// SHA-256 of a bot key, hex: what the log keeps and keys are looked up by.
 pub fn key_hash(key: &str) -> String {
-    Sha256::digest(key.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::secret::sha256_hex(key)
 }
 
 /// A name of letters, digits, '-', '_' and '.', 1 to `max` characters.

@@ -25,7 +25,6 @@ use super::jetstream::{unavailable, MARK_HEADER, SUBJECT_PREFIX};
 use super::{FeedEntry, StoreError, GAME_ID_LEN};
 use async_nats::jetstream::{self, consumer, kv, stream};
 use async_nats::HeaderMap;
-use sha2::Digest;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -135,8 +134,7 @@ pub(super) async fn scan(
 
 /// A KV key for a reader's name (a webhook's is its URL, which KV keys may not hold).
 fn mark_key(name: &str) -> String {
-    let digest = sha2::Sha256::digest(name.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::secret::sha256_hex(name)
 }
 
 impl Feed {
