@@ -176,6 +176,9 @@ async fn deployment_with_a_env(env: &[(&str, &str)]) -> Deployment {
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = Server::start_with_env(dirs.0.path(), &flags, env);
     let b = Server::start_with(dirs.1.path(), 0, &flags);
+    // Each node holds its half of the shards (a game created through A runs on A).
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
     Deployment {
         a,
         b,

@@ -105,15 +105,19 @@ impl GamesService {
         F: Future<Output = Result<Response<T>, Status>>,
     {
         self.check_key(&request, access, what)?;
+        let forwarded = request.metadata().contains_key(crate::cluster::FORWARDED);
         let (credentials, request) = Credentials::split(request);
         request.check_bounds()?;
         let Some(cluster) = &self.cluster else {
             return Ok(Routed::Here(request));
         };
-        match cluster.route(request.game_id(), &self.registry).await? {
+        match cluster
+            .route(request.game_id(), &self.registry, forwarded)
+            .await?
+        {
             Route::Local => Ok(Routed::Here(request)),
             Route::Owner(owner) => Ok(Routed::There(
-                forward(owner, credentials.on(request)).await?,
+                forward(owner, credentials.forwarded(request)).await?,
             )),
         }
     }
@@ -292,6 +296,17 @@ impl Credentials {
         }
         request
     }
+
+    /// `message` as a call forwarded to another node of a cluster, with these credentials
+    /// (that node checks them again) and the mark that it was forwarded (it is not sent on).
+    pub(crate) fn forwarded<T>(&self, message: T) -> Request<T> {
+        let mut request = self.on(message);
+        request.metadata_mut().insert(
+            crate::cluster::FORWARDED,
+            tonic::metadata::MetadataValue::from_static("1"),
+        );
+        request
+    }
 }
 
 /// Sends a command to a game's actor and waits for its answer. A finished game whose actor
@@ -363,7 +378,8 @@ impl Games for GamesService {
         let created = async {
             self.check_key(&request, Access::Admin, "create games")?;
             let client = self.client_of(&request);
-            let request = request.into_inner();
+            let forwarded = request.metadata().contains_key(crate::cluster::FORWARDED);
+            let (credentials, request) = Credentials::split(request);
             request.check_bounds()?;
             if request.kind.is_empty() {
                 return Err(Status::invalid_argument(format!(
@@ -380,6 +396,27 @@ impl Games for GamesService {
             {
                 return Ok(created);
             }
+            // On a cluster, a game is created by the node that holds its shard: the shard of
+            // the id its create_id names, or (a random id) one this node holds.
+            if let Some(cluster) = &self.cluster {
+                let place = if request.create_id.is_empty() {
+                    if forwarded && cluster.shard_counts().1 == 0 {
+                        return Err(Status::unavailable(
+                            "this node holds no shard yet: retry in a second",
+                        ));
+                    }
+                    cluster.place_new()?
+                } else {
+                    let id = crate::registry::game_id_of_create_id(&request.create_id);
+                    cluster.route(&id, registry, forwarded).await?
+                };
+                if let Route::Owner(mut owner) = place {
+                    return Ok(owner
+                        .create_game(credentials.forwarded(request))
+                        .await?
+                        .into_inner());
+                }
+            }
             let creator = client.log_id();
             let admission = self
                 .limits
@@ -391,8 +428,7 @@ impl Games for GamesService {
                 .map_err(|error| bounded(error.into()))?;
             admission.created(&created.game_id);
             if let Some(cluster) = &self.cluster {
-                let summary = registry.summary(&created.game_id);
-                cluster.claim_new(&created.game_id, summary).await?;
+                cluster.list_new(registry.summary(&created.game_id)).await?;
             }
             Ok(created)
         }

@@ -14,6 +14,7 @@ use gangs_proto::v1::ladders_server::LaddersServer;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tonic::transport::{Identity, ServerTlsConfig};
 
@@ -188,6 +189,12 @@ pub struct StoreFlags {
     /// calls of the games it runs (default: http://LISTEN-ADDRESS).
     #[arg(long, env = "GANGS_ADVERTISE", global = true)]
     pub advertise: Option<String>,
+    /// With --store nats://: how many shards a new cluster spreads its games over (each node
+    /// runs the games of the shards it holds). Fixed when the first node creates the cluster;
+    /// later nodes use the cluster's.
+    #[arg(long, env = "GANGS_SHARDS", global = true, default_value_t = crate::cluster::DEFAULT_SHARDS,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::cluster::MAX_SHARDS)))]
+    pub shards: u32,
 }
 
 impl StoreFlags {
@@ -352,8 +359,14 @@ pub async fn run(
                 Some(url) => url.clone(),
                 None => format!("http://{}", listener.local_addr()?),
             };
-            let cluster =
-                Cluster::start(context, me, config.store.nats_replicas, registry.clone()).await?;
+            let cluster = Cluster::start(
+                context,
+                me,
+                config.store.nats_replicas,
+                config.store.shards,
+                registry.clone(),
+            )
+            .await?;
             let service = GamesService::with_keys(registry.clone(), keys)
                 .with_limits(limits)
                 .with_cluster(cluster.clone());
@@ -413,7 +426,7 @@ pub async fn run(
             games_per_hour: config.ladder_games_per_hour,
         },
         ladders_stopped,
-        cluster,
+        cluster.clone(),
     )
     .await?;
 
@@ -421,9 +434,10 @@ pub async fn run(
     health_reporter
         .set_serving::<GamesServer<GamesService>>()
         .await;
-    if let Some(context) = &jetstream {
-        tokio::spawn(report_nats_health(
+    if let (Some(context), Some(cluster)) = (&jetstream, &cluster) {
+        tokio::spawn(report_cluster_health(
             context.client(),
+            cluster.clone(),
             health_reporter.clone(),
         ));
     }
@@ -526,6 +540,11 @@ pub async fn run(
         .add_service(LaddersServer::new(ladders).max_decoding_message_size(max_request_bytes))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
+    if let Some(cluster) = &cluster {
+        // Before the actors stop: each shard's games finish what is in flight, then its lease
+        // is let go for another node to take at once (not after the TTL).
+        cluster.leave(&registry).await;
+    }
     tracing::info!("shutting down: finishing pending writes");
     registry.close();
     drop(registry);
@@ -535,36 +554,40 @@ pub async fn run(
     Ok(())
 }
 
-/// A cluster node cut off from NATS cannot save or serve anything: health answers NOT_SERVING
-/// (for the whole server and for `gangs.v1.Games`) while its connection is down, so a load
-/// balancer sends the calls elsewhere; SERVING again once it reconnects.
-async fn report_nats_health(
+/// A cluster node cut off from NATS cannot save or serve anything, and a node that does not
+/// hold its share of the shards yet (just started, or stopping) would forward most calls:
+/// health answers NOT_SERVING (for the whole server and for `gangs.v1.Games`) meanwhile, so a
+/// load balancer sends the calls elsewhere; SERVING once connected and holding its share.
+async fn report_cluster_health(
     client: async_nats::Client,
+    cluster: Arc<Cluster>,
     reporter: tonic_health::server::HealthReporter,
 ) {
-    let mut serving = true;
+    let mut serving = None;
     loop {
-        tokio::time::sleep(Duration::from_millis(250)).await;
         let connected = client.connection_state() == async_nats::connection::State::Connected;
-        if connected == serving {
-            continue;
-        }
-        serving = connected;
-        let status = if connected {
-            tonic_health::ServingStatus::Serving
-        } else {
-            tracing::warn!("lost NATS: health answers NOT_SERVING until it is back");
-            tonic_health::ServingStatus::NotServing
-        };
-        reporter.set_service_status("", status).await;
-        match connected {
-            true => reporter.set_serving::<GamesServer<GamesService>>().await,
-            false => {
-                reporter
-                    .set_not_serving::<GamesServer<GamesService>>()
-                    .await
+        let now = connected && cluster.ready();
+        if serving != Some(now) {
+            if serving == Some(true) && !connected {
+                tracing::warn!("lost NATS: health answers NOT_SERVING until it is back");
+            }
+            serving = Some(now);
+            let status = if now {
+                tonic_health::ServingStatus::Serving
+            } else {
+                tonic_health::ServingStatus::NotServing
+            };
+            reporter.set_service_status("", status).await;
+            match now {
+                true => reporter.set_serving::<GamesServer<GamesService>>().await,
+                false => {
+                    reporter
+                        .set_not_serving::<GamesServer<GamesService>>()
+                        .await
+                }
             }
         }
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 

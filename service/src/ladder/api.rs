@@ -3,7 +3,7 @@
 //! (`LaddersService::route`, `nodes.rs`). Bot keys are 256 random bits shown once; the
 //! ladder's log keeps only their SHA-256.
 
-use super::nodes::{self, Place};
+use super::nodes::Place;
 use super::records::{entry_name, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Access, Credentials, GamesService};
@@ -114,16 +114,12 @@ impl LaddersService {
     where
         F: Future<Output = Result<Response<T>, Status>>,
     {
-        let forwarded = request.metadata().contains_key(nodes::FORWARDED);
+        let forwarded = request.metadata().contains_key(crate::cluster::FORWARDED);
         match self.ladders.route(name, forwarded).await? {
             Place::Here(ladder) => Ok(Routed::Here(ladder, request)),
             Place::There(channel) => {
                 let (credentials, message) = Credentials::split(request);
-                let mut request = credentials.on(message);
-                request.metadata_mut().insert(
-                    nodes::FORWARDED,
-                    tonic::metadata::MetadataValue::from_static("1"),
-                );
+                let request = credentials.forwarded(message);
                 Ok(Routed::There(
                     forward(LaddersClient::new(channel), request).await?,
                 ))

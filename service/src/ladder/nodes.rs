@@ -29,8 +29,6 @@ use tokio::sync::watch;
 use tonic::transport::Channel;
 use tonic::Status;
 
-/// Metadata on a call one node forwards to another.
-pub const FORWARDED: &str = "gangs-forwarded";
 /// How long a call waits for a ladder whose turn is between nodes (a new ladder, a holder
 /// that just let go) before it answers UNAVAILABLE.
 const SETTLE: Duration = Duration::from_secs(2);

@@ -55,7 +55,7 @@ impl Registry {
                 .collect();
         }
         if create_id.is_empty() {
-            return self.start(new_game_id(), game, created).await;
+            return self.start(self.new_id(), game, created).await;
         }
         let slot = {
             let mut slots = self.create_ids.lock().expect("create ids lock");
@@ -68,7 +68,7 @@ impl Registry {
                     let game_id = if self.lazy {
                         game_id_of_create_id(&create_id)
                     } else {
-                        new_game_id()
+                        self.new_id()
                     };
                     Arc::new(CreateSlot {
                         game_id,
@@ -239,7 +239,7 @@ impl Registry {
         let file = GameFile { header, records };
         file.verify().map_err(refused)?;
         let records = file.records;
-        let id = new_game_id();
+        let id = self.new_id();
         self.store
             .append(&id, records.clone())
             .await
@@ -310,7 +310,7 @@ pub(super) fn same_creation(
 /// The game id a create_id names on a shared log: FNV-1a (64 bits, a fixed algorithm: every
 /// node and every version computes the same id) of its bytes. A collision of two create_ids
 /// answers the second with INVALID_ARGUMENT (a different game), never with the other's game.
-pub(super) fn game_id_of_create_id(create_id: &str) -> String {
+pub fn game_id_of_create_id(create_id: &str) -> String {
     let hash = create_id
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {

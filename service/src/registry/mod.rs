@@ -13,6 +13,7 @@
 mod create;
 mod damaged;
 
+pub use create::game_id_of_create_id;
 use create::CreateSlot;
 use damaged::{bounded_reason, damaged_error};
 
@@ -64,7 +65,13 @@ pub struct Registry {
     /// (creator, game id) of the live games rebuilt at startup, until the server hands them to
     /// its limits (`take_restored_creators`).
     restored_creators: Arc<Mutex<Vec<(String, String)>>>,
+    /// Which new random ids this node may create games under (a node of a cluster: ids of the
+    /// shards it holds); unset, any.
+    placement: Arc<std::sync::OnceLock<Placement>>,
 }
+
+/// Whether a new game may take an id here (see `Registry::place_new_games`).
+type Placement = Box<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// What ListGames asks for.
 #[derive(Debug, Default, Clone)]
@@ -90,7 +97,27 @@ impl Registry {
             create_ids: Arc::default(),
             damaged: Arc::default(),
             restored_creators: Arc::default(),
+            placement: Arc::default(),
         }
+    }
+
+    /// Games created here with a new random id get one that `here` accepts (a node of a
+    /// cluster: an id of a shard it holds, so that it runs the game). Set once.
+    pub fn place_new_games(&self, here: impl Fn(&str) -> bool + Send + Sync + 'static) {
+        let _ = self.placement.set(Box::new(here));
+    }
+
+    /// A new random game id, one this node may run (see [`Registry::place_new_games`]). After
+    /// many misses (the node lost its shards meanwhile) any id: the game's actor then runs
+    /// here until the shard's holder takes the game over, and the stream keeps its log whole.
+    fn new_id(&self) -> String {
+        let Some(here) = self.placement.get() else {
+            return create::new_game_id();
+        };
+        (0..4096)
+            .map(|_| create::new_game_id())
+            .find(|id| here(id))
+            .unwrap_or_else(create::new_game_id)
     }
 
     pub fn is_lazy(&self) -> bool {
@@ -101,6 +128,15 @@ impl Registry {
     /// the game now, or is about to, and this node's state of it may be stale.
     pub fn evict(&self, id: &str) {
         self.games.write().expect("games lock").remove(id);
+    }
+
+    /// Forgets the actors of every game whose id passes `which` (a shard another node runs
+    /// now), and answers their handles: each actor ends once it has answered what it has in
+    /// flight (`commands.closed()` tells when).
+    pub fn evict_where(&self, which: impl Fn(&str) -> bool) -> Vec<GameHandle> {
+        let mut games = self.games.write().expect("games lock");
+        let ids: Vec<String> = games.keys().filter(|id| which(id)).cloned().collect();
+        ids.iter().filter_map(|id| games.remove(id)).collect()
     }
 
     /// Whether the game's actor runs here now.
@@ -119,6 +155,7 @@ impl Registry {
             create_ids: Arc::default(),
             damaged: Arc::default(),
             restored_creators: Arc::default(),
+            placement: Arc::default(),
         };
         // Game by game as the store reads them (a few read ahead): memory holds a few logs at
         // a time, not the whole log.
@@ -351,6 +388,15 @@ impl Registry {
         &self.store
     }
 
+    /// The summaries that pass `which`, in no order (cloned only those).
+    pub fn summaries_where(
+        &self,
+        mut which: impl FnMut(&pb::GameSummary) -> bool,
+    ) -> Vec<pb::GameSummary> {
+        let summaries = self.summaries.lock().expect("summaries lock");
+        summaries.values().filter(|s| which(s)).cloned().collect()
+    }
+
     /// The summary of every game this node knows, in no order.
     pub fn summaries(&self) -> Vec<pb::GameSummary> {
         let summaries = self.summaries.lock().expect("summaries lock");
@@ -482,6 +528,6 @@ pub fn page(
 }
 
 /// Waiting for seats or running: what the live-game limits count.
-fn is_live(summary: &pb::GameSummary) -> bool {
+pub fn is_live(summary: &pb::GameSummary) -> bool {
     pb::GameStatus::try_from(summary.status).is_ok_and(pb::GameStatus::is_live)
 }

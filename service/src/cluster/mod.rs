@@ -1,16 +1,15 @@
 //! Several gangs nodes on one JetStream log: which node runs which game, and forwarding a call
 //! to it. Only with `--store nats://…`; a sled server is a cluster of one and never gets here.
 //!
-//! - **Leases.** The node that runs a game's actor holds the game's key in the KV bucket
-//!   `GANGS_OWNERS`; the value is its advertised gRPC URL (`--advertise`). It is taken with
-//!   `create` (refused while someone holds it), renewed every second with `update` on its
-//!   revision (compare-and-set: a node that lost it cannot renew it by mistake), and vanishes
-//!   [`LEASE_TTL`] after its holder stopped renewing (the bucket's max age).
-//! - **Forwarding.** A call for a game leased by another node is sent to that node over gRPC,
+//! - **Shards.** Every game belongs to one of S shards (a stable hash of its id); the node
+//!   holding a shard's lease runs its games (`shards.rs`: leases, fair share, handover).
+//! - **Forwarding.** A call for a game of a shard held by another node is sent to that node over gRPC,
 //!   unchanged (Watch and GetLog streams are piped through, so the owner's seq guarantees hold).
 //!   If the owner is gone, the call answers `UNAVAILABLE`; clients retry, and once the lease has
-//!   expired the node they reach takes it, rebuilds the game from the stream (timers re-armed
-//!   from the log) and serves it. A watcher whose stream broke resumes by seq the same way.
+//!   expired a node takes the shard, rebuilds its games from the stream (timers re-armed from
+//!   the log) and serves them. A watcher whose stream broke resumes by seq the same way. A
+//!   forwarded call is never forwarded again (two nodes with different views of a shard would
+//!   send it back and forth): it answers `UNAVAILABLE`, and the client retries.
 //! - **Directory.** Each node writes the summaries of the games it runs to the KV bucket
 //!   `GANGS_GAMES` (a new game's at once, before CreateGame answers; then at most once a
 //!   second, only what changed) and follows the bucket, so `ListGames` on any node lists every
@@ -30,6 +29,11 @@
 //!   a node confirms it still holds a game's lease before it rebuilds the game (after a
 //!   refused append, the usual sign of a lease lost unnoticed).
 
+mod shards;
+
+use shards::Shards;
+pub use shards::{shard_of, Holder, DEFAULT_SHARDS, MAX_SHARDS};
+
 use crate::registry::Registry;
 use async_nats::jetstream::{self, kv};
 use gangs_proto::v1 as pb;
@@ -37,12 +41,12 @@ use gangs_proto::v1::games_client::GamesClient;
 use prost::Message;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 use tonic::Status;
 
-pub const OWNERS_BUCKET: &str = "GANGS_OWNERS";
+pub use shards::{CLUSTER_BUCKET, MEMBERS_BUCKET, OWNERS_BUCKET};
 pub const GAMES_BUCKET: &str = "GANGS_GAMES";
 /// Turns: which node delivers to each webhook receiver, which runs each ladder (`turn`).
 pub const SENDERS_BUCKET: &str = "GANGS_SENDERS";
@@ -50,6 +54,8 @@ pub const SENDERS_BUCKET: &str = "GANGS_SENDERS";
 pub const LADDERS_BUCKET: &str = "GANGS_LADDERS";
 /// How long a dead node's games wait before another node may take them.
 pub const LEASE_TTL: Duration = Duration::from_secs(5);
+/// Metadata on a call one node forwards to another: it is never forwarded again.
+pub const FORWARDED: &str = "gangs-forwarded";
 const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// How long a call forwarded to the owner node may wait for its answer (its headers, for a
 /// stream) before it answers UNAVAILABLE.
@@ -72,18 +78,11 @@ pub enum Route {
     Owner(GamesClient<Channel>),
 }
 
-#[derive(Clone, Copy)]
-struct Lease {
-    revision: u64,
-    taken: Instant,
-}
-
 pub struct Cluster {
-    owners: kv::Store,
     /// This node's gRPC URL as other nodes reach it.
     me: String,
-    /// Games this node holds the lease of: the lease's revision, and when this node took it.
-    owned: Mutex<HashMap<String, Lease>>,
+    /// The shards this node runs, and who runs the others.
+    shards: Arc<Shards>,
     /// Connections to the other nodes, by URL and patience (games and ladders are forwarded
     /// over them).
     peers: Mutex<HashMap<(String, Patience), Channel>>,
@@ -148,22 +147,16 @@ async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::
 }
 
 impl Cluster {
-    /// Opens (or creates) the lease bucket and starts renewing this node's leases.
+    /// Opens (or creates) the cluster's buckets, loads the directory, and starts taking this
+    /// node's share of the shards (`shards` is the count of a new cluster: an existing
+    /// cluster keeps its own).
     pub async fn start(
         js: &jetstream::Context,
         me: String,
         replicas: usize,
+        shards: u32,
         registry: Registry,
     ) -> Result<Arc<Cluster>, String> {
-        // Leases live in memory and expire by themselves: a dead holder's is gone after the TTL.
-        let leases = |bucket: &str| kv::Config {
-            bucket: bucket.to_string(),
-            history: 1,
-            max_age: LEASE_TTL,
-            storage: jetstream::stream::StorageType::Memory,
-            num_replicas: replicas.max(1),
-            ..Default::default()
-        };
         // Names live on disk: the last value of each key.
         let names = |bucket: &str| kv::Config {
             bucket: bucket.to_string(),
@@ -172,16 +165,33 @@ impl Cluster {
             num_replicas: replicas.max(1),
             ..Default::default()
         };
-        let owners = open_bucket(js, leases(OWNERS_BUCKET)).await?;
+        let shards = Arc::new(Shards::open(js, me.clone(), replicas, shards).await?);
         let games = open_bucket(js, names(GAMES_BUCKET)).await?;
-        let senders = open_bucket(js, leases(SENDERS_BUCKET)).await?;
+        let senders = open_bucket(
+            js,
+            kv::Config {
+                bucket: SENDERS_BUCKET.to_string(),
+                history: 1,
+                max_age: LEASE_TTL,
+                storage: jetstream::stream::StorageType::Memory,
+                num_replicas: replicas.max(1),
+                ..Default::default()
+            },
+        )
+        .await?;
         let ladders = open_bucket(js, names(LADDERS_BUCKET)).await?;
-        let directory = follow_bucket(&games, |value| pb::GameSummary::decode(value).ok()).await?;
-        let ladder_names = follow_bucket(&ladders, LadderName::decode).await?;
+        let directory = follow_bucket(&games, |entry| {
+            pb::GameSummary::decode(entry.value.as_ref()).ok()
+        })
+        .await?;
+        let ladder_names =
+            follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
+        // A game created here with a new random id goes to a shard this node holds.
+        let placing = shards.clone();
+        registry.place_new_games(move |id| placing.holds_game(id));
         let cluster = Arc::new(Cluster {
-            owners,
             me,
-            owned: Mutex::default(),
+            shards,
             peers: Mutex::default(),
             games,
             directory,
@@ -190,18 +200,50 @@ impl Cluster {
             ladders,
             ladder_names,
         });
-        let renewing = Arc::downgrade(&cluster);
+        let sweeping = Arc::downgrade(&cluster);
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(RENEW_EVERY).await;
-                let Some(cluster) = renewing.upgrade() else {
+                let Some(cluster) = sweeping.upgrade() else {
                     return;
                 };
-                cluster.renew(&registry).await;
+                let unfinished = |shards: &[u32]| cluster.unfinished_games_of(shards);
+                cluster.shards.sweep(&registry, &unfinished).await;
                 cluster.publish(&registry).await;
+                drop(cluster);
+                tokio::time::sleep(RENEW_EVERY).await;
             }
         });
         Ok(cluster)
+    }
+
+    /// Whether this node holds its share of the shards (health answers SERVING).
+    pub fn ready(&self) -> bool {
+        self.shards.ready()
+    }
+
+    /// How many shards the cluster has, and how many this node holds.
+    pub fn shard_counts(&self) -> (u32, usize) {
+        (self.shards.count(), self.shards.held())
+    }
+
+    /// This node stops: hands its shards over to the other nodes (see `shards.rs`).
+    pub async fn leave(&self, registry: &Registry) {
+        self.shards.leave(registry).await;
+    }
+
+    /// The games of `shards` the directory lists as waiting or running.
+    fn unfinished_games_of(&self, shards: &[u32]) -> Vec<String> {
+        let count = self.shards.count();
+        let shards: std::collections::HashSet<u32> = shards.iter().copied().collect();
+        self.directory
+            .lock()
+            .expect("directory lock")
+            .values()
+            .filter(|s| {
+                crate::registry::is_live(s) && shards.contains(&shard_of(&s.game_id, count))
+            })
+            .map(|s| s.game_id.clone())
+            .collect()
     }
 
     /// A game's summary as the cluster's directory has it (another node's game).
@@ -327,88 +369,61 @@ impl Cluster {
         }
     }
 
-    /// Where `game_id`'s calls go; takes the lease when nobody holds it (the caller then serves
-    /// the game from the registry, which rebuilds it from the stream).
-    pub async fn route(&self, game_id: &str, registry: &Registry) -> Result<Route, Status> {
-        for _ in 0..3 {
-            if self.owned.lock().expect("owned lock").contains_key(game_id) {
-                if registry.is_loaded(game_id) {
-                    return Ok(Route::Local);
-                }
-                // Not running here (unloaded, or its actor ended after a refused append): before
-                // rebuilding it, check that the lease is still this node's. A node refused by
-                // the stream has usually lost the lease without noticing yet; rebuilding would
-                // fence the new owner's log and take the game back and forth.
-                if self.confirm(game_id).await? {
+    /// Where `game_id`'s calls go: here if this node holds the game's shard (the registry
+    /// rebuilds the game from the stream if it is not in memory), else to the shard's holder.
+    /// A shard nobody holds is taken here if this node is below its share; otherwise the call
+    /// answers UNAVAILABLE until a node takes it. `forwarded`: the call came from another
+    /// node, and is never sent on again.
+    pub async fn route(
+        &self,
+        game_id: &str,
+        registry: &Registry,
+        forwarded: bool,
+    ) -> Result<Route, Status> {
+        let shard = self.shards.of(game_id);
+        match self.shards.holder(shard) {
+            Holder::Me => {
+                // Not running here (never loaded, unloaded, or its actor ended after a refused
+                // append): before rebuilding it, check that the lease is still this node's. A
+                // node refused by the stream has usually lost the lease without noticing yet;
+                // rebuilding would fence the new owner's log.
+                if registry.is_loaded(game_id) || self.shards.confirm(shard, registry).await? {
                     return Ok(Route::Local);
                 }
             }
-            let held = self.owners.entry(game_id).await.map_err(kv_error)?;
-            let taken = match held {
-                Some(entry) if entry.operation == kv::Operation::Put => {
-                    let owner = String::from_utf8_lossy(&entry.value).into_owned();
-                    if owner != self.me {
-                        let channel = self.channel(&owner, Patience::Brief)?;
-                        return Ok(Route::Owner(GamesClient::new(channel)));
-                    }
-                    // Our own address from an earlier process on it: take it over by revision.
-                    self.owners
-                        .update(game_id, self.me.clone().into(), entry.revision)
-                        .await
-                        .ok()
+            Holder::Other(owner) if !forwarded => {
+                let channel = self.channel(&owner, Patience::Brief)?;
+                return Ok(Route::Owner(GamesClient::new(channel)));
+            }
+            Holder::Other(_) => {}
+            Holder::Free => {
+                if self.shards.take(shard, registry).await? {
+                    return Ok(Route::Local);
                 }
-                _ => self
-                    .owners
-                    .create(game_id, self.me.clone().into())
-                    .await
-                    .ok(),
-            };
-            if let Some(revision) = taken {
-                // Whatever this node held of the game before is stale: rebuild from the stream.
-                registry.evict(game_id);
-                self.hold(game_id, revision);
-                tracing::info!(game = game_id, "took the game's lease");
-                return Ok(Route::Local);
             }
         }
         Err(Status::unavailable(format!(
-            "game {game_id} is changing hands between nodes: retry"
+            "game {game_id} is changing hands between nodes (its shard {shard} is being taken over): retry"
         )))
     }
 
-    /// Whether the lease of a game this node believes it holds is still its own; forgets the
-    /// game if not.
-    async fn confirm(&self, game_id: &str) -> Result<bool, Status> {
-        let entry = self.owners.entry(game_id).await.map_err(kv_error)?;
-        let mine = entry.is_some_and(|e| {
-            e.operation == kv::Operation::Put && e.value.as_ref() == self.me.as_bytes()
-        });
-        if !mine {
-            tracing::warn!(
-                game = game_id,
-                "the game's lease is no longer this node's: not rebuilding it here"
-            );
-            self.owned.lock().expect("owned lock").remove(game_id);
+    /// Where a new game is created: here when this node holds a shard (the game gets an id of
+    /// one of them), else at a node that does.
+    pub fn place_new(&self) -> Result<Route, Status> {
+        match self.shards.any_holder() {
+            Some(Holder::Me) => Ok(Route::Local),
+            Some(Holder::Other(owner)) => Ok(Route::Owner(GamesClient::new(
+                self.channel(&owner, Patience::Brief)?,
+            ))),
+            _ => Err(Status::unavailable(
+                "the cluster's nodes are still sharing out its shards: retry in a second",
+            )),
         }
-        Ok(mine)
     }
 
-    /// Takes the lease of a game this node just created, and lists the game at once (before
-    /// CreateGame answers, so that every node lists it from then on). A retried creation
-    /// (same `create_id`) finds the lease taken, by this node or by the node that created the
-    /// game first: calls are routed there.
-    pub async fn claim_new(
-        &self,
-        game_id: &str,
-        summary: Option<pb::GameSummary>,
-    ) -> Result<(), Status> {
-        if !self.owned.lock().expect("owned lock").contains_key(game_id) {
-            match self.owners.create(game_id, self.me.clone().into()).await {
-                Ok(revision) => self.hold(game_id, revision),
-                Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {}
-                Err(e) => return Err(kv_error(e)),
-            }
-        }
+    /// Lists a game this node just created at once (before CreateGame answers, so that every
+    /// node lists it from then on).
+    pub async fn list_new(&self, summary: Option<pb::GameSummary>) -> Result<(), Status> {
         if let Some(summary) = summary {
             self.write_summary(summary).await.map_err(kv_error)?;
         }
@@ -425,17 +440,6 @@ impl Cluster {
             .expect("written lock")
             .insert(summary.game_id.clone(), summary);
         Ok(())
-    }
-
-    fn hold(&self, game_id: &str, revision: u64) {
-        let lease = Lease {
-            revision,
-            taken: Instant::now(),
-        };
-        self.owned
-            .lock()
-            .expect("owned lock")
-            .insert(game_id.to_string(), lease);
     }
 
     /// The connection to the node at `url` (made once, kept) for calls answered within
@@ -471,9 +475,8 @@ impl Cluster {
     /// runs, in id order.
     pub fn list(&self, local: Vec<pb::GameSummary>) -> Vec<pb::GameSummary> {
         let mut games = self.directory.lock().expect("directory lock").clone();
-        let owned = self.owned.lock().expect("owned lock");
         for summary in local {
-            if owned.contains_key(&summary.game_id) || !games.contains_key(&summary.game_id) {
+            if self.shards.holds_game(&summary.game_id) || !games.contains_key(&summary.game_id) {
                 games.insert(summary.game_id.clone(), summary);
             }
         }
@@ -483,109 +486,25 @@ impl Cluster {
     }
 
     /// Writes the summaries that changed since the last time, of the games this node runs or
-    /// ran last (a game finished and let go keeps its final summary here): a lookup per game
-    /// this node knows, not a scan per summary. A summary older than the directory's (another
-    /// node ran the game since) is not written back.
+    /// ran last (a game finished and let go keeps its final summary here): one comparison per
+    /// game this node knows, a clone only of what changed. A summary older than the
+    /// directory's (another node ran the game since) is not written back.
     async fn publish(&self, registry: &Registry) {
         let changed: Vec<pb::GameSummary> = {
-            // Locks in the order `list` takes them: directory, then owned.
             let directory = self.directory.lock().expect("directory lock");
-            let owned = self.owned.lock().expect("owned lock");
             let written = self.written.lock().expect("written lock");
-            registry
-                .summaries()
-                .into_iter()
-                .filter(|s| written.get(&s.game_id) != Some(s))
-                .filter(|s| {
-                    owned.contains_key(&s.game_id)
+            registry.summaries_where(|s| {
+                written.get(&s.game_id) != Some(s)
+                    && (self.shards.holds_game(&s.game_id)
                         || directory
                             .get(&s.game_id)
-                            .is_none_or(|listed| s.last_seq > listed.last_seq)
-                })
-                .collect()
+                            .is_none_or(|listed| s.last_seq > listed.last_seq))
+            })
         };
         for summary in changed {
             let _ = self.write_summary(summary).await;
         }
     }
-
-    /// Renews every lease this node holds, [`RENEW_CONCURRENCY`] at a time (one round trip
-    /// after another made a sweep longer than the lease's life past ~25k games); lets go of
-    /// finished games that left memory, and stops serving a game whose lease was lost
-    /// (another node has it now).
-    async fn renew(&self, registry: &Registry) {
-        let owned: Vec<(String, Lease)> = self
-            .owned
-            .lock()
-            .expect("owned lock")
-            .iter()
-            .map(|(g, l)| (g.clone(), *l))
-            .collect();
-        let mut queue = owned.into_iter();
-        let mut running = tokio::task::JoinSet::new();
-        loop {
-            while running.len() < RENEW_CONCURRENCY {
-                let Some((game_id, lease)) = queue.next() else {
-                    break;
-                };
-                // A lease just taken may not have its game loaded yet: keep it a while regardless.
-                // Unloaded (a finished game after its quiet spell, or an actor ended by a refused
-                // append): any node may load it again.
-                let let_go = !registry.is_loaded(&game_id) && lease.taken.elapsed() > LEASE_TTL;
-                let (owners, me) = (self.owners.clone(), self.me.clone());
-                running.spawn(async move {
-                    let renewal = if let_go {
-                        let _ = owners
-                            .purge_expect_revision(&game_id, Some(lease.revision))
-                            .await;
-                        Renewal::LetGo
-                    } else {
-                        match owners.update(&game_id, me.into(), lease.revision).await {
-                            Ok(next) => Renewal::Renewed(next),
-                            Err(e) => Renewal::Lost(e.to_string()),
-                        }
-                    };
-                    (game_id, lease.revision, renewal)
-                });
-            }
-            let Some(done) = running.join_next().await else {
-                return;
-            };
-            let Ok((game_id, revision, renewal)) = done else {
-                continue;
-            };
-            let mut owned = self.owned.lock().expect("owned lock");
-            // The lease may have been taken again meanwhile (a new revision): leave that one.
-            let Some(held) = owned.get_mut(&game_id).filter(|h| h.revision == revision) else {
-                continue;
-            };
-            match renewal {
-                Renewal::Renewed(next) => {
-                    tracing::debug!(game = %game_id, revision, next, "renewed the game's lease");
-                    held.revision = next;
-                }
-                Renewal::LetGo => {
-                    owned.remove(&game_id);
-                }
-                Renewal::Lost(e) => {
-                    tracing::warn!(game = %game_id, "lost the game's lease ({e}): no longer serving it here");
-                    owned.remove(&game_id);
-                    drop(owned);
-                    registry.evict(&game_id);
-                }
-            }
-        }
-    }
-}
-
-/// Leases renewed at once (each a KV round trip).
-const RENEW_CONCURRENCY: usize = 64;
-
-/// What renewing one lease did.
-enum Renewal {
-    Renewed(u64),
-    LetGo,
-    Lost(String),
 }
 
 /// Follows a bucket into a map of its decoded values (a value that does not decode is left
@@ -593,7 +512,7 @@ enum Renewal {
 /// node's first `ListGames` answer is complete).
 async fn follow_bucket<T: Send + 'static>(
     bucket: &kv::Store,
-    decode: fn(&[u8]) -> Option<T>,
+    decode: fn(&kv::Entry) -> Option<T>,
 ) -> Result<Arc<Mutex<HashMap<String, T>>>, String> {
     let map: Arc<Mutex<HashMap<String, T>>> = Arc::new(Mutex::new(HashMap::new()));
     let name = bucket.name.clone();
@@ -620,7 +539,7 @@ async fn follow_bucket<T: Send + 'static>(
                 let mut map = following.lock().expect("followed bucket lock");
                 match entry.operation {
                     kv::Operation::Put => {
-                        if let Some(value) = decode(entry.value.as_ref()) {
+                        if let Some(value) = decode(&entry) {
                             map.insert(entry.key, value);
                         }
                     }

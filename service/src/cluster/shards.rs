@@ -1,0 +1,605 @@
+//! Which node runs which game: every game belongs to one of S *shards* (a stable hash of its
+//! id), and each shard is run by the one node holding its lease. The cost of ownership grows
+//! with the shards a node holds, not with its games (a lease per game, renewed one round trip
+//! at a time, lost 29,540 of 30,000 leases on one node).
+//!
+//! - **The shard count** S is fixed when the cluster is first created (`--shards`, default
+//!   256) and kept in the bucket `GANGS_CLUSTER`: every node, whatever its flag, uses the
+//!   cluster's.
+//! - **Leases.** A shard's lease is the key `shard-N` in `GANGS_OWNERS` (a memory bucket whose
+//!   entries live [`LEASE_TTL`]); its value is the holder's advertised URL. Taken with `create`
+//!   (refused while held), renewed every second with `update` on its revision (a node that lost
+//!   it cannot renew it by mistake), all of a node's shards at once, concurrently.
+//! - **Members and fair share.** Each node renews its own key in `GANGS_MEMBERS` every second;
+//!   a node is a member while its key was renewed within the TTL. A node's fair share is
+//!   ⌈S / members⌉: below it, it takes free shards (a dead node's, after the TTL; those another
+//!   node released); above it (a node joined), it hands the excess over.
+//! - **Handover.** A shard is let go cleanly (a node joined, or this node stops on SIGTERM):
+//!   the node stops routing the shard's calls here, lets its games' actors finish what they
+//!   have in flight, then purges the lease; the taker rebuilds the games from the stream.
+//! - **Taking a shard** evicts whatever this node had of its games (stale) and loads its
+//!   unfinished games from the stream (their timers run on exactly one node: the holder's).
+//! - **Following.** Every node follows `GANGS_OWNERS` and `GANGS_MEMBERS` with a KV watch, and
+//!   notes when it last saw each key renewed: an entry that expired (NATS sends no delete for
+//!   an entry that aged out) is known by not being renewed for the TTL.
+//! - **Safety does not rest on the lease** (see `cluster/mod.rs`): the stream's expected
+//!   sequence refuses a stale holder's append, and a node confirms the lease before it
+//!   rebuilds a game.
+
+use super::{follow_bucket, kv_error, open_bucket, LEASE_TTL};
+use crate::registry::Registry;
+use async_nats::jetstream::{self, kv};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tonic::Status;
+
+pub const OWNERS_BUCKET: &str = "GANGS_OWNERS";
+pub const MEMBERS_BUCKET: &str = "GANGS_MEMBERS";
+/// The cluster's settings fixed at its creation: the shard count.
+pub const CLUSTER_BUCKET: &str = "GANGS_CLUSTER";
+/// Shards of a new cluster unless `--shards` says otherwise.
+pub const DEFAULT_SHARDS: u32 = 256;
+/// The most shards a cluster may have (each is a lease every holder renews every second).
+pub const MAX_SHARDS: u32 = 4096;
+/// Games of a shard just taken that are loaded at once (each reads its log from the stream).
+const LOADS_AT_ONCE: usize = 16;
+/// How long a handed-over shard's actors may take to finish what they have in flight.
+const DRAIN_FOR: Duration = Duration::from_secs(3);
+
+/// The shard of a game: FNV-1a (64 bits, a fixed algorithm every node and version computes
+/// alike) of its id, modulo the cluster's shard count.
+pub fn shard_of(game_id: &str, shards: u32) -> u32 {
+    let hash = game_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    u32::try_from(hash % u64::from(shards.max(1))).expect("below a u32")
+}
+
+fn shard_key(shard: u32) -> String {
+    format!("shard-{shard}")
+}
+
+/// A lease this node holds: the revision of its last renewal.
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    revision: u64,
+}
+
+/// A followed lease or member key: its value, and when this node last saw it written (an
+/// entry not renewed for the TTL has expired).
+#[derive(Debug, Clone)]
+pub(super) struct Seen {
+    value: String,
+    at: Instant,
+}
+
+impl Seen {
+    fn decode(entry: &kv::Entry) -> Option<Seen> {
+        Some(Seen {
+            value: String::from_utf8(entry.value.to_vec()).ok()?,
+            at: Instant::now(),
+        })
+    }
+
+    fn alive(&self) -> bool {
+        self.at.elapsed() < LEASE_TTL
+    }
+}
+
+/// Who holds a shard, as this node sees it.
+pub enum Holder {
+    /// This node.
+    Me,
+    /// Another node, at this URL.
+    Other(String),
+    /// Nobody (or a holder that stopped renewing).
+    Free,
+}
+
+pub struct Shards {
+    owners: kv::Store,
+    members: kv::Store,
+    me: String,
+    member_key: String,
+    count: u32,
+    held: Mutex<HashMap<u32, Lease>>,
+    /// Every shard lease as the owners' bucket has it, by key.
+    holders: Arc<Mutex<HashMap<String, Seen>>>,
+    /// Every member key as the members' bucket has it.
+    known_members: Arc<Mutex<HashMap<String, Seen>>>,
+    /// Holds its fair share (or all it can take): health answers SERVING.
+    ready: AtomicBool,
+    /// Stopping: takes nothing more.
+    leaving: AtomicBool,
+}
+
+impl Shards {
+    /// Opens the buckets, reads (or, for a new cluster, fixes) the shard count, and follows
+    /// the leases and the members.
+    pub async fn open(
+        js: &jetstream::Context,
+        me: String,
+        replicas: usize,
+        wanted: u32,
+    ) -> Result<Shards, String> {
+        let leases = |bucket: &str| kv::Config {
+            bucket: bucket.to_string(),
+            history: 1,
+            max_age: LEASE_TTL,
+            storage: jetstream::stream::StorageType::Memory,
+            num_replicas: replicas.max(1),
+            ..Default::default()
+        };
+        let owners = open_bucket(js, leases(OWNERS_BUCKET)).await?;
+        let members = open_bucket(js, leases(MEMBERS_BUCKET)).await?;
+        let settings = open_bucket(
+            js,
+            kv::Config {
+                bucket: CLUSTER_BUCKET.to_string(),
+                history: 1,
+                storage: jetstream::stream::StorageType::File,
+                num_replicas: replicas.max(1),
+                ..Default::default()
+            },
+        )
+        .await?;
+        let count = shard_count(&settings, wanted).await?;
+        let holders = follow_bucket(&owners, Seen::decode).await?;
+        let known_members = follow_bucket(&members, Seen::decode).await?;
+        Ok(Shards {
+            owners,
+            members,
+            member_key: crate::secret::sha256_hex(&me),
+            me,
+            count,
+            held: Mutex::default(),
+            holders,
+            known_members,
+            ready: AtomicBool::new(false),
+            leaving: AtomicBool::new(false),
+        })
+    }
+
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    pub fn of(&self, game_id: &str) -> u32 {
+        shard_of(game_id, self.count)
+    }
+
+    /// Whether this node holds the lease of `game_id`'s shard (as of its last renewal).
+    pub fn holds_game(&self, game_id: &str) -> bool {
+        self.holds(self.of(game_id))
+    }
+
+    fn holds(&self, shard: u32) -> bool {
+        self.held.lock().expect("held lock").contains_key(&shard)
+    }
+
+    /// How many shards this node holds.
+    pub fn held(&self) -> usize {
+        self.held.lock().expect("held lock").len()
+    }
+
+    /// Whether this node holds its fair share, or every shard it could take.
+    pub fn ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// Who holds `shard`, as of the last renewals this node saw.
+    pub fn holder(&self, shard: u32) -> Holder {
+        if self.holds(shard) {
+            return Holder::Me;
+        }
+        let holders = self.holders.lock().expect("holders lock");
+        match holders.get(&shard_key(shard)) {
+            Some(seen) if seen.alive() && seen.value != self.me => {
+                Holder::Other(seen.value.clone())
+            }
+            _ => Holder::Free,
+        }
+    }
+
+    /// Any node holding a shard, preferring this one (where a game with a new random id may be
+    /// created).
+    pub fn any_holder(&self) -> Option<Holder> {
+        if self.held() > 0 {
+            return Some(Holder::Me);
+        }
+        let holders = self.holders.lock().expect("holders lock");
+        let urls: Vec<&String> = holders
+            .values()
+            .filter(|seen| seen.alive() && seen.value != self.me)
+            .map(|seen| &seen.value)
+            .collect();
+        (!urls.is_empty()).then(|| Holder::Other(urls[rand::random_range(0..urls.len())].clone()))
+    }
+
+    /// Live members, this node included.
+    fn member_count(&self) -> usize {
+        let members = self.known_members.lock().expect("members lock");
+        let others = members
+            .iter()
+            .filter(|(key, seen)| **key != self.member_key && seen.alive())
+            .count();
+        others + 1
+    }
+
+    fn fair_share(&self) -> usize {
+        (self.count as usize).div_ceil(self.member_count())
+    }
+
+    /// Shards nobody holds (or whose holder stopped renewing), in random order.
+    fn free_shards(&self) -> Vec<u32> {
+        let held = self.held.lock().expect("held lock").clone();
+        let holders = self.holders.lock().expect("holders lock");
+        let mut free: Vec<u32> = (0..self.count)
+            .filter(|shard| !held.contains_key(shard))
+            .filter(|&shard| {
+                holders
+                    .get(&shard_key(shard))
+                    .is_none_or(|seen| !seen.alive() || seen.value == self.me)
+            })
+            .collect();
+        // Random order: two nodes taking at once mostly try different shards.
+        for i in (1..free.len()).rev() {
+            free.swap(i, rand::random_range(0..=i));
+        }
+        free
+    }
+
+    /// Takes `shard`'s lease if nobody holds it (or this node's previous process did, under
+    /// the same URL): then this node runs its games. False if another node has it.
+    pub async fn take(&self, shard: u32, registry: &Registry) -> Result<bool, Status> {
+        if self.leaving.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let key = shard_key(shard);
+        let taken = match self
+            .owners
+            .create(key.as_str(), self.me.clone().into())
+            .await
+        {
+            Ok(revision) => Some(revision),
+            Err(e) if e.kind() == kv::CreateErrorKind::AlreadyExists => {
+                // Held: by another node, or by this node's previous process under the same URL
+                // (taken over by revision).
+                match self.owners.entry(key.as_str()).await.map_err(kv_error)? {
+                    Some(e)
+                        if e.operation == kv::Operation::Put
+                            && e.value.as_ref() == self.me.as_bytes() =>
+                    {
+                        self.owners
+                            .update(key.as_str(), self.me.clone().into(), e.revision)
+                            .await
+                            .ok()
+                    }
+                    _ => None,
+                }
+            }
+            Err(e) => return Err(kv_error(e)),
+        };
+        let Some(revision) = taken else {
+            return Ok(false);
+        };
+        let lease = Lease { revision };
+        if self
+            .held
+            .lock()
+            .expect("held lock")
+            .insert(shard, lease)
+            .is_some()
+        {
+            return Ok(true);
+        }
+        // Whatever this node had of the shard's games is stale: rebuilt from the stream.
+        let count = self.count;
+        registry.evict_where(|id| shard_of(id, count) == shard);
+        tracing::info!(shard, "took the shard's lease");
+        Ok(true)
+    }
+
+    /// Whether the lease of `shard` is still this node's, asking the bucket (before rebuilding
+    /// one of its games: a node refused by the stream may have lost the lease unnoticed).
+    /// Forgets the shard if not.
+    pub async fn confirm(&self, shard: u32, registry: &Registry) -> Result<bool, Status> {
+        let Some(lease) = self.held.lock().expect("held lock").get(&shard).copied() else {
+            return Ok(false);
+        };
+        let entry = self
+            .owners
+            .entry(shard_key(shard))
+            .await
+            .map_err(kv_error)?;
+        let mine = entry.is_some_and(|e| {
+            e.operation == kv::Operation::Put
+                && e.value.as_ref() == self.me.as_bytes()
+                && e.revision >= lease.revision
+        });
+        if !mine {
+            tracing::warn!(
+                shard,
+                "the shard's lease is no longer this node's: not rebuilding its games here"
+            );
+            self.lose(shard, lease.revision, registry);
+        }
+        Ok(mine)
+    }
+
+    /// Forgets a shard whose lease is gone, and stops its games here (another node runs them).
+    fn lose(&self, shard: u32, revision: u64, registry: &Registry) {
+        let mut held = self.held.lock().expect("held lock");
+        if held.get(&shard).is_some_and(|l| l.revision == revision) {
+            held.remove(&shard);
+            drop(held);
+            let count = self.count;
+            registry.evict_where(|id| shard_of(id, count) == shard);
+        }
+    }
+
+    /// One round of ownership (every second): renews every lease at once, renews this node's
+    /// membership, takes free shards up to the fair share, hands over any excess.
+    pub async fn sweep(
+        &self,
+        registry: &Registry,
+        unfinished: &(dyn Fn(&[u32]) -> Vec<String> + Sync),
+    ) {
+        self.renew(registry).await;
+        if self.leaving.load(Ordering::Relaxed) {
+            return;
+        }
+        let _ = self
+            .members
+            .put(self.member_key.as_str(), self.me.clone().into())
+            .await;
+        let fair = self.fair_share();
+        let mut free = self.free_shards();
+        let mut taken = Vec::new();
+        while self.held() < fair {
+            let Some(shard) = free.pop() else { break };
+            match self.take(shard, registry).await {
+                Ok(true) => taken.push(shard),
+                Ok(false) => {}
+                Err(_) => break,
+            }
+        }
+        if !taken.is_empty() {
+            self.load_games(unfinished(&taken), registry);
+        }
+        let held = self.held();
+        if held > fair {
+            let excess: Vec<u32> = {
+                let held = self.held.lock().expect("held lock");
+                let mut shards: Vec<u32> = held.keys().copied().collect();
+                shards.sort_unstable();
+                shards.into_iter().rev().take(held.len() - fair).collect()
+            };
+            tracing::info!(
+                shards = excess.len(),
+                fair,
+                "handing shards over to a node that joined"
+            );
+            self.hand_over(&excess, registry).await;
+        }
+        let ready = self.holds_its_share(fair, free.is_empty());
+        if self.ready.swap(ready, Ordering::Relaxed) != ready {
+            tracing::info!(held = self.held(), fair, ready, "shard share");
+        }
+    }
+
+    /// Whether this node holds its share: at least ⌊S / members⌋ shards, or all it can get
+    /// (no shard is free and no other node holds more than the fair ⌈S / members⌉, so none
+    /// will be handed over to it).
+    fn holds_its_share(&self, fair: usize, none_free: bool) -> bool {
+        let floor = self.count as usize / self.member_count();
+        if self.held() >= floor {
+            return true;
+        }
+        let holders = self.holders.lock().expect("holders lock");
+        let mut by_node: HashMap<&str, usize> = HashMap::new();
+        for seen in holders.values().filter(|s| s.alive() && s.value != self.me) {
+            *by_node.entry(seen.value.as_str()).or_default() += 1;
+        }
+        none_free && by_node.values().all(|&n| n <= fair)
+    }
+
+    /// Renews every held lease at once; a lease refused is lost (another node has it now).
+    async fn renew(&self, registry: &Registry) {
+        let held: Vec<(u32, Lease)> = self
+            .held
+            .lock()
+            .expect("held lock")
+            .iter()
+            .map(|(s, l)| (*s, *l))
+            .collect();
+        let mut renewals = tokio::task::JoinSet::new();
+        for (shard, lease) in held {
+            let (owners, me) = (self.owners.clone(), self.me.clone());
+            renewals.spawn(async move {
+                let renewed = owners
+                    .update(shard_key(shard), me.into(), lease.revision)
+                    .await;
+                (shard, lease.revision, renewed)
+            });
+        }
+        while let Some(done) = renewals.join_next().await {
+            let Ok((shard, revision, renewed)) = done else {
+                continue;
+            };
+            match renewed {
+                Ok(next) => {
+                    if let Some(lease) = self
+                        .held
+                        .lock()
+                        .expect("held lock")
+                        .get_mut(&shard)
+                        .filter(|l| l.revision == revision)
+                    {
+                        lease.revision = next;
+                    }
+                }
+                Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => {
+                    tracing::warn!(
+                        shard,
+                        "lost the shard's lease ({e}): no longer serving its games here"
+                    );
+                    self.lose(shard, revision, registry);
+                }
+                // NATS unreachable or slow: the lease may still be ours; tried again in a
+                // second, and if it expired meanwhile the next renewal says so. Appends stay
+                // safe either way (the stream's expected sequence).
+                Err(e) => tracing::warn!(shard, "could not renew the shard's lease: {e}"),
+            }
+        }
+    }
+
+    /// Loads the unfinished games of shards just taken, a few at a time, so that their timers
+    /// (clocks, fill and idle expiry) run here.
+    fn load_games(&self, games: Vec<String>, registry: &Registry) {
+        if games.is_empty() {
+            return;
+        }
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            let loads = Arc::new(tokio::sync::Semaphore::new(LOADS_AT_ONCE));
+            let mut running = tokio::task::JoinSet::new();
+            let count = games.len();
+            for game in games {
+                let Ok(permit) = loads.clone().acquire_owned().await else {
+                    return;
+                };
+                let registry = registry.clone();
+                running.spawn(async move {
+                    if let Err(e) = registry.revive(&game).await {
+                        tracing::warn!(game = %game, "could not load a game of a shard taken over: {e}");
+                    }
+                    drop(permit);
+                });
+                while running.try_join_next().is_some() {}
+            }
+            while running.join_next().await.is_some() {}
+            tracing::info!(
+                games = count,
+                "loaded the unfinished games of the shards taken"
+            );
+        });
+    }
+
+    /// Lets shards go cleanly: their calls stop being served here, their actors finish what
+    /// they have in flight (bounded by [`DRAIN_FOR`]), then the leases are purged for another
+    /// node to take.
+    async fn hand_over(&self, shards: &[u32], registry: &Registry) {
+        let leases: Vec<(u32, Lease)> = {
+            let mut held = self.held.lock().expect("held lock");
+            shards
+                .iter()
+                .filter_map(|shard| Some((*shard, held.remove(shard)?)))
+                .collect()
+        };
+        let count = self.count;
+        let actors = registry.evict_where(|id| shards.contains(&shard_of(id, count)));
+        let drained = async {
+            for actor in actors {
+                actor.commands.closed().await;
+            }
+        };
+        if tokio::time::timeout(DRAIN_FOR, drained).await.is_err() {
+            tracing::warn!(
+                "the handed-over shards' games did not finish within {DRAIN_FOR:?}: handed over anyway (the stream refuses their late appends)"
+            );
+        }
+        let mut purges = tokio::task::JoinSet::new();
+        for (shard, lease) in leases {
+            let owners = self.owners.clone();
+            purges.spawn(async move {
+                let _ = owners
+                    .purge_expect_revision(shard_key(shard), Some(lease.revision))
+                    .await;
+            });
+        }
+        while purges.join_next().await.is_some() {}
+        tracing::info!(shards = shards.len(), "handed shards over");
+    }
+
+    /// This node stops (SIGTERM): takes nothing more, hands every shard over, leaves the
+    /// members.
+    pub async fn leave(&self, registry: &Registry) {
+        self.leaving.store(true, Ordering::Relaxed);
+        self.ready.store(false, Ordering::Relaxed);
+        let shards: Vec<u32> = self
+            .held
+            .lock()
+            .expect("held lock")
+            .keys()
+            .copied()
+            .collect();
+        self.hand_over(&shards, registry).await;
+        let _ = self.members.purge(self.member_key.as_str()).await;
+        tracing::info!(shards = shards.len(), "left the cluster");
+    }
+}
+
+/// The cluster's shard count: the bucket's, or `wanted` for a new cluster (set once, by
+/// whichever node creates the cluster first).
+async fn shard_count(settings: &kv::Store, wanted: u32) -> Result<u32, String> {
+    const KEY: &str = "shards";
+    let wanted = wanted.clamp(1, MAX_SHARDS);
+    for _ in 0..10 {
+        if let Some(value) = settings
+            .get(KEY)
+            .await
+            .map_err(|e| format!("NATS: cannot read the cluster's shard count: {e}"))?
+        {
+            let count = std::str::from_utf8(&value)
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|c| (1..=MAX_SHARDS).contains(c))
+                .ok_or_else(|| {
+                    format!(
+                        "NATS: the cluster's shard count in {CLUSTER_BUCKET} is not a number from 1 to {MAX_SHARDS}"
+                    )
+                })?;
+            if count != wanted {
+                tracing::info!(
+                    shards = count,
+                    "the cluster has {count} shards (fixed when it was created; --shards {wanted} applies to a new cluster only)"
+                );
+            }
+            return Ok(count);
+        }
+        if settings
+            .create(KEY, wanted.to_string().into())
+            .await
+            .is_ok()
+        {
+            return Ok(wanted);
+        }
+    }
+    Err("NATS: cannot read or set the cluster's shard count".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_game_keeps_its_shard_and_games_spread_over_all_shards() {
+        // Fixed values: every node and version must agree on a game's shard.
+        assert_eq!(shard_of("", 256), (0xcbf2_9ce4_8422_2325_u64 % 256) as u32);
+        assert_eq!(shard_of("0123456789abcdef", 1), 0);
+        let mut counts = vec![0_u32; 256];
+        for n in 0..25_600_u64 {
+            counts[shard_of(
+                &format!("{:016x}", n.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                256,
+            ) as usize] += 1;
+        }
+        // 100 per shard on average: none empty, none more than twice the mean.
+        assert!(counts.iter().all(|&c| c > 40 && c < 200), "{counts:?}");
+    }
+}
