@@ -167,6 +167,7 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
             nats_user: None,
             nats_password: None,
             advertise: None,
+            shards: gangs_service::cluster::DEFAULT_SHARDS,
         },
         command: None,
     };
