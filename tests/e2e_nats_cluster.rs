@@ -25,11 +25,11 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::HealthCheckRequest;
 
-type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
+pub(crate) type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
 /// How long any one condition may take before the test says what did not happen. A lease
 /// expires after 5 s; a takeover rebuilds the game from the stream.
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 async fn watch(url: String, game_id: String, from_seq: u64) -> tonic::Streaming<pb::Update> {
     let mut client = Client::connect(url).await.expect("connect");
@@ -57,7 +57,7 @@ async fn drain(mut stream: tonic::Streaming<pb::Update>) -> Vec<pb::Update> {
 /// Follows a game as a spectator after `from_seq` to its end, resuming on `urls` in turn (by the
 /// last seq received; the last URL once the others were tried) whenever a stream breaks or a
 /// node cannot be reached; returns every update once, in order.
-async fn follow(urls: Vec<String>, game_id: String, from_seq: u64) -> Vec<pb::Update> {
+pub(crate) async fn follow(urls: Vec<String>, game_id: String, from_seq: u64) -> Vec<pb::Update> {
     let mut updates: Vec<pb::Update> = Vec::new();
     let start = Instant::now();
     for attempt in 0.. {
@@ -218,7 +218,7 @@ async fn seated_game(
 }
 
 /// The next random legal action: (seat, action).
-fn next_action(
+pub(crate) fn next_action(
     replica: &dyn gangs_games::Game,
     rng: &mut rand_chacha::ChaCha8Rng,
 ) -> (usize, pb::GameAction) {
@@ -231,7 +231,7 @@ fn next_action(
 }
 
 /// Every acknowledged (seq, seat, action) is in the log at its seq, unchanged.
-fn assert_acknowledged_kept(
+pub(crate) fn assert_acknowledged_kept(
     records: &[pb::LogRecord],
     acknowledged: &[(u64, u32, pb::GameAction)],
 ) {
@@ -263,7 +263,7 @@ fn assert_contiguous_from_one(records: &[pb::LogRecord]) {
 }
 
 /// A finished game's whole log: contiguous, and it replays (the seed is public once over).
-fn assert_whole_log(records: &[pb::LogRecord]) {
+pub(crate) fn assert_whole_log(records: &[pb::LogRecord]) {
     assert_contiguous_from_one(records);
     gangs_games::replay::replay(records).expect("the log replays");
 }
@@ -368,7 +368,7 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
     assert_eq!(code, 0, "gangs replay --verify failed: {out}");
 }
 
-fn signal(server: &Server, signal: &str) {
+pub(crate) fn signal(server: &Server, signal: &str) {
     let status = std::process::Command::new("kill")
         .args([signal, &server.child.id().to_string()])
         .status()
@@ -610,7 +610,7 @@ async fn create_ids_and_the_directory_are_the_same_on_every_node() {
 }
 
 /// Waits until `server`'s health (the whole server, and `gangs.v1.Games`) answers `status`.
-async fn wait_for_health(server: &Server, status: ServingStatus) {
+pub(crate) async fn wait_for_health(server: &Server, status: ServingStatus) {
     let channel = tonic::transport::Endpoint::from_shared(server.url())
         .unwrap()
         .connect()
@@ -640,7 +640,9 @@ async fn wait_for_health(server: &Server, status: ServingStatus) {
     }
 }
 
-async fn drain_log(mut stream: tonic::Streaming<pb::LogRecord>) -> Option<Vec<pb::LogRecord>> {
+pub(crate) async fn drain_log(
+    mut stream: tonic::Streaming<pb::LogRecord>,
+) -> Option<Vec<pb::LogRecord>> {
     let mut records = Vec::new();
     loop {
         match stream.message().await {

@@ -52,6 +52,14 @@ const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// come from the reader given to [`sample`]).
 pub const SAMPLED: &[(&str, &str)] = &[
     (
+        "gangs_cluster_shards",
+        "Shards of the cluster (0 on a server with its own sled log).",
+    ),
+    (
+        "gangs_cluster_shards_held",
+        "Shards this node holds: it runs their games.",
+    ),
+    (
         "gangs_live_games",
         "Games not finished (waiting for seats or running).",
     ),

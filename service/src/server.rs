@@ -383,9 +383,13 @@ pub async fn run(
     housekeeping(&registry, counted.clone());
     if config.metrics.is_some() {
         let sizes = registry.sizes_reader();
+        let shards = cluster.clone();
         crate::metrics::sample(move || {
             let sizes = sizes();
+            let (count, held) = shards.as_ref().map_or((0, 0), |c| c.shard_counts());
             vec![
+                ("gangs_cluster_shards", count as usize),
+                ("gangs_cluster_shards_held", held),
                 ("gangs_live_games", sizes.live),
                 ("gangs_games_known", sizes.known),
                 ("gangs_game_handles", sizes.handles),
@@ -506,8 +510,15 @@ pub async fn run(
             },
         ));
     }
+    let leaving = cluster.clone();
     let shutdown = async move {
         shutdown.await;
+        if let Some(cluster) = leaving {
+            // While this node still answers (forwarding what it no longer runs): each shard's
+            // games finish what is in flight, then its lease is let go for another node to
+            // take at once, not after the lease TTL.
+            cluster.leave(&closing).await;
+        }
         let _ = stop_http.send(true);
         directory.close();
         let _ = stop_ladders.send(true);
@@ -540,11 +551,6 @@ pub async fn run(
         .add_service(LaddersServer::new(ladders).max_decoding_message_size(max_request_bytes))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
-    if let Some(cluster) = &cluster {
-        // Before the actors stop: each shard's games finish what is in flight, then its lease
-        // is let go for another node to take at once (not after the TTL).
-        cluster.leave(&registry).await;
-    }
     tracing::info!("shutting down: finishing pending writes");
     registry.close();
     drop(registry);

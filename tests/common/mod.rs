@@ -204,6 +204,23 @@ impl Server {
         Server::spawn(data_dir, 0, flags, None, Some(stderr_log.to_path_buf()))
     }
 
+    /// As `start_logged`, with extra environment variables (`RUST_LOG=info` to read what the
+    /// server logs below warnings).
+    pub fn start_logged_with_env(
+        data_dir: &Path,
+        flags: &[&str],
+        stderr_log: &Path,
+        env: &[(&str, &str)],
+    ) -> Server {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let log = Some(stderr_log.to_path_buf());
+        Server::spawn_env(data_dir, 0, flags, None, log, env)
+    }
+
     /// What the server wrote to stderr so far (`start_logged` only).
     pub fn stderr_text(&self) -> String {
         let path = self

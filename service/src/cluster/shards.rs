@@ -526,8 +526,8 @@ impl Shards {
         tracing::info!(shards = shards.len(), "handed shards over");
     }
 
-    /// This node stops (SIGTERM): takes nothing more, hands every shard over, leaves the
-    /// members.
+    /// This node stops (SIGTERM): takes nothing more, leaves the members, hands every shard
+    /// over.
     pub async fn leave(&self, registry: &Registry) {
         self.leaving.store(true, Ordering::Relaxed);
         self.ready.store(false, Ordering::Relaxed);
@@ -538,8 +538,10 @@ impl Shards {
             .keys()
             .copied()
             .collect();
-        self.hand_over(&shards, registry).await;
+        // Out of the members first: the others count their shares without this node, and
+        // take its shards as soon as they are let go.
         let _ = self.members.purge(self.member_key.as_str()).await;
+        self.hand_over(&shards, registry).await;
         tracing::info!(shards = shards.len(), "left the cluster");
     }
 }
