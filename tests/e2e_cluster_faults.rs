@@ -13,6 +13,8 @@
 //!   shards; a node stopped with SIGTERM hands its shards over; a node SIGKILLed has its shards
 //!   taken after the TTL; every game finishes, its spectator resumed by seq across the changes,
 //!   and every log replays.
+//! - **Timers follow the shard.** A waiting game whose node died is abandoned after the fill
+//!   timeout by the node that took its shard, with nobody calling the game.
 
 use crate::common;
 use crate::e2e_nats_cluster::{
@@ -516,4 +518,74 @@ async fn a_third_node_joins_under_load_then_one_leaves_and_one_dies() {
         log.len(),
         "the spectator missed or repeated records across the changes"
     );
+}
+
+/// Timers run on the node holding a game's shard, also after the shard moves: a waiting game
+/// whose node died is abandoned after `--fill-timeout` by the node that took its shard,
+/// though nobody calls the game (the survivor loads a taken shard's unfinished games), and
+/// its log ends once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_nodes_waiting_game_is_abandoned_by_the_node_that_took_its_shard() {
+    let nats = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = nats.url();
+    let flags = ["--store", store.as_str(), "--fill-timeout", "4s"];
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut a = Server::start_with(dirs[0].path(), 0, &flags);
+    let b = Server::start_with(dirs[1].path(), 0, &flags);
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+    let mut through_a = a.client().await;
+    let game = create(&mut through_a, "gang-of-four", None, 8).await;
+    through_a
+        .join_game(pb::JoinGameRequest {
+            game_id: game.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("join");
+    let mut through_b = b.client().await;
+    let listed = |client: &mut Client| {
+        let mut client = client.clone();
+        let game = game.clone();
+        async move {
+            let games = client
+                .list_games(pb::ListGamesRequest::default())
+                .await
+                .expect("list games")
+                .into_inner()
+                .games;
+            games.into_iter().find(|g| g.game_id == game)
+        }
+    };
+    let start = Instant::now();
+    while listed(&mut through_b).await.is_none() {
+        assert!(start.elapsed() < PATIENCE, "B never listed A's game");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A dies with the game waiting; from now on only ListGames is called (it loads nothing).
+    a.kill9();
+    let start = Instant::now();
+    loop {
+        let summary = listed(&mut through_b).await.expect("B lists the game");
+        if summary.status == pb::GameStatus::Abandoned as i32 {
+            assert_eq!(summary.seats_taken, 1);
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the game was never abandoned after its node died: {summary:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let records = log(&mut through_b, &game).await;
+    let ends: Vec<&pb::Ended> = records
+        .iter()
+        .filter_map(|r| match &r.record {
+            Some(pb::log_record::Record::Ended(ended)) => Some(ended),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 1, "the game ended more than once: {ends:?}");
+    assert_eq!(ends[0].reason(), pb::ended::Reason::Abandoned);
+    assert!(ends[0].detail.contains("fill"), "{}", ends[0].detail);
 }
