@@ -502,10 +502,19 @@ impl Shards {
                 .collect()
         };
         let count = self.count;
-        let actors = registry.evict_where(|id| shards.contains(&shard_of(id, count)));
+        // Weak handles: holding the channels open would keep the actors alive. Once no call
+        // holds a handle (each holds one until its answer, which comes once durable), no
+        // command is in flight and each actor ends after its last flush.
+        let actors: Vec<_> = registry
+            .evict_where(|id| shards.contains(&shard_of(id, count)))
+            .iter()
+            .map(|actor| actor.commands.downgrade())
+            .collect();
         let drained = async {
             for actor in actors {
-                actor.commands.closed().await;
+                while actor.strong_count() > 0 {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
             }
         };
         if tokio::time::timeout(DRAIN_FOR, drained).await.is_err() {
