@@ -214,28 +214,41 @@ async fn connect(url: &str) -> Channel {
     }
 }
 
-/// `games` waiting Gang of Four games, created through the nodes in turn.
-async fn create_waiting(urls: &[String], games: usize) {
+/// `games` waiting Gang of Four games, created through the nodes in turn (by create_id, retried
+/// on UNAVAILABLE as clients do); answers how many calls were retried.
+async fn create_waiting(urls: &[String], games: usize) -> u64 {
     let mut tasks = Vec::new();
     for t in 0..CONCURRENCY {
         let url = urls[t % urls.len()].clone();
         tasks.push(tokio::spawn(async move {
             let mut client = GamesClient::new(connect(&url).await);
+            let mut retried = 0;
             for g in (t..games).step_by(CONCURRENCY) {
-                client
-                    .create_game(pb::CreateGameRequest {
-                        kind: "gang-of-four".into(),
-                        seed: Some(g as u64),
-                        ..Default::default()
-                    })
-                    .await
-                    .expect("create");
+                let request = pb::CreateGameRequest {
+                    kind: "gang-of-four".into(),
+                    seed: Some(g as u64),
+                    create_id: format!("bench-{g}"),
+                    ..Default::default()
+                };
+                loop {
+                    match client.create_game(request.clone()).await {
+                        Ok(_) => break,
+                        Err(e) if e.code() == tonic::Code::Unavailable => {
+                            retried += 1;
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                        Err(e) => panic!("create: {e}"),
+                    }
+                }
             }
+            retried
         }));
     }
+    let mut retried = 0;
     for task in tasks {
-        task.await.expect("create task");
+        retried += task.await.expect("create task");
     }
+    retried
 }
 
 /// The `gangs bench` driver through one node: 64 games flat out for `seconds`.
@@ -280,7 +293,7 @@ async fn main() {
     let empty = [rss(a.pid()), rss(b.pid())];
 
     let t = Instant::now();
-    create_waiting(&[a.url.clone(), b.url.clone()], games).await;
+    let retried = create_waiting(&[a.url.clone(), b.url.clone()], games).await;
     let created_in = t.elapsed();
     tokio::time::sleep(SETTLE).await;
     let loaded = [rss(a.pid()), rss(b.pid())];
@@ -288,7 +301,8 @@ async fn main() {
 
     // Idle: nothing but ownership (leases, membership, the directory).
     let lost = "lost the shard's lease";
-    let lost_before = a.log_count(lost) + b.log_count(lost);
+    let lost_creating = a.log_count(lost) + b.log_count(lost);
+    let lost_before = lost_creating;
     let cpu_before = [cpu(a.pid()), cpu(b.pid()), cpu(nats.child.id())];
     let t = Instant::now();
     tokio::time::sleep(Duration::from_secs(idle)).await;
@@ -335,7 +349,7 @@ async fn main() {
             .unwrap_or(0)
     );
     println!(
-        "{games} waiting games created through 2 nodes in {:.1} s ({:.0}/s)",
+        "{games} waiting games created through 2 nodes in {:.1} s ({:.0}/s); calls answered UNAVAILABLE and retried: {retried}",
         created_in.as_secs_f64(),
         games as f64 / created_in.as_secs_f64()
     );
@@ -348,6 +362,7 @@ async fn main() {
             per_game(i) / 1024.0
         );
     }
+    println!("shard leases lost while creating: {lost_creating}");
     println!(
         "idle {idle_for:.0} s: CPU A {:.2}% of a core, B {:.2}%, nats-server {:.2}%; shard leases lost: {lost_idle}; shards held after: {held_after_idle} of {SHARDS}",
         share(0),

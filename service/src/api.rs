@@ -82,7 +82,7 @@ impl GamesService {
         )
     }
 
-    /// A node of a cluster (`--store nats://…`): see `cluster.rs`.
+    /// A node of a cluster (`--store nats://…`): see `cluster/`.
     pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
         self.directory = self.directory.clone().with_cluster(cluster.clone());
         self.cluster = Some(cluster);
@@ -199,11 +199,23 @@ impl GamesService {
         // The watcher slot (here or for a forwarded stream) is held by the stream: it is free
         // again when the client closes it.
         let limits = self.limits.clone();
+        let closing = self.directory.closing();
         let forward = |mut owner: GamesClient<Channel>, request: Request<pb::WatchRequest>| async move {
             let slot = limits.open_watch(&request.get_ref().game_id, peer)?;
             // Decoded and encoded again: a forwarded stream is the rarer path of a cluster.
             let stream = owner.watch(request).await?.into_inner();
-            let encoded = stream.map(|update| update.map(|u| Encoded::from(u.encode_to_vec())));
+            // Ended when this node stops, like the streams of the games it runs (the shutdown
+            // waits for every stream): the watcher resumes by seq through another node.
+            let stopping = tokio_stream::wrappers::WatchStream::new(closing)
+                .filter(|closed| *closed)
+                .map(|_| {
+                    Err(Status::unavailable(
+                        "this node is stopping: resume the watch from your last seq through another node",
+                    ))
+                });
+            let encoded = stream
+                .map(|update| update.map(|u| Encoded::from(u.encode_to_vec())))
+                .merge(stopping);
             Ok(Response::new(crate::metrics::Watched::new(
                 Box::pin(encoded.map(holding(slot))) as EncodedStream,
             )))

@@ -3,7 +3,7 @@
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
 //! - `bounds.rs`: the size limits of every id and string a client sends;
-//! - `cluster.rs`: several nodes on one JetStream log: a lease per game, forwarding to its owner;
+//! - `cluster/`: several nodes on one JetStream log: games in shards, a lease per shard, forwarding to its holder;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `directory.rs`: `WatchGames`, the directory's events read from the store's feed;
 //! - `webhooks.rs`: a signed POST per game over (`--webhook`), the feed as their outbox;

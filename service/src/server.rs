@@ -352,7 +352,7 @@ pub async fn run(
             let service = GamesService::with_keys(registry.clone(), keys).with_limits(limits);
             (registry, service, None)
         }
-        // On a shared log, a node runs only the games it holds the lease of (cluster.rs).
+        // On a shared log, a node runs only the games of the shards it holds (cluster/).
         Some(context) => {
             let registry = Registry::lazy(store, settings);
             let me = match &config.store.advertise {

@@ -57,6 +57,8 @@ pub const LEASE_TTL: Duration = Duration::from_secs(5);
 /// Metadata on a call one node forwards to another: it is never forwarded again.
 pub const FORWARDED: &str = "gangs-forwarded";
 const RENEW_EVERY: Duration = Duration::from_secs(1);
+/// Summaries written to the directory at once.
+const PUBLISH_AT_ONCE: usize = 32;
 /// How long a call forwarded to the owner node may wait for its answer (its headers, for a
 /// stream) before it answers UNAVAILABLE.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -200,14 +202,15 @@ impl Cluster {
             ladders,
             ladder_names,
         });
-        let sweeping = Arc::downgrade(&cluster);
+        Shards::keep_renewing(&cluster.shards, registry.clone());
+        let balancing = Arc::downgrade(&cluster);
         tokio::spawn(async move {
             loop {
-                let Some(cluster) = sweeping.upgrade() else {
+                let Some(cluster) = balancing.upgrade() else {
                     return;
                 };
                 let unfinished = |shards: &[u32]| cluster.unfinished_games_of(shards);
-                cluster.shards.sweep(&registry, &unfinished).await;
+                cluster.shards.balance(&registry, &unfinished).await;
                 cluster.publish(&registry).await;
                 drop(cluster);
                 tokio::time::sleep(RENEW_EVERY).await;
@@ -501,8 +504,30 @@ impl Cluster {
                             .is_none_or(|listed| s.last_seq > listed.last_seq))
             })
         };
+        // Many at once (a node that just created thousands of games has as many to write),
+        // each a KV round trip.
+        let mut writes = tokio::task::JoinSet::new();
+        let note = |written: Option<Result<Option<pb::GameSummary>, _>>| {
+            if let Some(Ok(Some(summary))) = written {
+                self.written
+                    .lock()
+                    .expect("written lock")
+                    .insert(summary.game_id.clone(), summary);
+            }
+        };
         for summary in changed {
-            let _ = self.write_summary(summary).await;
+            while writes.len() >= PUBLISH_AT_ONCE {
+                note(writes.join_next().await);
+            }
+            let games = self.games.clone();
+            writes.spawn(async move {
+                let value = summary.encode_to_vec();
+                let put = games.put(summary.game_id.as_str(), value.into()).await;
+                put.ok().map(|_| summary)
+            });
+        }
+        while !writes.is_empty() {
+            note(writes.join_next().await);
         }
     }
 }

@@ -26,7 +26,7 @@
 //!   sequence refuses a stale holder's append, and a node confirms the lease before it
 //!   rebuilds a game.
 
-use super::{follow_bucket, kv_error, open_bucket, LEASE_TTL};
+use super::{follow_bucket, kv_error, open_bucket, LEASE_TTL, RENEW_EVERY};
 use crate::registry::Registry;
 use async_nats::jetstream::{self, kv};
 use std::collections::HashMap;
@@ -342,21 +342,38 @@ impl Shards {
         }
     }
 
-    /// One round of ownership (every second): renews every lease at once, renews this node's
-    /// membership, takes free shards up to the fair share, hands over any excess.
-    pub async fn sweep(
+    /// Renews every held lease and this node's membership every second, in a task of its own:
+    /// nothing else the node does (publishing summaries, draining a handover) may delay a
+    /// renewal past the lease's life. Ends when `shards` is dropped.
+    pub fn keep_renewing(shards: &Arc<Shards>, registry: Registry) {
+        let shards = Arc::downgrade(shards);
+        tokio::spawn(async move {
+            loop {
+                let started = tokio::time::Instant::now();
+                let Some(held) = shards.upgrade() else { return };
+                held.renew(&registry).await;
+                if !held.leaving.load(Ordering::Relaxed) {
+                    let _ = held
+                        .members
+                        .put(held.member_key.as_str(), held.me.clone().into())
+                        .await;
+                }
+                drop(held);
+                tokio::time::sleep_until(started + RENEW_EVERY).await;
+            }
+        });
+    }
+
+    /// One round of balancing (every second): takes free shards up to the fair share, hands
+    /// over any excess.
+    pub async fn balance(
         &self,
         registry: &Registry,
         unfinished: &(dyn Fn(&[u32]) -> Vec<String> + Sync),
     ) {
-        self.renew(registry).await;
         if self.leaving.load(Ordering::Relaxed) {
             return;
         }
-        let _ = self
-            .members
-            .put(self.member_key.as_str(), self.me.clone().into())
-            .await;
         let fair = self.fair_share();
         let mut free = self.free_shards();
         let mut taken = Vec::new();
@@ -523,12 +540,21 @@ impl Shards {
             );
         }
         let mut purges = tokio::task::JoinSet::new();
-        for (shard, lease) in leases {
-            let owners = self.owners.clone();
+        for (shard, _) in leases {
+            let (owners, me) = (self.owners.clone(), self.me.clone());
             purges.spawn(async move {
-                let _ = owners
-                    .purge_expect_revision(shard_key(shard), Some(lease.revision))
-                    .await;
+                // By the entry's revision now: a renewal in flight when the shard was handed
+                // over may have moved it past the one this node last knew.
+                let key = shard_key(shard);
+                if let Ok(Some(entry)) = owners.entry(key.as_str()).await {
+                    if entry.operation == kv::Operation::Put
+                        && entry.value.as_ref() == me.as_bytes()
+                    {
+                        let _ = owners
+                            .purge_expect_revision(key, Some(entry.revision))
+                            .await;
+                    }
+                }
             });
         }
         while purges.join_next().await.is_some() {}

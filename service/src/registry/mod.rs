@@ -68,6 +68,17 @@ pub struct Registry {
     /// Which new random ids this node may create games under (a node of a cluster: ids of the
     /// shards it holds); unset, any.
     placement: Arc<std::sync::OnceLock<Placement>>,
+    /// Revivals of one game run one at a time (a stripe of ids per lock): on a shared log each
+    /// fences the game's log, and a second actor rebuilt beside the first would leave the
+    /// first with a stale sequence (its next append refused).
+    revivals: Arc<Vec<tokio::sync::Mutex<()>>>,
+}
+
+/// Locks striping the revivals (see `Registry::revivals`).
+const REVIVAL_STRIPES: usize = 64;
+
+fn revival_locks() -> Arc<Vec<tokio::sync::Mutex<()>>> {
+    Arc::new((0..REVIVAL_STRIPES).map(|_| Default::default()).collect())
 }
 
 /// Whether a new game may take an id here (see `Registry::place_new_games`).
@@ -98,6 +109,7 @@ impl Registry {
             damaged: Arc::default(),
             restored_creators: Arc::default(),
             placement: Arc::default(),
+            revivals: revival_locks(),
         }
     }
 
@@ -156,6 +168,7 @@ impl Registry {
             damaged: Arc::default(),
             restored_creators: Arc::default(),
             placement: Arc::default(),
+            revivals: revival_locks(),
         };
         // Game by game as the store reads them (a few read ahead): memory holds a few logs at
         // a time, not the whole log.
@@ -295,9 +308,16 @@ impl Registry {
     }
 
     /// The game's actor again after the one in the directory ended (a finished game unloaded
-    /// after a quiet spell): rebuilt from the log. Concurrent revivals may both rebuild; the
-    /// directory keeps one, the other ends on its own (a finished game changes no more).
+    /// after a quiet spell), or first loaded (a node of a cluster): rebuilt from the log.
+    /// Concurrent revivals of one game wait for the first, and get its actor.
     pub async fn revive(&self, id: &str) -> HostResult<GameHandle> {
+        if let Some(handle) = self.live(id) {
+            return Ok(handle);
+        }
+        let stripe = id
+            .bytes()
+            .fold(0_usize, |h, b| h.wrapping_mul(31) + usize::from(b));
+        let _one_at_a_time = self.revivals[stripe % REVIVAL_STRIPES].lock().await;
         if let Some(handle) = self.live(id) {
             return Ok(handle);
         }
