@@ -409,20 +409,23 @@ impl Shards {
         }
     }
 
-    /// Whether this node holds its share: at least ⌊S / members⌋ shards, or all it can get
-    /// (no shard is free and no other node holds more than the fair ⌈S / members⌉, so none
-    /// will be handed over to it).
+    /// Whether this node holds its share (see [`holds_share`]).
     fn holds_its_share(&self, fair: usize, none_free: bool) -> bool {
-        let floor = self.count as usize / self.member_count();
-        if self.held() >= floor {
-            return true;
-        }
-        let holders = self.holders.lock().expect("holders lock");
-        let mut by_node: HashMap<&str, usize> = HashMap::new();
-        for seen in holders.values().filter(|s| s.alive() && s.value != self.me) {
-            *by_node.entry(seen.value.as_str()).or_default() += 1;
-        }
-        none_free && by_node.values().all(|&n| n <= fair)
+        let others: Vec<usize> = {
+            let holders = self.holders.lock().expect("holders lock");
+            let mut by_node: HashMap<&str, usize> = HashMap::new();
+            for seen in holders.values().filter(|s| s.alive() && s.value != self.me) {
+                *by_node.entry(seen.value.as_str()).or_default() += 1;
+            }
+            by_node.into_values().collect()
+        };
+        holds_share(
+            self.held(),
+            self.count as usize / self.member_count(),
+            fair,
+            none_free,
+            &others,
+        )
     }
 
     /// Renews every held lease at once; a lease refused is lost (another node has it now).
@@ -581,6 +584,13 @@ impl Shards {
     }
 }
 
+/// Whether a node holding `held` shards holds its share: at least `floor` (⌊S ÷ members⌋), or
+/// all it can get: no shard is free and no other node holds more than `fair` (⌈S ÷ members⌉),
+/// so none will be handed over to it. Health answers SERVING only then.
+fn holds_share(held: usize, floor: usize, fair: usize, none_free: bool, others: &[usize]) -> bool {
+    held >= floor || (none_free && others.iter().all(|&n| n <= fair))
+}
+
 /// The cluster's shard count: the bucket's, or `wanted` for a new cluster (set once, by
 /// whichever node creates the cluster first).
 async fn shard_count(settings: &kv::Store, wanted: u32) -> Result<u32, String> {
@@ -638,5 +648,21 @@ mod tests {
         }
         // 100 per shard on average: none empty, none more than twice the mean.
         assert!(counts.iter().all(|&c| c > 40 && c < 200), "{counts:?}");
+    }
+
+    #[test]
+    fn a_node_holds_its_share_at_the_floor_or_when_nothing_more_will_come() {
+        // 256 shards, 3 nodes: floor 85, fair 86.
+        assert!(holds_share(85, 85, 86, false, &[86, 85]));
+        // A joiner with 84 while the others hold 86 each: nothing more will be handed over.
+        assert!(holds_share(84, 85, 86, true, &[86, 86]));
+        // A joiner while another still holds more than its share: not yet.
+        assert!(!holds_share(0, 128, 128, true, &[256]));
+        assert!(!holds_share(40, 85, 86, true, &[130, 86]));
+        // Shards free to take: not until taken.
+        assert!(!holds_share(10, 128, 128, false, &[128]));
+        // Alone: every shard.
+        assert!(holds_share(256, 256, 256, true, &[]));
+        assert!(!holds_share(255, 256, 256, false, &[]));
     }
 }
