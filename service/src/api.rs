@@ -117,7 +117,9 @@ impl GamesService {
         {
             Route::Local => Ok(Routed::Here(request)),
             Route::Owner(owner) => Ok(Routed::There(
-                forward(owner, credentials.forwarded(request)).await?,
+                forward(owner, credentials.forwarded(request))
+                    .await
+                    .map_err(crate::cluster::forward_failed)?,
             )),
         }
     }
@@ -425,7 +427,8 @@ impl Games for GamesService {
                 if let Route::Owner(mut owner) = place {
                     return Ok(owner
                         .create_game(credentials.forwarded(request))
-                        .await?
+                        .await
+                        .map_err(crate::cluster::forward_failed)?
                         .into_inner());
                 }
             }

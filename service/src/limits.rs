@@ -158,9 +158,14 @@ impl Limits {
             )));
         }
         let creating = state.creating.get(&client).copied().unwrap_or(0);
+        // The client's games that ended are forgotten only when they would make the count
+        // reach the limit (and by the housekeeping): checking every game of a client with
+        // 50,000 per creation made creating them quadratic.
         let mine = match state.games_of.get_mut(&client) {
             Some(games) => {
-                games.retain(|id| is_live(id));
+                if games.len() + creating as usize >= flags.max_live_games_per_key as usize {
+                    games.retain(|id| is_live(id));
+                }
                 games.len()
             }
             None => 0,

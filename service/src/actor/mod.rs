@@ -59,7 +59,60 @@ pub const DEFAULT_WATCHER_BUFFER: usize = 512;
 /// A watcher's stream: updates, or the error that ended it.
 pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<Encoded>> + Send>>;
 pub type Reply<T> = oneshot::Sender<HostResult<T>>;
-pub type Summaries = Arc<Mutex<HashMap<String, pb::GameSummary>>>;
+pub type Summaries = Arc<Mutex<SummaryTable>>;
+
+/// Every game's summary this node knows, by id, with the number of live ones (waiting or
+/// running) kept as summaries change: CreateGame checks `--max-live-games` against it, and
+/// counting every summary per call made creating 100,000 games quadratic.
+#[derive(Default)]
+pub struct SummaryTable {
+    by_id: HashMap<String, pb::GameSummary>,
+    live: usize,
+}
+
+impl SummaryTable {
+    pub fn insert(&mut self, id: String, summary: pb::GameSummary) -> Option<pb::GameSummary> {
+        self.live += usize::from(crate::registry::is_live(&summary));
+        let old = self.by_id.insert(id, summary);
+        self.live -= old
+            .as_ref()
+            .map_or(0, |o| usize::from(crate::registry::is_live(o)));
+        old
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<pb::GameSummary> {
+        let old = self.by_id.remove(id);
+        self.live -= old
+            .as_ref()
+            .map_or(0, |o| usize::from(crate::registry::is_live(o)));
+        old
+    }
+
+    pub fn get(&self, id: &str) -> Option<&pb::GameSummary> {
+        self.by_id.get(id)
+    }
+
+    pub fn contains_key(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &pb::GameSummary> {
+        self.by_id.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Games waiting or running.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}
 
 ///
 /// Kept small (the requests boxed): a game's channel holds its first block of 32 commands from

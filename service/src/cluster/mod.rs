@@ -63,6 +63,19 @@ const PUBLISH_AT_ONCE: usize = 32;
 /// stream) before it answers UNAVAILABLE.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// A forwarded call's failure as the caller gets it: the node running the game not answering
+/// in time (tonic says CANCELLED, "Timeout expired") is UNAVAILABLE, which clients retry (the
+/// node may be paused or dying: its shards move after the lease's life).
+pub fn forward_failed(status: Status) -> Status {
+    if status.code() == tonic::Code::Cancelled {
+        return Status::unavailable(format!(
+            "the node running this game did not answer within {FORWARD_TIMEOUT:?} ({}): retry",
+            status.message()
+        ));
+    }
+    status
+}
+
 /// How long a forwarded call may wait for its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Patience {

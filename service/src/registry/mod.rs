@@ -286,7 +286,7 @@ impl Registry {
         move || {
             let summaries = summaries.lock().expect("summaries lock");
             DirectorySizes {
-                live: summaries.values().filter(|g| is_live(g)).count(),
+                live: summaries.live(),
                 known: summaries.len(),
                 handles: games.read().expect("games lock").len(),
                 create_ids: create_ids.lock().expect("create ids lock").len(),
@@ -468,10 +468,7 @@ impl Registry {
     /// It holds only the summaries, never the store: the store must close at shutdown.
     pub fn live_games_counter(&self) -> impl Fn() -> usize + Send + 'static {
         let summaries = self.summaries.clone();
-        move || {
-            let summaries = summaries.lock().expect("summaries lock");
-            summaries.values().filter(|g| is_live(g)).count()
-        }
+        move || summaries.lock().expect("summaries lock").live()
     }
 
     /// Stops every actor (they finish their pending flushes first).
