@@ -163,8 +163,10 @@ impl LogTree {
         Ok(records)
     }
 
-    /// Every game's records, in key order, one pass over the tree: each game is sent once its
-    /// last record is read. Stops when the reader goes away or the tree cannot be read.
+    /// Every game's records, in key order, one pass over the tree: a game is complete once its
+    /// last record is read, and sent in a batch of [`SCAN_BATCH`] complete games (the last
+    /// batch as it is). Stops when the reader goes away or the tree cannot be read (the error
+    /// ends the scan: the batch not yet sent is dropped, the restart fails anyway).
     fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<Vec<ScannedGame>, StoreError>>) {
         let mut batch: Vec<ScannedGame> = Vec::with_capacity(SCAN_BATCH);
         let mut current: Option<ScannedGame> = None;
