@@ -211,6 +211,7 @@ async fn summary_from_log(
         summaries.clone(),
         crate::actor::Settings::default(),
         records,
+        Vec::new(),
     );
     drop(built);
     let summary = summaries.lock().expect("summaries lock").remove(game_id);

@@ -262,13 +262,15 @@ impl GameActor {
 
     /// A game rebuilt from its log (at startup, or a finished game asked for again), its
     /// summary published, not yet running (`spawn` runs it); every record is checked against
-    /// the engine.
+    /// the engine. `encoded`: the records' bytes as stored, one per record, when the store read
+    /// them that way (kept as they are); empty, the actor encodes the records.
     pub fn rebuild(
         id: String,
         store: Store,
         summaries: Summaries,
         settings: Settings,
         records: Vec<pb::LogRecord>,
+        encoded: Vec<Box<[u8]>>,
     ) -> HostResult<GameActor> {
         let damaged = |e: String| HostError::Internal(format!("game {id}: {e}"));
         let mut replayer = Replayer::new();
@@ -313,7 +315,7 @@ impl GameActor {
         actor.seating.start_seq = started;
         actor.ended = ended;
         actor.durability.durable.send_replace(records.len() as u64);
-        actor.records = Records::from_log(&records);
+        actor.records = Records::from_log(&records, encoded);
         actor.timers.clocks = clocks;
         // Deadlines are wall-clock times from the log: a restart keeps them.
         actor.arm_timer();

@@ -15,12 +15,28 @@ pub(super) struct Records {
 }
 
 impl Records {
-    pub(super) fn from_log(records: &[pb::LogRecord]) -> Records {
-        let mut kept = Records::default();
-        for record in records {
-            kept.push(record);
+    /// The records of a log; `encoded`, their bytes as the store holds them when it gave
+    /// them (one per record, each the record's encoding), else empty: then they are encoded.
+    pub(super) fn from_log(records: &[pb::LogRecord], encoded: Vec<Box<[u8]>>) -> Records {
+        if encoded.len() != records.len() {
+            let mut kept = Records::default();
+            for record in records {
+                kept.push(record);
+            }
+            return kept;
         }
-        kept
+        debug_assert!(
+            records
+                .iter()
+                .zip(&encoded)
+                .all(|(record, bytes)| pb::LogRecord::decode(&bytes[..]).as_ref() == Ok(record)),
+            "stored bytes are their records' encodings"
+        );
+        Records {
+            encoded,
+            first_unix_ms: records.first().map(|r| r.unix_ms),
+            last_unix_ms: records.last().map(|r| r.unix_ms),
+        }
     }
 
     /// The next record (its seq must be `len() + 1`).
@@ -83,7 +99,7 @@ mod tests {
     #[test]
     fn records_come_back_as_they_went_in() {
         let log: Vec<_> = (1..=4).map(|seq| record(seq, 100 + seq as i64)).collect();
-        let kept = Records::from_log(&log);
+        let kept = Records::from_log(&log, Vec::new());
         assert_eq!(kept.len(), 4);
         assert_eq!(kept.get(3), log[2]);
         assert_eq!(kept.range(2, 3).collect::<Vec<_>>(), log[1..3].to_vec());
@@ -91,5 +107,23 @@ mod tests {
         assert_eq!(kept.first_unix_ms(), Some(101));
         assert_eq!(kept.last_unix_ms(), Some(104));
         assert_eq!(Records::default().range(1, 5).count(), 0);
+    }
+
+    #[test]
+    fn records_given_with_their_stored_bytes_keep_them() {
+        let log: Vec<_> = (1..=3).map(|seq| record(seq, 200 + seq as i64)).collect();
+        let bytes: Vec<Box<[u8]>> = log
+            .iter()
+            .map(|r| r.encode_to_vec().into_boxed_slice())
+            .collect();
+        let kept = Records::from_log(&log, bytes.clone());
+        assert_eq!(kept.encoded, bytes);
+        assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
+        assert_eq!(kept.first_unix_ms(), Some(201));
+        assert_eq!(kept.last_unix_ms(), Some(203));
+        // Bytes that do not match the records one for one are not used: encoded anew.
+        let kept = Records::from_log(&log, bytes[..2].to_vec());
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept.get(3), log[2]);
     }
 }

@@ -175,48 +175,54 @@ impl Registry {
         let mut scan = crate::store::scan(&store);
         let (mut count, mut running, mut records_read) = (0, 0, 0);
         let rebuilding = std::time::Instant::now();
-        while let Some(scanned) = scan.recv().await {
-            let ScannedGame { id, records } = scanned.map_err(|e| HostError::Storage(e.message))?;
-            // A ladder's log shares the store, not the games (`ladder/records.rs`).
-            if crate::ladder::records::is_ladder_log(&id) {
-                continue;
-            }
-            count += 1;
-            let records = match records {
-                Ok(records) => records,
-                Err(e) if e.kind == StoreErrorKind::Corrupt => {
-                    registry.mark_damaged(&id, &[], &e.message);
+        while let Some(batch) = scan.recv().await {
+            for scanned in batch.map_err(|e| HostError::Storage(e.message))? {
+                let ScannedGame {
+                    id,
+                    records,
+                    encoded,
+                } = scanned;
+                // A ladder's log shares the store, not the games (`ladder/records.rs`).
+                if crate::ladder::records::is_ladder_log(&id) {
                     continue;
                 }
-                Err(e) => return Err(HostError::Storage(e.message)),
-            };
-            records_read += records.len();
-            let actor = match registry.rebuild(&id, records) {
-                Ok(actor) => actor,
-                Err(e) => {
-                    registry.damage(&id, e.message()).await?;
+                count += 1;
+                let records = match records {
+                    Ok(records) => records,
+                    Err(e) if e.kind == StoreErrorKind::Corrupt => {
+                        registry.mark_damaged(&id, &[], &e.message);
+                        continue;
+                    }
+                    Err(e) => return Err(HostError::Storage(e.message)),
+                };
+                records_read += records.len();
+                let actor = match registry.rebuild(&id, records, encoded) {
+                    Ok(actor) => actor,
+                    Err(e) => {
+                        registry.damage(&id, e.message()).await?;
+                        continue;
+                    }
+                };
+                registry.remember_create_id(&id, actor.created());
+                // A finished game is listed (its summary), and loaded only when asked for: no
+                // handle in the directory until then.
+                if actor.is_settled() {
                     continue;
                 }
-            };
-            registry.remember_create_id(&id, actor.created());
-            // A finished game is listed (its summary), and loaded only when asked for: no
-            // handle in the directory until then.
-            if actor.is_settled() {
-                continue;
+                running += 1;
+                // Not settled after a rebuild: not over, so live; its creator counts it again.
+                let creator = &actor.created().creator;
+                if !creator.is_empty() {
+                    let mut restored = registry.restored_creators.lock().expect("creators lock");
+                    restored.push((creator.clone(), id.clone()));
+                }
+                let handle = actor.spawn();
+                registry
+                    .games
+                    .write()
+                    .expect("games lock")
+                    .insert(id, handle);
             }
-            running += 1;
-            // Not settled after a rebuild: not over, so live; its creator counts it again.
-            let creator = &actor.created().creator;
-            if !creator.is_empty() {
-                let mut restored = registry.restored_creators.lock().expect("creators lock");
-                restored.push((creator.clone(), id.clone()));
-            }
-            let handle = actor.spawn();
-            registry
-                .games
-                .write()
-                .expect("games lock")
-                .insert(id, handle);
         }
         let damaged = registry.damaged.read().expect("damaged lock").len();
         tracing::info!(
@@ -342,7 +348,7 @@ impl Registry {
         if records.is_empty() {
             return Err(not_found(id));
         }
-        let handle = match self.rebuild(id, records) {
+        let handle = match self.rebuild(id, records, Vec::new()) {
             Ok(actor) => actor.spawn(),
             Err(e) => {
                 self.damage(id, e.message()).await?;
@@ -359,14 +365,21 @@ impl Registry {
         }
     }
 
-    /// A game's actor rebuilt from its records (listed, not yet running).
-    fn rebuild(&self, id: &str, records: Vec<pb::LogRecord>) -> HostResult<GameActor> {
+    /// A game's actor rebuilt from its records (listed, not yet running); `encoded`: the
+    /// records' stored bytes when the store gave them (else empty).
+    fn rebuild(
+        &self,
+        id: &str,
+        records: Vec<pb::LogRecord>,
+        encoded: Vec<Box<[u8]>>,
+    ) -> HostResult<GameActor> {
         GameActor::rebuild(
             id.to_string(),
             self.store.clone(),
             self.summaries.clone(),
             self.settings,
             records,
+            encoded,
         )
     }
 

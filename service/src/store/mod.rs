@@ -221,14 +221,23 @@ pub trait LogStore: Send + Sync + 'static {
 pub struct ScannedGame {
     pub id: String,
     pub records: Result<Vec<pb::LogRecord>, StoreError>,
+    /// Each record's bytes as stored (its protobuf encoding), one per record, when the store
+    /// read them that way (sled's scan); empty otherwise. The actor keeps its records encoded
+    /// (`actor/records.rs`): with these it need not encode again what it just decoded.
+    pub encoded: Vec<Box<[u8]>>,
 }
 
-/// Games in id order, a few read ahead of the reader; an `Err` item (the store cannot be
-/// read) ends it.
-pub type GameScan = mpsc::Receiver<Result<ScannedGame, StoreError>>;
+/// Games in id order, a batch at a time, a few batches read ahead of the reader; an `Err`
+/// item (the store cannot be read) ends it. Batches, not games: a restart reads thousands of
+/// small games, and one hand-over between the scan's thread and the rebuild per game was a
+/// thread wake-up per game (docs/performance.md).
+pub type GameScan = mpsc::Receiver<Result<Vec<ScannedGame>, StoreError>>;
 
-/// Games a scan reads ahead of its reader (bounds its memory to a few logs).
-pub const SCAN_AHEAD: usize = 64;
+/// Games in a scan's batch (at most; a store that reads game by game sends them one by one).
+pub const SCAN_BATCH: usize = 32;
+/// Batches a scan reads ahead of its reader (with [`SCAN_BATCH`], bounds its memory to a
+/// few logs).
+pub const SCAN_AHEAD: usize = 4;
 
 /// Every game of the log, game by game, for a restart: the store's own single pass when it
 /// has one, else a task reading the games one by one.
@@ -246,7 +255,11 @@ pub fn scan(store: &Store) -> GameScan {
         for id in ids {
             let item = match store.load_game(&id).await {
                 Err(e) if e.kind != StoreErrorKind::Corrupt => Err(e),
-                records => Ok(ScannedGame { id, records }),
+                records => Ok(vec![ScannedGame {
+                    id,
+                    records,
+                    encoded: Vec::new(),
+                }]),
             };
             let stop = item.is_err();
             if tx.send(item).await.is_err() || stop {

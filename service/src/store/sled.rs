@@ -13,7 +13,7 @@
 
 use super::{
     Durable, FeedEntry, GameScan, LogStore, ScannedGame, StoreCloser, StoreError, GAME_ID_LEN,
-    SCAN_AHEAD,
+    SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
 use prost::Message;
@@ -163,11 +163,21 @@ impl LogTree {
         Ok(records)
     }
 
-    /// Every game's records, in key order, one pass over the tree: each game is sent once its
-    /// last record is read. Stops when the reader goes away or the tree cannot be read.
-    fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<ScannedGame, StoreError>>) {
+    /// Every game's records, in key order, one pass over the tree: a game is complete once its
+    /// last record is read, and sent in a batch of [`SCAN_BATCH`] complete games (the last
+    /// batch as it is). Stops when the reader goes away or the tree cannot be read (the error
+    /// ends the scan: the batch not yet sent is dropped, the restart fails anyway).
+    fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<Vec<ScannedGame>, StoreError>>) {
+        let mut batch: Vec<ScannedGame> = Vec::with_capacity(SCAN_BATCH);
         let mut current: Option<ScannedGame> = None;
-        let send = |game: ScannedGame| games.blocking_send(Ok(game)).is_ok();
+        // A game is complete when the next one starts; a batch goes when it is full.
+        let complete = |game: ScannedGame, batch: &mut Vec<ScannedGame>| {
+            batch.push(game);
+            batch.len() < SCAN_BATCH
+                || games
+                    .blocking_send(Ok(std::mem::replace(batch, Vec::with_capacity(SCAN_BATCH))))
+                    .is_ok()
+        };
         for entry in self.0.iter() {
             let (key, value) = match entry.map_err(read_error) {
                 Ok(entry) => entry,
@@ -179,23 +189,34 @@ impl LogTree {
             };
             // A new game: the previous one is complete.
             if current.as_ref().is_some_and(|g| g.id.as_bytes() != id)
-                && !send(current.take().expect("checked"))
+                && !complete(current.take().expect("checked"), &mut batch)
             {
                 return;
             }
             let game = current.get_or_insert_with(|| ScannedGame {
                 id: String::from_utf8_lossy(id).into_owned(),
                 records: Ok(Vec::new()),
+                encoded: Vec::new(),
             });
             if let Ok(records) = &mut game.records {
                 match decode(&game.id, &value) {
-                    Ok(record) => records.push(record),
-                    Err(e) => game.records = Err(e),
+                    Ok(record) => {
+                        records.push(record);
+                        // The stored bytes are the record's encoding: kept for the actor.
+                        game.encoded.push(Box::from(&value[..]));
+                    }
+                    Err(e) => {
+                        game.records = Err(e);
+                        game.encoded = Vec::new();
+                    }
                 }
             }
         }
         if let Some(game) = current {
-            send(game);
+            batch.push(game);
+        }
+        if !batch.is_empty() {
+            let _ = games.blocking_send(Ok(batch));
         }
     }
 
