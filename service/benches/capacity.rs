@@ -14,9 +14,8 @@
 
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
@@ -27,16 +26,12 @@ const CONCURRENCY: usize = 64;
 /// Time for the allocator and the store's caches to settle before RSS is read.
 const SETTLE: Duration = Duration::from_secs(2);
 
-struct ServerProcess {
-    child: Child,
-    url: String,
-}
+mod common;
+use common::{listening_url, print_machine, rss, Process};
 
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+struct ServerProcess {
+    process: Process,
+    url: String,
 }
 
 /// Starts `gangs-server` on DIR and returns it with the time it took to say "listening".
@@ -58,34 +53,15 @@ fn start(dir: &Path, games: usize) -> (ServerProcess, Duration) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start gangs-server");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read the listening line");
+    let url = listening_url(&mut child);
     let ready = started.elapsed();
-    let addr = line
-        .trim()
-        .strip_prefix("gangs-server listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
     (
         ServerProcess {
-            child,
-            url: format!("http://{addr}"),
+            process: Process { child },
+            url,
         },
         ready,
     )
-}
-
-/// Resident memory of a process, in bytes (Linux).
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kb * 1024
 }
 
 async fn connect(url: &str) -> GamesClient<Channel> {
@@ -239,7 +215,7 @@ async fn main() {
     let kept = std::env::var_os("GANGS_CAPACITY_KEEP_DIR").map(std::path::PathBuf::from);
     let dir = kept.as_deref().unwrap_or(temp.path());
     let (mut server, _) = start(dir, games);
-    let pid = server.child.id();
+    let pid = server.process.child.id();
     tokio::time::sleep(SETTLE).await;
     let empty = rss(pid);
 
@@ -261,22 +237,17 @@ async fn main() {
     let records = per_game * games;
 
     // SIGKILL: nothing is flushed on the way out; the restart rebuilds every game from its log.
-    server.child.kill().expect("kill");
-    server.child.wait().expect("wait");
+    server.process.child.kill().expect("kill");
+    server.process.child.wait().expect("wait");
     drop(server);
     let (server, ready) = start(dir, games);
     tokio::time::sleep(SETTLE).await;
-    let restarted = rss(server.child.id());
+    let restarted = rss(server.process.child.id());
     // The rebuilt games still answer.
     assert_eq!(log_len(&server.url, &first).await, per_game);
 
     let per = |rss: u64| (rss as f64 - empty as f64) / games as f64;
-    println!(
-        "machine: {} cores (shared, noisy)",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(0)
-    );
+    print_machine("");
     println!(
         "{games} Gang of Four games, 4 seats joined, created in {:.1} s; {ACTIONS_PER_GAME} actions each in {:.1} s",
         created_in.as_secs_f64(),

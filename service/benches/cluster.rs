@@ -21,9 +21,9 @@ use gangs_cli::load::{self, Connections, LoadPlan, Measured, Views, Watchers};
 use gangs_proto::auth::ApiKey;
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,16 +35,8 @@ const CONCURRENCY: usize = 64;
 const SETTLE: Duration = Duration::from_secs(3);
 const SHARDS: usize = gangs_service::cluster::DEFAULT_SHARDS as usize;
 
-struct Process {
-    child: Child,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::{listening_url, print_machine, rss, Process};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -115,18 +107,10 @@ fn start_node(name: &'static str, dir: &Path, store: &str, games: usize) -> Node
         .stderr(Stdio::from(std::fs::File::create(&log).expect("log file")))
         .spawn()
         .expect("start gangs-server");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let addr = line
-        .trim()
-        .strip_prefix("gangs-server listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
+    let url = listening_url(&mut child);
     Node {
         process: Process { child },
-        url: format!("http://{addr}"),
+        url,
         metrics,
         log,
     }
@@ -174,17 +158,6 @@ fn wait_until(what: &str, check: impl Fn() -> bool) -> Duration {
         std::thread::sleep(Duration::from_millis(50));
     }
     start.elapsed()
-}
-
-/// Resident memory of a process, in bytes (Linux).
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("VmRSS")
-        * 1024
 }
 
 /// CPU time a process has used (user + system), from `/proc/PID/stat` (clock ticks of 10 ms).
@@ -342,12 +315,7 @@ async fn main() {
     let (via_a, via_b) = tokio::join!(throughput(a.url.clone(), 8), throughput(b.url.clone(), 8));
     let both = via_a.per_second() + via_b.per_second();
 
-    println!(
-        "machine: {} cores (shared, noisy); 1 nats-server, gangs nodes on the same machine",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(0)
-    );
+    print_machine("; 1 nats-server, gangs nodes on the same machine");
     println!(
         "{games} waiting games created through 2 nodes in {:.1} s ({:.0}/s); calls answered UNAVAILABLE and retried: {retried}",
         created_in.as_secs_f64(),

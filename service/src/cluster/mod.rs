@@ -152,6 +152,30 @@ fn kv_error(e: impl std::fmt::Display) -> Status {
     Status::unavailable(format!("the game directory (NATS KV) is unreachable: {e}"))
 }
 
+/// A bucket of leases: in memory, each entry gone [`LEASE_TTL`] after its last renewal (a dead
+/// holder's lease expires by itself).
+fn leases_bucket(bucket: &str, replicas: usize) -> kv::Config {
+    kv::Config {
+        bucket: bucket.to_string(),
+        history: 1,
+        max_age: LEASE_TTL,
+        storage: jetstream::stream::StorageType::Memory,
+        num_replicas: replicas.max(1),
+        ..Default::default()
+    }
+}
+
+/// A bucket of names: on disk, the last value of each key.
+fn names_bucket(bucket: &str, replicas: usize) -> kv::Config {
+    kv::Config {
+        bucket: bucket.to_string(),
+        history: 1,
+        storage: jetstream::stream::StorageType::File,
+        num_replicas: replicas.max(1),
+        ..Default::default()
+    }
+}
+
 /// Opens (or creates) a KV bucket, retrying while JetStream starts.
 async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::Store, String> {
     crate::store::jetstream::while_jetstream_starts(&config.bucket, || {
@@ -172,29 +196,10 @@ impl Cluster {
         shards: u32,
         registry: Registry,
     ) -> Result<Arc<Cluster>, String> {
-        // Names live on disk: the last value of each key.
-        let names = |bucket: &str| kv::Config {
-            bucket: bucket.to_string(),
-            history: 1,
-            storage: jetstream::stream::StorageType::File,
-            num_replicas: replicas.max(1),
-            ..Default::default()
-        };
         let shards = Arc::new(Shards::open(js, me.clone(), replicas, shards).await?);
-        let games = open_bucket(js, names(GAMES_BUCKET)).await?;
-        let senders = open_bucket(
-            js,
-            kv::Config {
-                bucket: SENDERS_BUCKET.to_string(),
-                history: 1,
-                max_age: LEASE_TTL,
-                storage: jetstream::stream::StorageType::Memory,
-                num_replicas: replicas.max(1),
-                ..Default::default()
-            },
-        )
-        .await?;
-        let ladders = open_bucket(js, names(LADDERS_BUCKET)).await?;
+        let games = open_bucket(js, names_bucket(GAMES_BUCKET, replicas)).await?;
+        let senders = open_bucket(js, leases_bucket(SENDERS_BUCKET, replicas)).await?;
+        let ladders = open_bucket(js, names_bucket(LADDERS_BUCKET, replicas)).await?;
         let directory = follow_bucket(&games, |entry| {
             pb::GameSummary::decode(entry.value.as_ref()).ok()
         })

@@ -26,7 +26,9 @@
 //!   sequence refuses a stale holder's append, and a node confirms the lease before it
 //!   rebuilds a game.
 
-use super::{follow_bucket, kv_error, open_bucket, LEASE_TTL, RENEW_EVERY};
+use super::{
+    follow_bucket, kv_error, leases_bucket, names_bucket, open_bucket, LEASE_TTL, RENEW_EVERY,
+};
 use crate::registry::Registry;
 use async_nats::jetstream::{self, kv};
 use std::collections::HashMap;
@@ -126,27 +128,9 @@ impl Shards {
         replicas: usize,
         wanted: u32,
     ) -> Result<Shards, String> {
-        let leases = |bucket: &str| kv::Config {
-            bucket: bucket.to_string(),
-            history: 1,
-            max_age: LEASE_TTL,
-            storage: jetstream::stream::StorageType::Memory,
-            num_replicas: replicas.max(1),
-            ..Default::default()
-        };
-        let owners = open_bucket(js, leases(OWNERS_BUCKET)).await?;
-        let members = open_bucket(js, leases(MEMBERS_BUCKET)).await?;
-        let settings = open_bucket(
-            js,
-            kv::Config {
-                bucket: CLUSTER_BUCKET.to_string(),
-                history: 1,
-                storage: jetstream::stream::StorageType::File,
-                num_replicas: replicas.max(1),
-                ..Default::default()
-            },
-        )
-        .await?;
+        let owners = open_bucket(js, leases_bucket(OWNERS_BUCKET, replicas)).await?;
+        let members = open_bucket(js, leases_bucket(MEMBERS_BUCKET, replicas)).await?;
+        let settings = open_bucket(js, names_bucket(CLUSTER_BUCKET, replicas)).await?;
         let count = shard_count(&settings, wanted).await?;
         let holders = follow_bucket(&owners, Seen::decode).await?;
         let known_members = follow_bucket(&members, Seen::decode).await?;
