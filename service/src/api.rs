@@ -190,6 +190,30 @@ impl GamesService {
 }
 
 impl GamesService {
+    /// A game's answer from its actor here. A refusal is judged on this node's memory of the
+    /// game, which is the truth only while this node's lease on the game's shard is fresh: on a
+    /// cluster node whose lease went stale meanwhile (NATS unreachable, the node paused),
+    /// another node may have moved the game on, so the refusal answers UNAVAILABLE and the
+    /// client's retry reaches the game where it runs. (An accepted action is safe either way:
+    /// the stream refuses a stale append.)
+    async fn ask_here<T>(
+        &self,
+        game_id: &str,
+        make: impl FnOnce(Reply<T>) -> Command,
+    ) -> Result<T, Status> {
+        let answer = ask(&self.registry, game_id, make).await;
+        match (&answer, &self.cluster) {
+            (Err(status), Some(cluster))
+                if status.code() != tonic::Code::Unavailable && !cluster.answers_for(game_id) =>
+            {
+                Err(Status::unavailable(format!(
+                    "game {game_id} may have moved to another node (this node's lease on it was not renewed lately): retry"
+                )))
+            }
+            _ => answer,
+        }
+    }
+
     /// `Watch`: the stream of a seat's (or the spectators') updates, each encoded once for its
     /// whole audience and passed to the wire as it is (`watch_route.rs`). The watcher's slot
     /// in the limits is held by the stream.
@@ -466,11 +490,12 @@ impl Games for GamesService {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
-        let answer = ask(&self.registry, &request.game_id, |reply| Command::Cancel {
-            reason: request.reason,
-            reply,
-        })
-        .await?;
+        let answer = self
+            .ask_here(&request.game_id, |reply| Command::Cancel {
+                reason: request.reason,
+                reply,
+            })
+            .await?;
         Ok(Response::new(answer))
     }
 
@@ -489,11 +514,12 @@ impl Games for GamesService {
             Routed::There(answer) => return Ok(answer),
         };
         let game_id = request.game_id.clone();
-        let answer = ask(&self.registry, &game_id, |reply| Command::Join {
-            request: Box::new(request),
-            reply,
-        })
-        .await;
+        let answer = self
+            .ask_here(&game_id, |reply| Command::Join {
+                request: Box::new(request),
+                reply,
+            })
+            .await;
         crate::metrics::rpc_result("JoinGame", &answer);
         Ok(Response::new(answer?))
     }
@@ -528,11 +554,12 @@ impl Games for GamesService {
             Routed::There(answer) => return Ok(answer),
         };
         let game_id = request.game_id.clone();
-        let answer = ask(&self.registry, &game_id, |reply| Command::Act {
-            request: Box::new(request),
-            reply,
-        })
-        .await;
+        let answer = self
+            .ask_here(&game_id, |reply| Command::Act {
+                request: Box::new(request),
+                reply,
+            })
+            .await;
         crate::metrics::act_answered(started, &answer);
         Ok(Response::new(answer?))
     }

@@ -237,6 +237,13 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// Whether an answer this node's memory gives for `game_id` is the truth: it holds the
+    /// game's shard by a lease renewed lately (see `shards.rs`). A refusal from a game's actor
+    /// on a node whose lease went stale answers UNAVAILABLE instead (`api.rs`).
+    pub fn answers_for(&self, game_id: &str) -> bool {
+        self.shards.holds_fresh(game_id)
+    }
+
     /// Whether this node holds its share of the shards (health answers SERVING).
     pub fn ready(&self) -> bool {
         self.shards.ready()
@@ -403,6 +410,9 @@ impl Cluster {
     ) -> Result<Route, Status> {
         let shard = self.shards.of(game_id);
         match self.shards.holder(shard) {
+            // Held, but not renewed lately (NATS slow or unreachable, or this node was
+            // paused): another node may run the game by now.
+            Holder::Me if !self.shards.holds_fresh(game_id) => {}
             Holder::Me => {
                 // Not running here (never loaded, unloaded, or its actor ended after a refused
                 // append): before rebuilding it, check that the lease is still this node's. A

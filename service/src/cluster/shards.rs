@@ -65,11 +65,25 @@ fn shard_key(shard: u32) -> String {
     format!("shard-{shard}")
 }
 
-/// A lease this node holds: the revision of its last renewal.
+/// A lease this node holds: the revision of its last renewal, and when that renewal was
+/// *sent* (the entry was written after that, so it lives at least [`LEASE_TTL`] from then).
 #[derive(Debug, Clone, Copy)]
 struct Lease {
     revision: u64,
+    renewed: Instant,
 }
+
+impl Lease {
+    /// Whether no other node can have taken the shard yet: the last renewal was sent less than
+    /// [`FRESH_FOR`] ago. Only then may this node answer from its memory of the shard's games.
+    fn fresh(&self) -> bool {
+        self.renewed.elapsed() < FRESH_FOR
+    }
+}
+
+/// How long after a renewal was sent this node trusts it still holds the lease: the lease's
+/// life less a margin for clocks that run at slightly different rates.
+const FRESH_FOR: Duration = LEASE_TTL.saturating_sub(Duration::from_millis(1500));
 
 /// A followed lease or member key: its value, and when this node last saw it written (an
 /// entry not renewed for the TTL has expired).
@@ -244,6 +258,7 @@ impl Shards {
             return Ok(false);
         }
         let key = shard_key(shard);
+        let sent = Instant::now();
         let taken = match self
             .owners
             .create(key.as_str(), self.me.clone().into())
@@ -271,7 +286,10 @@ impl Shards {
         let Some(revision) = taken else {
             return Ok(false);
         };
-        let lease = Lease { revision };
+        let lease = Lease {
+            revision,
+            renewed: sent,
+        };
         if self
             .held
             .lock()
@@ -425,10 +443,11 @@ impl Shards {
         for (shard, lease) in held {
             let (owners, me) = (self.owners.clone(), self.me.clone());
             renewals.spawn(async move {
+                let sent = Instant::now();
                 let renewed = owners
                     .update(shard_key(shard), me.into(), lease.revision)
                     .await;
-                (shard, lease.revision, renewed)
+                (shard, lease.revision, renewed.map(|next| (next, sent)))
             });
         }
         while let Some(done) = renewals.join_next().await {
@@ -436,7 +455,7 @@ impl Shards {
                 continue;
             };
             match renewed {
-                Ok(next) => {
+                Ok((next, sent)) => {
                     if let Some(lease) = self
                         .held
                         .lock()
@@ -444,7 +463,10 @@ impl Shards {
                         .get_mut(&shard)
                         .filter(|l| l.revision == revision)
                     {
-                        lease.revision = next;
+                        *lease = Lease {
+                            revision: next,
+                            renewed: sent,
+                        };
                     }
                 }
                 Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => {
@@ -454,12 +476,43 @@ impl Shards {
                     );
                     self.lose(shard, revision, registry);
                 }
-                // NATS unreachable or slow: the lease may still be ours; tried again in a
-                // second, and if it expired meanwhile the next renewal says so. Appends stay
-                // safe either way (the stream's expected sequence).
+                // NATS unreachable or slow: the lease may still be ours, tried again in a
+                // second. Meanwhile the lease goes stale: its games answer UNAVAILABLE rather
+                // than from a memory another node may have moved past (appends stay safe
+                // either way: the stream's expected sequence refuses a stale one).
                 Err(e) => tracing::warn!(shard, "could not renew the shard's lease: {e}"),
             }
         }
+        // A lease not renewed for its whole life may be another node's now: its games leave
+        // memory; this node takes the shard again (and rebuilds them from the stream) if it
+        // is still free or still its own.
+        let expired: Vec<(u32, u64)> = self
+            .held
+            .lock()
+            .expect("held lock")
+            .iter()
+            .filter(|(_, lease)| lease.renewed.elapsed() >= LEASE_TTL)
+            .map(|(shard, lease)| (*shard, lease.revision))
+            .collect();
+        for (shard, revision) in expired {
+            tracing::warn!(
+                shard,
+                "the shard's lease was not renewed for {LEASE_TTL:?}: its games leave memory"
+            );
+            self.lose(shard, revision, registry);
+        }
+    }
+
+    /// Whether this node holds `game_id`'s shard by a lease renewed recently enough that no
+    /// other node can have taken it ([`Lease::fresh`]): an answer from this node's memory of
+    /// the game (a refusal, a state) is the truth only then.
+    pub fn holds_fresh(&self, game_id: &str) -> bool {
+        let shard = self.of(game_id);
+        self.held
+            .lock()
+            .expect("held lock")
+            .get(&shard)
+            .is_some_and(Lease::fresh)
     }
 
     /// Loads the unfinished games of shards just taken, a few at a time, so that their timers
