@@ -13,6 +13,9 @@
 //!   shards; a node stopped with SIGTERM hands its shards over; a node SIGKILLed has its shards
 //!   taken after the TTL; every game finishes, its spectator resumed by seq across the changes,
 //!   and every log replays.
+//! - **No answer from a stale memory.** A node paused until another took its shard and moved a
+//!   game on answers a call it got meanwhile by forwarding it or with UNAVAILABLE, never with a
+//!   refusal judged on its old state.
 //! - **Timers follow the shard.** A waiting game whose node died is abandoned after the fill
 //!   timeout by the node that took its shard, with nobody calling the game.
 
@@ -588,4 +591,77 @@ async fn a_dead_nodes_waiting_game_is_abandoned_by_the_node_that_took_its_shard(
     assert_eq!(ends.len(), 1, "the game ended more than once: {ends:?}");
     assert_eq!(ends[0].reason(), pb::ended::Reason::Abandoned);
     assert!(ends[0].detail.contains("fill"), "{}", ends[0].detail);
+}
+
+/// A node never refuses from a memory another node has moved past: A runs a game and is
+/// paused (SIGSTOP) until B takes its shard and plays an action through it; a call that reached
+/// A while it was paused, valid only after B's action, is answered once A resumes with OK
+/// (forwarded to B) or UNAVAILABLE (retried), never "not your turn" from A's stale state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_node_never_refuses_from_a_state_another_node_moved_past() {
+    let nats = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = nats.url();
+    let flags = ["--store", store.as_str()];
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let a = Server::start_with(dirs[0].path(), 0, &flags);
+    let b = Server::start_with(dirs[1].path(), 0, &flags);
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+    // Created through A (a random id on one of A's shards): A runs it.
+    let (mut through_a, mut through_b) = (a.client().await, b.client().await);
+    let (game_id, tokens, mut replica) =
+        crate::e2e_nats_cluster::seated_game(&mut through_a, &mut through_b, 5).await;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let nodes_b = Nodes::of(&[&b]);
+    let act = |seat: usize, action: &pb::GameAction, id: &str| pb::ActRequest {
+        game_id: game_id.clone(),
+        token: tokens[seat].clone(),
+        action: Some(action.clone()),
+        expected_seq: None,
+        action_id: id.into(),
+    };
+    let (seat, action) = next_action(&*replica, &mut rng);
+    replica.act(seat, &action).unwrap();
+    through_a
+        .act(act(seat, &action, "first"))
+        .await
+        .expect("A plays");
+
+    signal(&a, "-STOP");
+    // B takes A's shards once the leases expired, and plays the next action.
+    let (seat, action) = next_action(&*replica, &mut rng);
+    replica.act(seat, &action).unwrap();
+    let request = act(seat, &action, "through-b");
+    let moved = retrying(&nodes_b, "act through B", |mut node| {
+        let request = request.clone();
+        async move { node.act(request).await }
+    })
+    .await;
+    // The action after it, sent to the paused A: valid only after B's action.
+    let (seat, action) = next_action(&*replica, &mut rng);
+    replica.act(seat, &action).unwrap();
+    let late = act(seat, &action, "late");
+    let pending = {
+        let (mut through_a, late) = (through_a.clone(), late.clone());
+        tokio::spawn(async move { through_a.act(late).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&a, "-CONT");
+    let answer = pending.await.unwrap();
+    let applied = match answer {
+        Ok(answer) => answer.into_inner(),
+        Err(status) => {
+            assert_eq!(
+                status.code(),
+                tonic::Code::Unavailable,
+                "A answered from a stale state: {status}"
+            );
+            retrying(&nodes_b, "act retried", |mut node| {
+                let late = late.clone();
+                async move { node.act(late).await }
+            })
+            .await
+        }
+    };
+    assert_eq!(applied.seq, moved.seq + 1);
 }

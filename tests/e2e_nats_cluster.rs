@@ -189,7 +189,7 @@ async fn deployment_with_a_env(env: &[(&str, &str)]) -> Deployment {
 
 /// A Gang of Four game created through `creator` (which then owns it), every seat joined
 /// through `creator` for seats 0-1 and `other` for seats 2-3; its tokens and a local replica.
-async fn seated_game(
+pub(crate) async fn seated_game(
     creator: &mut Client,
     other: &mut Client,
     seed: u64,
