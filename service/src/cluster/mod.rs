@@ -106,6 +106,8 @@ pub struct Cluster {
     directory: Arc<Mutex<HashMap<String, pb::GameSummary>>>,
     /// What this node last wrote to the directory, to write only changes.
     written: Mutex<HashMap<String, pb::GameSummary>>,
+    /// Summaries whose write failed, tried again at the next publish.
+    unpublished: Mutex<Vec<pb::GameSummary>>,
     /// Turns (leases of work one node does for the cluster): webhook receivers, ladders.
     senders: kv::Store,
     ladders: kv::Store,
@@ -206,6 +208,7 @@ impl Cluster {
         .await?;
         let ladder_names =
             follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
+        registry.track_summary_changes();
         // A game created here with a new random id goes to a shard this node holds.
         let placing = shards.clone();
         registry.place_new_games(move |id| placing.holds_game(id));
@@ -216,6 +219,7 @@ impl Cluster {
             games,
             directory,
             written: Mutex::default(),
+            unpublished: Mutex::default(),
             senders,
             ladders,
             ladder_names,
@@ -516,33 +520,54 @@ impl Cluster {
         games
     }
 
-    /// Writes the summaries that changed since the last time, of the games this node runs or
-    /// ran last (a game finished and let go keeps its final summary here): one comparison per
-    /// game this node knows, a clone only of what changed. A summary older than the
-    /// directory's (another node ran the game since) is not written back.
+    /// Writes the summaries that changed since the last time (the registry notes which: no
+    /// scan of every game), of the games this node runs or ran last (a game finished and let
+    /// go keeps its final summary here). A summary older than the directory's (another node ran
+    /// the game since) is not written back.
     async fn publish(&self, registry: &Registry) {
         let changed: Vec<pb::GameSummary> = {
             let directory = self.directory.lock().expect("directory lock");
             let written = self.written.lock().expect("written lock");
-            registry.summaries_where(|s| {
-                written.get(&s.game_id) != Some(s)
-                    && (self.shards.holds_game(&s.game_id)
-                        || directory
-                            .get(&s.game_id)
-                            .is_none_or(|listed| s.last_seq > listed.last_seq))
-            })
+            let mut changed: HashMap<String, pb::GameSummary> =
+                std::mem::take(&mut *self.unpublished.lock().expect("unpublished lock"))
+                    .into_iter()
+                    .map(|s| (s.game_id.clone(), s))
+                    .collect();
+            // The registry's newer summary of a game wins over one left from a failed write.
+            for summary in registry.take_changed_summaries() {
+                changed.insert(summary.game_id.clone(), summary);
+            }
+            changed
+                .into_values()
+                .filter(|s| {
+                    written.get(&s.game_id) != Some(s)
+                        && (self.shards.holds_game(&s.game_id)
+                            || directory
+                                .get(&s.game_id)
+                                .is_none_or(|listed| s.last_seq > listed.last_seq))
+                })
+                .collect()
         };
         // Many at once (a node that just created thousands of games has as many to write),
         // each a KV round trip.
         let mut writes = tokio::task::JoinSet::new();
-        let note = |written: Option<Result<Option<pb::GameSummary>, _>>| {
-            if let Some(Ok(Some(summary))) = written {
-                self.written
-                    .lock()
-                    .expect("written lock")
-                    .insert(summary.game_id.clone(), summary);
-            }
-        };
+        // A summary not written (NATS unreachable) is tried again next time.
+        let note =
+            |written: Option<Result<Result<pb::GameSummary, pb::GameSummary>, _>>| match written {
+                Some(Ok(Ok(summary))) => {
+                    self.written
+                        .lock()
+                        .expect("written lock")
+                        .insert(summary.game_id.clone(), summary);
+                }
+                Some(Ok(Err(summary))) => {
+                    self.unpublished
+                        .lock()
+                        .expect("unpublished lock")
+                        .push(summary);
+                }
+                _ => {}
+            };
         for summary in changed {
             while writes.len() >= PUBLISH_AT_ONCE {
                 note(writes.join_next().await);
@@ -551,7 +576,10 @@ impl Cluster {
             writes.spawn(async move {
                 let value = summary.encode_to_vec();
                 let put = games.put(summary.game_id.as_str(), value.into()).await;
-                put.ok().map(|_| summary)
+                match put {
+                    Ok(_) => Ok(summary),
+                    Err(_) => Err(summary),
+                }
             });
         }
         while !writes.is_empty() {

@@ -421,13 +421,21 @@ impl Registry {
         &self.store
     }
 
-    /// The summaries that pass `which`, in no order (cloned only those).
-    pub fn summaries_where(
-        &self,
-        mut which: impl FnMut(&pb::GameSummary) -> bool,
-    ) -> Vec<pb::GameSummary> {
-        let summaries = self.summaries.lock().expect("summaries lock");
-        summaries.values().filter(|s| which(s)).cloned().collect()
+    /// From now on the registry notes which summaries change, for `take_changed_summaries`
+    /// (a node of a cluster publishes only those).
+    pub fn track_summary_changes(&self) {
+        self.summaries
+            .lock()
+            .expect("summaries lock")
+            .track_changes();
+    }
+
+    /// The summaries that changed since the last call (after `track_summary_changes`).
+    pub fn take_changed_summaries(&self) -> Vec<pb::GameSummary> {
+        self.summaries
+            .lock()
+            .expect("summaries lock")
+            .take_changed()
     }
 
     /// The summary of every game this node knows, in no order.
