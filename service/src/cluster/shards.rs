@@ -131,6 +131,10 @@ pub struct Shards {
     ready: AtomicBool,
     /// Stopping: takes nothing more.
     leaving: AtomicBool,
+    /// Shards being handed over: not taken back until their leases are purged (a call for one
+    /// of their games meanwhile would otherwise take the lease back by revision, as this
+    /// node's own, and serve from a memory the next holder moves past).
+    handing_over: Mutex<std::collections::HashSet<u32>>,
 }
 
 impl Shards {
@@ -159,6 +163,7 @@ impl Shards {
             known_members,
             ready: AtomicBool::new(false),
             leaving: AtomicBool::new(false),
+            handing_over: Mutex::default(),
         })
     }
 
@@ -254,7 +259,13 @@ impl Shards {
     /// Takes `shard`'s lease if nobody holds it (or this node's previous process did, under
     /// the same URL): then this node runs its games. False if another node has it.
     pub async fn take(&self, shard: u32, registry: &Registry) -> Result<bool, Status> {
-        if self.leaving.load(Ordering::Relaxed) {
+        if self.leaving.load(Ordering::Relaxed)
+            || self
+                .handing_over
+                .lock()
+                .expect("handing over lock")
+                .contains(&shard)
+        {
             return Ok(false);
         }
         let key = shard_key(shard);
@@ -553,9 +564,13 @@ impl Shards {
     async fn hand_over(&self, shards: &[u32], registry: &Registry) {
         let leases: Vec<(u32, Lease)> = {
             let mut held = self.held.lock().expect("held lock");
+            let mut handing_over = self.handing_over.lock().expect("handing over lock");
             shards
                 .iter()
                 .filter_map(|shard| Some((*shard, held.remove(shard)?)))
+                .inspect(|(shard, _)| {
+                    handing_over.insert(*shard);
+                })
                 .collect()
         };
         let count = self.count;
@@ -598,6 +613,11 @@ impl Shards {
             });
         }
         while purges.join_next().await.is_some() {}
+        let mut handing_over = self.handing_over.lock().expect("handing over lock");
+        for shard in shards {
+            handing_over.remove(shard);
+        }
+        drop(handing_over);
         tracing::info!(shards = shards.len(), "handed shards over");
     }
 
