@@ -232,16 +232,21 @@ impl GamesService {
             let stream = owner.watch(request).await?.into_inner();
             // Ended when this node stops, like the streams of the games it runs (the shutdown
             // waits for every stream): the watcher resumes by seq through another node.
+            // The owner's stream ends the merged one (a None after its last item): the
+            // shutdown signal never ends by itself.
             let stopping = tokio_stream::wrappers::WatchStream::new(closing)
                 .filter(|closed| *closed)
                 .map(|_| {
-                    Err(Status::unavailable(
+                    Some(Err(Status::unavailable(
                         "this node is stopping: resume the watch from your last seq through another node",
-                    ))
+                    )))
                 });
             let encoded = stream
-                .map(|update| update.map(|u| Encoded::from(u.encode_to_vec())))
-                .merge(stopping);
+                .map(|update| Some(update.map(|u| Encoded::from(u.encode_to_vec()))))
+                .chain(tokio_stream::once(None))
+                .merge(stopping)
+                .take_while(Option::is_some)
+                .map(|item| item.expect("taken while some"));
             Ok(Response::new(crate::metrics::Watched::new(
                 Box::pin(encoded.map(holding(slot))) as EncodedStream,
             )))
