@@ -53,11 +53,7 @@ const DRAIN_FOR: Duration = Duration::from_secs(3);
 /// The shard of a game: FNV-1a (64 bits, a fixed algorithm every node and version computes
 /// alike) of its id, modulo the cluster's shard count.
 pub fn shard_of(game_id: &str, shards: u32) -> u32 {
-    let hash = game_id
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
+    let hash = crate::registry::fnv1a_64(game_id);
     u32::try_from(hash % u64::from(shards.max(1))).expect("below a u32")
 }
 

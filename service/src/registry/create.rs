@@ -311,12 +311,15 @@ pub(super) fn same_creation(
 /// node and every version computes the same id) of its bytes. A collision of two create_ids
 /// answers the second with INVALID_ARGUMENT (a different game), never with the other's game.
 pub fn game_id_of_create_id(create_id: &str) -> String {
-    let hash = create_id
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    format!("{hash:016x}")
+    format!("{:016x}", fnv1a_64(create_id))
+}
+
+/// FNV-1a, 64 bits: a fixed hash every node and every version computes alike (game ids from
+/// create_ids here, a game's shard in `cluster/shards.rs`).
+pub fn fnv1a_64(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 pub(super) fn new_game_id() -> String {

@@ -13,8 +13,8 @@
 mod create;
 mod damaged;
 
-pub use create::game_id_of_create_id;
 use create::CreateSlot;
+pub use create::{fnv1a_64, game_id_of_create_id};
 use damaged::{bounded_reason, damaged_error};
 
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
