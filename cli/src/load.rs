@@ -9,6 +9,7 @@
 //! so a wrong guess never turns into a stream of errors.
 
 use gangs_proto::auth::{ApiKey, KeyedClient};
+use gangs_proto::codec::ClearCodec;
 use gangs_proto::v1 as pb;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -72,10 +73,61 @@ impl Views {
     }
 }
 
-/// The bytes of one update on its stream: the message and gRPC's 5-byte length prefix.
-fn update_bytes(update: &pb::Update) -> u64 {
-    use prost::Message;
-    update.encoded_len() as u64 + 5
+/// The `Watch` call as the bench's watchers make it: each update is read as its bytes and
+/// counted, never decoded. The bench measures the server; decoding is the bot's own cost, and
+/// on a machine shared by client and server it would be taken from the server (a load
+/// generator does the least it can). The bytes are those the generated client would decode.
+async fn watch_update_sizes(
+    connections: &Connections,
+    index: usize,
+    request: pb::WatchRequest,
+) -> Result<tonic::Streaming<u64>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(tonic::service::interceptor::InterceptedService::new(
+        connections.channel(index),
+        connections.key.clone(),
+    ));
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("the connection is not ready: {e}")))?;
+    let path = http::uri::PathAndQuery::from_static("/gangs.v1.Games/Watch");
+    let response = grpc
+        .server_streaming(tonic::Request::new(request), path, UpdateSizes)
+        .await?;
+    Ok(response.into_inner())
+}
+
+/// Encodes a `WatchRequest` as the generated client does; decodes each `Update` to its size on
+/// the stream (the message and gRPC's 5-byte length prefix).
+struct UpdateSizes;
+
+impl tonic::codec::Codec for UpdateSizes {
+    type Encode = pb::WatchRequest;
+    type Decode = u64;
+    type Encoder = <ClearCodec<pb::WatchRequest, pb::Update> as tonic::codec::Codec>::Encoder;
+    type Decoder = UpdateSizes;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        ClearCodec::<pb::WatchRequest, pb::Update>::default().encoder()
+    }
+
+    fn decoder(&mut self) -> UpdateSizes {
+        UpdateSizes
+    }
+}
+
+impl tonic::codec::Decoder for UpdateSizes {
+    type Item = u64;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<u64>, tonic::Status> {
+        use bytes::Buf;
+        let message = src.remaining();
+        src.advance(message);
+        Ok(Some(message as u64 + 5))
+    }
 }
 
 /// What to play.
@@ -374,19 +426,17 @@ impl Player {
             audiences.push(String::new()); // the spectator
         }
         for token in audiences {
-            let stream = client
-                .watch(pb::WatchRequest {
-                    game_id: game.id.clone(),
-                    token,
-                    from_seq: 0,
-                    views: self.views.to_pb() as i32,
-                })
-                .await?;
-            let mut stream = stream.into_inner();
+            let request = pb::WatchRequest {
+                game_id: game.id.clone(),
+                token,
+                from_seq: 0,
+                views: self.views.to_pb() as i32,
+            };
+            let mut stream = watch_update_sizes(&self.connections, self.index, request).await?;
             let received = self.received.clone();
             game.watchers.push(tokio::spawn(async move {
-                while let Ok(Some(update)) = stream.message().await {
-                    received.fetch_add(update_bytes(&update), Ordering::Relaxed);
+                while let Ok(Some(bytes)) = stream.message().await {
+                    received.fetch_add(bytes, Ordering::Relaxed);
                 }
             }));
         }

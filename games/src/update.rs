@@ -17,7 +17,25 @@ pub fn record_events(record: &pb::LogRecord) -> &[pb::GameEvent] {
     }
 }
 
+/// Whether an update carries the game's view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithView {
+    /// Always (once the game has started): what `WatchViews::EVERY_UPDATE` streams get.
+    Always,
+    /// Only when the update needs it ([`needs_view`]): the view is not even built otherwise,
+    /// the costly part of an update (a Gang of Four hand names each of its cards).
+    WhenNeeded,
+}
+
+/// Whether an update is sent with its view to a stream that asked for views only when needed:
+/// the seat may act (its legal actions are there: it decides from the view), or the game is
+/// over (the final state).
+pub fn needs_view(update: &pb::Update) -> bool {
+    !update.legal_actions.is_empty() || pb::GameStatus::is_over_code(update.status)
+}
+
 /// What `seat` (or a spectator) receives for `record`, with the game in the state right after it.
+#[allow(clippy::too_many_arguments)]
 pub fn build_update(
     game: &dyn Game,
     record: &pb::LogRecord,
@@ -26,6 +44,7 @@ pub fn build_update(
     seats_taken: u32,
     deadline_unix_ms: Option<i64>,
     clocks: Vec<pb::SeatClock>,
+    with_view: WithView,
 ) -> pb::Update {
     // An `ended` record (a cancelled or abandoned game) is the last: its update is the final one.
     let ended = match &record.record {
@@ -48,14 +67,14 @@ pub fn build_update(
         Some(Record::Joined(j)) => Some(j.seat),
         _ => None,
     };
-    pb::Update {
+    let mut update = pb::Update {
         seq: record.seq,
         events: record_events(record)
             .iter()
             .filter_map(|e| game.redact(e, seat))
             .collect(),
         actor,
-        view: started.then(|| game.view(seat)),
+        view: None,
         legal_actions: match seat {
             Some(s) if started && !over => game.legal_actions(s),
             _ => Vec::new(),
@@ -71,7 +90,11 @@ pub fn build_update(
         seats_taken,
         // Every seat's clock is public: the same for every audience.
         clocks,
+    };
+    if started && (with_view == WithView::Always || needs_view(&update)) {
+        update.view = Some(game.view(seat));
     }
+    update
 }
 
 /// The status of a game closed by an `ended` record.
@@ -79,5 +102,38 @@ pub fn ended_status(reason: pb::ended::Reason) -> pb::GameStatus {
     match reason {
         pb::ended::Reason::Abandoned => pb::GameStatus::Abandoned,
         pb::ended::Reason::Cancelled | pb::ended::Reason::Unspecified => pb::GameStatus::Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An update built for views only when needed has the view exactly when the seat may act
+    /// (and is otherwise the same update as with the view always).
+    #[test]
+    fn a_view_is_built_only_when_needed() {
+        for kind in crate::kind_names() {
+            let mut game = crate::new_game(kind, None, 7, None).expect("a default game");
+            game.start();
+            let record = pb::LogRecord {
+                seq: 5,
+                ..Default::default()
+            };
+            let build = |seat, with_view| {
+                build_update(&*game, &record, seat, true, 4, None, Vec::new(), with_view)
+            };
+            for seat in (0..game.players()).map(Some).chain([None]) {
+                let always = build(seat, WithView::Always);
+                let lean = build(seat, WithView::WhenNeeded);
+                assert!(always.view.is_some(), "{kind} seat {seat:?}");
+                let may_act = seat.is_some_and(|s| !game.legal_actions(s).is_empty());
+                assert_eq!(lean.view.is_some(), may_act, "{kind} seat {seat:?}");
+                assert_eq!(needs_view(&lean), may_act, "{kind} seat {seat:?}");
+                let mut without = always.clone();
+                without.view = lean.view.clone();
+                assert_eq!(without, lean, "{kind} seat {seat:?}");
+            }
+        }
     }
 }

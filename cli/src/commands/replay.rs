@@ -285,6 +285,7 @@ async fn at(
             seats_taken,
             None,
             clocks.clone(),
+            gangs_games::update::WithView::Always,
         )
     };
     if args.seat.is_some() || args.spectator {

@@ -182,7 +182,7 @@ pub fn card(id: u8) -> pb::GangOfFourCard {
         id: id as u32,
         value: cards::value(id) as u32,
         color: color as i32,
-        word: cards::word(id),
+        word: cards::word(id).to_string(),
     }
 }
 

@@ -121,7 +121,7 @@ fn id_words(ids: &[u32]) -> String {
     ids.iter()
         .map(|&id| {
             if id < 64 {
-                cards::word(id as u8)
+                cards::word(id as u8).to_string()
             } else {
                 format!("#{id}")
             }

@@ -175,14 +175,19 @@ pub fn single_strength(id: CardId) -> u32 {
 }
 
 /// The word of a card: `g5 y10 r1 m1 gp yp dr`.
-pub fn word(id: CardId) -> String {
-    match id {
-        GREEN_PHOENIX => "gp".to_string(),
-        YELLOW_PHOENIX => "yp".to_string(),
-        DRAGON => "dr".to_string(),
-        _ => format!("{}{}", color(id).letter(), value(id)),
-    }
+pub fn word(id: CardId) -> &'static str {
+    WORDS[id as usize]
 }
+
+/// Every card's word by id: a view names every card of a hand, so words are looked up, never
+/// formatted (a test checks the table against the colors and values).
+const WORDS: [&str; CARD_COUNT] = [
+    "g1", "g1", "y1", "y1", "r1", "r1", "m1", "g2", "g2", "y2", "y2", "r2", "r2", "g3", "g3", "y3",
+    "y3", "r3", "r3", "g4", "g4", "y4", "y4", "r4", "r4", "g5", "g5", "y5", "y5", "r5", "r5", "g6",
+    "g6", "y6", "y6", "r6", "r6", "g7", "g7", "y7", "y7", "r7", "r7", "g8", "g8", "y8", "y8", "r8",
+    "r8", "g9", "g9", "y9", "y9", "r9", "r9", "g10", "g10", "y10", "y10", "r10", "r10", "gp", "yp",
+    "dr",
+];
 
 /// Words of a set of cards, in id order, separated by spaces.
 pub fn words(cards: Mask) -> String {
@@ -191,7 +196,7 @@ pub fn words(cards: Mask) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(&word(id));
+        out.push_str(word(id));
     }
     out
 }

@@ -13,11 +13,16 @@ fn deck_has_64_cards_with_unique_ids_and_the_listed_counts() {
     assert_eq!(per_word.values().sum::<i32>(), 64);
     for v in 1..=10 {
         for c in ["g", "y", "r"] {
-            assert_eq!(per_word[&format!("{c}{v}")], 2, "{c}{v}");
+            assert_eq!(per_word[format!("{c}{v}").as_str()], 2, "{c}{v}");
         }
     }
     for special in ["m1", "gp", "yp", "dr"] {
         assert_eq!(per_word[special], 1);
+    }
+    // A number card's word is its color's letter and its value.
+    for id in 0..cards::GREEN_PHOENIX {
+        let spelled = format!("{}{}", cards::color(id).letter(), cards::value(id));
+        assert_eq!(cards::word(id), spelled, "card {id}");
     }
 }
 

@@ -31,7 +31,7 @@ use crate::store::Store;
 use bytes::Bytes;
 use gangs_games::clock::Clocks;
 use gangs_games::replay::Replayer;
-use gangs_games::update::build_update;
+use gangs_games::update::{build_update, needs_view, WithView};
 use gangs_games::Game;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -84,12 +84,6 @@ impl Built {
             Views::WhenNeeded => self.full.is_some() && self.light.is_some(),
         }
     }
-}
-
-/// Whether a stream that asked for views only when needed gets this update's view anyway: the
-/// seat may act (its legal actions are there), or the game is over.
-fn needs_view(update: &pb::Update) -> bool {
-    !update.legal_actions.is_empty() || pb::GameStatus::is_over_code(update.status)
 }
 
 /// Encodes `update` for one stream: with its view, or without it unless it needs it.
@@ -257,7 +251,17 @@ impl GameActor {
                 if !(full || light) {
                     return Built::default();
                 }
-                encode(self.update_for(&*self.game, record, seat), full, light)
+                // Only light streams: the view is built only if the update needs it.
+                let with_view = if full {
+                    WithView::Always
+                } else {
+                    WithView::WhenNeeded
+                };
+                encode(
+                    self.update_for(&*self.game, record, seat, with_view),
+                    full,
+                    light,
+                )
             })
             .collect()
     }
@@ -267,6 +271,7 @@ impl GameActor {
         game: &dyn Game,
         record: &pb::LogRecord,
         seat: Option<usize>,
+        with_view: WithView,
     ) -> pb::Update {
         let (started, seats_taken) = self.progress_at(record.seq);
         build_update(
@@ -281,6 +286,7 @@ impl GameActor {
                 .as_ref()
                 .map(Clocks::to_pb)
                 .unwrap_or_default(),
+            with_view,
         )
     }
 
@@ -351,7 +357,7 @@ impl GameActor {
         } else if from_seq + 1 == through && self.durability.pending.is_empty() {
             // The usual resume asks for the newest record only: the current state is its state.
             let record = self.records.get(through);
-            let update = self.update_for(&*self.game, &record, seat);
+            let update = self.update_for(&*self.game, &record, seat, WithView::Always);
             // The first update of the stream: with its view.
             Box::pin(tokio_stream::once(Ok(encode_one(update, true))))
         } else {
@@ -472,6 +478,14 @@ impl CatchUp {
                     .then_some(self.last_deadline)
                     .flatten();
                 let clocks = replayer.clocks().map(Clocks::to_pb).unwrap_or_default();
+                // The first update of the stream carries the view, whatever `views` says.
+                let full = first || self.views == Views::Every;
+                first = false;
+                let with_view = if full {
+                    WithView::Always
+                } else {
+                    WithView::WhenNeeded
+                };
                 let update = build_update(
                     game,
                     &record,
@@ -480,10 +494,8 @@ impl CatchUp {
                     seats_taken,
                     deadline,
                     clocks,
+                    with_view,
                 );
-                // The first update of the stream carries the view, whatever `views` says.
-                let full = first || self.views == Views::Every;
-                first = false;
                 if updates.send(Ok(encode_one(update, full))).await.is_err() {
                     // The client went away: so does the catch-up, and its memory.
                     return Ok(());
