@@ -97,6 +97,14 @@ fn bench_with_its_own_server_reports_sane_figures() {
     assert_sane(&report, 4, 2, "gang-of-four", "none");
     let server = report["server"].as_str().expect("server");
     assert!(server.starts_with("http://127.0.0.1:"), "{report}");
+    // Its own server's CPU per call: a durable action (a game's actor, the log) costs the
+    // server more than a health check.
+    let per_action = report["server_cpu_us_per_action"].as_f64();
+    let per_call = report["baseline_server_cpu_us_per_call"].as_f64();
+    if cfg!(target_os = "linux") {
+        let (per_action, per_call) = (per_action.expect("measured"), per_call.expect("measured"));
+        assert!(per_call > 0.0 && per_action > per_call, "{report}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,6 +140,12 @@ async fn bench_plays_the_gang_with_watchers_against_a_keyed_server() {
     assert_eq!(code, 0, "{stdout}");
     let report = parse(stdout.lines().next().unwrap_or_default());
     assert_sane(&report, 3, 2, "the-gang", "all");
+    // Another process's server: its CPU is not the bench's to read.
+    assert!(report["server_cpu_us_per_action"].is_null(), "{report}");
+    assert!(
+        report["baseline_server_cpu_us_per_call"].is_null(),
+        "{report}"
+    );
 
     // The games were real: listed by the server, and their logs hold the counted actions.
     let channel = tonic::transport::Channel::from_shared(server.url())

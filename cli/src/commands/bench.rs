@@ -122,14 +122,22 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     };
 
     let bar = progress_bar(args.seconds, context.out.json);
+    let server_pid = own_server.as_ref().and_then(OwnServer::pid);
     let counted = Arc::new(AtomicU64::new(0));
     let ticker = tick(bar.clone(), counted.clone(), "baseline", "calls");
+    let cpu_before = process_cpu(server_pid);
     let baseline = load::baseline(args.games, plan.duration, &connections, counted).await;
+    let cpu_between = process_cpu(server_pid);
     ticker.abort();
     let counted = Arc::new(AtomicU64::new(0));
     let ticker = tick(bar.clone(), counted.clone(), "playing", "actions");
     let played = load::play_games(&plan, &connections, counted).await;
+    let cpu_after = process_cpu(server_pid);
     ticker.abort();
+    let server_cpu = ServerCpu {
+        per_call: cpu_per(cpu_before, cpu_between, baseline.count),
+        per_action: cpu_per(cpu_between, cpu_after, played.count),
+    };
     bar.finish_and_clear();
     if let Some(server) = own_server {
         server.stop().await;
@@ -157,9 +165,9 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
             ),
         ));
     }
-    let report = report_json(&args, &target.server, &baseline, &played);
+    let report = report_json(&args, &target.server, &baseline, &played, &server_cpu);
     context.out.emit(report, || {
-        report_lines(&args, &target.server, &baseline, &played)
+        report_lines(&args, &target.server, &baseline, &played, &server_cpu)
     });
     Ok(())
 }
@@ -205,7 +213,45 @@ fn ratio(played: &Measured, baseline: &Measured) -> f64 {
     played.per_second() / baseline.per_second()
 }
 
-fn report_json(args: &BenchArgs, server: &str, baseline: &Measured, played: &Measured) -> Value {
+/// The CPU time (user + system) the bench's own server used per baseline call and per action,
+/// in µs: steadier than the ratio on a shared machine (it does not depend on how much CPU the
+/// host lent that minute). None against another server (`--server`), or off Linux.
+struct ServerCpu {
+    per_call: Option<f64>,
+    per_action: Option<f64>,
+}
+
+/// The CPU time a process has used so far (user + system), from `/proc/PID/stat`.
+#[cfg(target_os = "linux")]
+fn process_cpu(pid: Option<u32>) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid?)).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces: utime
+    // and stime are the 14th and 15th fields of the line, the 12th and 13th after the name.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (per_second > 0).then(|| Duration::from_secs_f64(ticks as f64 / per_second as f64))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_cpu(_pid: Option<u32>) -> Option<Duration> {
+    None
+}
+
+/// µs of CPU per call between two readings (None without both or without a call).
+fn cpu_per(before: Option<Duration>, after: Option<Duration>, calls: u64) -> Option<f64> {
+    let used = after?.checked_sub(before?)?;
+    (calls > 0).then(|| used.as_secs_f64() * 1e6 / calls as f64)
+}
+
+fn report_json(
+    args: &BenchArgs,
+    server: &str,
+    baseline: &Measured,
+    played: &Measured,
+    server_cpu: &ServerCpu,
+) -> Value {
     json!({
         "server": server,
         "kind": args.kind,
@@ -228,10 +274,18 @@ fn report_json(args: &BenchArgs, server: &str, baseline: &Measured, played: &Mea
         "baseline_errors": baseline.errors,
         "ratio": ratio(played, baseline),
         "bytes_per_action": played.bytes_per_call(),
+        "server_cpu_us_per_action": server_cpu.per_action,
+        "baseline_server_cpu_us_per_call": server_cpu.per_call,
     })
 }
 
-fn report_lines(args: &BenchArgs, server: &str, baseline: &Measured, played: &Measured) -> String {
+fn report_lines(
+    args: &BenchArgs,
+    server: &str,
+    baseline: &Measured,
+    played: &Measured,
+    server_cpu: &ServerCpu,
+) -> String {
     let latency = |m: &Measured, p: f64| {
         m.percentile(p).map_or_else(
             || "-".to_string(),
@@ -269,6 +323,12 @@ fn report_lines(args: &BenchArgs, server: &str, baseline: &Measured, played: &Me
             "Watch updates received: {:.0} bytes per action",
             played.bytes_per_call()
         ),
+        match (server_cpu.per_action, server_cpu.per_call) {
+            (Some(action), Some(call)) => format!(
+                "server CPU: {action:.0} µs per action, {call:.0} µs per baseline call (its own server)"
+            ),
+            _ => "server CPU: not measured (only for the bench's own server, on Linux)".to_string(),
+        },
         format!("refused: {}", errors_line(played)),
     ]
     .join("\n")

@@ -178,6 +178,11 @@ impl OwnServer {
         Ok(OwnServer { child, url })
     }
 
+    /// The server's process id (None once it was reaped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Kills the server and waits for it, so that its data dir can be removed.
     pub async fn stop(mut self) {
         let _ = self.child.start_kill();
