@@ -88,6 +88,26 @@ impl SummaryTable {
         old
     }
 
+    /// Moves a game's summary to `last_seq` when that is all that changed: the caller vouches
+    /// that its game is not over, and `status` and `seats_taken` tell whether anything else
+    /// could have (names change only with a seat taken; the outcome and finish time only once
+    /// over). False when the whole summary must be written (none yet, or something changed).
+    pub fn advance(&mut self, id: &str, status: i32, seats_taken: u32, last_seq: u64) -> bool {
+        let Some(summary) = self.by_id.get_mut(id) else {
+            return false;
+        };
+        if summary.status != status || summary.seats_taken != seats_taken || summary.damaged {
+            return false;
+        }
+        if summary.last_seq != last_seq {
+            summary.last_seq = last_seq;
+            if let Some(changed) = &mut self.changed {
+                changed.insert(id.to_string());
+            }
+        }
+        true
+    }
+
     /// From now on, note which summaries change (see `take_changed`).
     pub fn track_changes(&mut self) {
         self.changed.get_or_insert_with(Default::default);
@@ -568,6 +588,18 @@ impl GameActor {
     }
 
     fn publish_summary(&self) {
+        // An action of a running game moves only its last seq: set in place, nothing rebuilt
+        // (the names, the kind and the outcome were cloned for every action).
+        if !self.is_over()
+            && self.summaries.lock().expect("summaries lock").advance(
+                &self.id,
+                self.status() as i32,
+                self.seats_taken(),
+                self.durable_seq(),
+            )
+        {
+            return;
+        }
         let summary = pb::GameSummary {
             game_id: self.id.clone(),
             kind: self.created.kind.clone(),
@@ -685,5 +717,45 @@ mod tests {
         assert_eq!(table.take_changed(), vec![]);
         table.remove("a");
         assert_eq!((table.live(), table.len()), (0, 1));
+    }
+
+    #[test]
+    fn a_summary_advances_in_place_only_when_its_seq_is_all_that_changed() {
+        let running = pb::GameStatus::Running as i32;
+        let summary = pb::GameSummary {
+            game_id: "g".into(),
+            status: running,
+            seats_taken: 4,
+            last_seq: 6,
+            names: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+            ..Default::default()
+        };
+        let mut table = SummaryTable::default();
+        assert!(!table.advance("g", running, 4, 7), "no summary yet");
+        table.insert("g".into(), summary.clone());
+        table.track_changes();
+        assert!(table.advance("g", running, 4, 7));
+        let advanced = pb::GameSummary {
+            last_seq: 7,
+            ..summary.clone()
+        };
+        assert_eq!(table.take_changed(), vec![advanced.clone()]);
+        assert!(table.advance("g", running, 4, 7), "the same seq again");
+        assert_eq!(table.take_changed(), vec![], "nothing changed");
+        // Another status or another seat count: the whole summary must be written.
+        assert!(!table.advance("g", pb::GameStatus::Finished as i32, 4, 8));
+        assert!(!table.advance("g", running, 3, 8));
+        assert_eq!(table.take_changed(), vec![]);
+        table.insert(
+            "g".into(),
+            pb::GameSummary {
+                damaged: true,
+                ..advanced
+            },
+        );
+        assert!(
+            !table.advance("g", running, 4, 9),
+            "a damaged game's summary is rewritten"
+        );
     }
 }
