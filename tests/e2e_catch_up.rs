@@ -17,13 +17,7 @@ const BUDGET_MB: u64 = 100;
 
 /// The server's resident memory (Linux), MB.
 fn rss_mb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kb / 1024
+    common::observe::rss_kb(pid) / 1024
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

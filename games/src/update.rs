@@ -17,14 +17,28 @@ pub fn record_events(record: &pb::LogRecord) -> &[pb::GameEvent] {
     }
 }
 
-/// Whether an update carries the game's view.
+/// Which updates carry the game's view: what a `Watch` stream asked for
+/// (`WatchRequest.views`), and how an update is built for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WithView {
-    /// Always (once the game has started): what `WatchViews::EVERY_UPDATE` streams get.
+    /// Every update, once the game has started (`WATCH_VIEWS_EVERY_UPDATE`, the default, and
+    /// what every client got before the option existed).
     Always,
-    /// Only when the update needs it ([`needs_view`]): the view is not even built otherwise,
-    /// the costly part of an update (a Gang of Four hand names each of its cards).
+    /// Only when the update needs it ([`needs_view`]; a stream's first update has it too,
+    /// which its sender decides): the view is not even built otherwise, the costly part of an
+    /// update (a Gang of Four hand names each of its cards).
     WhenNeeded,
+}
+
+impl WithView {
+    /// A `WatchRequest.views` value; one that is not a `WatchViews` is taken as the default
+    /// (the server refuses those before they get here).
+    pub fn of(views: i32) -> WithView {
+        match pb::WatchViews::try_from(views) {
+            Ok(pb::WatchViews::WhenNeeded) => WithView::WhenNeeded,
+            _ => WithView::Always,
+        }
+    }
 }
 
 /// Whether an update is sent with its view to a stream that asked for views only when needed:

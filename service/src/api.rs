@@ -3,7 +3,7 @@
 //! place that decides), and hands the request to the game's actor. No game logic here. The one
 //! place where the host's [`HostError`] becomes a gRPC status.
 
-use crate::actor::{Command, Encoded, GameHandle, Reply, Views};
+use crate::actor::{Command, Encoded, GameHandle, Reply};
 use crate::bounds::{bounded, Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
 use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
@@ -262,7 +262,7 @@ impl GamesService {
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
-            views: Views::of(request.views),
+            views: gangs_games::update::WithView::of(request.views),
             reply,
         })
         .await;

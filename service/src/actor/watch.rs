@@ -43,25 +43,6 @@ use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 
-/// Which of a stream's updates carry the view (`WatchRequest.views`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Views {
-    /// Every update (the default, and what every client got before the option existed).
-    Every,
-    /// Only when needed: when the seat may act, first on a stream, and when the game ends.
-    WhenNeeded,
-}
-
-impl Views {
-    /// The request's option; `bounds.rs` refused values that are not a `WatchViews`.
-    pub fn of(views: i32) -> Views {
-        match pb::WatchViews::try_from(views) {
-            Ok(pb::WatchViews::WhenNeeded) => Views::WhenNeeded,
-            _ => Views::Every,
-        }
-    }
-}
-
 /// An update as it goes on the wire: an encoded `pb::Update`, shared by every stream of its
 /// audience.
 pub type Encoded = Bytes;
@@ -78,19 +59,16 @@ pub(super) struct Built {
 
 impl Built {
     /// Whether a new watcher with `views` finds every form it may be sent.
-    fn serves(&self, views: Views) -> bool {
+    fn serves(&self, views: WithView) -> bool {
         match views {
-            Views::Every => self.full.is_some(),
-            Views::WhenNeeded => self.full.is_some() && self.light.is_some(),
+            WithView::Always => self.full.is_some(),
+            WithView::WhenNeeded => self.full.is_some() && self.light.is_some(),
         }
     }
 }
 
-/// Encodes `update` for one stream: with its view, or without it unless it needs it.
-fn encode_one(mut update: pb::Update, full: bool) -> Encoded {
-    if !full && !needs_view(&update) {
-        update.view = None;
-    }
+/// Encodes `update` for one stream, as it was built for it (`WithView`).
+fn encode_one(update: pb::Update) -> Encoded {
     Bytes::from(update.encode_to_vec())
 }
 
@@ -113,7 +91,7 @@ fn encode(mut update: pb::Update, full: bool, light: bool) -> Built {
 
 pub(super) struct Watcher {
     seat: Option<usize>,
-    views: Views,
+    views: WithView,
     /// Nothing sent yet: the first update of a stream carries the view whatever `views` says.
     fresh: bool,
     /// Records up to this seq reach this watcher through its catch-up, not live.
@@ -124,7 +102,7 @@ pub(super) struct Watcher {
 impl Watcher {
     fn new(
         seat: Option<usize>,
-        views: Views,
+        views: WithView,
         fresh: bool,
         after: u64,
         updates: mpsc::Sender<HostResult<Encoded>>,
@@ -141,7 +119,7 @@ impl Watcher {
 
     /// The form of an update this watcher is sent next.
     fn wants_full(&self) -> bool {
-        self.views == Views::Every || self.fresh
+        self.views == WithView::Always || self.fresh
     }
 }
 
@@ -246,7 +224,7 @@ impl GameActor {
                 for w in self.watchers.list.iter().filter(|w| w.seat == seat) {
                     // A fresh watcher wants the full form first, the light one after.
                     full |= w.wants_full();
-                    light |= w.views == Views::WhenNeeded;
+                    light |= w.views == WithView::WhenNeeded;
                 }
                 if !(full || light) {
                     return Built::default();
@@ -310,7 +288,7 @@ impl GameActor {
         &mut self,
         token: &str,
         from_seq: u64,
-        views: Views,
+        views: WithView,
     ) -> HostResult<UpdateStream> {
         let seat = if token.is_empty() {
             None
@@ -357,9 +335,9 @@ impl GameActor {
         } else if from_seq + 1 == through && self.durability.pending.is_empty() {
             // The usual resume asks for the newest record only: the current state is its state.
             let record = self.records.get(through);
-            let update = self.update_for(&*self.game, &record, seat, WithView::Always);
             // The first update of the stream: with its view.
-            Box::pin(tokio_stream::once(Ok(encode_one(update, true))))
+            let update = self.update_for(&*self.game, &record, seat, WithView::Always);
+            Box::pin(tokio_stream::once(Ok(encode_one(update))))
         } else {
             // Replayed from the log by a task as fast as the client reads: a client that never
             // reads holds a few updates, not the whole game, and the actor is not busy meanwhile.
@@ -406,7 +384,7 @@ struct CatchUp {
     durable: tokio::sync::watch::Receiver<u64>,
     game_id: String,
     seat: Option<usize>,
-    views: Views,
+    views: WithView,
     from_seq: u64,
     through: u64,
     /// The phase deadline shown with the last record (the game's current one).
@@ -479,13 +457,8 @@ impl CatchUp {
                     .flatten();
                 let clocks = replayer.clocks().map(Clocks::to_pb).unwrap_or_default();
                 // The first update of the stream carries the view, whatever `views` says.
-                let full = first || self.views == Views::Every;
+                let with_view = if first { WithView::Always } else { self.views };
                 first = false;
-                let with_view = if full {
-                    WithView::Always
-                } else {
-                    WithView::WhenNeeded
-                };
                 let update = build_update(
                     game,
                     &record,
@@ -496,7 +469,7 @@ impl CatchUp {
                     clocks,
                     with_view,
                 );
-                if updates.send(Ok(encode_one(update, full))).await.is_err() {
+                if updates.send(Ok(encode_one(update))).await.is_err() {
                     // The client went away: so does the catch-up, and its memory.
                     return Ok(());
                 }
