@@ -343,7 +343,11 @@ impl HoldPoint {
             return;
         }
         tracing::warn!(seq, "fail point: holding this append until released");
-        let _ = std::fs::write(self.dir.join("held"), seq.to_string());
+        // Written aside, then renamed: the test waits for `held` to exist and reads it at
+        // once, and a file written in place can be seen still empty.
+        let written = std::fs::write(self.dir.join("held.new"), seq.to_string());
+        let _ = written
+            .and_then(|()| std::fs::rename(self.dir.join("held.new"), self.dir.join("held")));
         while !self.dir.join("release").exists() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
