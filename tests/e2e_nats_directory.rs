@@ -11,6 +11,7 @@
 //!   survivor's stream opened before it all went on without a gap.
 
 use crate::common;
+use crate::e2e_nats_cluster::wait_for_health;
 use crate::e2e_watch_games::{keys, next, watch_games, Events};
 use crate::e2e_webhooks::{json, signed, Receiver, SECRET};
 
@@ -18,6 +19,7 @@ use common::observe::{free_port, read_metric};
 use common::*;
 use gangs_proto::v1 as pb;
 use std::time::{Duration, Instant};
+use tonic_health::pb::health_check_response::ServingStatus;
 
 type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
@@ -38,6 +40,27 @@ async fn cancel(client: &mut Client, game_id: &str) {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             Err(status) => panic!("cancel {game_id}: {status}"),
+        }
+    }
+}
+
+/// Creates a game, retrying while the cluster answers UNAVAILABLE (a node just died) as
+/// clients do.
+async fn create_retrying(client: &mut Client, kind: &str, seed: u64) -> String {
+    let start = Instant::now();
+    loop {
+        let request = pb::CreateGameRequest {
+            kind: kind.into(),
+            seed: Some(seed),
+            ..Default::default()
+        };
+        match client.create_game(request).await {
+            Ok(created) => return created.into_inner().game_id,
+            Err(status) if status.code() == tonic::Code::Unavailable => {
+                assert!(start.elapsed() < PATIENCE, "create {kind}: {status}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(status) => panic!("create {kind}: {status}"),
         }
     }
 }
@@ -92,6 +115,11 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
         Server::start_with(dir, 0, &flags)
     };
     let mut servers = [node(dirs.0.path(), ports[0]), node(dirs.1.path(), ports[1])];
+    // Both nodes hold their share of the shards before one of them is killed: a node that
+    // holds none creates its games through another, which may be the dead one.
+    for server in &servers {
+        wait_for_health(server, ServingStatus::Serving).await;
+    }
     let mut a = servers[0].client().await;
     let mut b = servers[1].client().await;
     let mut on_a = watch_games(&mut a, "0", "", &[]).await;
@@ -159,7 +187,7 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
     // The sender dies: the survivor takes its turn (once the lease expires) and sends the next.
     servers[sender].kill9();
     let mut client = servers[survivor].client().await;
-    let g3 = create(&mut client, "gang-of-four", None, 3).await;
+    let g3 = create_retrying(&mut client, "gang-of-four", 3).await;
     cancel(&mut client, &g3).await;
     receiver
         .wait_for("the game cancelled after the sender died", |_| {

@@ -64,12 +64,21 @@ const PUBLISH_AT_ONCE: usize = 32;
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A forwarded call's failure as the caller gets it: the node running the game not answering
-/// in time (tonic says CANCELLED, "Timeout expired") is UNAVAILABLE, which clients retry (the
-/// node may be paused or dying: its shards move after the lease's life).
+/// in time (tonic says CANCELLED, "Timeout expired") or not reachable at all (UNAVAILABLE from
+/// this node's own transport, "tcp connect error") is UNAVAILABLE with what to do, which
+/// clients retry: the node may be paused or dead, and its shards move after the lease's life.
+/// The owner's own answers (no transport error behind them) pass through unchanged.
 pub fn forward_failed(status: Status) -> Status {
-    if status.code() == tonic::Code::Cancelled {
+    let unreachable =
+        status.code() == tonic::Code::Unavailable && std::error::Error::source(&status).is_some();
+    if status.code() == tonic::Code::Cancelled || unreachable {
+        let what = if unreachable {
+            "could not be reached".to_string()
+        } else {
+            format!("did not answer within {FORWARD_TIMEOUT:?}")
+        };
         return Status::unavailable(format!(
-            "the node running this game did not answer within {FORWARD_TIMEOUT:?} ({}): retry",
+            "the node running this game {what} ({}): retry; if that node died, another takes its games within {LEASE_TTL:?}",
             status.message()
         ));
     }
@@ -679,5 +688,38 @@ mod tests {
         let turn = turn_key("ladder class");
         assert_eq!(turn.len(), 64);
         assert_ne!(turn, turn_key("http://127.0.0.1:9/hooks"));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_owner_is_unavailable_with_what_to_do_and_its_answers_pass() {
+        // A port nobody listens on: the forward fails in this node's own transport.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect_lazy();
+        let failed = GamesClient::new(channel)
+            .cancel_game(pb::CancelGameRequest::default())
+            .await
+            .unwrap_err();
+        let answered = forward_failed(failed);
+        assert_eq!(answered.code(), tonic::Code::Unavailable);
+        assert!(
+            answered.message().contains("could not be reached"),
+            "{answered:?}"
+        );
+        assert!(answered.message().contains("retry"), "{answered:?}");
+        // The owner's own refusal (decoded from its answer: no transport error behind it) is
+        // the caller's answer as it is.
+        let refusal = Status::unavailable("game g is changing hands: retry");
+        assert_eq!(
+            forward_failed(refusal).message(),
+            "game g is changing hands: retry"
+        );
+        let refusal = Status::not_found("no game g");
+        assert_eq!(forward_failed(refusal).code(), tonic::Code::NotFound);
     }
 }
