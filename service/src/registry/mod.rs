@@ -19,7 +19,7 @@ use damaged::{bounded_reason, damaged_error};
 
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
 use crate::error::{HostError, HostResult};
-use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
+use crate::store::{Store, StoreErrorKind, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
@@ -177,17 +177,13 @@ impl Registry {
         let rebuilding = std::time::Instant::now();
         while let Some(batch) = scan.recv().await {
             for scanned in batch.map_err(|e| HostError::Storage(e.message))? {
-                let ScannedGame {
-                    id,
-                    records,
-                    encoded,
-                } = scanned;
+                let id = scanned.id.clone();
                 // A ladder's log shares the store, not the games (`ladder/records.rs`).
                 if crate::ladder::records::is_ladder_log(&id) {
                     continue;
                 }
                 count += 1;
-                let records = match records {
+                let (records, encoded) = match scanned.into_records() {
                     Ok(records) => records,
                     Err(e) if e.kind == StoreErrorKind::Corrupt => {
                         registry.mark_damaged(&id, &[], &e.message);

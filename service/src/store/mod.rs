@@ -216,15 +216,45 @@ pub trait LogStore: Send + Sync + 'static {
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError>;
 }
 
-/// One game as a [`scan`] reads it: its records, or why they cannot be understood
+/// One game as a [`scan`] reads it: its log, or why it cannot be read
 /// ([`StoreErrorKind::Corrupt`]: the game is damaged, the scan goes on).
 pub struct ScannedGame {
     pub id: String,
-    pub records: Result<Vec<pb::LogRecord>, StoreError>,
-    /// Each record's bytes as stored (its protobuf encoding), one per record, when the store
-    /// read them that way (sled's scan); empty otherwise. The actor keeps its records encoded
-    /// (`actor/records.rs`): with these it need not encode again what it just decoded.
-    pub encoded: Vec<Box<[u8]>>,
+    pub log: Result<ScannedLog, StoreError>,
+}
+
+/// A scanned game's records: decoded by the store, or as stored (each record's protobuf
+/// encoding) for the reader to decode. sled's scan hands the bytes over: decoded on the
+/// scan's thread, every record's many small allocations were freed on the rebuild's, and
+/// glibc's malloc serialises such frees on the allocating thread's arena lock (a fifth of a
+/// restart's time in futex waits, docs/performance.md).
+pub enum ScannedLog {
+    Decoded(Vec<pb::LogRecord>),
+    Encoded(Vec<Box<[u8]>>),
+}
+
+impl ScannedGame {
+    /// The records, decoded on the caller's thread, and their stored bytes when the store
+    /// read them that way (else empty). The actor keeps its records encoded
+    /// (`actor/records.rs`): with the bytes it need not encode again what it just decoded.
+    pub fn into_records(self) -> Result<(Vec<pb::LogRecord>, Vec<Box<[u8]>>), StoreError> {
+        match self.log? {
+            ScannedLog::Decoded(records) => Ok((records, Vec::new())),
+            ScannedLog::Encoded(encoded) => {
+                let records = encoded
+                    .iter()
+                    .map(|bytes| decode_record(&self.id, bytes))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((records, encoded))
+            }
+        }
+    }
+}
+
+/// A record from its stored bytes; undecodable bytes are a corrupt log.
+pub fn decode_record(game_id: &str, bytes: &[u8]) -> Result<pb::LogRecord, StoreError> {
+    <pb::LogRecord as prost::Message>::decode(bytes)
+        .map_err(|e| StoreError::corrupt(format!("game {game_id}: undecodable record: {e}")))
 }
 
 /// Games in id order, a batch at a time, a few batches read ahead of the reader; an `Err`
@@ -257,8 +287,7 @@ pub fn scan(store: &Store) -> GameScan {
                 Err(e) if e.kind != StoreErrorKind::Corrupt => Err(e),
                 records => Ok(vec![ScannedGame {
                     id,
-                    records,
-                    encoded: Vec::new(),
+                    log: records.map(ScannedLog::Decoded),
                 }]),
             };
             let stop = item.is_err();

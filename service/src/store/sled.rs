@@ -12,8 +12,8 @@
 //! arrived during the previous flush.
 
 use super::{
-    Durable, FeedEntry, GameScan, LogStore, ScannedGame, StoreCloser, StoreError, GAME_ID_LEN,
-    SCAN_AHEAD, SCAN_BATCH,
+    decode_record, Durable, FeedEntry, GameScan, LogStore, ScannedGame, ScannedLog, StoreCloser,
+    StoreError, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
 use prost::Message;
@@ -147,7 +147,7 @@ impl LogTree {
         for entry in self.0.range(from..=to).take(limit) {
             let (key, value) = entry.map_err(read_error)?;
             game_id_of(&key)?;
-            records.push(decode(game_id, &value)?);
+            records.push(decode_record(game_id, &value)?);
         }
         Ok(records)
     }
@@ -158,7 +158,7 @@ impl LogTree {
         for entry in self.0.scan_prefix(game_id.as_bytes()) {
             let (key, value) = entry.map_err(read_error)?;
             game_id_of(&key)?;
-            records.push(decode(game_id, &value)?);
+            records.push(decode_record(game_id, &value)?);
         }
         Ok(records)
     }
@@ -195,21 +195,11 @@ impl LogTree {
             }
             let game = current.get_or_insert_with(|| ScannedGame {
                 id: String::from_utf8_lossy(id).into_owned(),
-                records: Ok(Vec::new()),
-                encoded: Vec::new(),
+                log: Ok(ScannedLog::Encoded(Vec::new())),
             });
-            if let Ok(records) = &mut game.records {
-                match decode(&game.id, &value) {
-                    Ok(record) => {
-                        records.push(record);
-                        // The stored bytes are the record's encoding: kept for the actor.
-                        game.encoded.push(Box::from(&value[..]));
-                    }
-                    Err(e) => {
-                        game.records = Err(e);
-                        game.encoded = Vec::new();
-                    }
-                }
+            // Decoded by the reader, on its thread (`ScannedLog`).
+            if let Ok(ScannedLog::Encoded(records)) = &mut game.log {
+                records.push(Box::from(&value[..]));
             }
         }
         if let Some(game) = current {
@@ -413,11 +403,6 @@ fn position_of(key: &[u8]) -> Result<u64, StoreError> {
     key.try_into()
         .map(u64::from_be_bytes)
         .map_err(|_| StoreError::corrupt(format!("malformed directory key of {} bytes", key.len())))
-}
-
-fn decode(game_id: &str, value: &[u8]) -> Result<pb::LogRecord, StoreError> {
-    pb::LogRecord::decode(value)
-        .map_err(|e| StoreError::corrupt(format!("game {game_id}: undecodable record: {e}")))
 }
 
 fn read_error(e: sled::Error) -> StoreError {
