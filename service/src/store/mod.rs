@@ -237,7 +237,7 @@ impl ScannedGame {
     /// The records, decoded on the caller's thread, and their stored bytes when the store
     /// read them that way (else empty). The actor keeps its records encoded
     /// (`actor/records.rs`): with the bytes it need not encode again what it just decoded.
-    pub fn into_records(self) -> Result<(Vec<pb::LogRecord>, Vec<Box<[u8]>>), StoreError> {
+    pub fn into_records(self) -> Result<GameRecords, StoreError> {
         match self.log? {
             ScannedLog::Decoded(records) => Ok((records, Vec::new())),
             ScannedLog::Encoded(encoded) => {
@@ -250,6 +250,9 @@ impl ScannedGame {
         }
     }
 }
+
+/// A game's records and, when the store gave them, each record's stored bytes (else empty).
+pub type GameRecords = (Vec<pb::LogRecord>, Vec<Box<[u8]>>);
 
 /// A record from its stored bytes; undecodable bytes are a corrupt log.
 pub fn decode_record(game_id: &str, bytes: &[u8]) -> Result<pb::LogRecord, StoreError> {
