@@ -175,6 +175,7 @@ impl Registry {
         let mut scan = crate::store::scan(&store);
         let (mut count, mut running, mut records_read) = (0, 0, 0);
         let rebuilding = std::time::Instant::now();
+        let mut unspawned = Vec::new();
         while let Some(batch) = scan.recv().await {
             for scanned in batch.map_err(|e| HostError::Storage(e.message))? {
                 let id = scanned.id.clone();
@@ -212,12 +213,15 @@ impl Registry {
                     let mut restored = registry.restored_creators.lock().expect("creators lock");
                     restored.push((creator.clone(), id.clone()));
                 }
-                let handle = actor.spawn();
-                registry
-                    .games
-                    .write()
-                    .expect("games lock")
-                    .insert(id, handle);
+                unspawned.push((id, actor));
+            }
+        }
+        // Spawned once every game is rebuilt: spawned as each was, every actor's first run
+        // woke a parked runtime worker that parked again (a wake-up per game).
+        {
+            let mut games = registry.games.write().expect("games lock");
+            for (id, actor) in unspawned {
+                games.insert(id, actor.spawn());
             }
         }
         let damaged = registry.damaged.read().expect("damaged lock").len();
