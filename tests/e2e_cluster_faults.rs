@@ -81,22 +81,44 @@ impl Nodes {
     }
 
     fn any(&self) -> Client {
+        self.any_named().1
+    }
+
+    /// A random node's URL and client.
+    fn any_named(&self) -> (String, Client) {
         let nodes = self.0.lock().unwrap();
-        nodes[rand::rng().random_range(0..nodes.len())].1.clone()
+        nodes[rand::rng().random_range(0..nodes.len())].clone()
     }
 }
 
 /// A call through any node, retried (through any node) while the answer is UNAVAILABLE or the
 /// call broke; any other refusal fails the test.
-async fn retrying<T, F, Fut>(nodes: &Nodes, what: &str, mut call: F) -> T
+async fn retrying<T, F, Fut>(nodes: &Nodes, what: &str, call: F) -> T
+where
+    F: FnMut(Client) -> Fut,
+    Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+{
+    match retrying_until_refused(nodes, what, call).await {
+        Ok(answer) => answer,
+        Err((node, status)) => panic!("{what} refused by {node}: {status}"),
+    }
+}
+
+/// [`retrying`], answering a refusal with the node that gave it.
+async fn retrying_until_refused<T, F, Fut>(
+    nodes: &Nodes,
+    what: &str,
+    mut call: F,
+) -> Result<T, (String, tonic::Status)>
 where
     F: FnMut(Client) -> Fut,
     Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
 {
     let start = Instant::now();
     loop {
-        match call(nodes.any()).await {
-            Ok(answer) => return answer.into_inner(),
+        let (node, client) = nodes.any_named();
+        match call(client).await {
+            Ok(answer) => return Ok(answer.into_inner()),
             Err(status)
                 if matches!(
                     status.code(),
@@ -112,7 +134,7 @@ where
                 );
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            Err(status) => panic!("{what} refused: {status}"),
+            Err(status) => return Err((node, status)),
         }
     }
 }
@@ -188,11 +210,36 @@ async fn play_one(nodes: &Nodes, n: usize, acks: &AtomicUsize) -> Played {
             action_id: format!("{n}-{}", played.acknowledged.len()),
         };
         let asked = Instant::now();
-        let answer = retrying(nodes, "act", |mut node| {
+        let answered = retrying_until_refused(nodes, "act", |mut node| {
             let request = request.clone();
             async move { node.act(request).await }
         })
         .await;
+        let answer = match answered {
+            Ok(answer) => answer,
+            // What the cluster's log says then: whether an acknowledged action is missing
+            // (a lost ack) or this one is there already (a retry not recognised), or the
+            // answer came from a node's stale memory.
+            Err((node, status)) => {
+                let log = whole_log(nodes, &game_id).await;
+                let tail: Vec<String> = log
+                    .iter()
+                    .rev()
+                    .take(4)
+                    .map(|r| match &r.record {
+                        Some(pb::log_record::Record::Acted(a)) => {
+                            format!("seq {} seat {} action_id {}", r.seq, a.seat, a.action_id)
+                        }
+                        other => format!("seq {} {other:?}", r.seq),
+                    })
+                    .collect();
+                panic!(
+                    "act {} of game {game_id} (seat {seat}) refused by {node}: {status}; acknowledged: {:?}; the log ends (newest first): {tail:?}",
+                    request.action_id,
+                    played.acknowledged.iter().rev().take(3).map(|a| a.0).collect::<Vec<_>>(),
+                )
+            }
+        };
         played.longest_wait = played.longest_wait.max(asked.elapsed());
         played.acknowledged.push((answer.seq, seat as u32, action));
         acks.fetch_add(1, Ordering::Relaxed);
