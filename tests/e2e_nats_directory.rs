@@ -219,7 +219,9 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
 
 /// A CreateGame retried with its create_id through another node of the cluster, where the
 /// client is at `--max-live-games-per-key` already, is answered with its game (issue 26): that
-/// node never saw the creation, but the log has it under the id the create_id derives.
+/// node never saw the creation, but the log has it under the id the create_id derives. (The
+/// limit counts per node: the other node is the one that did not run the creation, which the
+/// game's shard decides.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
     let nats = tokio::task::spawn_blocking(common::nats::single)
@@ -230,6 +232,10 @@ async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = Server::start_with(dirs.0.path(), 0, &flags);
     let b = Server::start_with(dirs.1.path(), 0, &flags);
+    // Both serve (each holds its share of the shards): before, a create may answer
+    // UNAVAILABLE while the nodes share the shards out.
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
     let (mut a, mut b) = (a.client().await, b.client().await);
     let request = pb::CreateGameRequest {
         kind: "gang-of-four".into(),
@@ -237,9 +243,24 @@ async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
         ..Default::default()
     };
     let first = a.create_game(request.clone()).await.unwrap().into_inner();
-    // The same client fills its one live game on B...
-    create(&mut b, "the-gang", None, 4).await;
-    let refused = b
+    // The node that holds the game's shard made it (A itself, or B when A forwarded it) and
+    // counts it against the client's one live game; the other node never saw the creation.
+    // The client fills its limit on that other node...
+    let filler = pb::CreateGameRequest {
+        kind: "the-gang".into(),
+        ..Default::default()
+    };
+    let mut other = match b.create_game(filler.clone()).await {
+        Ok(_) => b,
+        Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+            a.create_game(filler)
+                .await
+                .expect("A did not count the game B made");
+            a
+        }
+        Err(status) => panic!("create on B: {status}"),
+    };
+    let refused = other
         .create_game(pb::CreateGameRequest {
             kind: "gang-of-four".into(),
             ..Default::default()
@@ -247,7 +268,11 @@ async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
         .await
         .expect_err("at the limit");
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused}");
-    // ...and its retry through B is answered with the game A made, not refused.
-    let again = b.create_game(request).await.expect("a retry").into_inner();
+    // ...and its retry through that node is answered with the game made, not refused.
+    let again = other
+        .create_game(request)
+        .await
+        .expect("a retry")
+        .into_inner();
     assert_eq!(again, first);
 }

@@ -63,26 +63,32 @@ const PUBLISH_AT_ONCE: usize = 32;
 /// stream) before it answers UNAVAILABLE.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A forwarded call's failure as the caller gets it: the node running the game not answering
-/// in time (tonic says CANCELLED, "Timeout expired") or not reachable at all (UNAVAILABLE from
-/// this node's own transport, "tcp connect error") is UNAVAILABLE with what to do, which
-/// clients retry: the node may be paused or dead, and its shards move after the lease's life.
-/// The owner's own answers (no transport error behind them) pass through unchanged.
+/// A forwarded call's failure as the caller gets it. A failure this node's own transport
+/// raised (the status has a `source`): the owner not answering within [`FORWARD_TIMEOUT`], not
+/// reachable ("tcp connect error"), or breaking off the call (tonic gives a dropped connection
+/// as CANCELLED) is UNAVAILABLE with what to do: clients retry it (with the same action_id or
+/// create_id, so nothing applies twice), and the node may be paused or dead: its shards move
+/// after the lease's life. The owner's own answers (decoded from its reply: no `source`) pass
+/// through unchanged.
 pub fn forward_failed(status: Status) -> Status {
-    let unreachable =
-        status.code() == tonic::Code::Unavailable && std::error::Error::source(&status).is_some();
-    if status.code() == tonic::Code::Cancelled || unreachable {
-        let what = if unreachable {
-            "could not be reached".to_string()
-        } else {
-            format!("did not answer within {FORWARD_TIMEOUT:?}")
-        };
-        return Status::unavailable(format!(
-            "the node running this game {what} ({}): retry; if that node died, another takes its games within {LEASE_TTL:?}",
-            status.message()
-        ));
+    let Some(cause) = std::error::Error::source(&status) else {
+        return status;
+    };
+    let mut timed_out = false;
+    let mut chain = Some(cause);
+    while let Some(error) = chain {
+        timed_out |= error.is::<tonic::TimeoutExpired>();
+        chain = error.source();
     }
-    status
+    let what = if timed_out {
+        format!("did not answer within {FORWARD_TIMEOUT:?}")
+    } else {
+        "could not be reached or broke off the call".to_string()
+    };
+    Status::unavailable(format!(
+        "the node running this game {what} ({}): retry; if that node died, another takes its games within {LEASE_TTL:?}",
+        status.message()
+    ))
 }
 
 /// How long a forwarded call may wait for its answer.
@@ -691,7 +697,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_unreachable_owner_is_unavailable_with_what_to_do_and_its_answers_pass() {
+    async fn an_owner_unreachable_broken_off_or_silent_is_unavailable_and_its_own_answers_pass() {
         // A port nobody listens on: the forward fails in this node's own transport.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -712,6 +718,48 @@ mod tests {
             "{answered:?}"
         );
         assert!(answered.message().contains("retry"), "{answered:?}");
+        // A node that accepts the connection and drops it (it died mid-call): whatever code
+        // tonic gives the broken call, the caller gets UNAVAILABLE and retries.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((connection, _)) = listener.accept().await {
+                drop(connection);
+            }
+        });
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect_lazy();
+        let broken = GamesClient::new(channel)
+            .cancel_game(pb::CancelGameRequest::default())
+            .await
+            .unwrap_err();
+        let answered = forward_failed(broken);
+        assert_eq!(answered.code(), tonic::Code::Unavailable, "{answered:?}");
+        assert!(answered.message().contains("broke off"), "{answered:?}");
+        // A node that accepts and never answers: the forward's timeout.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((connection, _)) = listener.accept().await {
+                held.push(connection);
+            }
+        });
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .timeout(Duration::from_millis(200))
+            .connect_lazy();
+        let silent = GamesClient::new(channel)
+            .cancel_game(pb::CancelGameRequest::default())
+            .await
+            .unwrap_err();
+        let answered = forward_failed(silent);
+        assert_eq!(answered.code(), tonic::Code::Unavailable, "{answered:?}");
+        assert!(
+            answered.message().contains("did not answer within"),
+            "{answered:?}"
+        );
         // The owner's own refusal (decoded from its answer: no transport error behind it) is
         // the caller's answer as it is.
         let refusal = Status::unavailable("game g is changing hands: retry");
