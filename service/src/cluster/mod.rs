@@ -86,7 +86,7 @@ pub fn forward_failed(status: Status) -> Status {
         "could not be reached or broke off the call".to_string()
     };
     Status::unavailable(format!(
-        "the node running this game {what} ({}): retry; if that node died, another takes its games within {LEASE_TTL:?}",
+        "the node running this call's game or ladder {what} ({}): retry; if that node died, another takes its work over within {LEASE_TTL:?}",
         status.message()
     ))
 }

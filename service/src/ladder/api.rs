@@ -121,7 +121,9 @@ impl LaddersService {
                 let (credentials, message) = Credentials::split(request);
                 let request = credentials.forwarded(message);
                 Ok(Routed::There(
-                    forward(LaddersClient::new(channel), request).await?,
+                    forward(LaddersClient::new(channel), request)
+                        .await
+                        .map_err(crate::cluster::forward_failed)?,
                 ))
             }
         }
