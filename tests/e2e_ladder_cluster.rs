@@ -16,11 +16,13 @@ use crate::e2e_ladder::{
     create_ladder, every_game_over, ladder_bot, ladder_games, ladders, register, standings, until,
     LADDER,
 };
+use crate::e2e_nats_cluster::wait_for_health;
 
 use common::observe::{free_port, scrape};
 use common::*;
 use gangs_proto::v1 as pb;
 use std::time::Duration;
+use tonic_health::pb::health_check_response::ServingStatus;
 
 const QUEUED: &str = "gangs_ladder_bots_queued{ladder=\"class\"}";
 
@@ -130,6 +132,11 @@ async fn a_ladder_runs_on_one_node_and_is_played_through_every_node() {
     assert!(scrape(ports[1]).contains(QUEUED), "B runs the ladder now");
 
     a.restart();
+    // A serves once it holds its share again (B has handed shards back): before, calls for
+    // the games of a shard in hand-over answer UNAVAILABLE ("changing hands"), and the CLI
+    // below does not retry.
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
     let mut on_a = ladders(&a).await;
     // A game matched to bots that were done is played on its clocks: give it time.
     every_game_over(&on_b, 300).await;
