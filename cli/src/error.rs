@@ -45,10 +45,22 @@ impl CliError {
         )
     }
 
-    /// A refusal from the server, as its message says it (UNAVAILABLE gets the usual hint).
+    /// A refusal from the server, as its message says it. UNAVAILABLE raised by this side's
+    /// transport (the status has a `source`: no connection) gets the "is it running?" hint;
+    /// UNAVAILABLE the server answered itself (a game changing hands between the nodes of a
+    /// cluster, a shutdown under way) says so, with the server's own advice.
     pub fn from_status(server: &str, status: &Status) -> Self {
         if status.code() == Code::Unavailable {
-            return Self::unreachable(server, status.message());
+            if std::error::Error::source(status).is_some() {
+                return Self::unreachable(server, status.message());
+            }
+            return Self::new(
+                "UNAVAILABLE",
+                format!(
+                    "the server at {server} cannot serve this now: {}",
+                    status.message()
+                ),
+            );
         }
         Self::new(code_name(status.code()), status.message())
     }
@@ -85,16 +97,40 @@ mod tests {
         assert_eq!(e.code, "NOT_FOUND");
     }
 
-    #[test]
-    fn unavailable_says_what_to_do() {
+    #[tokio::test]
+    async fn unavailable_says_what_to_do() {
+        // No server on that port: this side's transport fails.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let server = format!("http://127.0.0.1:{port}");
+        let channel = tonic::transport::Endpoint::from_shared(server.clone())
+            .unwrap()
+            .connect_lazy();
+        let status = gangs_proto::v1::games_client::GamesClient::new(channel)
+            .list_games(gangs_proto::v1::ListGamesRequest::default())
+            .await
+            .unwrap_err();
+        let e = CliError::from_status(&server, &status);
+        assert_eq!(e.code, "UNAVAILABLE");
+        assert!(
+            e.message.starts_with(&format!(
+                "cannot reach the server at {server}: is `gangs-server` running?"
+            )),
+            "{e:?}"
+        );
+        // The server's own UNAVAILABLE: it runs, and says what to do.
         let e = CliError::from_status(
             "http://127.0.0.1:50051",
-            &Status::unavailable("connection refused"),
+            &Status::unavailable("game g is changing hands between nodes: retry"),
         );
         assert_eq!(e.code, "UNAVAILABLE");
-        assert!(e.message.starts_with(
-            "cannot reach the server at http://127.0.0.1:50051: is `gangs-server` running?"
-        ));
+        assert_eq!(
+            e.message,
+            "the server at http://127.0.0.1:50051 cannot serve this now: game g is changing hands between nodes: retry"
+        );
     }
 
     #[test]
