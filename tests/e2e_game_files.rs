@@ -463,3 +463,177 @@ async fn gang_of_four_at_matches_the_recorded_watch() {
 async fn the_gang_at_matches_the_recorded_watch() {
     at_matches_the_recorded_watch("the-gang", 3, 18).await;
 }
+
+/// A `Games` server that serves one game's log, with the troubles of a cluster whose game
+/// changes hands: its first GetLog calls answer UNAVAILABLE, the next breaks off halfway with
+/// UNAVAILABLE, and only then is the rest served. It notes the `from_seq` of every call.
+#[derive(Clone)]
+struct HandOverServer {
+    records: std::sync::Arc<Vec<pb::LogRecord>>,
+    asked_from: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+type Stream<T> =
+    std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<T, tonic::Status>> + Send>>;
+
+fn not_here<T>() -> Result<tonic::Response<T>, tonic::Status> {
+    Err(tonic::Status::unimplemented(
+        "this test server serves GetLog only",
+    ))
+}
+
+#[tonic::async_trait]
+impl pb::games_server::Games for HandOverServer {
+    async fn create_game(
+        &self,
+        _: tonic::Request<pb::CreateGameRequest>,
+    ) -> Result<tonic::Response<pb::CreateGameResponse>, tonic::Status> {
+        not_here()
+    }
+    async fn join_game(
+        &self,
+        _: tonic::Request<pb::JoinGameRequest>,
+    ) -> Result<tonic::Response<pb::JoinGameResponse>, tonic::Status> {
+        not_here()
+    }
+    type WatchStream = Stream<pb::Update>;
+    async fn watch(
+        &self,
+        _: tonic::Request<pb::WatchRequest>,
+    ) -> Result<tonic::Response<Self::WatchStream>, tonic::Status> {
+        not_here()
+    }
+    async fn act(
+        &self,
+        _: tonic::Request<pb::ActRequest>,
+    ) -> Result<tonic::Response<pb::ActResponse>, tonic::Status> {
+        not_here()
+    }
+    type GetLogStream = Stream<pb::LogRecord>;
+    async fn get_log(
+        &self,
+        request: tonic::Request<pb::GetLogRequest>,
+    ) -> Result<tonic::Response<Self::GetLogStream>, tonic::Status> {
+        let from = request.into_inner().from_seq;
+        let calls = {
+            let mut asked = self.asked_from.lock().unwrap();
+            asked.push(from);
+            asked.len()
+        };
+        let changing_hands =
+            || tonic::Status::unavailable("game g is changing hands between nodes: retry");
+        if calls <= 2 {
+            return Err(changing_hands());
+        }
+        let rest: Vec<_> = self
+            .records
+            .iter()
+            .filter(|r| r.seq > from)
+            .cloned()
+            .collect();
+        let items: Vec<Result<pb::LogRecord, tonic::Status>> = if calls == 3 {
+            let half = rest.len() / 2;
+            rest.into_iter()
+                .take(half)
+                .map(Ok)
+                .chain(std::iter::once(Err(changing_hands())))
+                .collect()
+        } else {
+            rest.into_iter().map(Ok).collect()
+        };
+        Ok(tonic::Response::new(Box::pin(tokio_stream::iter(items))))
+    }
+    async fn list_games(
+        &self,
+        _: tonic::Request<pb::ListGamesRequest>,
+    ) -> Result<tonic::Response<pb::ListGamesResponse>, tonic::Status> {
+        not_here()
+    }
+    async fn import_game(
+        &self,
+        _: tonic::Request<tonic::Streaming<pb::ImportGameRequest>>,
+    ) -> Result<tonic::Response<pb::ImportGameResponse>, tonic::Status> {
+        not_here()
+    }
+    async fn cancel_game(
+        &self,
+        _: tonic::Request<pb::CancelGameRequest>,
+    ) -> Result<tonic::Response<pb::CancelGameResponse>, tonic::Status> {
+        not_here()
+    }
+    type WatchGamesStream = Stream<pb::WatchGamesResponse>;
+    async fn watch_games(
+        &self,
+        _: tonic::Request<pb::WatchGamesRequest>,
+    ) -> Result<tonic::Response<Self::WatchGamesStream>, tonic::Status> {
+        not_here()
+    }
+}
+
+/// `gangs replay`, `gangs export` and `gangs log` wait out a server's own UNAVAILABLE (a
+/// cluster's game changing hands) and resume a log cut off halfway after its last record:
+/// the replay verifies, the log prints every record once. No server at all is still reported
+/// at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_reads_wait_out_a_game_changing_hands_and_resume_where_they_were_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let game = play_with_bots(&server, "gang-of-four", 4, 31).await;
+    let records = log(&mut server.client().await, &game).await;
+    let last = records.last().unwrap().seq;
+
+    for command in [
+        vec!["replay", game.as_str(), "--verify"],
+        vec!["log", game.as_str(), "--json"],
+    ] {
+        let fake = HandOverServer {
+            records: std::sync::Arc::new(records.clone()),
+            asked_from: Default::default(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let serving = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(pb::games_server::GamesServer::new(fake.clone()))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        let mut args = vec!["--server", url.as_str()];
+        args.extend(&command);
+        let output = tokio::task::spawn_blocking({
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            move || Command::new(bin("gangs")).args(&args).output().unwrap()
+        })
+        .await
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(
+            output.status.success(),
+            "{command:?}: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let asked = fake.asked_from.lock().unwrap().clone();
+        assert_eq!(asked.len(), 4, "{command:?}: {asked:?}");
+        assert_eq!(&asked[..3], &[0, 0, 0], "{command:?}");
+        let resumed = asked[3];
+        assert!(0 < resumed && resumed < last, "resumed after seq {resumed}");
+        if command[0] == "log" {
+            let seqs: Vec<u64> = stdout
+                .lines()
+                .map(|line| {
+                    serde_json::from_str::<Value>(line).unwrap()["seq"]
+                        .as_u64()
+                        .unwrap()
+                })
+                .collect();
+            assert_eq!(seqs, (1..=last).collect::<Vec<_>>(), "every record once");
+        }
+        serving.abort();
+    }
+
+    // No server: reported at once, with the hint.
+    let started = std::time::Instant::now();
+    let (code, out) = gangs_offline(&["log", &game]);
+    assert_ne!(code, 0);
+    assert!(out.contains("is `gangs-server` running?"), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

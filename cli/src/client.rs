@@ -208,6 +208,52 @@ impl Context {
     }
 }
 
+/// How long a log read waits out UNAVAILABLE answered by the server itself: a game changing
+/// hands between the nodes of a cluster is served again within the lease's life (5 s) and a
+/// rebuild. No server at all (a transport failure) is reported at once.
+pub const READ_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Reads a game's log records after `from_seq`, passing each to `each` in order. A server's
+/// own UNAVAILABLE (the status has no transport `source`) is retried for [`READ_PATIENCE`],
+/// from the last record received, so a record is never passed twice.
+pub async fn read_log(
+    client: &mut Client,
+    game_id: &str,
+    from_seq: u64,
+    mut each: impl FnMut(pb::LogRecord),
+) -> Result<(), tonic::Status> {
+    let started = Instant::now();
+    let mut backoff = Backoff::default();
+    let mut after = from_seq;
+    loop {
+        let read = async {
+            let mut stream = client
+                .get_log(pb::GetLogRequest {
+                    game_id: game_id.to_string(),
+                    from_seq: after,
+                })
+                .await?
+                .into_inner();
+            while let Some(record) = stream.message().await? {
+                after = record.seq;
+                each(record);
+            }
+            Ok::<(), tonic::Status>(())
+        };
+        match read.await {
+            Ok(()) => return Ok(()),
+            Err(status)
+                if status.code() == tonic::Code::Unavailable
+                    && std::error::Error::source(&status).is_none()
+                    && started.elapsed() < READ_PATIENCE =>
+            {
+                tokio::time::sleep(backoff.next_delay()).await;
+            }
+            Err(status) => return Err(status),
+        }
+    }
+}
+
 /// A game's summary, paging through ListGames (the server answers a page at a time).
 pub async fn find_summary(
     client: &mut Client,

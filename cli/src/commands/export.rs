@@ -8,7 +8,6 @@ use crate::error::CliError;
 use crate::output::status_name;
 use clap::Args;
 use gangs_games::game_file::GameFile;
-use gangs_proto::v1 as pb;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -59,19 +58,10 @@ pub async fn fetch(
     server: &str,
     game_id: &str,
 ) -> Result<GameFile, CliError> {
-    let refused = |status: tonic::Status| CliError::from_status(server, &status);
-    let mut stream = client
-        .get_log(pb::GetLogRequest {
-            game_id: game_id.to_string(),
-            from_seq: 0,
-        })
-        .await
-        .map_err(refused)?
-        .into_inner();
     let mut records = Vec::new();
-    while let Some(record) = stream.message().await.map_err(refused)? {
-        records.push(record);
-    }
+    crate::client::read_log(client, game_id, 0, |record| records.push(record))
+        .await
+        .map_err(|status| CliError::from_status(server, &status))?;
     GameFile::from_log(game_id, records).map_err(|e| {
         CliError::new(
             "DATA_LOSS",

@@ -5,7 +5,6 @@ use crate::client::Context;
 use crate::error::CliError;
 use crate::output::{log_record_json, log_record_lines};
 use clap::Args;
-use gangs_proto::v1 as pb;
 
 #[derive(Args)]
 pub struct LogArgs {
@@ -19,18 +18,11 @@ pub struct LogArgs {
 
 pub async fn run(args: LogArgs, context: &Context) -> Result<(), CliError> {
     let mut client = context.connect().await?;
-    let mut stream = client
-        .get_log(pb::GetLogRequest {
-            game_id: args.game.clone(),
-            from_seq: args.from_seq,
-        })
-        .await
-        .map_err(|s| context.refused(s))?
-        .into_inner();
-    while let Some(record) = stream.message().await.map_err(|s| context.refused(s))? {
+    crate::client::read_log(&mut client, &args.game, args.from_seq, |record| {
         context.out.emit(log_record_json(&record), || {
             log_record_lines(&record).join("\n")
         });
-    }
-    Ok(())
+    })
+    .await
+    .map_err(|s| context.refused(s))
 }

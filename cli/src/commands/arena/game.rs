@@ -132,26 +132,16 @@ async fn timeouts_per_seat(
     game_id: &str,
     players: usize,
 ) -> Result<Vec<u32>, String> {
-    let mut stream = client
-        .get_log(pb::GetLogRequest {
-            game_id: game_id.to_string(),
-            from_seq: 0,
-        })
-        .await
-        .map_err(|s| format!("cannot read the log: {}", s.message()))?
-        .into_inner();
     let mut timeouts = vec![0u32; players];
-    while let Some(record) = stream
-        .message()
-        .await
-        .map_err(|s| format!("reading the log: {}", s.message()))?
-    {
+    crate::client::read_log(client, game_id, 0, |record| {
         if let Some(pb::log_record::Record::TimedOut(t)) = &record.record {
             if let Some(count) = timeouts.get_mut(t.seat as usize) {
                 *count += 1;
             }
         }
-    }
+    })
+    .await
+    .map_err(|s| format!("cannot read the log: {}", s.message()))?;
     Ok(timeouts)
 }
 
