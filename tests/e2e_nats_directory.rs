@@ -276,3 +276,76 @@ async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
         .into_inner();
     assert_eq!(again, first);
 }
+
+/// `--retain-finished` on a cluster: a game over for longer is deleted, its log and its entry
+/// in the cluster's directory, so no node lists it any more (each node's list comes from the
+/// directory bucket, which the deleting node purges).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_deleted_by_retention_leaves_every_nodes_list() {
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let flags = ["--store", store.as_str(), "--retain-finished", "1s"];
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Server::start_with(dirs.0.path(), 0, &flags);
+    let b = Server::start_with(dirs.1.path(), 0, &flags);
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+    let (mut a, mut b) = (a.client().await, b.client().await);
+    let kept = create(&mut a, "the-gang", None, 7).await;
+    let over = create(&mut a, "gang-of-four", None, 8).await;
+    cancel(&mut b, &over).await;
+
+    let listed = |games: Vec<pb::GameSummary>| -> Vec<String> {
+        games.into_iter().map(|g| g.game_id).collect()
+    };
+    let start = Instant::now();
+    loop {
+        let on_a = listed(
+            a.list_games(pb::ListGamesRequest::default())
+                .await
+                .unwrap()
+                .into_inner()
+                .games,
+        );
+        let on_b = listed(
+            b.list_games(pb::ListGamesRequest::default())
+                .await
+                .unwrap()
+                .into_inner()
+                .games,
+        );
+        if !on_a.contains(&over) && !on_b.contains(&over) {
+            assert!(
+                on_a.contains(&kept) && on_b.contains(&kept),
+                "{on_a:?} {on_b:?}"
+            );
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the deleted game is still listed: A {on_a:?}, B {on_b:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Its log is gone too.
+    let gone = b
+        .get_log(pb::GetLogRequest {
+            game_id: over.clone(),
+            from_seq: 0,
+        })
+        .await;
+    let code = match gone {
+        Err(status) => status.code(),
+        Ok(stream) => {
+            let mut stream = stream.into_inner();
+            stream
+                .message()
+                .await
+                .map(|_| tonic::Code::Ok)
+                .unwrap_or_else(|s| s.code())
+        }
+    };
+    assert_eq!(code, tonic::Code::NotFound, "{over}");
+}

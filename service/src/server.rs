@@ -414,6 +414,7 @@ pub async fn run(
     if let Some(retain) = config.retain_finished {
         tokio::spawn(delete_old_games(
             registry.clone(),
+            cluster.clone(),
             retain,
             http_stopped.clone(),
         ));
@@ -621,14 +622,18 @@ fn housekeeping(registry: &Registry, limits: crate::limits::Limits) {
 /// Ends when `stopped` turns true (the server stops), dropping its registry and so its store.
 async fn delete_old_games(
     registry: Registry,
+    cluster: Option<Arc<Cluster>>,
     retain: Duration,
     mut stopped: tokio::sync::watch::Receiver<bool>,
 ) {
     let every = (retain / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
     let deleting = async {
         loop {
-            if let Err(e) = registry.delete_over_before(retain).await {
-                tracing::error!("deleting old games: {e}");
+            let deleted = registry.delete_over_before(retain).await;
+            if let Some(cluster) = &cluster {
+                for id in &deleted {
+                    cluster.forget(id).await;
+                }
             }
             tokio::time::sleep(every).await;
         }

@@ -480,6 +480,20 @@ impl Cluster {
         Ok(())
     }
 
+    /// Takes a game deleted by retention out of the cluster's directory: every node following
+    /// the bucket drops it, and this node forgets what it wrote of it. A failed purge (NATS
+    /// unreachable) leaves the summary listed, as the log's deletion is already done.
+    pub async fn forget(&self, game_id: &str) {
+        self.written.lock().expect("written lock").remove(game_id);
+        self.unpublished
+            .lock()
+            .expect("unpublished lock")
+            .retain(|s| s.game_id != game_id);
+        if let Err(e) = self.games.purge(game_id).await {
+            tracing::warn!(game = %game_id, "could not take a deleted game out of the cluster's directory: {e}");
+        }
+    }
+
     async fn write_summary(&self, summary: pb::GameSummary) -> Result<(), kv::PutError> {
         let value = summary.encode_to_vec();
         self.games

@@ -445,8 +445,10 @@ impl Registry {
     }
 
     /// Deletes the logs of the games over (finished, cancelled, abandoned) for longer than
-    /// `retain`, and forgets them; answers how many.
-    pub async fn delete_over_before(&self, retain: Duration) -> HostResult<usize> {
+    /// `retain`, and forgets them; answers which it forgot (a cluster node takes them out of
+    /// the cluster's directory too). A log the store fails to delete is logged and left on
+    /// disk; the game is forgotten all the same, as before the failure.
+    pub async fn delete_over_before(&self, retain: Duration) -> Vec<String> {
         let cutoff =
             unix_ms().saturating_sub(i64::try_from(retain.as_millis()).unwrap_or(i64::MAX));
         let old: Vec<String> = self
@@ -465,13 +467,16 @@ impl Registry {
                 .lock()
                 .expect("create ids lock")
                 .retain(|_, slot| &slot.game_id != id);
-            self.store
-                .delete_game(id)
-                .await
-                .map_err(|e| HostError::Storage(format!("deleting game {id}: {e}")))?;
-            tracing::info!(game = %id, "deleted the log of a game over for longer than --retain-finished");
+            match self.store.delete_game(id).await {
+                Ok(()) => {
+                    tracing::info!(game = %id, "deleted the log of a game over for longer than --retain-finished")
+                }
+                Err(e) => {
+                    tracing::error!(game = %id, "could not delete the log of a game over for longer than --retain-finished: {e}")
+                }
+            }
         }
-        Ok(old.len())
+        old
     }
 
     /// Whether `game_id` is waiting or running here.
