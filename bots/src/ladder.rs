@@ -40,6 +40,10 @@ pub async fn play_ladder<P: Policy + 'static>(
         Reconnector::new(&args.server, args.ca.as_deref(), args.api_key.as_deref())?;
     // Game ids being played now, and the run's tally; shared with the game tasks.
     let playing: Rc<RefCell<HashSet<String>>> = Rc::default();
+    // Games this run has played to their end: a ladder that changed nodes may send one again
+    // (it resends what it does not know was acknowledged), and counting it twice would end
+    // the run a game early.
+    let played: Rc<RefCell<HashSet<String>>> = Rc::default();
     let run: Rc<RefCell<LadderRun>> = Rc::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut why = "first connection".to_string();
@@ -96,7 +100,9 @@ pub async fn play_ladder<P: Policy + 'static>(
             match event {
                 Ok(Some(pb::LadderEvent { event: Some(event) })) => match event {
                     Event::Matched(matched) => {
-                        if !playing.borrow_mut().insert(matched.game_id.clone()) {
+                        if played.borrow().contains(&matched.game_id)
+                            || !playing.borrow_mut().insert(matched.game_id.clone())
+                        {
                             continue;
                         }
                         tracing::info!(game = %matched.game_id, seat = matched.seat, table = ?matched.names, "matched");
@@ -106,7 +112,12 @@ pub async fn play_ladder<P: Policy + 'static>(
                         game_args.token = Some(matched.token);
                         game_args.ladder = Default::default();
                         let policy = make_policy();
-                        let (playing, run, done) = (playing.clone(), run.clone(), done_tx.clone());
+                        let (playing, played, run, done) = (
+                            playing.clone(),
+                            played.clone(),
+                            run.clone(),
+                            done_tx.clone(),
+                        );
                         tokio::task::spawn_local(async move {
                             let result = crate::play(game_args, policy).await;
                             let mut tally = run.borrow_mut();
@@ -121,6 +132,7 @@ pub async fn play_ladder<P: Policy + 'static>(
                                 }
                             }
                             playing.borrow_mut().remove(&matched.game_id);
+                            played.borrow_mut().insert(matched.game_id.clone());
                             let _ = done.send(());
                         });
                     }
