@@ -52,6 +52,14 @@ pub fn is_transient(status: &Status) -> bool {
     )
 }
 
+/// Whether a failed call's status was raised by this side's own transport (no connection, the
+/// connection broken, a timeout: tonic keeps the cause as the status's `source`) rather than
+/// answered by the peer (a status decoded from a reply has no source). A server that answers
+/// UNAVAILABLE runs and says what to do; one that cannot be reached may not run at all.
+pub fn raised_here(status: &Status) -> bool {
+    std::error::Error::source(status).is_some()
+}
+
 /// A fresh `join_id` (128 random bits in hex): draw one per client and send it with every
 /// attempt, so that a join whose answer was lost returns the same seat and token.
 pub fn new_join_id() -> String {
@@ -80,6 +88,15 @@ mod tests {
         assert!(!is_transient(&Status::invalid_argument("bad card")));
         assert!(!is_transient(&Status::aborted("stale seq")));
         assert!(!is_transient(&Status::failed_precondition("not your turn")));
+    }
+
+    #[test]
+    fn a_status_answered_by_the_peer_was_not_raised_here() {
+        // The transport's own failures (with a source) are checked where they are made:
+        // service/src/cluster/mod.rs and cli/src/error.rs, against real sockets.
+        assert!(!raised_here(&Status::unavailable(
+            "game g is changing hands: retry"
+        )));
     }
 
     #[test]

@@ -217,6 +217,36 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
     assert_eq!(keys(&read(&mut again, 6).await), keys(&all));
 }
 
+/// Two nodes on one fresh `nats-server`, started with `flags` beside `--store`, each serving
+/// (holding its share of the shards: before, a create may answer UNAVAILABLE while the nodes
+/// share the shards out). Fields drop in order: the servers before the data dirs and NATS.
+struct TwoNodes {
+    a: Server,
+    b: Server,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    _nats: common::nats::NatsNode,
+}
+
+async fn two_serving_nodes(flags: &[&str]) -> TwoNodes {
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let mut all = vec!["--store", store.as_str()];
+    all.extend(flags);
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Server::start_with(dirs.0.path(), 0, &all);
+    let b = Server::start_with(dirs.1.path(), 0, &all);
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+    TwoNodes {
+        a,
+        b,
+        _dirs: dirs,
+        _nats: nats,
+    }
+}
+
 /// A CreateGame retried with its create_id through another node of the cluster, where the
 /// client is at `--max-live-games-per-key` already, is answered with its game (issue 26): that
 /// node never saw the creation, but the log has it under the id the create_id derives. (The
@@ -224,19 +254,8 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
 /// game's shard decides.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
-    let nats = tokio::task::spawn_blocking(common::nats::single)
-        .await
-        .unwrap();
-    let store = common::nats::store_url(std::slice::from_ref(&nats));
-    let flags = ["--store", store.as_str(), "--max-live-games-per-key", "1"];
-    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Server::start_with(dirs.0.path(), 0, &flags);
-    let b = Server::start_with(dirs.1.path(), 0, &flags);
-    // Both serve (each holds its share of the shards): before, a create may answer
-    // UNAVAILABLE while the nodes share the shards out.
-    wait_for_health(&a, ServingStatus::Serving).await;
-    wait_for_health(&b, ServingStatus::Serving).await;
-    let (mut a, mut b) = (a.client().await, b.client().await);
+    let nodes = two_serving_nodes(&["--max-live-games-per-key", "1"]).await;
+    let (mut a, mut b) = (nodes.a.client().await, nodes.b.client().await);
     let request = pb::CreateGameRequest {
         kind: "gang-of-four".into(),
         create_id: "made-through-a".into(),
@@ -282,17 +301,8 @@ async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
 /// directory bucket, which the deleting node purges).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_deleted_by_retention_leaves_every_nodes_list() {
-    let nats = tokio::task::spawn_blocking(common::nats::single)
-        .await
-        .unwrap();
-    let store = common::nats::store_url(std::slice::from_ref(&nats));
-    let flags = ["--store", store.as_str(), "--retain-finished", "1s"];
-    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Server::start_with(dirs.0.path(), 0, &flags);
-    let b = Server::start_with(dirs.1.path(), 0, &flags);
-    wait_for_health(&a, ServingStatus::Serving).await;
-    wait_for_health(&b, ServingStatus::Serving).await;
-    let (mut a, mut b) = (a.client().await, b.client().await);
+    let nodes = two_serving_nodes(&["--retain-finished", "1s"]).await;
+    let (mut a, mut b) = (nodes.a.client().await, nodes.b.client().await);
     let kept = create(&mut a, "the-gang", None, 7).await;
     let over = create(&mut a, "gang-of-four", None, 8).await;
     cancel(&mut b, &over).await;

@@ -244,7 +244,7 @@ pub async fn read_log(
             Ok(()) => return Ok(()),
             Err(status)
                 if status.code() == tonic::Code::Unavailable
-                    && std::error::Error::source(&status).is_none()
+                    && !gangs_proto::retry::raised_here(&status)
                     && started.elapsed() < READ_PATIENCE =>
             {
                 tokio::time::sleep(backoff.next_delay()).await;

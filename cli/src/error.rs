@@ -51,7 +51,7 @@ impl CliError {
     /// cluster, a shutdown under way) says so, with the server's own advice.
     pub fn from_status(server: &str, status: &Status) -> Self {
         if status.code() == Code::Unavailable {
-            if std::error::Error::source(status).is_some() {
+            if gangs_proto::retry::raised_here(status) {
                 return Self::unreachable(server, status.message());
             }
             return Self::new(

@@ -119,8 +119,10 @@ async fn scan_all(store: &Store) -> Vec<(String, Vec<pb::LogRecord>)> {
     let mut games = Vec::new();
     while let Some(batch) = scan.recv().await {
         for game in batch.expect("the scan reads the store") {
-            let id = game.id.clone();
-            let (records, encoded) = game.into_records().expect("records decode");
+            let (id, log) = (game.id, game.log);
+            let (records, encoded) = log
+                .and_then(|log| log.into_records(&id))
+                .expect("records decode");
             if !encoded.is_empty() {
                 assert_eq!(encoded.len(), records.len(), "one encoding per record");
                 for (bytes, record) in encoded.iter().zip(&records) {

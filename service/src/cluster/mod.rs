@@ -71,15 +71,11 @@ const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 /// after the lease's life. The owner's own answers (decoded from its reply: no `source`) pass
 /// through unchanged.
 pub fn forward_failed(status: Status) -> Status {
-    let Some(cause) = std::error::Error::source(&status) else {
+    if !gangs_proto::retry::raised_here(&status) {
         return status;
-    };
-    let mut timed_out = false;
-    let mut chain = Some(cause);
-    while let Some(error) = chain {
-        timed_out |= error.is::<tonic::TimeoutExpired>();
-        chain = error.source();
     }
+    let timed_out = std::iter::successors(std::error::Error::source(&status), |e| e.source())
+        .any(|e| e.is::<tonic::TimeoutExpired>());
     let what = if timed_out {
         format!("did not answer within {FORWARD_TIMEOUT:?}")
     } else {
@@ -710,6 +706,36 @@ mod tests {
         assert_ne!(turn, turn_key("http://127.0.0.1:9/hooks"));
     }
 
+    /// A call forwarded to the "node" on `port` (with the forward's `timeout`, if any), as
+    /// the forwarding node's transport fails it.
+    async fn forwarded_to(port: u16, timeout: Option<Duration>) -> Status {
+        let mut endpoint =
+            tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
+        if let Some(timeout) = timeout {
+            endpoint = endpoint.timeout(timeout);
+        }
+        GamesClient::new(endpoint.connect_lazy())
+            .cancel_game(pb::CancelGameRequest::default())
+            .await
+            .unwrap_err()
+    }
+
+    /// A node that accepts connections and, with `keep`, holds them without a word, else
+    /// drops each at once.
+    async fn peer(keep: bool) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((connection, _)) = listener.accept().await {
+                if keep {
+                    held.push(connection);
+                }
+            }
+        });
+        port
+    }
+
     #[tokio::test]
     async fn an_owner_unreachable_broken_off_or_silent_is_unavailable_and_its_own_answers_pass() {
         // A port nobody listens on: the forward fails in this node's own transport.
@@ -718,14 +744,7 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .connect_lazy();
-        let failed = GamesClient::new(channel)
-            .cancel_game(pb::CancelGameRequest::default())
-            .await
-            .unwrap_err();
-        let answered = forward_failed(failed);
+        let answered = forward_failed(forwarded_to(port, None).await);
         assert_eq!(answered.code(), tonic::Code::Unavailable);
         assert!(
             answered.message().contains("could not be reached"),
@@ -734,40 +753,11 @@ mod tests {
         assert!(answered.message().contains("retry"), "{answered:?}");
         // A node that accepts the connection and drops it (it died mid-call): whatever code
         // tonic gives the broken call, the caller gets UNAVAILABLE and retries.
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            while let Ok((connection, _)) = listener.accept().await {
-                drop(connection);
-            }
-        });
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .connect_lazy();
-        let broken = GamesClient::new(channel)
-            .cancel_game(pb::CancelGameRequest::default())
-            .await
-            .unwrap_err();
-        let answered = forward_failed(broken);
+        let answered = forward_failed(forwarded_to(peer(false).await, None).await);
         assert_eq!(answered.code(), tonic::Code::Unavailable, "{answered:?}");
         assert!(answered.message().contains("broke off"), "{answered:?}");
         // A node that accepts and never answers: the forward's timeout.
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((connection, _)) = listener.accept().await {
-                held.push(connection);
-            }
-        });
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
-            .unwrap()
-            .timeout(Duration::from_millis(200))
-            .connect_lazy();
-        let silent = GamesClient::new(channel)
-            .cancel_game(pb::CancelGameRequest::default())
-            .await
-            .unwrap_err();
+        let silent = forwarded_to(peer(true).await, Some(Duration::from_millis(200))).await;
         let answered = forward_failed(silent);
         assert_eq!(answered.code(), tonic::Code::Unavailable, "{answered:?}");
         assert!(

@@ -19,7 +19,7 @@ use damaged::{bounded_reason, damaged_error};
 
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
 use crate::error::{HostError, HostResult};
-use crate::store::{Store, StoreErrorKind, GAME_ID_LEN};
+use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
@@ -178,13 +178,13 @@ impl Registry {
         let mut unspawned = Vec::new();
         while let Some(batch) = scan.recv().await {
             for scanned in batch.map_err(|e| HostError::Storage(e.message))? {
-                let id = scanned.id.clone();
+                let ScannedGame { id, log } = scanned;
                 // A ladder's log shares the store, not the games (`ladder/records.rs`).
                 if crate::ladder::records::is_ladder_log(&id) {
                     continue;
                 }
                 count += 1;
-                let (records, encoded) = match scanned.into_records() {
+                let (records, encoded) = match log.and_then(|log| log.into_records(&id)) {
                     Ok(records) => records,
                     Err(e) if e.kind == StoreErrorKind::Corrupt => {
                         registry.mark_damaged(&id, &[], &e.message);

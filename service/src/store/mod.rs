@@ -233,17 +233,17 @@ pub enum ScannedLog {
     Encoded(Vec<Box<[u8]>>),
 }
 
-impl ScannedGame {
-    /// The records, decoded on the caller's thread, and their stored bytes when the store
-    /// read them that way (else empty). The actor keeps its records encoded
+impl ScannedLog {
+    /// The records of game `game_id`, decoded on the caller's thread, and their stored bytes
+    /// when the store read them that way (else empty). The actor keeps its records encoded
     /// (`actor/records.rs`): with the bytes it need not encode again what it just decoded.
-    pub fn into_records(self) -> Result<GameRecords, StoreError> {
-        match self.log? {
+    pub fn into_records(self, game_id: &str) -> Result<GameRecords, StoreError> {
+        match self {
             ScannedLog::Decoded(records) => Ok((records, Vec::new())),
             ScannedLog::Encoded(encoded) => {
                 let records = encoded
                     .iter()
-                    .map(|bytes| decode_record(&self.id, bytes))
+                    .map(|bytes| decode_record(game_id, bytes))
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok((records, encoded))
             }
