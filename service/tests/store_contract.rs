@@ -540,3 +540,116 @@ async fn the_jetstream_feed_is_the_same_on_every_node_and_marks_move_forward() {
     two.save_mark("webhook http://x/h", 9).await.unwrap();
     assert_eq!(one.load_mark("webhook http://x/h").await.unwrap(), Some(9));
 }
+
+/// The child half of [`acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted`]:
+/// run by the test binary itself with `GANGS_CRASH_DIR` set; aborts (no destructor runs, no
+/// flush: what a SIGKILL leaves) once its appends are acknowledged.
+fn crash_child(dir: &std::path::Path) -> ! {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (store, _closer) = SledStore::open(dir).unwrap();
+        let marked = |store: &Store, game: &str, seqs: std::ops::RangeInclusive<u64>| {
+            let marks: Vec<u64> = seqs.clone().collect();
+            store.append_marked(game, seqs.map(record).collect(), marks)
+        };
+        marked(&store, CRASH_DELETED, 1..=2).await.unwrap().unwrap();
+        marked(&store, CRASH_KEPT, 1..=1).await.unwrap().unwrap();
+        // Retention deletes a game: a journal replayed after the crash must not bring it back.
+        store.delete_game(CRASH_DELETED).await.unwrap();
+        append(&store, CRASH_KEPT, 2..=40).await;
+        marked(&store, CRASH_KEPT, 41..=41).await.unwrap().unwrap();
+        for n in 0..200u64 {
+            append(&store, &format!("{:016x}", 0xc0000 + n), 1..=3).await;
+        }
+    });
+    std::process::abort()
+}
+
+const CRASH_DELETED: &str = "00000000000000d1";
+const CRASH_KEPT: &str = "00000000000000d2";
+
+/// sled is flushed only at checkpoints; between them an acknowledged batch is durable in the
+/// journal alone. After a crash that lost what sled had not synced, the reopened store has
+/// every acknowledged record and feed entry, the deleted game stays deleted (its records,
+/// journaled before the deletion, are not written back), and the feed's positions go on after
+/// the last one given.
+#[test]
+fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
+    if let Some(dir) = std::env::var_os("GANGS_CRASH_DIR") {
+        crash_child(std::path::Path::new(&dir));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env("GANGS_CRASH_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        !child.status.success(),
+        "the child aborts after its appends: {}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    // A process's death keeps what sled wrote without syncing, a power cut would not: take
+    // out of sled's files whatever it kept of what it was never asked to sync (everything
+    // after the deletion's checkpoint). The journal alone must bring it back.
+    {
+        let db = sled::open(dir.path()).unwrap();
+        let (log, feed, index) = (
+            db.open_tree("log").unwrap(),
+            db.open_tree("directory").unwrap(),
+            db.open_tree("directory_by_game").unwrap(),
+        );
+        let mut lost = 0;
+        for key in log.iter().keys() {
+            let key = key.unwrap();
+            let seq = u64::from_be_bytes(key[16..].try_into().unwrap());
+            if &key[..16] != CRASH_KEPT.as_bytes() || seq >= 2 {
+                log.remove(&key).unwrap();
+                lost += 1;
+            }
+        }
+        // (sled writes its buffers only when they fill or it is flushed: usually none.)
+        assert!(lost <= 40 + 600, "{lost} records taken out");
+        feed.remove(4u64.to_be_bytes()).unwrap();
+        let mut by_game = CRASH_KEPT.as_bytes().to_vec();
+        by_game.extend_from_slice(&4u64.to_be_bytes());
+        index.remove(by_game).unwrap();
+        db.flush().unwrap();
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (store, _closer) = SledStore::open(dir.path()).unwrap();
+        assert_eq!(
+            seqs(&store.load_game(CRASH_KEPT).await.unwrap()),
+            (1..=41).collect::<Vec<_>>()
+        );
+        assert!(store.load_game(CRASH_DELETED).await.unwrap().is_empty());
+        for n in 0..200u64 {
+            let id = format!("{:016x}", 0xc0000 + n);
+            assert_eq!(seqs(&store.load_game(&id).await.unwrap()), vec![1, 2, 3]);
+        }
+        let feed: Vec<(u64, String, u64)> = store
+            .feed_after(0, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.position, e.game_id, e.seq))
+            .collect();
+        assert_eq!(
+            feed,
+            vec![(3, CRASH_KEPT.into(), 1), (4, CRASH_KEPT.into(), 41)],
+            "the deleted game's entries stay gone; the kept game's survive"
+        );
+        store
+            .append_marked(CRASH_KEPT, vec![record(42)], vec![42])
+            .await
+            .unwrap()
+            .unwrap();
+        let newest = store.feed_after(4, 10).await.unwrap();
+        assert_eq!((newest[0].position, newest[0].seq), (5, 42));
+    });
+}

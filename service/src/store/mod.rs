@@ -40,6 +40,7 @@
 pub mod jetstream;
 mod jetstream_append;
 mod jetstream_feed;
+mod journal;
 pub mod sled;
 
 use gangs_proto::v1 as pb;
