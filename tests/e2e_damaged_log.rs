@@ -69,13 +69,13 @@ async fn play_one(client: &mut GamesClient<Channel>, game_id: &str, tokens: &[St
     panic!("no seat of {game_id} may act at seq {last_seq}");
 }
 
-/// Appends a raw value as the next record of `game_id` in the stopped server's sled log.
-fn append_raw(data_dir: &Path, game_id: &str, value: Vec<u8>) {
+/// Writes a raw value as record `seq` of `game_id` in the stopped server's sled log (a value
+/// of one record: the store still reads that format beside its chunks of records).
+fn append_raw(data_dir: &Path, game_id: &str, seq: u64, value: Vec<u8>) {
     let db = sled::open(data_dir).expect("open the stopped server's data dir");
     let tree = db.open_tree("log").expect("the log tree");
-    let last = tree.scan_prefix(game_id.as_bytes()).keys().count() as u64;
     let mut key = game_id.as_bytes().to_vec();
-    key.extend_from_slice(&(last + 1).to_be_bytes());
+    key.extend_from_slice(&seq.to_be_bytes());
     tree.insert(key, value).expect("insert");
     db.flush().expect("flush");
 }
@@ -116,6 +116,7 @@ async fn a_log_that_does_not_replay_damages_its_game_only() {
         play_one(&mut client, &healthy, &healthy_tokens).await;
     }
     let refused_seq = status(&mut client, &refused).await.last_seq;
+    let undecodable_seq = status(&mut client, &undecodable).await.last_seq;
     let healthy_before = log(&mut client, &healthy).await;
     drop(client);
     // Stopped cleanly: its journal is then in sled's own files, which the test edits (after a
@@ -131,8 +132,8 @@ async fn a_log_that_does_not_replay_damages_its_game_only() {
             ..Default::default()
         })),
     };
-    append_raw(&data, &refused, bad.encode_to_vec());
-    append_raw(&data, &undecodable, vec![0xff; 7]);
+    append_raw(&data, &refused, refused_seq + 1, bad.encode_to_vec());
+    append_raw(&data, &undecodable, undecodable_seq + 1, vec![0xff; 7]);
 
     server.restart();
     let mut client = server.client().await;

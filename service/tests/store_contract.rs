@@ -141,11 +141,28 @@ async fn scan_all(store: &Store) -> Vec<(String, Vec<pb::LogRecord>)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sled_scan_reads_every_game_once_with_its_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, _closer) = SledStore::open(dir.path()).unwrap();
     let count = 3 * gangs_service::store::SCAN_BATCH + 5;
     let ids: Vec<String> = (0..count).map(|n| format!("{n:016x}")).collect();
+    let records_of = |n: usize| 1..=(1 + n as u64 % 4);
+    // Every third game in sled's own files (written at the closing checkpoint), some of them
+    // with more records pending since the reopen; the others pending only: the scan still
+    // gives every game once, in id order, whole.
+    {
+        let (store, closer) = SledStore::open(dir.path()).unwrap();
+        for id in ids.iter().step_by(3) {
+            append(&store, id, 1..=1).await;
+        }
+        drop(store);
+        tokio::task::spawn_blocking(move || closer.join())
+            .await
+            .unwrap();
+    }
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
     for (n, id) in ids.iter().enumerate() {
-        append(&store, id, 1..=(1 + n as u64 % 4)).await;
+        let from = if n % 3 == 0 { 2 } else { 1 };
+        if from <= *records_of(n).end() {
+            append(&store, id, from..=*records_of(n).end()).await;
+        }
     }
     let scanned = scan_all(&store).await;
     assert_eq!(
@@ -153,11 +170,7 @@ async fn the_sled_scan_reads_every_game_once_with_its_bytes() {
         ids.iter().collect::<Vec<_>>()
     );
     for (n, (id, records)) in scanned.iter().enumerate() {
-        assert_eq!(
-            seqs(records),
-            (1..=(1 + n as u64 % 4)).collect::<Vec<_>>(),
-            "{id}"
-        );
+        assert_eq!(seqs(records), records_of(n).collect::<Vec<_>>(), "{id}");
     }
     let mut scan = gangs_service::store::scan(&store);
     let first = scan.recv().await.unwrap().unwrap();
@@ -652,4 +665,62 @@ fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
         let newest = store.feed_after(4, 10).await.unwrap();
         assert_eq!((newest[0].position, newest[0].seq), (5, 42));
     });
+}
+
+/// sled: a game's records live in values of one record (data dirs written before chunks), in
+/// chunks written at checkpoints (a deletion makes one), and in the journal's pending records
+/// since; every ranged read sees them as one log, also after a reopen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ranged_reads_see_records_of_every_format_as_one_log() {
+    use prost::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let game = "00000000000000e1";
+    {
+        // Records 1..=3 as the store wrote them before chunks: one value each.
+        let db = sled::open(dir.path()).unwrap();
+        let log = db.open_tree("log").unwrap();
+        for seq in 1..=3u64 {
+            let mut key = game.as_bytes().to_vec();
+            key.extend_from_slice(&seq.to_be_bytes());
+            log.insert(key, record(seq).encode_to_vec()).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let expect_all = |store: Store, last: u64| async move {
+        for after in 0..=last {
+            for limit in [1, 2, 5, 100] {
+                let read = store.read_range(game, after, limit).await.unwrap();
+                let want: Vec<u64> = (after + 1..=last).take(limit).collect();
+                assert_eq!(seqs(&read), want, "after {after}, limit {limit}");
+                assert_eq!(read, want.iter().map(|&s| record(s)).collect::<Vec<_>>());
+            }
+        }
+        assert_eq!(
+            seqs(&store.load_game(game).await.unwrap()),
+            (1..=last).collect::<Vec<_>>()
+        );
+    };
+    {
+        let (store, closer) = SledStore::open(dir.path()).unwrap();
+        append(&store, game, 4..=6).await;
+        append(&store, game, 7..=7).await;
+        // A deletion checkpoints first: 4..=7 become one chunk.
+        append(&store, "00000000000000f1", 1..=1).await;
+        store.delete_game("00000000000000f1").await.unwrap();
+        append(&store, game, 8..=10).await;
+        store.delete_game("00000000000000f1").await.unwrap();
+        // Pending only: 11..=12.
+        append(&store, game, 11..=12).await;
+        expect_all(store.clone(), 12).await;
+        assert_eq!(store.game_ids().await.unwrap(), vec![game.to_string()]);
+        drop(store);
+        tokio::task::spawn_blocking(move || closer.join())
+            .await
+            .unwrap();
+    }
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    expect_all(store.clone(), 12).await;
+    let scanned = scan_all(&store).await;
+    assert_eq!(scanned.len(), 1);
+    assert_eq!(seqs(&scanned[0].1), (1..=12).collect::<Vec<_>>());
 }

@@ -37,6 +37,7 @@
 //!   Positions only grow and are never reused, so a reader that remembers one resumes after it
 //!   with no gap and no duplicate, across restarts (`WatchGames`, the webhooks' outbox).
 
+mod chunks;
 pub mod jetstream;
 mod jetstream_append;
 mod jetstream_feed;

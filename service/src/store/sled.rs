@@ -13,6 +13,7 @@
 //! one. sled itself is flushed at checkpoints (the journal full, a game deleted, shutdown); a
 //! store opened after a crash first writes the journal's batches into sled again.
 
+use super::chunks::{self, Pending};
 use super::journal::{self, Journal, JournaledAppend};
 use super::{
     decode_record, Durable, FeedEntry, GameScan, LogStore, ScannedGame, ScannedLog, StoreCloser,
@@ -116,8 +117,10 @@ impl SledStore {
             Some(value) => position_of(&value)?,
         };
         let (journal, recovered) = Journal::open(dir, generation).map_err(journal_failed)?;
+        let pending = Arc::new(Mutex::new(Pending::default()));
         let mut trees = Trees {
             db: db.clone(),
+            pending: pending.clone(),
             log: tree.clone(),
             feed: feed.clone(),
             feed_index: feed_index.clone(),
@@ -127,17 +130,14 @@ impl SledStore {
         };
         if !recovered.is_empty() {
             // Batches acknowledged before a crash that sled may not have written: write them
-            // again (the same keys and bytes), and make that sled's own.
+            // again (a chunk replaces the same records), and make that sled's own.
             let records: usize = recovered.iter().map(|a| a.records.len()).sum();
+            let batches = recovered.len();
             trees
-                .insert(&recovered)
+                .insert(recovered)
                 .and_then(|()| trees.checkpoint())
                 .map_err(StoreError::unavailable)?;
-            tracing::info!(
-                batches = recovered.len(),
-                records,
-                "wrote the journal's records into the log"
-            );
+            tracing::info!(batches, records, "wrote the journal's records into the log");
         }
         let last = match feed.last().map_err(read_error)? {
             None => 0,
@@ -154,7 +154,7 @@ impl SledStore {
                 StoreError::unavailable(format!("cannot start the flusher thread: {e}"))
             })?;
         let store = SledStore {
-            tree: LogTree(tree),
+            tree: LogTree { tree, pending },
             feed,
             feed_index,
             head,
@@ -168,84 +168,199 @@ impl SledStore {
     }
 }
 
-/// The `log` tree; its reads are blocking, so each runs on a clone moved to a blocking thread.
+/// The `log` tree and the records not yet in it (`chunks.rs`); its reads are blocking, so each
+/// runs on a clone moved to a blocking thread.
+///
+/// Every read copies the game's pending records *before* it reads sled: a checkpoint writes
+/// them into sled and only then takes them out of `pending` (both under its lock), so a read
+/// sees each record in one place or the other, and never in neither.
 #[derive(Clone)]
-struct LogTree(sled::Tree);
+struct LogTree {
+    tree: sled::Tree,
+    pending: Arc<Mutex<Pending>>,
+}
 
 impl LogTree {
-    /// Records of one game with `seq > after_seq`, at most `limit` (a range scan: one seek).
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().expect("pending lock")
+    }
+
+    /// Records of one game with `seq > after_seq`, at most `limit`, as stored (one seek: the
+    /// chunk that holds `after_seq + 1` may start before it).
+    fn read_range_bytes(
+        &self,
+        game_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut records = Vec::new();
+        if after_seq == u64::MAX || limit == 0 {
+            return Ok(records);
+        }
+        let pending = self.pending().after(game_id, after_seq, limit);
+        let wanted = log_key(game_id, after_seq + 1);
+        let from = match self.tree.range(..=wanted.as_slice()).next_back() {
+            Some(entry) => {
+                let (key, _) = entry.map_err(read_error)?;
+                if game_id_of(&key)? == game_id.as_bytes() {
+                    key.to_vec()
+                } else {
+                    wanted
+                }
+            }
+            None => wanted,
+        };
+        'keys: for entry in self.tree.range(from..=log_key(game_id, u64::MAX)) {
+            let (key, value) = entry.map_err(read_error)?;
+            let in_chunk = chunks::records_in(seq_of(&key)?, &value)
+                .map_err(|e| StoreError::corrupt(format!("game {game_id}: {e}")))?;
+            for (seq, bytes) in in_chunk {
+                if seq > after_seq {
+                    records.push((seq, bytes.to_vec()));
+                    if records.len() == limit {
+                        break 'keys;
+                    }
+                }
+            }
+        }
+        let last = records.last().map_or(after_seq, |(seq, _)| *seq);
+        let room = limit - records.len();
+        records.extend(
+            pending
+                .into_iter()
+                .filter(|(seq, _)| *seq > last)
+                .take(room),
+        );
+        Ok(records)
+    }
+
+    /// Records of one game with `seq > after_seq`, at most `limit`.
     fn read_range_now(
         &self,
         game_id: &str,
         after_seq: u64,
         limit: usize,
     ) -> Result<Vec<pb::LogRecord>, StoreError> {
-        let from = log_key(game_id, after_seq.saturating_add(1));
-        let to = log_key(game_id, u64::MAX);
-        let mut records = Vec::new();
-        if after_seq == u64::MAX {
-            return Ok(records);
-        }
-        for entry in self.0.range(from..=to).take(limit) {
-            let (key, value) = entry.map_err(read_error)?;
-            game_id_of(&key)?;
-            records.push(decode_record(game_id, &value)?);
-        }
-        Ok(records)
+        self.read_range_bytes(game_id, after_seq, limit)?
+            .iter()
+            .map(|(_, bytes)| decode_record(game_id, bytes))
+            .collect()
     }
 
-    /// One game's records, in seq order (empty if the game is unknown): one prefix scan.
+    /// One game's records, in seq order (empty if the game is unknown).
     fn load_game_now(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
-        let mut records = Vec::new();
-        for entry in self.0.scan_prefix(game_id.as_bytes()) {
-            let (key, value) = entry.map_err(read_error)?;
-            game_id_of(&key)?;
-            records.push(decode_record(game_id, &value)?);
-        }
-        Ok(records)
+        self.read_range_now(game_id, 0, usize::MAX)
     }
 
-    /// Every game's records, in key order, one pass over the tree: a game is complete once its
-    /// last record is read, and sent in a batch of [`SCAN_BATCH`] complete games (the last
-    /// batch as it is). Stops when the reader goes away or the tree cannot be read (the error
-    /// ends the scan: the batch not yet sent is dropped, the restart fails anyway).
+    /// Every game's records, in id order, one pass over the tree (each game's pending records
+    /// after its stored ones; a game with pending records only, in its place): a game is
+    /// complete once its last record is read, and sent in a batch of [`SCAN_BATCH`] complete
+    /// games (the last batch as it is). Stops when the reader goes away or the tree cannot be
+    /// read (the error ends the scan: the batch not yet sent is dropped, the restart fails
+    /// anyway).
     fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<Vec<ScannedGame>, StoreError>>) {
+        let mut pending = self.pending().snapshot();
+        let mut pending_ids: Vec<String> = pending.keys().cloned().collect();
+        pending_ids.sort_unstable_by(|a, b| b.cmp(a)); // popped smallest first
         let mut batch: Vec<ScannedGame> = Vec::with_capacity(SCAN_BATCH);
-        let mut current: Option<ScannedGame> = None;
-        // A game is complete when the next one starts; a batch goes when it is full.
-        let complete = |game: ScannedGame, batch: &mut Vec<ScannedGame>| {
-            batch.push(game);
+        let mut current: Option<(ScannedGame, u64)> = None;
+        // Completes a game (its pending records after the `last` stored one); false once the
+        // reader is gone.
+        let mut complete = |id: String, mut encoded: Vec<Box<[u8]>>, last: u64| {
+            if let Some(more) = pending.remove(&id) {
+                encoded.extend(
+                    more.into_iter()
+                        .filter(|(seq, _)| *seq > last)
+                        .map(|(_, bytes)| bytes.into_boxed_slice()),
+                );
+            }
+            batch.push(ScannedGame {
+                id,
+                log: Ok(ScannedLog::Encoded(encoded)),
+            });
             batch.len() < SCAN_BATCH
                 || games
-                    .blocking_send(Ok(std::mem::replace(batch, Vec::with_capacity(SCAN_BATCH))))
+                    .blocking_send(Ok(std::mem::replace(
+                        &mut batch,
+                        Vec::with_capacity(SCAN_BATCH),
+                    )))
                     .is_ok()
         };
-        for entry in self.0.iter() {
-            let (key, value) = match entry.map_err(read_error) {
-                Ok(entry) => entry,
-                Err(e) => return drop(games.blocking_send(Err(e))),
+        // Games with pending records only, before the stored game `before` (all: `None`).
+        let pending_before =
+            |pending_ids: &mut Vec<String>,
+             before: Option<&[u8]>,
+             complete: &mut dyn FnMut(String, Vec<Box<[u8]>>, u64) -> bool| {
+                while let Some(id) = pending_ids.last() {
+                    if before.is_some_and(|b| id.as_bytes() >= b) {
+                        break;
+                    }
+                    let id = pending_ids.pop().expect("checked");
+                    if !complete(id, Vec::new(), 0) {
+                        return false;
+                    }
+                }
+                true
             };
-            let id = match game_id_of(&key) {
-                Ok(id) => id,
+        for entry in self.tree.iter() {
+            let read = entry.map_err(read_error).and_then(|(key, value)| {
+                let id = game_id_of(&key)?.to_vec();
+                let records = chunks::records_in(seq_of(&key)?, &value)
+                    .map_err(StoreError::corrupt)?
+                    .into_iter()
+                    .map(|(seq, bytes)| (seq, Box::from(bytes)))
+                    .collect::<Vec<(u64, Box<[u8]>)>>();
+                Ok((id, records))
+            });
+            let (id, records) = match read {
+                Ok(read) => read,
                 Err(e) => return drop(games.blocking_send(Err(e))),
             };
             // A new game: the previous one is complete.
-            if current.as_ref().is_some_and(|g| g.id.as_bytes() != id)
-                && !complete(current.take().expect("checked"), &mut batch)
-            {
-                return;
+            if current.as_ref().is_none_or(|(g, _)| g.id.as_bytes() != id) {
+                if let Some((game, last)) = current.take() {
+                    let Ok(ScannedLog::Encoded(encoded)) = game.log else {
+                        unreachable!("a stored game is scanned as bytes")
+                    };
+                    if !complete(game.id, encoded, last) {
+                        return;
+                    }
+                }
+                if !pending_before(&mut pending_ids, Some(&id), &mut complete) {
+                    return;
+                }
+                // Its pending records are merged when it completes, not listed on their own.
+                if pending_ids.last().is_some_and(|p| p.as_bytes() == id) {
+                    pending_ids.pop();
+                }
+                let id = String::from_utf8_lossy(&id).into_owned();
+                current = Some((
+                    ScannedGame {
+                        id,
+                        log: Ok(ScannedLog::Encoded(Vec::new())),
+                    },
+                    0,
+                ));
             }
-            let game = current.get_or_insert_with(|| ScannedGame {
-                id: String::from_utf8_lossy(id).into_owned(),
-                log: Ok(ScannedLog::Encoded(Vec::new())),
-            });
+            let (game, last) = current.as_mut().expect("set above");
             // Decoded by the reader, on its thread (`ScannedLog`).
-            if let Ok(ScannedLog::Encoded(records)) = &mut game.log {
-                records.push(Box::from(&value[..]));
+            if let Ok(ScannedLog::Encoded(encoded)) = &mut game.log {
+                for (seq, bytes) in records {
+                    *last = seq;
+                    encoded.push(bytes);
+                }
             }
         }
-        if let Some(game) = current {
-            batch.push(game);
+        if let Some((game, last)) = current {
+            let Ok(ScannedLog::Encoded(encoded)) = game.log else {
+                unreachable!("a stored game is scanned as bytes")
+            };
+            if !complete(game.id, encoded, last) {
+                return;
+            }
+        }
+        if !pending_before(&mut pending_ids, None, &mut complete) {
+            return;
         }
         if !batch.is_empty() {
             let _ = games.blocking_send(Ok(batch));
@@ -255,33 +370,38 @@ impl LogTree {
     /// Every game id in the log, in order: one key read per game (each read skips past the
     /// rest of that game's records).
     fn game_ids_now(&self) -> Result<Vec<String>, StoreError> {
-        let mut ids = Vec::new();
-        let mut next = self.0.first().map_err(read_error)?;
+        let mut ids: Vec<String> = self.pending().ids().cloned().collect();
+        let mut next = self.tree.first().map_err(read_error)?;
         while let Some((key, _)) = next {
             let id = game_id_of(&key)?;
             ids.push(String::from_utf8_lossy(id).into_owned());
             let mut last_of_game = id.to_vec();
             last_of_game.extend_from_slice(&[0xff; 8]);
             next = self
-                .0
+                .tree
                 .range((Bound::Excluded(last_of_game), Bound::Unbounded))
                 .next()
                 .transpose()
                 .map_err(read_error)?;
         }
+        ids.sort();
+        ids.dedup();
         Ok(ids)
     }
 
     /// Removes every key of one game, then flushes (a deletion is durable like an append).
     fn delete_game_now(&self, game_id: &str) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
-        for key in self.0.scan_prefix(game_id.as_bytes()).keys() {
+        for key in self.tree.scan_prefix(game_id.as_bytes()).keys() {
             batch.remove(key.map_err(read_error)?);
         }
-        self.0
+        self.tree
             .apply_batch(batch)
             .map_err(|e| StoreError::unavailable(format!("cannot delete game {game_id}: {e}")))?;
-        self.0
+        // Nothing is pending for it after the checkpoint that came first, unless a record was
+        // appended since: a deleted game takes it along.
+        self.pending().forget(game_id);
+        self.tree
             .flush()
             .map_err(|e| StoreError::unavailable(format!("cannot flush the log: {e}")))?;
         Ok(())
@@ -479,6 +599,14 @@ fn game_id_of(key: &[u8]) -> Result<&[u8], StoreError> {
     Ok(&key[..GAME_ID_LEN])
 }
 
+/// The seq part of a log key (its game id checked first).
+fn seq_of(key: &[u8]) -> Result<u64, StoreError> {
+    game_id_of(key)?;
+    Ok(u64::from_be_bytes(
+        key[GAME_ID_LEN..].try_into().expect("8 bytes"),
+    ))
+}
+
 fn log_key(game_id: &str, seq: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(GAME_ID_LEN + 8);
     key.extend_from_slice(game_id.as_bytes());
@@ -513,6 +641,8 @@ fn forget_feed_entries(
 /// What the flusher writes to: the log, the directory feed and its next position, the journal.
 struct Trees {
     db: sled::Db,
+    /// Shared with the readers (`LogTree`).
+    pending: Arc<Mutex<Pending>>,
     log: sled::Tree,
     feed: sled::Tree,
     feed_index: sled::Tree,
@@ -590,39 +720,33 @@ impl Trees {
             .collect();
         let marked = position > self.next_position;
         self.next_position = position;
-        self.insert(&writes)?;
-        let inserted = started.elapsed();
+        let records = writes.iter().map(|a| a.records.len()).sum();
         let journaled = self
             .journal
             .write(&writes)
             .map_err(|e| format!("cannot write the journal: {e}"))?;
+        let synced = started.elapsed();
+        self.insert(writes)?;
         if journaled.is_err() {
+            // Too large for what is left of the journal: durable by sled's own flush instead.
             self.checkpoint()?;
         }
-        let records = writes.iter().map(|a| a.records.len()).sum();
-        crate::metrics::log_committed(records, inserted, started.elapsed() - inserted);
+        crate::metrics::log_committed(records, started.elapsed() - synced, synced);
         if marked {
             self.head.send_replace(position - 1);
         }
         Ok(())
     }
 
-    /// Writes records and their feed entries into sled's trees (in memory until sled flushes).
-    ///
-    /// One insert at a time, not a `sled::Batch` or a transaction: sled 0.34 writes and syncs
-    /// its IO buffer for every batch (`pin_log` rolls it), which cost a third of the server's
-    /// CPU per action. The journal makes the batch durable and atomic instead: after a crash,
-    /// opening the store inserts every journaled batch again, whatever part of it sled kept.
-    /// Readers of the feed read only up to the durable head, so they never see a feed entry
-    /// before the records it points at.
-    fn insert(&self, writes: &[JournaledAppend]) -> Result<(), String> {
-        let failed = |e: sled::Error| format!("cannot write the log: {e}");
+    /// Hands a durable batch to the readers: its records to `pending` (sled gets them at the
+    /// next checkpoint, one value per game), its feed entries to sled's trees (one insert at a
+    /// time: a `sled::Batch` or a transaction makes sled write and sync its IO buffer through
+    /// its thread pool). After a crash, opening the store does this again for every journaled
+    /// batch. Readers of the feed read only up to the durable head, sent after this.
+    fn insert(&self, writes: Vec<JournaledAppend>) -> Result<(), String> {
+        let failed = |e: sled::Error| format!("cannot write the directory feed: {e}");
+        let mut pending = self.pending.lock().expect("pending lock");
         for append in writes {
-            for (seq, bytes) in &append.records {
-                self.log
-                    .insert(log_key(&append.game_id, *seq), &bytes[..])
-                    .map_err(failed)?;
-            }
             for &(seq, position) in &append.marked {
                 self.feed
                     .insert(position.to_be_bytes(), log_key(&append.game_id, seq))
@@ -631,6 +755,7 @@ impl Trees {
                     .insert(log_key(&append.game_id, position), &[])
                     .map_err(failed)?;
             }
+            pending.add(append.game_id, append.records);
         }
         Ok(())
     }
@@ -640,6 +765,17 @@ impl Trees {
     /// written so far, and the journal starts over.
     fn checkpoint(&mut self) -> Result<(), String> {
         let flush_failed = |e: sled::Error| format!("cannot flush the log: {e}");
+        {
+            // Into sled first, out of `pending` after, under its lock: see `LogTree`.
+            let mut pending = self.pending.lock().expect("pending lock");
+            for (game_id, records) in pending.games() {
+                let first = records.first().expect("pending records are never empty").0;
+                self.log
+                    .insert(log_key(game_id, first), chunks::encode_chunk(records))
+                    .map_err(|e| format!("cannot write the log: {e}"))?;
+            }
+            pending.clear();
+        }
         self.db.flush().map_err(flush_failed)?;
         let next = self.journal.generation() + 1;
         self.db
