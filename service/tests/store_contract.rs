@@ -724,3 +724,24 @@ async fn ranged_reads_see_records_of_every_format_as_one_log() {
     assert_eq!(scanned.len(), 1);
     assert_eq!(seqs(&scanned[0].1), (1..=12).collect::<Vec<_>>());
 }
+
+/// sled: a long run of records is written as several chunks at a checkpoint; pages of any
+/// size, from any seq, read across their edges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_read_across_the_edges_of_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = "00000000000000e2";
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    append(&store, game, 1..=1500).await;
+    // A deletion checkpoints first: 1500 records of ~25 bytes make a few 8 KB chunks.
+    append(&store, "00000000000000f2", 1..=1).await;
+    store.delete_game("00000000000000f2").await.unwrap();
+    append(&store, game, 1501..=1510).await;
+    for after in (0..=1510).step_by(37) {
+        for limit in [1, 50, 400, 2000] {
+            let read = store.read_range(game, after, limit).await.unwrap();
+            let want: Vec<u64> = (after + 1..=1510).take(limit).collect();
+            assert_eq!(seqs(&read), want, "after {after}, limit {limit}");
+        }
+    }
+}

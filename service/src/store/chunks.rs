@@ -14,6 +14,11 @@
 use std::collections::HashMap;
 
 const CHUNK_MARK: u8 = 0;
+/// A chunk holds records up to about this many bytes (a larger record alone). sled splits a
+/// leaf by its number of keys (16), not its size, and writes a leaf of more than 128 KB to a
+/// file of its own: small chunks keep a game's leaves, which hold its consecutive chunks, well
+/// under that.
+pub const CHUNK_BYTES: usize = 8 * 1024;
 
 /// The records a log value holds, each with its seq; `first_seq` is the key's.
 pub fn records_in(first_seq: u64, value: &[u8]) -> Result<Vec<(u64, &[u8])>, String> {
@@ -43,6 +48,23 @@ pub fn encode_chunk(records: &[(u64, Vec<u8>)]) -> Vec<u8> {
         value.extend_from_slice(record);
     }
     value
+}
+
+/// `records` cut into runs of about [`CHUNK_BYTES`] each (one chunk per run).
+pub fn runs(records: &[(u64, Vec<u8>)]) -> Vec<&[(u64, Vec<u8>)]> {
+    let mut runs = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, record)) in records.iter().enumerate() {
+        if i > start && bytes + 4 + record.len() > CHUNK_BYTES {
+            runs.push(&records[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += 4 + record.len();
+    }
+    if start < records.len() {
+        runs.push(&records[start..]);
+    }
+    runs
 }
 
 /// The records made durable since the last checkpoint, per game, in seq order.
@@ -129,6 +151,29 @@ mod tests {
         assert_eq!(records_in(5, single).unwrap(), vec![(5, &single[..])]);
         // A cut chunk is an error, not fewer records.
         assert!(records_in(5, &chunk[..chunk.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn runs_stay_under_the_chunk_size_and_keep_every_record_in_order() {
+        let records: Vec<(u64, Vec<u8>)> = (1..=100)
+            .map(|seq| (seq, vec![0; if seq == 50 { 3 * CHUNK_BYTES } else { 300 }]))
+            .collect();
+        let runs = runs(&records);
+        assert!(runs.len() > 3);
+        let joined: Vec<u64> = runs
+            .iter()
+            .flat_map(|r| r.iter().map(|(s, _)| *s))
+            .collect();
+        assert_eq!(joined, (1..=100).collect::<Vec<_>>());
+        for run in runs {
+            let size: usize = run.iter().map(|(_, r)| 4 + r.len()).sum();
+            assert!(
+                size <= CHUNK_BYTES || run.len() == 1,
+                "{size} bytes in {}",
+                run.len()
+            );
+        }
+        assert!(super::runs(&[]).is_empty());
     }
 
     #[test]

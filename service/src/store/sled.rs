@@ -78,26 +78,7 @@ impl SledStore {
     pub fn open(dir: &Path) -> Result<(super::Store, StoreCloser), StoreError> {
         // sled's own periodic flusher is off: every write is flushed explicitly by the flusher
         // thread below, so a second, timed flusher would only contend with it.
-        let db = sled::Config::new()
-            .path(dir)
-            .flush_every_ms(None)
-            // The log is written far more than read (reads: startup, reloading a finished
-            // game), so a small page cache will do; sled's default would grow to 1 GB.
-            .cache_capacity(CACHE_BYTES)
-            .open()
-            .map_err(|e| match e {
-                // sled locks its `db` file: another process holds the data dir.
-                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
-                    StoreError::unavailable(format!(
-                        "the data dir {} is in use by another gangs-server (choose another --data-dir or stop that server)",
-                        dir.display()
-                    ))
-                }
-                e => StoreError::unavailable(format!(
-                    "cannot open the data dir {}: {e}",
-                    dir.display()
-                )),
-            })?;
+        let db = open_db(dir)?;
         let tree = db
             .open_tree("log")
             .map_err(|e| StoreError::unavailable(format!("cannot open the log tree: {e}")))?;
@@ -165,6 +146,42 @@ impl SledStore {
             let _ = thread.join();
         });
         Ok((Arc::new(store), closer))
+    }
+}
+
+/// How long opening waits for another holder of the data dir to let go of it: sled's IO
+/// threads hold it for a moment after a store in the same process closed (tests reopen one).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn open_db(dir: &Path) -> Result<sled::Db, StoreError> {
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        // sled's own periodic flusher is off: the flusher thread below flushes at checkpoints.
+        let opened = sled::Config::new()
+            .path(dir)
+            .flush_every_ms(None)
+            // The log is written far more than read (reads: startup, reloading a finished
+            // game), so a small page cache will do; sled's default would grow to 1 GB.
+            .cache_capacity(CACHE_BYTES)
+            .open();
+        return match opened {
+            Ok(db) => Ok(db),
+            // sled locks its `db` file: another process holds the data dir.
+            Err(sled::Error::Io(io)) if io.to_string().contains("could not acquire lock") => {
+                if std::time::Instant::now() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                }
+                Err(StoreError::unavailable(format!(
+                    "the data dir {} is in use by another gangs-server (choose another --data-dir or stop that server)",
+                    dir.display()
+                )))
+            }
+            Err(e) => Err(StoreError::unavailable(format!(
+                "cannot open the data dir {}: {e}",
+                dir.display()
+            ))),
+        };
     }
 }
 
@@ -769,10 +786,11 @@ impl Trees {
             // Into sled first, out of `pending` after, under its lock: see `LogTree`.
             let mut pending = self.pending.lock().expect("pending lock");
             for (game_id, records) in pending.games() {
-                let first = records.first().expect("pending records are never empty").0;
-                self.log
-                    .insert(log_key(game_id, first), chunks::encode_chunk(records))
-                    .map_err(|e| format!("cannot write the log: {e}"))?;
+                for run in chunks::runs(records) {
+                    self.log
+                        .insert(log_key(game_id, run[0].0), chunks::encode_chunk(run))
+                        .map_err(|e| format!("cannot write the log: {e}"))?;
+                }
             }
             pending.clear();
         }
