@@ -557,7 +557,7 @@ async fn the_jetstream_feed_is_the_same_on_every_node_and_marks_move_forward() {
 /// The child half of [`acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted`]:
 /// run by the test binary itself with `GANGS_CRASH_DIR` set; aborts (no destructor runs, no
 /// flush: what a SIGKILL leaves) once its appends are acknowledged.
-fn crash_child(dir: &std::path::Path) -> ! {
+fn crash_child(dir: &std::path::Path, again: bool) -> ! {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let (store, _closer) = SledStore::open(dir).unwrap();
@@ -565,6 +565,14 @@ fn crash_child(dir: &std::path::Path) -> ! {
             let marks: Vec<u64> = seqs.clone().collect();
             store.append_marked(game, seqs.map(record).collect(), marks)
         };
+        if again {
+            // Started on the journal of the first crash (its records pending, not yet in
+            // sled): the journal goes on after them, and a second crash loses nothing either.
+            append(&store, CRASH_KEPT, 42..=49).await;
+            marked(&store, CRASH_KEPT, 50..=50).await.unwrap().unwrap();
+            append(&store, CRASH_AGAIN, 1..=2).await;
+            std::process::abort()
+        }
         marked(&store, CRASH_DELETED, 1..=2).await.unwrap().unwrap();
         marked(&store, CRASH_KEPT, 1..=1).await.unwrap().unwrap();
         // Retention deletes a game: a journal replayed after the crash must not bring it back.
@@ -579,33 +587,43 @@ fn crash_child(dir: &std::path::Path) -> ! {
 }
 
 const CRASH_DELETED: &str = "00000000000000d1";
+const CRASH_AGAIN: &str = "00000000000000d3";
 const CRASH_KEPT: &str = "00000000000000d2";
 
 /// sled is flushed only at checkpoints; between them an acknowledged batch is durable in the
-/// journal alone. After a crash that lost what sled had not synced, the reopened store has
-/// every acknowledged record and feed entry, the deleted game stays deleted (its records,
-/// journaled before the deletion, are not written back), and the feed's positions go on after
-/// the last one given.
+/// journal alone. After a crash that lost what sled had not synced, and a second crash of a
+/// store started on that journal, the reopened store has every acknowledged record and feed
+/// entry, the deleted game stays deleted (its records, journaled before the deletion, are not
+/// read back), and the feed's positions go on after the last one given.
 #[test]
 fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
     if let Some(dir) = std::env::var_os("GANGS_CRASH_DIR") {
-        crash_child(std::path::Path::new(&dir));
+        crash_child(
+            std::path::Path::new(&dir),
+            std::env::var_os("GANGS_CRASH_AGAIN").is_some(),
+        );
     }
     let dir = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env("GANGS_CRASH_DIR", dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        !child.status.success(),
-        "the child aborts after its appends: {}",
-        String::from_utf8_lossy(&child.stderr)
-    );
+    let crash = |again: bool| {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env("GANGS_CRASH_DIR", dir.path());
+        if again {
+            child.env("GANGS_CRASH_AGAIN", "1");
+        }
+        let child = child.output().unwrap();
+        assert!(
+            !child.status.success(),
+            "the child aborts after its appends: {}",
+            String::from_utf8_lossy(&child.stderr)
+        );
+    };
+    crash(false);
     // A process's death keeps what sled wrote without syncing, a power cut would not: take
     // out of sled's files whatever it kept of what it was never asked to sync (everything
     // after the deletion's checkpoint). The journal alone must bring it back.
@@ -633,12 +651,17 @@ fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
         index.remove(by_game).unwrap();
         db.flush().unwrap();
     }
+    crash(true);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let (store, _closer) = SledStore::open(dir.path()).unwrap();
         assert_eq!(
             seqs(&store.load_game(CRASH_KEPT).await.unwrap()),
-            (1..=41).collect::<Vec<_>>()
+            (1..=50).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            seqs(&store.load_game(CRASH_AGAIN).await.unwrap()),
+            vec![1, 2]
         );
         assert!(store.load_game(CRASH_DELETED).await.unwrap().is_empty());
         for n in 0..200u64 {
@@ -654,16 +677,20 @@ fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
             .collect();
         assert_eq!(
             feed,
-            vec![(3, CRASH_KEPT.into(), 1), (4, CRASH_KEPT.into(), 41)],
-            "the deleted game's entries stay gone; the kept game's survive"
+            vec![
+                (3, CRASH_KEPT.into(), 1),
+                (4, CRASH_KEPT.into(), 41),
+                (5, CRASH_KEPT.into(), 50)
+            ],
+            "the deleted game's entries stay gone; the kept game's survive both crashes"
         );
         store
-            .append_marked(CRASH_KEPT, vec![record(42)], vec![42])
+            .append_marked(CRASH_KEPT, vec![record(51)], vec![51])
             .await
             .unwrap()
             .unwrap();
-        let newest = store.feed_after(4, 10).await.unwrap();
-        assert_eq!((newest[0].position, newest[0].seq), (5, 42));
+        let newest = store.feed_after(5, 10).await.unwrap();
+        assert_eq!((newest[0].position, newest[0].seq), (6, 51));
     });
 }
 

@@ -49,9 +49,10 @@ struct Append {
 /// sled's default tree holds the journal's generation (u64 big-endian): the journal's entries
 /// of this generation are not yet known to be in sled's files.
 const JOURNAL_GENERATION: &[u8] = b"journal_generation";
-/// A checkpoint is made after the batch that fills the journal past this much, so that a
-/// batch rarely finds it full.
-const CHECKPOINT_AT: u64 = journal::CAPACITY / 4 * 3;
+/// A checkpoint is made after the batch that fills the journal past this much. It bounds
+/// what waits in memory (`pending`: about this many bytes of records) and what a start after
+/// a crash reads back; far below the journal's capacity, so that a batch rarely finds it full.
+const CHECKPOINT_AT: u64 = 4 << 20;
 
 /// sled's page cache.
 const CACHE_BYTES: u64 = 32 * 1024 * 1024;
@@ -110,15 +111,13 @@ impl SledStore {
             journal,
         };
         if !recovered.is_empty() {
-            // Batches acknowledged before a crash that sled may not have written: write them
-            // again (a chunk replaces the same records), and make that sled's own.
+            // Batches acknowledged since the last checkpoint, which sled may not have: pending
+            // again, as before the crash (reads and the restart's scan merge them; the next
+            // checkpoint writes them). The journal goes on after them, in the same generation.
             let records: usize = recovered.iter().map(|a| a.records.len()).sum();
             let batches = recovered.len();
-            trees
-                .insert(recovered)
-                .and_then(|()| trees.checkpoint())
-                .map_err(StoreError::unavailable)?;
-            tracing::info!(batches, records, "wrote the journal's records into the log");
+            trees.insert(recovered).map_err(StoreError::unavailable)?;
+            tracing::info!(batches, records, "read the journal's records back");
         }
         let last = match feed.last().map_err(read_error)? {
             None => 0,
