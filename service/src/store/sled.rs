@@ -14,7 +14,7 @@
 //! store opened after a crash first writes the journal's batches into sled again.
 
 use super::chunks::{self, Pending};
-use super::journal::{self, Journal, JournaledAppend};
+use super::journal::{Journal, JournaledAppend};
 use super::{
     decode_record, Durable, FeedEntry, GameScan, LogStore, ScannedGame, ScannedLog, StoreCloser,
     StoreError, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
