@@ -208,12 +208,7 @@ async fn logs_of_games_over_longer_than_the_retention_are_deleted() {
     let mut gone = false;
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let games = client
-            .list_games(pb::ListGamesRequest::default())
-            .await
-            .unwrap()
-            .into_inner()
-            .games;
+        let games = listed_games(&mut client).await;
         if games.iter().all(|g| g.game_id != old) {
             gone = true;
             break;

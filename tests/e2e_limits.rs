@@ -27,12 +27,7 @@ fn assert_exhausted(result: Result<impl std::fmt::Debug, tonic::Status>, flag: &
 }
 
 async fn live_games(client: &mut Client) -> usize {
-    let games = client
-        .list_games(pb::ListGamesRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .games;
+    let games = listed_games(client).await;
     games
         .iter()
         .filter(|g| g.status == pb::GameStatus::Waiting as i32)

@@ -296,6 +296,12 @@ async fn a_create_retry_at_a_limit_on_another_node_is_answered_with_its_game() {
     assert_eq!(again, first);
 }
 
+/// The ids of the games a node lists.
+async fn listed(client: &mut Client) -> Vec<String> {
+    let games = listed_games(client).await;
+    games.into_iter().map(|g| g.game_id).collect()
+}
+
 /// `--retain-finished` on a cluster: a game over for longer is deleted, its log and its entry
 /// in the cluster's directory, so no node lists it any more (each node's list comes from the
 /// directory bucket, which the deleting node purges).
@@ -307,25 +313,9 @@ async fn a_game_deleted_by_retention_leaves_every_nodes_list() {
     let over = create(&mut a, "gang-of-four", None, 8).await;
     cancel(&mut b, &over).await;
 
-    let listed = |games: Vec<pb::GameSummary>| -> Vec<String> {
-        games.into_iter().map(|g| g.game_id).collect()
-    };
     let start = Instant::now();
     loop {
-        let on_a = listed(
-            a.list_games(pb::ListGamesRequest::default())
-                .await
-                .unwrap()
-                .into_inner()
-                .games,
-        );
-        let on_b = listed(
-            b.list_games(pb::ListGamesRequest::default())
-                .await
-                .unwrap()
-                .into_inner()
-                .games,
-        );
+        let (on_a, on_b) = (listed(&mut a).await, listed(&mut b).await);
         if !on_a.contains(&over) && !on_b.contains(&over) {
             assert!(
                 on_a.contains(&kept) && on_b.contains(&kept),

@@ -39,6 +39,26 @@ async fn append(store: &Store, game_id: &str, seqs: std::ops::RangeInclusive<u64
         .expect("durable");
 }
 
+/// Appends records `seqs` of `game_id`, each marked for the directory feed, and waits until
+/// they are durable.
+async fn append_marked(store: &Store, game_id: &str, seqs: std::ops::RangeInclusive<u64>) {
+    let marks: Vec<u64> = seqs.clone().collect();
+    store
+        .append_marked(game_id, seqs.map(record).collect(), marks)
+        .await
+        .expect("the store answered")
+        .expect("durable");
+}
+
+/// Drops the last handle on a sled store and waits until its flusher has finished (its
+/// closing checkpoint made).
+async fn close(store: Store, closer: gangs_service::store::StoreCloser) {
+    drop(store);
+    tokio::task::spawn_blocking(move || closer.join())
+        .await
+        .unwrap();
+}
+
 fn seqs(records: &[pb::LogRecord]) -> Vec<u64> {
     records.iter().map(|r| r.seq).collect()
 }
@@ -152,10 +172,7 @@ async fn the_sled_scan_reads_every_game_once_with_its_bytes() {
         for id in ids.iter().step_by(3) {
             append(&store, id, 1..=1).await;
         }
-        drop(store);
-        tokio::task::spawn_blocking(move || closer.join())
-            .await
-            .unwrap();
+        close(store, closer).await;
     }
     let (store, _closer) = SledStore::open(dir.path()).unwrap();
     for (n, id) in ids.iter().enumerate() {
@@ -188,10 +205,7 @@ async fn the_sled_store_keeps_the_contract() {
     {
         let (store, closer) = SledStore::open(dir.path()).unwrap();
         check_contract(&store).await;
-        drop(store);
-        tokio::task::spawn_blocking(move || closer.join())
-            .await
-            .unwrap();
+        close(store, closer).await;
     }
     // Durable means it survives a reopen (deletions too).
     let (store, _closer) = SledStore::open(dir.path()).unwrap();
@@ -207,13 +221,9 @@ async fn a_deleted_game_leaves_the_sled_feed_but_positions_are_never_reused() {
     let (g, h) = ("00000000000000a1", "00000000000000b2");
     {
         let (store, closer) = SledStore::open(dir.path()).unwrap();
-        let durable = |store: &Store, game: &str, seqs: std::ops::RangeInclusive<u64>| {
-            let marked: Vec<u64> = seqs.clone().collect();
-            store.append_marked(game, seqs.map(record).collect(), marked)
-        };
-        durable(&store, g, 1..=3).await.unwrap().unwrap();
-        durable(&store, h, 1..=2).await.unwrap().unwrap();
-        durable(&store, g, 4..=4).await.unwrap().unwrap();
+        append_marked(&store, g, 1..=3).await;
+        append_marked(&store, h, 1..=2).await;
+        append_marked(&store, g, 4..=4).await;
         let all = store.feed_after(0, 100).await.unwrap();
         assert_eq!(all.len(), 6);
         // g holds the newest entry (position 6): all of g's other entries go.
@@ -229,17 +239,10 @@ async fn a_deleted_game_leaves_the_sled_feed_but_positions_are_never_reused() {
             left,
             vec![(4, h.to_string()), (5, h.to_string()), (6, g.to_string())]
         );
-        drop(store);
-        tokio::task::spawn_blocking(move || closer.join())
-            .await
-            .unwrap();
+        close(store, closer).await;
     }
     let (store, _closer) = SledStore::open(dir.path()).unwrap();
-    store
-        .append_marked(h, vec![record(3)], vec![3])
-        .await
-        .unwrap()
-        .unwrap();
+    append_marked(&store, h, 3..=3).await;
     let newest = store.feed_after(6, 10).await.unwrap();
     assert_eq!(newest.len(), 1);
     assert_eq!(
@@ -561,24 +564,20 @@ fn crash_child(dir: &std::path::Path, again: bool) -> ! {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let (store, _closer) = SledStore::open(dir).unwrap();
-        let marked = |store: &Store, game: &str, seqs: std::ops::RangeInclusive<u64>| {
-            let marks: Vec<u64> = seqs.clone().collect();
-            store.append_marked(game, seqs.map(record).collect(), marks)
-        };
         if again {
             // Started on the journal of the first crash (its records pending, not yet in
             // sled): the journal goes on after them, and a second crash loses nothing either.
             append(&store, CRASH_KEPT, 42..=49).await;
-            marked(&store, CRASH_KEPT, 50..=50).await.unwrap().unwrap();
+            append_marked(&store, CRASH_KEPT, 50..=50).await;
             append(&store, CRASH_AGAIN, 1..=2).await;
             std::process::abort()
         }
-        marked(&store, CRASH_DELETED, 1..=2).await.unwrap().unwrap();
-        marked(&store, CRASH_KEPT, 1..=1).await.unwrap().unwrap();
+        append_marked(&store, CRASH_DELETED, 1..=2).await;
+        append_marked(&store, CRASH_KEPT, 1..=1).await;
         // Retention deletes a game: a journal replayed after the crash must not bring it back.
         store.delete_game(CRASH_DELETED).await.unwrap();
         append(&store, CRASH_KEPT, 2..=40).await;
-        marked(&store, CRASH_KEPT, 41..=41).await.unwrap().unwrap();
+        append_marked(&store, CRASH_KEPT, 41..=41).await;
         for n in 0..200u64 {
             append(&store, &format!("{:016x}", 0xc0000 + n), 1..=3).await;
         }
@@ -684,11 +683,7 @@ fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
             ],
             "the deleted game's entries stay gone; the kept game's survive both crashes"
         );
-        store
-            .append_marked(CRASH_KEPT, vec![record(51)], vec![51])
-            .await
-            .unwrap()
-            .unwrap();
+        append_marked(&store, CRASH_KEPT, 51..=51).await;
         let newest = store.feed_after(5, 10).await.unwrap();
         assert_eq!((newest[0].position, newest[0].seq), (6, 51));
     });
@@ -740,10 +735,7 @@ async fn ranged_reads_see_records_of_every_format_as_one_log() {
         append(&store, game, 11..=12).await;
         expect_all(store.clone(), 12).await;
         assert_eq!(store.game_ids().await.unwrap(), vec![game.to_string()]);
-        drop(store);
-        tokio::task::spawn_blocking(move || closer.join())
-            .await
-            .unwrap();
+        close(store, closer).await;
     }
     let (store, _closer) = SledStore::open(dir.path()).unwrap();
     expect_all(store.clone(), 12).await;

@@ -537,14 +537,19 @@ pub async fn log(client: &mut GamesClient<Channel>, game_id: &str) -> Vec<pb::Lo
     records
 }
 
-pub async fn status(client: &mut GamesClient<Channel>, game_id: &str) -> pb::GameSummary {
-    let games = client
+/// The first page of the games the server lists (the default filters).
+pub async fn listed_games(client: &mut GamesClient<Channel>) -> Vec<pb::GameSummary> {
+    client
         .list_games(pb::ListGamesRequest::default())
         .await
         .expect("list")
         .into_inner()
-        .games;
-    games
+        .games
+}
+
+pub async fn status(client: &mut GamesClient<Channel>, game_id: &str) -> pb::GameSummary {
+    listed_games(client)
+        .await
         .into_iter()
         .find(|g| g.game_id == game_id)
         .expect("game listed")

@@ -75,14 +75,8 @@ pub struct Pending {
 
 impl Pending {
     pub fn add(&mut self, game_id: String, records: Vec<(u64, Vec<u8>)>) {
-        if records.is_empty() {
-            return;
-        }
-        match self.games.get_mut(&game_id) {
-            Some(pending) => pending.extend(records),
-            None => {
-                self.games.insert(game_id, records);
-            }
+        if !records.is_empty() {
+            self.games.entry(game_id).or_default().extend(records);
         }
     }
 

@@ -127,22 +127,10 @@ impl Journal {
 }
 
 fn encode_entry(generation: u64, appends: &[JournaledAppend]) -> Vec<u8> {
-    let payload_len: usize = appends
-        .iter()
-        .map(|a| {
-            2 + a.game_id.len()
-                + 4
-                + a.records.iter().map(|(_, r)| 12 + r.len()).sum::<usize>()
-                + 4
-                + 16 * a.marked.len()
-        })
-        .sum::<usize>()
-        + 4;
-    let mut entry = Vec::with_capacity(HEADER + payload_len);
+    let mut entry = Vec::new();
     entry.extend_from_slice(&MAGIC.to_le_bytes());
     entry.extend_from_slice(&generation.to_le_bytes());
-    entry.extend_from_slice(&(payload_len as u32).to_le_bytes());
-    entry.extend_from_slice(&[0; 4]); // the CRC, below
+    entry.extend_from_slice(&[0; 8]); // the payload's length and CRC, below
     entry.extend_from_slice(&(appends.len() as u32).to_le_bytes());
     for append in appends {
         entry.extend_from_slice(&(append.game_id.len() as u16).to_le_bytes());
@@ -159,8 +147,9 @@ fn encode_entry(generation: u64, appends: &[JournaledAppend]) -> Vec<u8> {
             entry.extend_from_slice(&position.to_le_bytes());
         }
     }
-    debug_assert_eq!(entry.len(), HEADER + payload_len);
+    let payload_len = (entry.len() - HEADER) as u32;
     let crc = checksum(generation, &entry[HEADER..]);
+    entry[12..16].copy_from_slice(&payload_len.to_le_bytes());
     entry[16..20].copy_from_slice(&crc.to_le_bytes());
     entry
 }

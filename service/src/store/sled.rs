@@ -1,17 +1,19 @@
 //! The embedded log (the default store): the one place that talks to sled.
 //!
-//! Layout: one tree, `log`, keyed by `game id (16 bytes) ++ seq (u64 big-endian)`, valued by the
-//! encoded `LogRecord`. A restart scans it once and rebuilds every game. The directory feed
-//! (`store/mod.rs`) is the tree `directory`, keyed by position (u64 big-endian), valued by
-//! `game id ++ seq`; a batch that marks records writes both trees in one transaction. The
-//! feed's readers save their positions in the tree `marks` (name -> u64 big-endian).
+//! Layout: one tree, `log`, keyed by `game id (16 bytes) ++ seq (u64 big-endian)`, valued by a
+//! chunk of the game's records from that seq, or by one encoded `LogRecord` (`chunks.rs`). A
+//! restart scans it once and rebuilds every game. The directory feed (`store/mod.rs`) is the
+//! tree `directory`, keyed by position (u64 big-endian), valued by `game id ++ seq`, indexed by
+//! game in `directory_by_game`. The feed's readers save their positions in the tree `marks`
+//! (name -> u64 big-endian).
 //!
 //! Durability uses group commit: appends go over a channel to one dedicated OS thread (never a
-//! tokio worker) that inserts everything that arrived meanwhile into sled, writes the batch to
-//! the journal (`journal.rs`) with one `fdatasync`, then tells each appender its records are
-//! durable. One sync thus serves every action of every game that arrived during the previous
-//! one. sled itself is flushed at checkpoints (the journal full, a game deleted, shutdown); a
-//! store opened after a crash first writes the journal's batches into sled again.
+//! tokio worker) that writes everything that arrived meanwhile to the journal (`journal.rs`)
+//! with one `fdatasync`, hands the records to the readers (`pending`) and the feed entries to
+//! sled, then tells each appender its records are durable. One sync thus serves every action
+//! of every game that arrived during the previous one. sled gets the records, and is flushed,
+//! at checkpoints (every 4 MB of journal, before a game is deleted, at shutdown); a store
+//! opened after a crash reads the journal's batches back into `pending`.
 
 use super::chunks::{self, Pending};
 use super::journal::{Journal, JournaledAppend};
@@ -77,8 +79,6 @@ impl SledStore {
     /// Opens (or creates) the data dir and starts the flusher thread. The closer waits for the
     /// flusher to drain once every store handle is gone.
     pub fn open(dir: &Path) -> Result<(super::Store, StoreCloser), StoreError> {
-        // sled's own periodic flusher is off: every write is flushed explicitly by the flusher
-        // thread below, so a second, timed flusher would only contend with it.
         let db = open_db(dir)?;
         let tree = db
             .open_tree("log")
@@ -96,7 +96,7 @@ impl SledStore {
             |e: std::io::Error| StoreError::unavailable(format!("cannot read the journal: {e}"));
         let generation = match db.get(JOURNAL_GENERATION).map_err(read_error)? {
             None => 0,
-            Some(value) => position_of(&value)?,
+            Some(value) => u64_of(&value, "journal generation")?,
         };
         let (journal, recovered) = Journal::open(dir, generation).map_err(journal_failed)?;
         let pending = Arc::new(Mutex::new(Pending::default()));
@@ -116,12 +116,14 @@ impl SledStore {
             // checkpoint writes them). The journal goes on after them, in the same generation.
             let records: usize = recovered.iter().map(|a| a.records.len()).sum();
             let batches = recovered.len();
-            trees.insert(recovered).map_err(StoreError::unavailable)?;
+            trees
+                .hand_to_readers(recovered)
+                .map_err(StoreError::unavailable)?;
             tracing::info!(batches, records, "read the journal's records back");
         }
         let last = match feed.last().map_err(read_error)? {
             None => 0,
-            Some((key, _)) => position_of(&key)?,
+            Some((key, _)) => u64_of(&key, "directory key")?,
         };
         let (head_tx, head) = tokio::sync::watch::channel(last);
         trees.next_position = last + 1;
@@ -269,27 +271,27 @@ impl LogTree {
     }
 
     /// Every game's records, in id order, one pass over the tree (each game's pending records
-    /// after its stored ones; a game with pending records only, in its place): a game is
-    /// complete once its last record is read, and sent in a batch of [`SCAN_BATCH`] complete
-    /// games (the last batch as it is). Stops when the reader goes away or the tree cannot be
-    /// read (the error ends the scan: the batch not yet sent is dropped, the restart fails
-    /// anyway).
+    /// after its stored ones; a game with pending records only, in its place among them), sent
+    /// in batches of [`SCAN_BATCH`] games (the last batch as it is). Stops when the reader goes
+    /// away or the tree cannot be read (the error ends the scan: the batch not yet sent is
+    /// dropped, the restart fails anyway).
     fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<Vec<ScannedGame>, StoreError>>) {
         let mut pending = self.pending().snapshot();
         let mut pending_ids: Vec<String> = pending.keys().cloned().collect();
         pending_ids.sort_unstable_by(|a, b| b.cmp(a)); // popped smallest first
         let mut batch: Vec<ScannedGame> = Vec::with_capacity(SCAN_BATCH);
-        let mut current: Option<(ScannedGame, u64)> = None;
-        // Completes a game (its pending records after the `last` stored one); false once the
-        // reader is gone.
-        let mut complete = |id: String, mut encoded: Vec<Box<[u8]>>, last: u64| {
+        // One game, its stored records then its pending ones; false once the reader is gone.
+        let mut send = |id: String, mut records: StoredRecords| {
+            let last = records.last().map_or(0, |(seq, _)| *seq);
             if let Some(more) = pending.remove(&id) {
-                encoded.extend(
+                records.extend(
                     more.into_iter()
                         .filter(|(seq, _)| *seq > last)
-                        .map(|(_, bytes)| bytes.into_boxed_slice()),
+                        .map(|(seq, bytes)| (seq, bytes.into_boxed_slice())),
                 );
             }
+            // Decoded by the reader, on its thread (`ScannedLog`).
+            let encoded = records.into_iter().map(|(_, bytes)| bytes).collect();
             batch.push(ScannedGame {
                 id,
                 log: Ok(ScannedLog::Encoded(encoded)),
@@ -302,85 +304,59 @@ impl LogTree {
                     )))
                     .is_ok()
         };
-        // Games with pending records only, before the stored game `before` (all: `None`).
-        let pending_before =
-            |pending_ids: &mut Vec<String>,
-             before: Option<&[u8]>,
-             complete: &mut dyn FnMut(String, Vec<Box<[u8]>>, u64) -> bool| {
-                while let Some(id) = pending_ids.last() {
-                    if before.is_some_and(|b| id.as_bytes() >= b) {
-                        break;
-                    }
-                    let id = pending_ids.pop().expect("checked");
-                    if !complete(id, Vec::new(), 0) {
-                        return false;
-                    }
-                }
-                true
-            };
-        for entry in self.tree.iter() {
-            let read = entry.map_err(read_error).and_then(|(key, value)| {
-                let id = game_id_of(&key)?.to_vec();
-                let records = chunks::records_in(seq_of(&key)?, &value)
-                    .map_err(StoreError::corrupt)?
-                    .into_iter()
-                    .map(|(seq, bytes)| (seq, Box::from(bytes)))
-                    .collect::<Vec<(u64, Box<[u8]>)>>();
-                Ok((id, records))
-            });
-            let (id, records) = match read {
-                Ok(read) => read,
+        for stored in self.stored_games() {
+            let (id, records) = match stored {
+                Ok(game) => game,
                 Err(e) => return drop(games.blocking_send(Err(e))),
             };
-            // A new game: the previous one is complete.
-            if current.as_ref().is_none_or(|(g, _)| g.id.as_bytes() != id) {
-                if let Some((game, last)) = current.take() {
-                    let Ok(ScannedLog::Encoded(encoded)) = game.log else {
-                        unreachable!("a stored game is scanned as bytes")
-                    };
-                    if !complete(game.id, encoded, last) {
-                        return;
-                    }
-                }
-                if !pending_before(&mut pending_ids, Some(&id), &mut complete) {
+            // The games with pending records only that come before it, then it (with its own).
+            while let Some(pending_id) = pending_ids.pop_if(|p| *p <= id) {
+                if pending_id != id && !send(pending_id, Vec::new()) {
                     return;
                 }
-                // Its pending records are merged when it completes, not listed on their own.
-                if pending_ids.last().is_some_and(|p| p.as_bytes() == id) {
-                    pending_ids.pop();
-                }
-                let id = String::from_utf8_lossy(&id).into_owned();
-                current = Some((
-                    ScannedGame {
-                        id,
-                        log: Ok(ScannedLog::Encoded(Vec::new())),
-                    },
-                    0,
-                ));
             }
-            let (game, last) = current.as_mut().expect("set above");
-            // Decoded by the reader, on its thread (`ScannedLog`).
-            if let Ok(ScannedLog::Encoded(encoded)) = &mut game.log {
-                for (seq, bytes) in records {
-                    *last = seq;
-                    encoded.push(bytes);
-                }
-            }
-        }
-        if let Some((game, last)) = current {
-            let Ok(ScannedLog::Encoded(encoded)) = game.log else {
-                unreachable!("a stored game is scanned as bytes")
-            };
-            if !complete(game.id, encoded, last) {
+            if !send(id, records) {
                 return;
             }
         }
-        if !pending_before(&mut pending_ids, None, &mut complete) {
-            return;
+        while let Some(id) = pending_ids.pop() {
+            if !send(id, Vec::new()) {
+                return;
+            }
         }
         if !batch.is_empty() {
             let _ = games.blocking_send(Ok(batch));
         }
+    }
+
+    /// The tree's games in key order, each with its stored records (chunks opened).
+    fn stored_games(&self) -> impl Iterator<Item = Result<(String, StoredRecords), StoreError>> {
+        let mut entries = self
+            .tree
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry.map_err(read_error)?;
+                let records = chunks::records_in(seq_of(&key)?, &value)
+                    .map_err(StoreError::corrupt)?
+                    .into_iter()
+                    .map(|(seq, bytes)| (seq, Box::from(bytes)))
+                    .collect::<Vec<_>>();
+                Ok((game_id_of(&key)?.to_vec(), records))
+            })
+            .peekable();
+        std::iter::from_fn(move || {
+            let (id, mut records) = match entries.next()? {
+                Ok(entry) => entry,
+                Err(e) => return Some(Err(e)),
+            };
+            while let Some((_, more)) = entries
+                .next_if(|next| matches!(next, Ok((i, _)) if *i == id))
+                .and_then(Result::ok)
+            {
+                records.extend(more);
+            }
+            Some(Ok((String::from_utf8_lossy(&id).into_owned(), records)))
+        })
     }
 
     /// Every game id in the log, in order: one key read per game (each read skips past the
@@ -423,6 +399,9 @@ impl LogTree {
         Ok(())
     }
 }
+
+/// One game's records as the scan read them: seq and stored bytes.
+type StoredRecords = Vec<(u64, Box<[u8]>)>;
 
 /// sled reads are blocking (disk): run them off the async workers.
 async fn blocking<T: Send + 'static>(
@@ -542,7 +521,7 @@ impl LogStore for SledStore {
                 }
                 let (id, seq) = value.split_at(GAME_ID_LEN);
                 entries.push(FeedEntry {
-                    position: position_of(&key)?,
+                    position: u64_of(&key, "directory key")?,
                     game_id: String::from_utf8_lossy(id).into_owned(),
                     seq: u64::from_be_bytes(seq.try_into().expect("8 bytes")),
                 });
@@ -572,7 +551,7 @@ impl SledStore {
         blocking(
             move || match marks.get(name.as_bytes()).map_err(read_error)? {
                 None => Ok(None),
-                Some(value) => position_of(&value).map(Some),
+                Some(value) => u64_of(&value, "mark").map(Some),
             },
         )
         .await
@@ -593,11 +572,12 @@ impl SledStore {
     }
 }
 
-/// The position a `directory` key holds.
-fn position_of(key: &[u8]) -> Result<u64, StoreError> {
-    key.try_into()
+/// The u64 (big-endian) a `directory` key, a mark or the journal's generation holds.
+fn u64_of(bytes: &[u8], what: &str) -> Result<u64, StoreError> {
+    bytes
+        .try_into()
         .map(u64::from_be_bytes)
-        .map_err(|_| StoreError::corrupt(format!("malformed directory key of {} bytes", key.len())))
+        .map_err(|_| StoreError::corrupt(format!("malformed {what} of {} bytes", bytes.len())))
 }
 
 fn read_error(e: sled::Error) -> StoreError {
@@ -709,8 +689,8 @@ fn flusher(mut trees: Trees, rx: std_mpsc::Receiver<Job>) {
 }
 
 impl Trees {
-    /// Inserts a batch into sled, then makes it durable: one journal entry and one sync (or,
-    /// for a batch larger than the journal has room for, a checkpoint).
+    /// Makes a batch durable, one journal entry and one sync (or, for a batch larger than the
+    /// journal has room for, a checkpoint), and hands it to the readers.
     fn write_batch(&mut self, batch: &mut [Append]) -> Result<(), String> {
         let started = std::time::Instant::now();
         // Positions are taken even if the write fails: never reused, so never seen twice.
@@ -742,7 +722,7 @@ impl Trees {
             .write(&writes)
             .map_err(|e| format!("cannot write the journal: {e}"))?;
         let synced = started.elapsed();
-        self.insert(writes)?;
+        self.hand_to_readers(writes)?;
         if journaled.is_err() {
             // Too large for what is left of the journal: durable by sled's own flush instead.
             self.checkpoint()?;
@@ -759,7 +739,7 @@ impl Trees {
     /// time: a `sled::Batch` or a transaction makes sled write and sync its IO buffer through
     /// its thread pool). After a crash, opening the store does this again for every journaled
     /// batch. Readers of the feed read only up to the durable head, sent after this.
-    fn insert(&self, writes: Vec<JournaledAppend>) -> Result<(), String> {
+    fn hand_to_readers(&self, writes: Vec<JournaledAppend>) -> Result<(), String> {
         let failed = |e: sled::Error| format!("cannot write the directory feed: {e}");
         let mut pending = self.pending.lock().expect("pending lock");
         for append in writes {
