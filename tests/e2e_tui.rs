@@ -322,10 +322,13 @@ async fn q_leaves_the_table_and_the_token_takes_the_seat_back() {
     });
     // A smaller terminal: the table is drawn again to its size.
     tmux.tmux(&["resize-window", "-t", "main", "-x", "80", "-y", "24"]);
+    // Awaited whole: a capture may catch the redraw half done (its bottom border drawn at 80
+    // columns, its title not yet), which failed a full run once.
     let small = tmux.wait_for("the table at 80x24", Duration::from_secs(5), |s| {
         s.lines().count() <= 24
             && s.lines()
                 .any(|l| l.starts_with("└") && l.chars().count() == 80)
+            && s.contains("playing seat 2")
     });
     assert!(small.contains("playing seat 2"), "{small}");
     tmux.keys(&["q"]);
