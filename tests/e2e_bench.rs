@@ -104,6 +104,14 @@ fn bench_with_its_own_server_reports_sane_figures() {
     if cfg!(target_os = "linux") {
         let (per_action, per_call) = (per_action.expect("measured"), per_call.expect("measured"));
         assert!(per_call > 0.0 && per_action > per_call, "{report}");
+        // The bench's own share: every action and call is sent and answered by it.
+        let own_action = report["client_cpu_us_per_action"]
+            .as_f64()
+            .expect("measured");
+        let own_call = report["baseline_client_cpu_us_per_call"]
+            .as_f64()
+            .expect("measured");
+        assert!(own_action > 0.0 && own_call > 0.0, "{report}");
     }
 }
 

@@ -447,7 +447,11 @@ impl Player {
     /// refused.
     async fn play(&self, client: &mut KeyedClient, mut game: Playing, measured: &mut Measured) {
         while Instant::now() < self.deadline && !game.replica.is_over() {
-            let Some((seat, actions)) = (0..game.replica.players())
+            // The first seat the game waits for (only its legal actions are worked out).
+            let Some((seat, actions)) = game
+                .replica
+                .actors()
+                .into_iter()
                 .map(|seat| (seat, game.replica.legal_actions(seat)))
                 .find(|(_, actions)| !actions.is_empty())
             else {

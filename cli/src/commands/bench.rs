@@ -5,8 +5,9 @@
 //! `--games` games played flat out with random legal actions (every accepted action durable
 //! before its answer). Prints durable actions/s, Act latency p50/p90/p99/p99.9, refusals by
 //! status code, the baseline's calls/s and the ratio of the two, and the bytes of Watch updates
-//! the watchers received per action (`bytes_per_action`). The ratio is the figure to compare
-//! between machines and versions: both phases share the machine's noise.
+//! the watchers received per action (`bytes_per_action`), and the CPU time per action and per
+//! call of the bench itself and of its own server. The ratio is the figure to compare between
+//! machines and versions: both phases share the machine's noise.
 //!
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
 //! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
@@ -125,18 +126,26 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     let server_pid = own_server.as_ref().and_then(OwnServer::pid);
     let counted = Arc::new(AtomicU64::new(0));
     let ticker = tick(bar.clone(), counted.clone(), "baseline", "calls");
+    let own_pid = Some(std::process::id());
     let cpu_before = process_cpu(server_pid);
+    let own_before = process_cpu(own_pid);
     let baseline = load::baseline(args.games, plan.duration, &connections, counted).await;
     let cpu_between = process_cpu(server_pid);
+    let own_between = process_cpu(own_pid);
     ticker.abort();
     let counted = Arc::new(AtomicU64::new(0));
     let ticker = tick(bar.clone(), counted.clone(), "playing", "actions");
     let played = load::play_games(&plan, &connections, counted).await;
     let cpu_after = process_cpu(server_pid);
+    let own_after = process_cpu(own_pid);
     ticker.abort();
-    let server_cpu = ServerCpu {
+    let server_cpu = Cpu {
         per_call: cpu_per(cpu_before, cpu_between, baseline.count),
         per_action: cpu_per(cpu_between, cpu_after, played.count),
+    };
+    let client_cpu = Cpu {
+        per_call: cpu_per(own_before, own_between, baseline.count),
+        per_action: cpu_per(own_between, own_after, played.count),
     };
     bar.finish_and_clear();
     if let Some(server) = own_server {
@@ -165,9 +174,23 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
             ),
         ));
     }
-    let report = report_json(&args, &target.server, &baseline, &played, &server_cpu);
+    let report = report_json(
+        &args,
+        &target.server,
+        &baseline,
+        &played,
+        &server_cpu,
+        &client_cpu,
+    );
     context.out.emit(report, || {
-        report_lines(&args, &target.server, &baseline, &played, &server_cpu)
+        report_lines(
+            &args,
+            &target.server,
+            &baseline,
+            &played,
+            &server_cpu,
+            &client_cpu,
+        )
     });
     Ok(())
 }
@@ -213,10 +236,11 @@ fn ratio(played: &Measured, baseline: &Measured) -> f64 {
     played.per_second() / baseline.per_second()
 }
 
-/// The CPU time (user + system) the bench's own server used per baseline call and per action,
-/// in µs: steadier than the ratio on a shared machine (it does not depend on how much CPU the
-/// host lent that minute). None against another server (`--server`), or off Linux.
-struct ServerCpu {
+/// The CPU time (user + system) a process used per baseline call and per action, in µs: for the
+/// bench's own server, steadier than the ratio on a shared machine (it does not depend on how
+/// much CPU the host lent that minute; None against another server, `--server`); for the bench
+/// itself, its share of the machine when client and server share it. None off Linux.
+struct Cpu {
     per_call: Option<f64>,
     per_action: Option<f64>,
 }
@@ -250,7 +274,8 @@ fn report_json(
     server: &str,
     baseline: &Measured,
     played: &Measured,
-    server_cpu: &ServerCpu,
+    server_cpu: &Cpu,
+    client_cpu: &Cpu,
 ) -> Value {
     json!({
         "server": server,
@@ -276,6 +301,8 @@ fn report_json(
         "bytes_per_action": played.bytes_per_call(),
         "server_cpu_us_per_action": server_cpu.per_action,
         "baseline_server_cpu_us_per_call": server_cpu.per_call,
+        "client_cpu_us_per_action": client_cpu.per_action,
+        "baseline_client_cpu_us_per_call": client_cpu.per_call,
     })
 }
 
@@ -284,7 +311,8 @@ fn report_lines(
     server: &str,
     baseline: &Measured,
     played: &Measured,
-    server_cpu: &ServerCpu,
+    server_cpu: &Cpu,
+    client_cpu: &Cpu,
 ) -> String {
     let latency = |m: &Measured, p: f64| {
         m.percentile(p).map_or_else(
@@ -328,6 +356,12 @@ fn report_lines(
                 "server CPU: {action:.0} µs per action, {call:.0} µs per baseline call (its own server)"
             ),
             _ => "server CPU: not measured (only for the bench's own server, on Linux)".to_string(),
+        },
+        match (client_cpu.per_action, client_cpu.per_call) {
+            (Some(action), Some(call)) => format!(
+                "this bench's own CPU: {action:.0} µs per action, {call:.0} µs per baseline call"
+            ),
+            _ => "this bench's own CPU: not measured (Linux only)".to_string(),
         },
         format!("refused: {}", errors_line(played)),
     ]
