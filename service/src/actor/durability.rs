@@ -158,7 +158,18 @@ impl GameActor {
             reply,
         });
         let marked = directory_marks(&records, self.is_over());
-        let done = self.store.append_marked(&self.id, records, marked);
+        // The bytes the actor keeps (`push_record` encoded them): the store writes them as
+        // they are, without encoding the records again.
+        let encoded: Vec<_> = records.iter().map(|r| self.records.bytes(r.seq)).collect();
+        debug_assert!(
+            records.iter().zip(&encoded).all(|(record, bytes)| {
+                <pb::LogRecord as prost::Message>::decode(&bytes[..]).as_ref() == Ok(record)
+            }),
+            "the bytes kept are the submitted records' encodings"
+        );
+        let done = self
+            .store
+            .append_encoded(&self.id, records, encoded, marked);
         self.durability.in_flight.push_back((last_seq, done));
     }
 

@@ -219,7 +219,7 @@ impl GameActor {
         summaries: Summaries,
         settings: Settings,
         records: Vec<pb::LogRecord>,
-        encoded: Vec<Box<[u8]>>,
+        encoded: Vec<crate::store::RecordBytes>,
     ) -> HostResult<GameActor> {
         let damaged = |e: String| HostError::Internal(format!("game {id}: {e}"));
         let mut replayer = Replayer::new();

@@ -2,14 +2,17 @@
 //! **encoded**. A decoded record is a tree of small allocations (each card of a deal, each event)
 //! about ten times its encoded size, and every live game holds its whole log; the actor reads
 //! an old record rarely (a retried action, a resume, `GetLog`), so it decodes on those reads.
+//! The same bytes go to the store (`RecordBytes` are shared): it writes them, and the sled log
+//! keeps them until its next checkpoint, without a copy or an encoding of its own.
 
+use crate::store::{record_bytes, RecordBytes};
 use gangs_proto::v1 as pb;
 use prost::Message;
 
 #[derive(Default)]
 pub(super) struct Records {
     /// Record `seq` is `encoded[seq - 1]`.
-    encoded: Vec<Box<[u8]>>,
+    encoded: Vec<RecordBytes>,
     first_unix_ms: Option<i64>,
     last_unix_ms: Option<i64>,
 }
@@ -17,7 +20,7 @@ pub(super) struct Records {
 impl Records {
     /// The records of a log; `encoded`, their bytes as the store holds them when it gave
     /// them (one per record, each the record's encoding), else empty: then they are encoded.
-    pub(super) fn from_log(records: &[pb::LogRecord], encoded: Vec<Box<[u8]>>) -> Records {
+    pub(super) fn from_log(records: &[pb::LogRecord], encoded: Vec<RecordBytes>) -> Records {
         if encoded.len() != records.len() {
             let mut kept = Records::default();
             for record in records {
@@ -42,7 +45,7 @@ impl Records {
     /// The next record (its seq must be `len() + 1`).
     pub(super) fn push(&mut self, record: &pb::LogRecord) {
         debug_assert_eq!(record.seq, self.len() + 1, "records are kept in seq order");
-        self.encoded.push(record.encode_to_vec().into_boxed_slice());
+        self.encoded.push(record_bytes(record));
         self.first_unix_ms.get_or_insert(record.unix_ms);
         self.last_unix_ms = Some(record.unix_ms);
     }
@@ -50,6 +53,11 @@ impl Records {
     /// The last seq (0 before the first record).
     pub(super) fn len(&self) -> u64 {
         self.encoded.len() as u64
+    }
+
+    /// Record `seq`'s bytes (1-based, at most `len()`), shared.
+    pub(super) fn bytes(&self, seq: u64) -> RecordBytes {
+        self.encoded[seq as usize - 1].clone()
     }
 
     /// Record `seq` (1-based, at most `len()`).
@@ -112,10 +120,7 @@ mod tests {
     #[test]
     fn records_given_with_their_stored_bytes_keep_them() {
         let log: Vec<_> = (1..=3).map(|seq| record(seq, 200 + seq as i64)).collect();
-        let bytes: Vec<Box<[u8]>> = log
-            .iter()
-            .map(|r| r.encode_to_vec().into_boxed_slice())
-            .collect();
+        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
         let kept = Records::from_log(&log, bytes.clone());
         assert_eq!(kept.encoded, bytes);
         assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);

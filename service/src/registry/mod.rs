@@ -371,7 +371,7 @@ impl Registry {
         &self,
         id: &str,
         records: Vec<pb::LogRecord>,
-        encoded: Vec<Box<[u8]>>,
+        encoded: Vec<crate::store::RecordBytes>,
     ) -> HostResult<GameActor> {
         GameActor::rebuild(
             id.to_string(),

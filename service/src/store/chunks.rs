@@ -11,6 +11,7 @@
 //! record (the format data dirs were written in before chunks, still read as it is). A record's
 //! encoding never starts with `0x00`: protobuf has no field number 0.
 
+use super::RecordBytes;
 use std::collections::HashMap;
 
 const CHUNK_MARK: u8 = 0;
@@ -40,7 +41,7 @@ pub fn records_in(first_seq: u64, value: &[u8]) -> Result<Vec<(u64, &[u8])>, Str
 }
 
 /// One value holding `records` (consecutive seqs, in order).
-pub fn encode_chunk(records: &[(u64, Vec<u8>)]) -> Vec<u8> {
+pub fn encode_chunk(records: &[(u64, RecordBytes)]) -> Vec<u8> {
     let mut value = Vec::with_capacity(1 + records.iter().map(|(_, r)| 4 + r.len()).sum::<usize>());
     value.push(CHUNK_MARK);
     for (_, record) in records {
@@ -51,7 +52,7 @@ pub fn encode_chunk(records: &[(u64, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// `records` cut into runs of about [`CHUNK_BYTES`] each (one chunk per run).
-pub fn runs(records: &[(u64, Vec<u8>)]) -> Vec<&[(u64, Vec<u8>)]> {
+pub fn runs(records: &[(u64, RecordBytes)]) -> Vec<&[(u64, RecordBytes)]> {
     let mut runs = Vec::new();
     let (mut start, mut bytes) = (0, 0);
     for (i, (_, record)) in records.iter().enumerate() {
@@ -70,18 +71,18 @@ pub fn runs(records: &[(u64, Vec<u8>)]) -> Vec<&[(u64, Vec<u8>)]> {
 /// The records made durable since the last checkpoint, per game, in seq order.
 #[derive(Default)]
 pub struct Pending {
-    games: HashMap<String, Vec<(u64, Vec<u8>)>>,
+    games: HashMap<String, Vec<(u64, RecordBytes)>>,
 }
 
 impl Pending {
-    pub fn add(&mut self, game_id: String, records: Vec<(u64, Vec<u8>)>) {
+    pub fn add(&mut self, game_id: String, records: Vec<(u64, RecordBytes)>) {
         if !records.is_empty() {
             self.games.entry(game_id).or_default().extend(records);
         }
     }
 
-    /// A copy of one game's pending records with `seq > after_seq`, at most `limit`.
-    pub fn after(&self, game_id: &str, after_seq: u64, limit: usize) -> Vec<(u64, Vec<u8>)> {
+    /// One game's pending records with `seq > after_seq`, at most `limit` (shared, not copied).
+    pub fn after(&self, game_id: &str, after_seq: u64, limit: usize) -> Vec<(u64, RecordBytes)> {
         self.games.get(game_id).map_or_else(Vec::new, |records| {
             records
                 .iter()
@@ -93,7 +94,7 @@ impl Pending {
     }
 
     /// A copy of everything (a scan of the whole log).
-    pub fn snapshot(&self) -> HashMap<String, Vec<(u64, Vec<u8>)>> {
+    pub fn snapshot(&self) -> HashMap<String, Vec<(u64, RecordBytes)>> {
         self.games.clone()
     }
 
@@ -106,7 +107,7 @@ impl Pending {
     }
 
     /// Each game's pending records (a checkpoint writes them into sled, then clears them).
-    pub fn games(&self) -> impl Iterator<Item = (&String, &Vec<(u64, Vec<u8>)>)> {
+    pub fn games(&self) -> impl Iterator<Item = (&String, &Vec<(u64, RecordBytes)>)> {
         self.games.iter()
     }
 
@@ -123,21 +124,21 @@ mod tests {
 
     #[test]
     fn a_chunk_gives_back_its_records_numbered_from_the_keys_seq() {
-        let records: Vec<(u64, Vec<u8>)> = (5..=8)
+        let records: Vec<(u64, RecordBytes)> = (5..=8)
             .map(|seq| {
                 let record = pb::LogRecord {
                     seq,
                     unix_ms: seq as i64,
                     record: None,
                 };
-                (seq, record.encode_to_vec())
+                (seq, record.encode_to_vec().into())
             })
             .collect();
         let chunk = encode_chunk(&records);
-        let read: Vec<(u64, Vec<u8>)> = records_in(5, &chunk)
+        let read: Vec<(u64, RecordBytes)> = records_in(5, &chunk)
             .unwrap()
             .into_iter()
-            .map(|(seq, bytes)| (seq, bytes.to_vec()))
+            .map(|(seq, bytes)| (seq, bytes.into()))
             .collect();
         assert_eq!(read, records);
         // A value of the earlier format is one record, under its key's seq.
@@ -149,8 +150,11 @@ mod tests {
 
     #[test]
     fn runs_stay_under_the_chunk_size_and_keep_every_record_in_order() {
-        let records: Vec<(u64, Vec<u8>)> = (1..=100)
-            .map(|seq| (seq, vec![0; if seq == 50 { 3 * CHUNK_BYTES } else { 300 }]))
+        let records: Vec<(u64, RecordBytes)> = (1..=100)
+            .map(|seq| {
+                let len = if seq == 50 { 3 * CHUNK_BYTES } else { 300 };
+                (seq, vec![0; len].into())
+            })
             .collect();
         let runs = runs(&records);
         assert!(runs.len() > 3);
@@ -173,11 +177,15 @@ mod tests {
     #[test]
     fn pending_records_are_read_after_a_seq_and_taken_whole() {
         let mut pending = Pending::default();
-        pending.add("a".into(), vec![(1, vec![1]), (2, vec![2])]);
-        pending.add("a".into(), vec![(3, vec![3])]);
-        pending.add("b".into(), vec![(7, vec![7])]);
-        assert_eq!(pending.after("a", 1, 10), vec![(2, vec![2]), (3, vec![3])]);
-        assert_eq!(pending.after("a", 0, 1), vec![(1, vec![1])]);
+        let bytes = |b: u8| RecordBytes::from(vec![b]);
+        pending.add("a".into(), vec![(1, bytes(1)), (2, bytes(2))]);
+        pending.add("a".into(), vec![(3, bytes(3))]);
+        pending.add("b".into(), vec![(7, bytes(7))]);
+        assert_eq!(
+            pending.after("a", 1, 10),
+            vec![(2, bytes(2)), (3, bytes(3))]
+        );
+        assert_eq!(pending.after("a", 0, 1), vec![(1, bytes(1))]);
         assert!(pending.after("c", 0, 10).is_empty());
         pending.forget("b");
         assert_eq!(pending.games().count(), 1);

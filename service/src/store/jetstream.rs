@@ -47,7 +47,7 @@
 
 use super::jetstream_append::{self as append, Append, HoldPoint, Tail, Writers};
 use super::jetstream_feed::{self as feed, Feed};
-use super::{Durable, FeedEntry, LogStore, StoreError, GAME_ID_LEN};
+use super::{record_bytes, Durable, FeedEntry, LogStore, RecordBytes, StoreError, GAME_ID_LEN};
 use async_nats::jetstream::{self, consumer, stream};
 use async_nats::HeaderMap;
 use gangs_proto::v1 as pb;
@@ -331,9 +331,23 @@ impl LogStore for JetStreamStore {
         records: Vec<pb::LogRecord>,
         marked: Vec<u64>,
     ) -> Durable {
+        let encoded = records.iter().map(record_bytes).collect();
+        self.append_encoded(game_id, records, encoded, marked)
+    }
+
+    /// Publishes the caller's bytes as each record's message.
+    fn append_encoded(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        encoded: Vec<RecordBytes>,
+        marked: Vec<u64>,
+    ) -> Durable {
+        debug_assert_eq!(records.len(), encoded.len(), "one encoding per record");
         let (done, rx) = oneshot::channel();
         let mut append = Append {
             records,
+            encoded,
             marked,
             done,
         };

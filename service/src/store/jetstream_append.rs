@@ -4,10 +4,9 @@
 //! node writes before it runs a game.
 
 use super::jetstream::{read_tail, subject, unavailable, FENCE_HEADER, MARK_HEADER};
-use super::StoreError;
+use super::{RecordBytes, StoreError};
 use async_nats::jetstream::{self, context::PublishErrorKind, stream};
 use gangs_proto::v1 as pb;
-use prost::Message;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,6 +23,8 @@ pub(super) type Writers = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Append
 
 pub(super) struct Append {
     pub(super) records: Vec<pb::LogRecord>,
+    /// Each record's encoding (`encoded[i]` is `records[i]`'s): the message's payload.
+    pub(super) encoded: Vec<RecordBytes>,
     /// Seqs of the records that enter the directory feed (`jetstream_feed.rs`).
     pub(super) marked: Vec<u64>,
     pub(super) done: oneshot::Sender<Result<(), StoreError>>,
@@ -127,7 +128,7 @@ pub(super) async fn write_game(
             }
         };
         let mut result = Ok(());
-        for record in &append.records {
+        for (record, payload) in append.records.iter().zip(&append.encoded) {
             let expected = match tail {
                 Some(t) if t.record_seq + 1 == record.seq => t.stream_seq,
                 _ => match expected_before(&stream, &game_id, record).await {
@@ -149,7 +150,16 @@ pub(super) async fn write_game(
                 hold.wait(record.seq).await;
             }
             let marked = append.marked.contains(&record.seq);
-            match publish(&js, &stream, &subject, &game_id, record, marked, expected).await {
+            let published = publish(
+                &js,
+                &stream,
+                &subject,
+                &game_id,
+                (record, payload),
+                marked,
+                expected,
+            );
+            match published.await {
                 Ok(seq) => {
                     tail = Some(Tail {
                         stream_seq: seq,
@@ -231,11 +241,12 @@ async fn publish(
     stream: &stream::Stream,
     subject: &str,
     game_id: &str,
-    record: &pb::LogRecord,
+    (record, encoded): (&pb::LogRecord, &RecordBytes),
     marked: bool,
     expected: u64,
 ) -> Result<u64, StoreError> {
-    let payload: bytes::Bytes = record.encode_to_vec().into();
+    // The caller's encoding, shared (no copy): the same bytes on every retry, so the same id.
+    let payload = bytes::Bytes::from_owner(encoded.clone());
     let msg_id = msg_id(game_id, record.seq, &payload);
     let what = format!("append record {} of game {game_id}", record.seq);
     let seq = record.seq.to_string();

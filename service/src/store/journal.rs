@@ -21,6 +21,7 @@
 //! The payload is what the flusher wrote to sled for a batch: per append, the game id, its
 //! records (seq and stored bytes) and its directory-feed positions (seq and position).
 
+use super::RecordBytes;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
@@ -39,7 +40,7 @@ pub const FILE_NAME: &str = "journal";
 pub struct JournaledAppend {
     pub game_id: String,
     /// `(seq, the record's stored bytes)`.
-    pub records: Vec<(u64, Vec<u8>)>,
+    pub records: Vec<(u64, RecordBytes)>,
     /// `(seq, directory-feed position)`.
     pub marked: Vec<(u64, u64)>,
 }
@@ -204,7 +205,7 @@ fn decode_payload(payload: &[u8]) -> Option<Vec<JournaledAppend>> {
         for _ in 0..reader.u32()? {
             let seq = reader.u64()?;
             let len = reader.u32()? as usize;
-            append.records.push((seq, reader.bytes(len)?.to_vec()));
+            append.records.push((seq, reader.bytes(len)?.into()));
         }
         for _ in 0..reader.u32()? {
             append.marked.push((reader.u64()?, reader.u64()?));
@@ -244,7 +245,9 @@ mod tests {
     ) -> JournaledAppend {
         JournaledAppend {
             game_id: id.to_string(),
-            records: seqs.map(|s| (s, vec![s as u8; 10 + s as usize])).collect(),
+            records: seqs
+                .map(|s| (s, vec![s as u8; 10 + s as usize].into()))
+                .collect(),
             marked: marked.to_vec(),
         }
     }

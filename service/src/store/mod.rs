@@ -133,6 +133,20 @@ pub trait LogStore: Send + Sync + 'static {
         marked: Vec<u64>,
     ) -> Durable;
 
+    /// As [`LogStore::append_marked`], with each record's encoding beside it (`encoded[i]` is
+    /// `records[i]` encoded, made by [`record_bytes`]): a store that writes bytes writes these
+    /// instead of encoding the records again. The default leaves them.
+    fn append_encoded(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        encoded: Vec<RecordBytes>,
+        marked: Vec<u64>,
+    ) -> Durable {
+        drop(encoded);
+        self.append_marked(game_id, records, marked)
+    }
+
     /// The newest durable position of the directory feed, as it changes; `None` when this
     /// store keeps no feed.
     fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
@@ -232,7 +246,7 @@ pub struct ScannedGame {
 /// restart's time in futex waits, docs/performance.md).
 pub enum ScannedLog {
     Decoded(Vec<pb::LogRecord>),
-    Encoded(Vec<Box<[u8]>>),
+    Encoded(Vec<RecordBytes>),
 }
 
 impl ScannedLog {
@@ -254,7 +268,17 @@ impl ScannedLog {
 }
 
 /// A game's records and, when the store gave them, each record's stored bytes (else empty).
-pub type GameRecords = (Vec<pb::LogRecord>, Vec<Box<[u8]>>);
+pub type GameRecords = (Vec<pb::LogRecord>, Vec<RecordBytes>);
+
+/// One record's protobuf encoding, as the log stores it. Shared, not copied: the actor keeps
+/// its records this way (`actor/records.rs`) and hands the same bytes to the store
+/// ([`LogStore::append_encoded`]), whose sled log keeps them until its next checkpoint.
+pub type RecordBytes = std::sync::Arc<[u8]>;
+
+/// `record`'s encoding as the log stores it.
+pub fn record_bytes(record: &pb::LogRecord) -> RecordBytes {
+    <pb::LogRecord as prost::Message>::encode_to_vec(record).into()
+}
 
 /// A record from its stored bytes; undecodable bytes are a corrupt log.
 pub fn decode_record(game_id: &str, bytes: &[u8]) -> Result<pb::LogRecord, StoreError> {

@@ -18,11 +18,10 @@
 use super::chunks::{self, Pending};
 use super::journal::{Journal, JournaledAppend};
 use super::{
-    decode_record, Durable, FeedEntry, GameScan, LogStore, ScannedGame, ScannedLog, StoreCloser,
-    StoreError, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
+    decode_record, record_bytes, Durable, FeedEntry, GameScan, LogStore, RecordBytes, ScannedGame,
+    ScannedLog, StoreCloser, StoreError, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
-use prost::Message;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::mpsc as std_mpsc;
@@ -42,7 +41,8 @@ enum Job {
 
 struct Append {
     game_id: String,
-    records: Vec<pb::LogRecord>,
+    /// `(seq, the record's stored bytes)`.
+    records: Vec<(u64, RecordBytes)>,
     /// Seqs of the records that get a directory feed position.
     marked: Vec<u64>,
     done: oneshot::Sender<Result<(), StoreError>>,
@@ -210,7 +210,7 @@ impl LogTree {
         game_id: &str,
         after_seq: u64,
         limit: usize,
-    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    ) -> Result<Vec<(u64, RecordBytes)>, StoreError> {
         let mut records = Vec::new();
         if after_seq == u64::MAX || limit == 0 {
             return Ok(records);
@@ -234,7 +234,7 @@ impl LogTree {
                 .map_err(|e| StoreError::corrupt(format!("game {game_id}: {e}")))?;
             for (seq, bytes) in in_chunk {
                 if seq > after_seq {
-                    records.push((seq, bytes.to_vec()));
+                    records.push((seq, bytes.into()));
                     if records.len() == limit {
                         break 'keys;
                     }
@@ -284,11 +284,7 @@ impl LogTree {
         let mut send = |id: String, mut records: StoredRecords| {
             let last = records.last().map_or(0, |(seq, _)| *seq);
             if let Some(more) = pending.remove(&id) {
-                records.extend(
-                    more.into_iter()
-                        .filter(|(seq, _)| *seq > last)
-                        .map(|(seq, bytes)| (seq, bytes.into_boxed_slice())),
-                );
+                records.extend(more.into_iter().filter(|(seq, _)| *seq > last));
             }
             // Decoded by the reader, on its thread (`ScannedLog`).
             let encoded = records.into_iter().map(|(_, bytes)| bytes).collect();
@@ -339,7 +335,7 @@ impl LogTree {
                 let records = chunks::records_in(seq_of(&key)?, &value)
                     .map_err(StoreError::corrupt)?
                     .into_iter()
-                    .map(|(seq, bytes)| (seq, Box::from(bytes)))
+                    .map(|(seq, bytes)| (seq, RecordBytes::from(bytes)))
                     .collect::<Vec<_>>();
                 Ok((game_id_of(&key)?.to_vec(), records))
             })
@@ -401,7 +397,7 @@ impl LogTree {
 }
 
 /// One game's records as the scan read them: seq and stored bytes.
-type StoredRecords = Vec<(u64, Box<[u8]>)>;
+type StoredRecords = Vec<(u64, RecordBytes)>;
 
 /// sled reads are blocking (disk): run them off the async workers.
 async fn blocking<T: Send + 'static>(
@@ -414,12 +410,29 @@ async fn blocking<T: Send + 'static>(
 
 #[async_trait::async_trait]
 impl LogStore for SledStore {
+    /// Encodes the records on the caller's thread (the flusher only writes bytes).
     fn append_marked(
         &self,
         game_id: &str,
         records: Vec<pb::LogRecord>,
         marked: Vec<u64>,
     ) -> Durable {
+        let encoded = records.iter().map(record_bytes).collect();
+        self.append_encoded(game_id, records, encoded, marked)
+    }
+
+    /// Writes the caller's bytes: the records themselves are dropped here, on the caller's
+    /// thread, which allocated them (glibc frees a block under its allocating thread's arena
+    /// lock: freed on the flusher, they made the two threads wait on each other).
+    fn append_encoded(
+        &self,
+        game_id: &str,
+        records: Vec<pb::LogRecord>,
+        encoded: Vec<RecordBytes>,
+        marked: Vec<u64>,
+    ) -> Durable {
+        debug_assert_eq!(records.len(), encoded.len(), "one encoding per record");
+        let records = records.iter().map(|r| r.seq).zip(encoded).collect();
         let (done, rx) = oneshot::channel();
         let append = Append {
             game_id: game_id.to_string(),
@@ -699,11 +712,7 @@ impl Trees {
             .iter_mut()
             .map(|append| JournaledAppend {
                 game_id: std::mem::take(&mut append.game_id),
-                records: append
-                    .records
-                    .iter()
-                    .map(|record| (record.seq, record.encode_to_vec()))
-                    .collect(),
+                records: std::mem::take(&mut append.records),
                 marked: append
                     .marked
                     .iter()
