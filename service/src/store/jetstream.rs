@@ -343,7 +343,7 @@ impl LogStore for JetStreamStore {
         encoded: Vec<RecordBytes>,
         marked: Vec<u64>,
     ) -> Durable {
-        debug_assert_eq!(records.len(), encoded.len(), "one encoding per record");
+        let encoded = super::one_per_record(&records, encoded);
         let (done, rx) = oneshot::channel();
         let mut append = Append {
             records,

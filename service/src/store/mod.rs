@@ -280,6 +280,20 @@ pub fn record_bytes(record: &pb::LogRecord) -> RecordBytes {
     <pb::LogRecord as prost::Message>::encode_to_vec(record).into()
 }
 
+/// The encodings given to [`LogStore::append_encoded`], one per record; if they are not (a
+/// caller's bug), the records encoded anew: a store zipping records with too few encodings
+/// would drop records, and a log never loses one.
+pub(crate) fn one_per_record(
+    records: &[pb::LogRecord],
+    encoded: Vec<RecordBytes>,
+) -> Vec<RecordBytes> {
+    if encoded.len() == records.len() {
+        encoded
+    } else {
+        records.iter().map(record_bytes).collect()
+    }
+}
+
 /// A record from its stored bytes; undecodable bytes are a corrupt log.
 pub fn decode_record(game_id: &str, bytes: &[u8]) -> Result<pb::LogRecord, StoreError> {
     <pb::LogRecord as prost::Message>::decode(bytes)
@@ -385,5 +399,33 @@ impl StoreCloser {
         if let Some(finish) = self.0.take() {
             finish();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(seq: u64) -> pb::LogRecord {
+        pb::LogRecord {
+            seq,
+            unix_ms: 1_000 + seq as i64,
+            record: None,
+        }
+    }
+
+    #[test]
+    fn a_store_gets_one_encoding_per_record_whatever_it_was_given() {
+        let records: Vec<_> = (1..=3).map(record).collect();
+        let right: Vec<_> = records.iter().map(record_bytes).collect();
+        // The caller's bytes, as given (shared, not copied).
+        let kept = one_per_record(&records, right.clone());
+        assert!(kept.iter().zip(&right).all(|(a, b)| Arc::ptr_eq(a, b)));
+        // Too few or too many: every record encoded anew, none dropped.
+        assert_eq!(one_per_record(&records, right[..2].to_vec()), right);
+        assert_eq!(one_per_record(&records, Vec::new()), right);
+        let mut more = right.clone();
+        more.push(record_bytes(&record(4)));
+        assert_eq!(one_per_record(&records, more), right);
     }
 }

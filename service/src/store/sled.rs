@@ -431,7 +431,7 @@ impl LogStore for SledStore {
         encoded: Vec<RecordBytes>,
         marked: Vec<u64>,
     ) -> Durable {
-        debug_assert_eq!(records.len(), encoded.len(), "one encoding per record");
+        let encoded = super::one_per_record(&records, encoded);
         let records = records.iter().map(|r| r.seq).zip(encoded).collect();
         let (done, rx) = oneshot::channel();
         let append = Append {
