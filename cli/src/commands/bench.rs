@@ -126,27 +126,24 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     let server_pid = own_server.as_ref().and_then(OwnServer::pid);
     let counted = Arc::new(AtomicU64::new(0));
     let ticker = tick(bar.clone(), counted.clone(), "baseline", "calls");
-    let own_pid = Some(std::process::id());
-    let cpu_before = process_cpu(server_pid);
-    let own_before = process_cpu(own_pid);
+    // (server, this bench) CPU time so far, read before, between and after the phases.
+    let cpu_now = || {
+        (
+            process_cpu(server_pid),
+            process_cpu(Some(std::process::id())),
+        )
+    };
+    let before = cpu_now();
     let baseline = load::baseline(args.games, plan.duration, &connections, counted).await;
-    let cpu_between = process_cpu(server_pid);
-    let own_between = process_cpu(own_pid);
+    let between = cpu_now();
     ticker.abort();
     let counted = Arc::new(AtomicU64::new(0));
     let ticker = tick(bar.clone(), counted.clone(), "playing", "actions");
     let played = load::play_games(&plan, &connections, counted).await;
-    let cpu_after = process_cpu(server_pid);
-    let own_after = process_cpu(own_pid);
+    let after = cpu_now();
     ticker.abort();
-    let server_cpu = Cpu {
-        per_call: cpu_per(cpu_before, cpu_between, baseline.count),
-        per_action: cpu_per(cpu_between, cpu_after, played.count),
-    };
-    let client_cpu = Cpu {
-        per_call: cpu_per(own_before, own_between, baseline.count),
-        per_action: cpu_per(own_between, own_after, played.count),
-    };
+    let server_cpu = Cpu::of([before.0, between.0, after.0], &baseline, &played);
+    let client_cpu = Cpu::of([before.1, between.1, after.1], &baseline, &played);
     bar.finish_and_clear();
     if let Some(server) = own_server {
         server.stop().await;
@@ -174,24 +171,15 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
             ),
         ));
     }
-    let report = report_json(
-        &args,
-        &target.server,
-        &baseline,
-        &played,
-        &server_cpu,
-        &client_cpu,
-    );
-    context.out.emit(report, || {
-        report_lines(
-            &args,
-            &target.server,
-            &baseline,
-            &played,
-            &server_cpu,
-            &client_cpu,
-        )
-    });
+    let report = Report {
+        args: &args,
+        server: &target.server,
+        baseline: &baseline,
+        played: &played,
+        server_cpu,
+        client_cpu,
+    };
+    context.out.emit(report.json(), || report.lines());
     Ok(())
 }
 
@@ -245,6 +233,21 @@ struct Cpu {
     per_action: Option<f64>,
 }
 
+impl Cpu {
+    /// From a process's CPU time read before the baseline, between the phases and after the
+    /// games.
+    fn of(
+        [before, between, after]: [Option<Duration>; 3],
+        baseline: &Measured,
+        played: &Measured,
+    ) -> Cpu {
+        Cpu {
+            per_call: cpu_per(before, between, baseline.count),
+            per_action: cpu_per(between, after, played.count),
+        }
+    }
+}
+
 /// The CPU time a process has used so far (user + system), from `/proc/PID/stat`.
 #[cfg(target_os = "linux")]
 fn process_cpu(pid: Option<u32>) -> Option<Duration> {
@@ -269,58 +272,63 @@ fn cpu_per(before: Option<Duration>, after: Option<Duration>, calls: u64) -> Opt
     (calls > 0).then(|| used.as_secs_f64() * 1e6 / calls as f64)
 }
 
-fn report_json(
-    args: &BenchArgs,
-    server: &str,
-    baseline: &Measured,
-    played: &Measured,
-    server_cpu: &Cpu,
-    client_cpu: &Cpu,
-) -> Value {
-    json!({
-        "server": server,
-        "kind": args.kind,
-        "games": args.games,
-        "seconds": args.seconds,
-        "watchers": args.watchers.name(),
-        "views": args.views.name(),
-        "actions": played.count,
-        "acts_per_s": played.per_second(),
-        "p50_ms": ms(played.percentile(0.5)),
-        "p90_ms": ms(played.percentile(0.9)),
-        "p99_ms": ms(played.percentile(0.99)),
-        "p999_ms": ms(played.percentile(0.999)),
-        "errors": played.errors,
-        "setup_errors": played.setup_errors,
-        "baseline_calls": baseline.count,
-        "baseline_calls_per_s": baseline.per_second(),
-        "baseline_p50_ms": ms(baseline.percentile(0.5)),
-        "baseline_p99_ms": ms(baseline.percentile(0.99)),
-        "baseline_errors": baseline.errors,
-        "ratio": ratio(played, baseline),
-        "bytes_per_action": played.bytes_per_call(),
-        "server_cpu_us_per_action": server_cpu.per_action,
-        "baseline_server_cpu_us_per_call": server_cpu.per_call,
-        "client_cpu_us_per_action": client_cpu.per_action,
-        "baseline_client_cpu_us_per_call": client_cpu.per_call,
-    })
+/// What a run measured, as both reports show it.
+struct Report<'a> {
+    args: &'a BenchArgs,
+    server: &'a str,
+    baseline: &'a Measured,
+    played: &'a Measured,
+    server_cpu: Cpu,
+    client_cpu: Cpu,
 }
 
-fn report_lines(
-    args: &BenchArgs,
-    server: &str,
-    baseline: &Measured,
-    played: &Measured,
-    server_cpu: &Cpu,
-    client_cpu: &Cpu,
-) -> String {
-    let latency = |m: &Measured, p: f64| {
-        m.percentile(p).map_or_else(
-            || "-".to_string(),
-            |d| format!("{:.2} ms", d.as_secs_f64() * 1e3),
-        )
-    };
-    [
+impl Report<'_> {
+    fn json(&self) -> Value {
+        json!({
+            "server": self.server,
+            "kind": self.args.kind,
+            "games": self.args.games,
+            "seconds": self.args.seconds,
+            "watchers": self.args.watchers.name(),
+            "views": self.args.views.name(),
+            "actions": self.played.count,
+            "acts_per_s": self.played.per_second(),
+            "p50_ms": ms(self.played.percentile(0.5)),
+            "p90_ms": ms(self.played.percentile(0.9)),
+            "p99_ms": ms(self.played.percentile(0.99)),
+            "p999_ms": ms(self.played.percentile(0.999)),
+            "errors": self.played.errors,
+            "setup_errors": self.played.setup_errors,
+            "baseline_calls": self.baseline.count,
+            "baseline_calls_per_s": self.baseline.per_second(),
+            "baseline_p50_ms": ms(self.baseline.percentile(0.5)),
+            "baseline_p99_ms": ms(self.baseline.percentile(0.99)),
+            "baseline_errors": self.baseline.errors,
+            "ratio": ratio(self.played, self.baseline),
+            "bytes_per_action": self.played.bytes_per_call(),
+            "server_cpu_us_per_action": self.server_cpu.per_action,
+            "baseline_server_cpu_us_per_call": self.server_cpu.per_call,
+            "client_cpu_us_per_action": self.client_cpu.per_action,
+            "baseline_client_cpu_us_per_call": self.client_cpu.per_call,
+        })
+    }
+
+    fn lines(&self) -> String {
+        let Report {
+            args,
+            server,
+            baseline,
+            played,
+            server_cpu,
+            client_cpu,
+        } = self;
+        let latency = |m: &Measured, p: f64| {
+            m.percentile(p).map_or_else(
+                || "-".to_string(),
+                |d| format!("{:.2} ms", d.as_secs_f64() * 1e3),
+            )
+        };
+        [
         format!(
             "{} games of {} at once on {server}, watchers: {} (views: {}), {} s per phase",
             args.games,
@@ -366,6 +374,7 @@ fn report_lines(
         format!("refused: {}", errors_line(played)),
     ]
     .join("\n")
+    }
 }
 
 fn errors_line(measured: &Measured) -> String {

@@ -6,7 +6,7 @@
 
 use super::{GameActor, Reply};
 use crate::error::HostError;
-use crate::store::Durable;
+use crate::store::{Durable, EncodedRecord};
 use gangs_proto::v1 as pb;
 use std::collections::VecDeque;
 
@@ -158,18 +158,21 @@ impl GameActor {
             reply,
         });
         let marked = directory_marks(&records, self.is_over());
-        // The bytes the actor keeps (`push_record` encoded them): the store writes them as
-        // they are, without encoding the records again.
-        let encoded: Vec<_> = records.iter().map(|r| self.records.bytes(r.seq)).collect();
-        debug_assert!(
-            records.iter().zip(&encoded).all(|(record, bytes)| {
-                <pb::LogRecord as prost::Message>::decode(&bytes[..]).as_ref() == Ok(record)
-            }),
-            "the bytes kept are the submitted records' encodings"
-        );
-        let done = self
-            .store
-            .append_encoded(&self.id, records, encoded, marked);
+        // With the bytes the actor keeps (`push_record` encoded them): the store writes them
+        // as they are, without encoding the records again.
+        let records = records
+            .into_iter()
+            .map(|record| {
+                let bytes = self.records.bytes(record.seq);
+                debug_assert_eq!(
+                    <pb::LogRecord as prost::Message>::decode(&bytes[..]).as_ref(),
+                    Ok(&record),
+                    "the bytes kept are the submitted record's encoding"
+                );
+                EncodedRecord { record, bytes }
+            })
+            .collect();
+        let done = self.store.append_encoded(&self.id, records, marked);
         self.durability.in_flight.push_back((last_seq, done));
     }
 

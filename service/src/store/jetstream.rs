@@ -47,7 +47,7 @@
 
 use super::jetstream_append::{self as append, Append, HoldPoint, Tail, Writers};
 use super::jetstream_feed::{self as feed, Feed};
-use super::{record_bytes, Durable, FeedEntry, LogStore, RecordBytes, StoreError, GAME_ID_LEN};
+use super::{Durable, EncodedRecord, FeedEntry, LogStore, StoreError, GAME_ID_LEN};
 use async_nats::jetstream::{self, consumer, stream};
 use async_nats::HeaderMap;
 use gangs_proto::v1 as pb;
@@ -325,29 +325,16 @@ where
 
 #[async_trait::async_trait]
 impl LogStore for JetStreamStore {
-    fn append_marked(
-        &self,
-        game_id: &str,
-        records: Vec<pb::LogRecord>,
-        marked: Vec<u64>,
-    ) -> Durable {
-        let encoded = records.iter().map(record_bytes).collect();
-        self.append_encoded(game_id, records, encoded, marked)
-    }
-
     /// Publishes the caller's bytes as each record's message.
     fn append_encoded(
         &self,
         game_id: &str,
-        records: Vec<pb::LogRecord>,
-        encoded: Vec<RecordBytes>,
+        records: Vec<EncodedRecord>,
         marked: Vec<u64>,
     ) -> Durable {
-        let encoded = super::one_per_record(&records, encoded);
         let (done, rx) = oneshot::channel();
         let mut append = Append {
             records,
-            encoded,
             marked,
             done,
         };

@@ -4,7 +4,7 @@
 //! node writes before it runs a game.
 
 use super::jetstream::{read_tail, subject, unavailable, FENCE_HEADER, MARK_HEADER};
-use super::{RecordBytes, StoreError};
+use super::{EncodedRecord, StoreError};
 use async_nats::jetstream::{self, context::PublishErrorKind, stream};
 use gangs_proto::v1 as pb;
 use std::collections::HashMap;
@@ -22,9 +22,8 @@ const WRITER_IDLE: Duration = Duration::from_secs(30);
 pub(super) type Writers = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Append>>>>;
 
 pub(super) struct Append {
-    pub(super) records: Vec<pb::LogRecord>,
-    /// Each record's encoding (`encoded[i]` is `records[i]`'s): the message's payload.
-    pub(super) encoded: Vec<RecordBytes>,
+    /// Each record with its encoding, the message's payload.
+    pub(super) records: Vec<EncodedRecord>,
     /// Seqs of the records that enter the directory feed (`jetstream_feed.rs`).
     pub(super) marked: Vec<u64>,
     pub(super) done: oneshot::Sender<Result<(), StoreError>>,
@@ -128,7 +127,8 @@ pub(super) async fn write_game(
             }
         };
         let mut result = Ok(());
-        for (record, payload) in append.records.iter().zip(&append.encoded) {
+        for encoded in &append.records {
+            let record = &encoded.record;
             let expected = match tail {
                 Some(t) if t.record_seq + 1 == record.seq => t.stream_seq,
                 _ => match expected_before(&stream, &game_id, record).await {
@@ -150,16 +150,7 @@ pub(super) async fn write_game(
                 hold.wait(record.seq).await;
             }
             let marked = append.marked.contains(&record.seq);
-            let published = publish(
-                &js,
-                &stream,
-                &subject,
-                &game_id,
-                (record, payload),
-                marked,
-                expected,
-            );
-            match published.await {
+            match publish(&js, &stream, &subject, &game_id, encoded, marked, expected).await {
                 Ok(seq) => {
                     tail = Some(Tail {
                         stream_seq: seq,
@@ -241,12 +232,12 @@ async fn publish(
     stream: &stream::Stream,
     subject: &str,
     game_id: &str,
-    (record, encoded): (&pb::LogRecord, &RecordBytes),
+    EncodedRecord { record, bytes }: &EncodedRecord,
     marked: bool,
     expected: u64,
 ) -> Result<u64, StoreError> {
     // The caller's encoding, shared (no copy): the same bytes on every retry, so the same id.
-    let payload = bytes::Bytes::from_owner(encoded.clone());
+    let payload = bytes::Bytes::from_owner(bytes.clone());
     let msg_id = msg_id(game_id, record.seq, &payload);
     let what = format!("append record {} of game {game_id}", record.seq);
     let seq = record.seq.to_string();

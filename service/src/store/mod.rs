@@ -131,21 +131,20 @@ pub trait LogStore: Send + Sync + 'static {
         game_id: &str,
         records: Vec<pb::LogRecord>,
         marked: Vec<u64>,
-    ) -> Durable;
+    ) -> Durable {
+        let records = records.into_iter().map(EncodedRecord::of).collect();
+        self.append_encoded(game_id, records, marked)
+    }
 
-    /// As [`LogStore::append_marked`], with each record's encoding beside it (`encoded[i]` is
-    /// `records[i]` encoded, made by [`record_bytes`]): a store that writes bytes writes these
-    /// instead of encoding the records again. The default leaves them.
+    /// As [`LogStore::append_marked`], each record with its encoding (the game's actor keeps
+    /// its records encoded): the one method a store implements, writing those bytes instead of
+    /// encoding the records again.
     fn append_encoded(
         &self,
         game_id: &str,
-        records: Vec<pb::LogRecord>,
-        encoded: Vec<RecordBytes>,
+        records: Vec<EncodedRecord>,
         marked: Vec<u64>,
-    ) -> Durable {
-        drop(encoded);
-        self.append_marked(game_id, records, marked)
-    }
+    ) -> Durable;
 
     /// The newest durable position of the directory feed, as it changes; `None` when this
     /// store keeps no feed.
@@ -280,17 +279,19 @@ pub fn record_bytes(record: &pb::LogRecord) -> RecordBytes {
     <pb::LogRecord as prost::Message>::encode_to_vec(record).into()
 }
 
-/// The encodings given to [`LogStore::append_encoded`], one per record; if they are not (a
-/// caller's bug), the records encoded anew: a store zipping records with too few encodings
-/// would drop records, and a log never loses one.
-pub(crate) fn one_per_record(
-    records: &[pb::LogRecord],
-    encoded: Vec<RecordBytes>,
-) -> Vec<RecordBytes> {
-    if encoded.len() == records.len() {
-        encoded
-    } else {
-        records.iter().map(record_bytes).collect()
+/// A record to append, with its encoding (`bytes` is `record` encoded by [`record_bytes`]).
+pub struct EncodedRecord {
+    pub record: pb::LogRecord,
+    pub bytes: RecordBytes,
+}
+
+impl EncodedRecord {
+    /// `record` with its encoding, made now.
+    pub fn of(record: pb::LogRecord) -> EncodedRecord {
+        EncodedRecord {
+            bytes: record_bytes(&record),
+            record,
+        }
     }
 }
 
@@ -399,33 +400,5 @@ impl StoreCloser {
         if let Some(finish) = self.0.take() {
             finish();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(seq: u64) -> pb::LogRecord {
-        pb::LogRecord {
-            seq,
-            unix_ms: 1_000 + seq as i64,
-            record: None,
-        }
-    }
-
-    #[test]
-    fn a_store_gets_one_encoding_per_record_whatever_it_was_given() {
-        let records: Vec<_> = (1..=3).map(record).collect();
-        let right: Vec<_> = records.iter().map(record_bytes).collect();
-        // The caller's bytes, as given (shared, not copied).
-        let kept = one_per_record(&records, right.clone());
-        assert!(kept.iter().zip(&right).all(|(a, b)| Arc::ptr_eq(a, b)));
-        // Too few or too many: every record encoded anew, none dropped.
-        assert_eq!(one_per_record(&records, right[..2].to_vec()), right);
-        assert_eq!(one_per_record(&records, Vec::new()), right);
-        let mut more = right.clone();
-        more.push(record_bytes(&record(4)));
-        assert_eq!(one_per_record(&records, more), right);
     }
 }

@@ -18,7 +18,7 @@
 use super::chunks::{self, Pending};
 use super::journal::{Journal, JournaledAppend};
 use super::{
-    decode_record, record_bytes, Durable, FeedEntry, GameScan, LogStore, RecordBytes, ScannedGame,
+    decode_record, Durable, EncodedRecord, FeedEntry, GameScan, LogStore, RecordBytes, ScannedGame,
     ScannedLog, StoreCloser, StoreError, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
@@ -410,29 +410,19 @@ async fn blocking<T: Send + 'static>(
 
 #[async_trait::async_trait]
 impl LogStore for SledStore {
-    /// Encodes the records on the caller's thread (the flusher only writes bytes).
-    fn append_marked(
-        &self,
-        game_id: &str,
-        records: Vec<pb::LogRecord>,
-        marked: Vec<u64>,
-    ) -> Durable {
-        let encoded = records.iter().map(record_bytes).collect();
-        self.append_encoded(game_id, records, encoded, marked)
-    }
-
-    /// Writes the caller's bytes: the records themselves are dropped here, on the caller's
+    /// Writes the caller's bytes: the decoded records are dropped here, on the caller's
     /// thread, which allocated them (glibc frees a block under its allocating thread's arena
     /// lock: freed on the flusher, they made the two threads wait on each other).
     fn append_encoded(
         &self,
         game_id: &str,
-        records: Vec<pb::LogRecord>,
-        encoded: Vec<RecordBytes>,
+        records: Vec<EncodedRecord>,
         marked: Vec<u64>,
     ) -> Durable {
-        let encoded = super::one_per_record(&records, encoded);
-        let records = records.iter().map(|r| r.seq).zip(encoded).collect();
+        let records = records
+            .into_iter()
+            .map(|encoded| (encoded.record.seq, encoded.bytes))
+            .collect();
         let (done, rx) = oneshot::channel();
         let append = Append {
             game_id: game_id.to_string(),

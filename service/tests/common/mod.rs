@@ -6,7 +6,7 @@
 
 use gangs_proto::v1 as pb;
 use gangs_service::api::GamesService;
-use gangs_service::store::{Durable, LogStore, Store, StoreError};
+use gangs_service::store::{Durable, EncodedRecord, LogStore, Store, StoreError};
 use pb::games_server::Games;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -129,15 +129,15 @@ impl TestStore {
 
 #[async_trait::async_trait]
 impl LogStore for TestStore {
-    fn append_marked(
+    fn append_encoded(
         &self,
         game_id: &str,
-        records: Vec<pb::LogRecord>,
+        records: Vec<EncodedRecord>,
         marked: Vec<u64>,
     ) -> Durable {
         self.appends.fetch_add(1, Ordering::SeqCst);
         if !self.failing.load(Ordering::SeqCst) && *self.open.borrow() {
-            return self.inner.append_marked(game_id, records, marked);
+            return self.inner.append_encoded(game_id, records, marked);
         }
         let (done, rx) = tokio::sync::oneshot::channel();
         if self.failing.load(Ordering::SeqCst) {
@@ -151,7 +151,7 @@ impl LogStore for TestStore {
         let mut open = self.open.subscribe();
         tokio::spawn(async move {
             let _ = open.wait_for(|&open| open).await;
-            let result = match inner.append_marked(&game_id, records, marked).await {
+            let result = match inner.append_encoded(&game_id, records, marked).await {
                 Ok(result) => result,
                 Err(_) => Err(StoreError::unavailable("the store stopped")),
             };
