@@ -26,7 +26,7 @@ fn shuffled_deal(rng: &mut ChaCha8Rng, options: Options) -> DealState {
 
 fn main() {
     let budget = Duration::from_secs(3);
-    let mut buffer = Box::new(PlayList::new());
+    let mut buffer = PlayList::new();
     for players in [4u8, 3] {
         let options = Options {
             players,

@@ -17,6 +17,7 @@
 //! - `metrics.rs`: Prometheus metrics (`--metrics`); `logging.rs`: text or JSON logs;
 //! - `ladder/`: ladders (`gangs.v1.Ladders`): bots queue, the server pairs, seats and rates
 //!   them; each ladder's records are a log of their own in the store;
+//! - `write_coalescing.rs`: each connection's writes gathered until its next flush;
 //! - `viewer/`: the web viewer (`--http`): a read-only page and JSON API over the same service.
 
 pub mod actor;
@@ -37,3 +38,4 @@ pub mod store;
 pub mod viewer;
 pub mod watch_route;
 pub mod webhooks;
+pub mod write_coalescing;

@@ -485,7 +485,14 @@ pub async fn run(
     }
     // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
     // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    // Each connection's writes gathered until its next flush (`write_coalescing.rs`): the
+    // frames of one action for the streams of one connection go out in one write.
+    let incoming = {
+        use tokio_stream::StreamExt;
+        tonic::transport::server::TcpIncoming::from(listener)
+            .with_nodelay(Some(true))
+            .map(|accepted| accepted.map(crate::write_coalescing::Coalescing::new))
+    };
     // On the signal, first stop the game actors: that ends every open Watch stream, which the
     // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
     let closing = registry.clone();

@@ -37,7 +37,7 @@ pub struct SearchPolicy {
     memory: DealMemory,
     rng: ChaCha8Rng,
     budget: Duration,
-    plays: Box<PlayList>,
+    plays: PlayList,
 }
 
 impl SearchPolicy {
@@ -47,7 +47,7 @@ impl SearchPolicy {
             memory: DealMemory::default(),
             rng,
             budget,
-            plays: Box::new(PlayList::new()),
+            plays: PlayList::new(),
         }
     }
 }

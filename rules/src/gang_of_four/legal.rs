@@ -10,62 +10,51 @@ use super::Options;
 /// More than any hand of 17 cards can form (at most C(17,5) five-card sets plus the rest).
 pub const MAX_PLAYS: usize = 6400;
 
-/// A fixed-capacity list of plays (card masks), reused between calls: no allocation.
+/// A list of plays (card masks), reused between calls: once grown, no allocation.
+///
+/// Why a `Vec` and not a fixed array of `MAX_PLAYS`: a new list was 51 KB to zero, and the
+/// server makes one for every legal-action query of an update (3% of its CPU under load, in
+/// `memset`), while a hand forms a few dozen plays at most in practice.
+#[derive(Default)]
 pub struct PlayList {
-    len: usize,
-    plays: [Mask; MAX_PLAYS],
+    plays: Vec<Mask>,
     /// Whether passing is also allowed.
     pub can_pass: bool,
 }
 
-impl Default for PlayList {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl PlayList {
     pub fn new() -> Self {
-        PlayList {
-            len: 0,
-            plays: [0; MAX_PLAYS],
-            can_pass: false,
-        }
+        Self::default()
     }
 
     pub fn clear(&mut self) {
-        self.len = 0;
+        self.plays.clear();
         self.can_pass = false;
     }
 
     pub fn push(&mut self, play: Mask) {
-        self.plays[self.len] = play;
-        self.len += 1;
+        debug_assert!(
+            self.plays.len() < MAX_PLAYS,
+            "more plays than a hand can form"
+        );
+        self.plays.push(play);
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.plays.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.plays.is_empty()
     }
 
     pub fn as_slice(&self) -> &[Mask] {
-        &self.plays[..self.len]
+        &self.plays
     }
 
     /// Keeps only the plays for which `keep` is true, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(Mask) -> bool) {
-        let mut kept = 0;
-        for i in 0..self.len {
-            let play = self.plays[i];
-            if keep(play) {
-                self.plays[kept] = play;
-                kept += 1;
-            }
-        }
-        self.len = kept;
+        self.plays.retain(|&play| keep(play));
     }
 
     pub fn contains(&self, play: Mask) -> bool {
