@@ -203,6 +203,12 @@ mod tests {
         assert!(matches!(written, Poll::Ready(Ok(n)) if n == bytes.len()));
     }
 
+    /// A flush with bytes gathered: pending once (its yield), then done.
+    fn flush_after_its_yield(io: &mut Coalescing<Recording>, cx: &mut Context<'_>) {
+        assert!(Pin::new(&mut *io).poll_flush(cx).is_pending());
+        assert!(Pin::new(io).poll_flush(cx).is_ready());
+    }
+
     #[test]
     fn writes_until_a_flush_go_out_together_after_one_yield() {
         let wakes = Arc::new(CountingWaker::default());
@@ -246,8 +252,7 @@ mod tests {
         let message: Vec<u8> = (0..100u8).collect();
         write(&mut io, &mut cx, &message[..40]);
         write(&mut io, &mut cx, &message[40..]);
-        assert!(Pin::new(&mut io).poll_flush(&mut cx).is_pending());
-        assert!(Pin::new(&mut io).poll_flush(&mut cx).is_ready());
+        flush_after_its_yield(&mut io, &mut cx);
         assert_eq!(io.inner.writes.concat(), message);
         assert_eq!(io.inner.writes.len(), 100usize.div_ceil(7));
     }
@@ -264,8 +269,7 @@ mod tests {
         assert!(io.gathered.is_empty());
         // The buffer of a burst is given back: an idle connection keeps little.
         write(&mut io, &mut cx, &vec![1u8; MAX_GATHERED - 1]);
-        assert!(Pin::new(&mut io).poll_flush(&mut cx).is_pending());
-        assert!(Pin::new(&mut io).poll_flush(&mut cx).is_ready());
+        flush_after_its_yield(&mut io, &mut cx);
         assert!(io.gathered.capacity() <= KEPT_CAPACITY);
     }
 
