@@ -242,7 +242,7 @@ impl GamesService {
                     )))
                 });
             let encoded = stream
-                .map(|update| Some(update.map(|u| Encoded::from(u.encode_to_vec()))))
+                .map(|update| Some(update.map(|u| Encoded::of(&u))))
                 .chain(tokio_stream::once(None))
                 .merge(stopping)
                 .take_while(Option::is_some)
@@ -540,7 +540,7 @@ impl Games for GamesService {
         let encoded = self.watch_encoded(request).await?;
         let decoded = encoded.map(|update| {
             update.and_then(|bytes| {
-                pb::Update::decode(bytes)
+                pb::Update::decode(bytes.message())
                     .map_err(|e| Status::internal(format!("an update does not decode: {e}")))
             })
         });

@@ -1,23 +1,25 @@
 //! The `gangs.v1.Games` service as the server mounts it: every method goes to the generated
-//! `GamesServer`, except `Watch`, which is served here with a codec that writes each update's
-//! bytes as they are.
+//! `GamesServer`, except `Watch`, which is served here: tonic reads the request and makes the
+//! response's headers (or a refusal's status), and the updates go out as the actor encoded them.
 //!
-//! Why: the actor encodes each audience's update once (`actor/watch.rs`), and every stream of
-//! that audience carries the same bytes. The generated server would want a `pb::Update` per
-//! stream and encode it again per stream: a deep clone and an encoding per watcher, which the
-//! profile of a game watched by every seat and a spectator showed among the top costs. The
-//! bytes are an encoded `pb::Update`, so the wire is exactly what the generated code wrote:
-//! clients see no difference.
+//! Why: the actor encodes each audience's update once (`actor/watch.rs`), as a whole gRPC
+//! message (prefix included), and every stream of that audience carries the same bytes. The
+//! generated server would want a `pb::Update` per stream and encode it again per stream (a deep
+//! clone and an encoding per watcher: among the top costs of a game watched by every seat and a
+//! spectator); tonic's own encoder, given bytes, would still copy them into a buffer of its own
+//! and prefix them per stream. The bytes are an encoded `pb::Update` in gRPC's framing, so the
+//! wire is exactly what the generated code wrote: clients see no difference.
 
 use crate::actor::Encoded;
 use crate::api::{EncodedStream, GamesService};
-use bytes::BufMut;
+use bytes::{BufMut, Bytes};
 use gangs_proto::codec::ClearCodec;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_server::GamesServer;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tonic::body::Body;
 use tonic::codec::{Codec, EncodeBuf, Encoder};
@@ -69,42 +71,71 @@ impl tower::Service<http::Request<Body>> for GamesRoutes {
         let service = self.service.clone();
         let max_request_bytes = self.max_request_bytes;
         Box::pin(async move {
+            // tonic reads the request (its size limit, compression, metadata) and makes the
+            // response's headers, or the status of a refusal; an opened stream's updates are
+            // then written by `UpdatesBody`, not by tonic's encoder.
+            let opened = Arc::new(Mutex::new(None));
             let mut grpc = tonic::server::Grpc::new(WatchCodec)
                 .apply_max_message_size_config(Some(max_request_bytes), None);
-            Ok(grpc.server_streaming(Watch(service), request).await)
+            let watch = Watch {
+                service,
+                opened: opened.clone(),
+            };
+            let response = grpc.server_streaming(watch, request).await;
+            let updates = opened.lock().expect("the opened stream's slot").take();
+            Ok(match updates {
+                Some(updates) => {
+                    let (parts, _nothing) = response.into_parts();
+                    http::Response::from_parts(parts, Body::new(UpdatesBody::new(updates)))
+                }
+                None => response,
+            })
         })
     }
 }
 
-/// The `Watch` method over [`GamesService::watch_encoded`].
-struct Watch(GamesService);
+/// An opened `Watch` stream: the actor's (or a forwarded stream's) updates.
+type Updates = crate::metrics::Watched<EncodedStream>;
+
+/// The `Watch` method over [`GamesService::watch_encoded`]. tonic is given an empty stream to
+/// encode; the opened one is left in `opened` for [`UpdatesBody`].
+struct Watch {
+    service: GamesService,
+    opened: Arc<Mutex<Option<Updates>>>,
+}
 
 impl ServerStreamingService<pb::WatchRequest> for Watch {
     type Response = Encoded;
-    type ResponseStream = crate::metrics::Watched<EncodedStream>;
+    type ResponseStream = tokio_stream::Empty<Result<Encoded, Status>>;
     type Future = Pin<
         Box<dyn Future<Output = Result<Response<Self::ResponseStream>, Status>> + Send + 'static>,
     >;
 
     fn call(&mut self, request: Request<pb::WatchRequest>) -> Self::Future {
-        let service = self.0.clone();
-        Box::pin(async move { service.watch_encoded(request).await.map(Response::new) })
+        let service = self.service.clone();
+        let opened = self.opened.clone();
+        Box::pin(async move {
+            let updates = service.watch_encoded(request).await?;
+            *opened.lock().expect("the opened stream's slot") = Some(updates);
+            Ok(Response::new(tokio_stream::empty()))
+        })
     }
 }
 
-/// Decodes a `WatchRequest` as the generated code does (`ClearCodec`); writes an encoded `Update` as it is.
+/// Decodes a `WatchRequest` as the generated code does (`ClearCodec`). Its encoder writes an
+/// update's message, for completeness: the updates themselves go out through `UpdatesBody`.
 #[derive(Default)]
 struct WatchCodec;
 
 impl Codec for WatchCodec {
     type Encode = Encoded;
     type Decode = pb::WatchRequest;
-    type Encoder = PassThrough;
+    type Encoder = MessageOf;
     // A body that is not a WatchRequest answers INVALID_ARGUMENT, as every other method.
     type Decoder = <ClearCodec<pb::Update, pb::WatchRequest> as Codec>::Decoder;
 
-    fn encoder(&mut self) -> PassThrough {
-        PassThrough
+    fn encoder(&mut self) -> MessageOf {
+        MessageOf
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -112,15 +143,65 @@ impl Codec for WatchCodec {
     }
 }
 
-/// Writes bytes that are already a message's encoding.
-struct PassThrough;
+/// Writes the message of an encoded update (tonic adds the prefix).
+struct MessageOf;
 
-impl Encoder for PassThrough {
+impl Encoder for MessageOf {
     type Item = Encoded;
     type Error = Status;
 
     fn encode(&mut self, item: Encoded, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
+        dst.put_slice(item.message());
         Ok(())
+    }
+}
+
+/// The body of an opened `Watch`: each update's gRPC message in a DATA frame as the actor
+/// encoded it (one buffer shared by every stream of its audience: neither copied nor
+/// prefixed again per stream), then the trailers with the status that ended the stream (OK
+/// when the game's updates ended, the error otherwise), as tonic's encoder writes them.
+struct UpdatesBody {
+    /// None once the trailers are out: the stream, and its watcher slot, let go at once.
+    updates: Option<Updates>,
+}
+
+impl UpdatesBody {
+    fn new(updates: Updates) -> Self {
+        UpdatesBody {
+            updates: Some(updates),
+        }
+    }
+}
+
+impl http_body::Body for UpdatesBody {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Status>>> {
+        let Some(updates) = self.updates.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let ended = match std::task::ready!(tokio_stream::Stream::poll_next(Pin::new(updates), cx))
+        {
+            Some(Ok(update)) => {
+                return Poll::Ready(Some(Ok(http_body::Frame::data(update.into_grpc_message()))))
+            }
+            Some(Err(status)) => status,
+            None => Status::ok(""),
+        };
+        self.updates = None;
+        let mut trailers = http::HeaderMap::new();
+        Poll::Ready(Some(
+            ended
+                .add_header(&mut trailers)
+                .map(|()| http_body::Frame::trailers(trailers)),
+        ))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.updates.is_none()
     }
 }

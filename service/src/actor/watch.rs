@@ -43,9 +43,42 @@ use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 
-/// An update as it goes on the wire: an encoded `pb::Update`, shared by every stream of its
-/// audience.
-pub type Encoded = Bytes;
+/// An update as it goes on the wire: one gRPC message, its 5-byte prefix (not compressed, then
+/// the length) and the encoded `pb::Update`, shared by every stream of its audience. The
+/// `Watch` route hands these bytes to HTTP/2 as they are (`watch_route.rs`): neither copied nor
+/// prefixed again per stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Encoded(Bytes);
+
+/// gRPC's message prefix: a compression flag byte and a big-endian u32 length.
+const GRPC_PREFIX: usize = 5;
+
+impl Encoded {
+    /// `update` encoded once, as a gRPC message.
+    pub fn of(update: &pb::Update) -> Encoded {
+        let len = update.encoded_len();
+        let mut frame = Vec::with_capacity(GRPC_PREFIX + len);
+        frame.push(0);
+        frame.extend_from_slice(
+            &u32::try_from(len)
+                .expect("an update under 4 GB")
+                .to_be_bytes(),
+        );
+        // The length is known: `encode` would work it out again, walking the whole update.
+        update.encode_raw(&mut frame);
+        Encoded(Bytes::from(frame))
+    }
+
+    /// The encoded `pb::Update` alone.
+    pub fn message(&self) -> &[u8] {
+        &self.0[GRPC_PREFIX..]
+    }
+
+    /// The gRPC message, prefix included, as it goes in an HTTP/2 DATA frame.
+    pub fn into_grpc_message(self) -> Bytes {
+        self.0
+    }
+}
 
 /// One record's update for one audience, encoded: with its view (`full`) and, for streams
 /// that want views only when needed, without it (`light`; the same bytes as `full` when the
@@ -69,22 +102,22 @@ impl Built {
 
 /// Encodes `update` for one stream, as it was built for it (`WithView`).
 fn encode_one(update: pb::Update) -> Encoded {
-    Bytes::from(update.encode_to_vec())
+    Encoded::of(&update)
 }
 
 /// Encodes `update` in the forms asked for, each once.
 fn encode(mut update: pb::Update, full: bool, light: bool) -> Built {
     if needs_view(&update) {
-        let bytes = (full || light).then(|| Bytes::from(update.encode_to_vec()));
+        let bytes = (full || light).then(|| Encoded::of(&update));
         return Built {
             full: bytes.clone().filter(|_| full),
             light: bytes.filter(|_| light),
         };
     }
-    let full = full.then(|| Bytes::from(update.encode_to_vec()));
+    let full = full.then(|| Encoded::of(&update));
     let light = light.then(|| {
         update.view = None;
-        Bytes::from(update.encode_to_vec())
+        Encoded::of(&update)
     });
     Built { full, light }
 }
