@@ -511,3 +511,32 @@ impl CatchUp {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An encoded update is one gRPC message as the generated server writes it: a zero
+    /// compression flag, the message's length big-endian, then the message.
+    #[test]
+    fn an_encoded_update_is_a_whole_grpc_message() {
+        let update = pb::Update {
+            seq: 42,
+            actor: Some(1),
+            seat: Some(2),
+            seats_taken: 4,
+            status: pb::GameStatus::Running as i32,
+            ..Default::default()
+        };
+        let encoded = Encoded::of(&update);
+        assert_eq!(encoded.message(), update.encode_to_vec().as_slice());
+        let wire = encoded.clone().into_grpc_message();
+        assert_eq!(wire[0], 0, "not compressed");
+        let len = u32::from_be_bytes(wire[1..GRPC_PREFIX].try_into().expect("4 bytes"));
+        assert_eq!(len as usize, wire.len() - GRPC_PREFIX);
+        assert_eq!(pb::Update::decode(encoded.message()), Ok(update));
+        // An empty update (every field at its default) is a prefix alone.
+        let empty = Encoded::of(&pb::Update::default()).into_grpc_message();
+        assert_eq!(&empty[..], &[0, 0, 0, 0, 0]);
+    }
+}
