@@ -10,9 +10,8 @@
 //! and prefix them per stream. The bytes are an encoded `pb::Update` in gRPC's framing, so the
 //! wire is exactly what the generated code wrote: clients see no difference.
 
-use crate::actor::Encoded;
 use crate::api::{EncodedStream, GamesService};
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 use gangs_proto::codec::ClearCodec;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_server::GamesServer;
@@ -97,16 +96,17 @@ impl tower::Service<http::Request<Body>> for GamesRoutes {
 /// An opened `Watch` stream: the actor's (or a forwarded stream's) updates.
 type Updates = crate::metrics::Watched<EncodedStream>;
 
-/// The `Watch` method over [`GamesService::watch_encoded`]. tonic is given an empty stream to
-/// encode; the opened one is left in `opened` for [`UpdatesBody`].
+/// The `Watch` method over [`GamesService::watch_encoded`]. tonic is given a stream with no
+/// items to encode (their type has no values); the opened one is left in `opened` for
+/// [`UpdatesBody`].
 struct Watch {
     service: GamesService,
     opened: Arc<Mutex<Option<Updates>>>,
 }
 
 impl ServerStreamingService<pb::WatchRequest> for Watch {
-    type Response = Encoded;
-    type ResponseStream = tokio_stream::Empty<Result<Encoded, Status>>;
+    type Response = Infallible;
+    type ResponseStream = tokio_stream::Empty<Result<Infallible, Status>>;
     type Future = Pin<
         Box<dyn Future<Output = Result<Response<Self::ResponseStream>, Status>> + Send + 'static>,
     >;
@@ -122,20 +122,20 @@ impl ServerStreamingService<pb::WatchRequest> for Watch {
     }
 }
 
-/// Decodes a `WatchRequest` as the generated code does (`ClearCodec`). Its encoder writes an
-/// update's message, for completeness: the updates themselves go out through `UpdatesBody`.
+/// Decodes a `WatchRequest` as the generated code does (`ClearCodec`); encodes nothing: the
+/// updates go out through `UpdatesBody`.
 #[derive(Default)]
 struct WatchCodec;
 
 impl Codec for WatchCodec {
-    type Encode = Encoded;
+    type Encode = Infallible;
     type Decode = pb::WatchRequest;
-    type Encoder = MessageOf;
+    type Encoder = EncodesNothing;
     // A body that is not a WatchRequest answers INVALID_ARGUMENT, as every other method.
     type Decoder = <ClearCodec<pb::Update, pb::WatchRequest> as Codec>::Decoder;
 
-    fn encoder(&mut self) -> MessageOf {
-        MessageOf
+    fn encoder(&mut self) -> EncodesNothing {
+        EncodesNothing
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -143,16 +143,15 @@ impl Codec for WatchCodec {
     }
 }
 
-/// Writes the message of an encoded update (tonic adds the prefix).
-struct MessageOf;
+/// The encoder of a stream that has no items.
+struct EncodesNothing;
 
-impl Encoder for MessageOf {
-    type Item = Encoded;
+impl Encoder for EncodesNothing {
+    type Item = Infallible;
     type Error = Status;
 
-    fn encode(&mut self, item: Encoded, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(item.message());
-        Ok(())
+    fn encode(&mut self, item: Infallible, _: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        match item {}
     }
 }
 

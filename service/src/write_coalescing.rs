@@ -12,8 +12,8 @@
 //!
 //! What it costs: a connection's task is polled once more per flush; a lone write waits for the
 //! tasks already queued on its worker (never for I/O, never for a timer). What it holds: at most
-//! `MAX_GATHERED` bytes per connection, and its buffer is given back after a burst larger than
-//! `KEPT_CAPACITY`, so an idle connection keeps at most that.
+//! `MAX_GATHERED` bytes per connection, and its buffer is shrunk back to `KEPT_CAPACITY` after a
+//! larger burst, so an idle connection keeps at most that.
 
 use std::io;
 use std::pin::Pin;
@@ -61,11 +61,9 @@ impl<IO: AsyncWrite + Unpin> Coalescing<IO> {
         }
         self.written = 0;
         self.yielded = false;
-        if self.gathered.capacity() > KEPT_CAPACITY {
-            self.gathered = Vec::new();
-        } else {
-            self.gathered.clear();
-        }
+        self.gathered.clear();
+        // Shrunk, not freed: a busy connection would grow a fresh buffer step by step again.
+        self.gathered.shrink_to(KEPT_CAPACITY);
         Poll::Ready(Ok(()))
     }
 
@@ -198,6 +196,11 @@ mod tests {
         }
     }
 
+    /// A context whose wakes go nowhere.
+    fn quiet() -> Context<'static> {
+        Context::from_waker(Waker::noop())
+    }
+
     fn write(io: &mut Coalescing<Recording>, cx: &mut Context<'_>, bytes: &[u8]) {
         let written = Pin::new(io).poll_write(cx, bytes);
         assert!(matches!(written, Poll::Ready(Ok(n)) if n == bytes.len()));
@@ -243,8 +246,7 @@ mod tests {
 
     #[test]
     fn partial_writes_keep_the_order_and_every_byte() {
-        let waker = Waker::noop();
-        let mut cx = Context::from_waker(waker);
+        let mut cx = quiet();
         let mut io = Coalescing::new(Recording {
             per_call: Some(7),
             ..Default::default()
@@ -259,15 +261,14 @@ mod tests {
 
     #[test]
     fn a_large_write_goes_through_after_what_was_gathered() {
-        let waker = Waker::noop();
-        let mut cx = Context::from_waker(waker);
+        let mut cx = quiet();
         let mut io = Coalescing::new(Recording::default());
         write(&mut io, &mut cx, b"small");
         let large = vec![7u8; MAX_GATHERED + 1];
         write(&mut io, &mut cx, &large);
         assert_eq!(io.inner.writes, vec![b"small".to_vec(), large]);
         assert!(io.gathered.is_empty());
-        // The buffer of a burst is given back: an idle connection keeps little.
+        // The buffer of a burst is shrunk back: an idle connection keeps little.
         write(&mut io, &mut cx, &vec![1u8; MAX_GATHERED - 1]);
         flush_after_its_yield(&mut io, &mut cx);
         assert!(io.gathered.capacity() <= KEPT_CAPACITY);
@@ -275,8 +276,7 @@ mod tests {
 
     #[test]
     fn shutdown_writes_what_was_gathered_first() {
-        let waker = Waker::noop();
-        let mut cx = Context::from_waker(waker);
+        let mut cx = quiet();
         let mut io = Coalescing::new(Recording::default());
         write(&mut io, &mut cx, b"goodbye");
         assert!(Pin::new(&mut io).poll_shutdown(&mut cx).is_ready());

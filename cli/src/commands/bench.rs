@@ -246,6 +246,16 @@ impl Cpu {
             per_action: cpu_per(between, after, played.count),
         }
     }
+
+    /// The report's line: `label`, then both figures and `measured_note`, or why there are none.
+    fn line(&self, label: &str, measured_note: &str, unmeasured_why: &str) -> String {
+        match (self.per_action, self.per_call) {
+            (Some(action), Some(call)) => format!(
+                "{label}: {action:.0} µs per action, {call:.0} µs per baseline call{measured_note}"
+            ),
+            _ => format!("{label}: not measured ({unmeasured_why})"),
+        }
+    }
 }
 
 /// The CPU time a process has used so far (user + system), from `/proc/PID/stat`.
@@ -329,51 +339,45 @@ impl Report<'_> {
             )
         };
         [
-        format!(
-            "{} games of {} at once on {server}, watchers: {} (views: {}), {} s per phase",
-            args.games,
-            args.kind,
-            args.watchers.name(),
-            args.views.name(),
-            args.seconds
-        ),
-        format!(
-            "baseline (health Check): {:>9.0} calls/s    p50 {}  p99 {}",
-            baseline.per_second(),
-            latency(baseline, 0.5),
-            latency(baseline, 0.99)
-        ),
-        format!(
-            "Act (durable):           {:>9.0} actions/s  p50 {}  p90 {}  p99 {}  p99.9 {}",
-            played.per_second(),
-            latency(played, 0.5),
-            latency(played, 0.9),
-            latency(played, 0.99),
-            latency(played, 0.999)
-        ),
-        format!(
-            "ratio: {:.2} (durable actions/s ÷ baseline calls/s)",
-            ratio(played, baseline)
-        ),
-        format!(
-            "Watch updates received: {:.0} bytes per action",
-            played.bytes_per_call()
-        ),
-        match (server_cpu.per_action, server_cpu.per_call) {
-            (Some(action), Some(call)) => format!(
-                "server CPU: {action:.0} µs per action, {call:.0} µs per baseline call (its own server)"
+            format!(
+                "{} games of {} at once on {server}, watchers: {} (views: {}), {} s per phase",
+                args.games,
+                args.kind,
+                args.watchers.name(),
+                args.views.name(),
+                args.seconds
             ),
-            _ => "server CPU: not measured (only for the bench's own server, on Linux)".to_string(),
-        },
-        match (client_cpu.per_action, client_cpu.per_call) {
-            (Some(action), Some(call)) => format!(
-                "this bench's own CPU: {action:.0} µs per action, {call:.0} µs per baseline call"
+            format!(
+                "baseline (health Check): {:>9.0} calls/s    p50 {}  p99 {}",
+                baseline.per_second(),
+                latency(baseline, 0.5),
+                latency(baseline, 0.99)
             ),
-            _ => "this bench's own CPU: not measured (Linux only)".to_string(),
-        },
-        format!("refused: {}", errors_line(played)),
-    ]
-    .join("\n")
+            format!(
+                "Act (durable):           {:>9.0} actions/s  p50 {}  p90 {}  p99 {}  p99.9 {}",
+                played.per_second(),
+                latency(played, 0.5),
+                latency(played, 0.9),
+                latency(played, 0.99),
+                latency(played, 0.999)
+            ),
+            format!(
+                "ratio: {:.2} (durable actions/s ÷ baseline calls/s)",
+                ratio(played, baseline)
+            ),
+            format!(
+                "Watch updates received: {:.0} bytes per action",
+                played.bytes_per_call()
+            ),
+            server_cpu.line(
+                "server CPU",
+                " (its own server)",
+                "only for the bench's own server, on Linux",
+            ),
+            client_cpu.line("this bench's own CPU", "", "Linux only"),
+            format!("refused: {}", errors_line(played)),
+        ]
+        .join("\n")
     }
 }
 

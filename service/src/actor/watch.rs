@@ -100,11 +100,6 @@ impl Built {
     }
 }
 
-/// Encodes `update` for one stream, as it was built for it (`WithView`).
-fn encode_one(update: pb::Update) -> Encoded {
-    Encoded::of(&update)
-}
-
 /// Encodes `update` in the forms asked for, each once.
 fn encode(mut update: pb::Update, full: bool, light: bool) -> Built {
     if needs_view(&update) {
@@ -370,7 +365,7 @@ impl GameActor {
             let record = self.records.get(through);
             // The first update of the stream: with its view.
             let update = self.update_for(&*self.game, &record, seat, WithView::Always);
-            Box::pin(tokio_stream::once(Ok(encode_one(update))))
+            Box::pin(tokio_stream::once(Ok(Encoded::of(&update))))
         } else {
             // Replayed from the log by a task as fast as the client reads: a client that never
             // reads holds a few updates, not the whole game, and the actor is not busy meanwhile.
@@ -502,7 +497,7 @@ impl CatchUp {
                     clocks,
                     with_view,
                 );
-                if updates.send(Ok(encode_one(update))).await.is_err() {
+                if updates.send(Ok(Encoded::of(&update))).await.is_err() {
                     // The client went away: so does the catch-up, and its memory.
                     return Ok(());
                 }
