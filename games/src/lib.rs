@@ -13,6 +13,7 @@ pub mod game_file;
 pub mod gang_of_four;
 pub mod kinds;
 pub mod replay;
+pub mod skim;
 pub mod summary;
 #[cfg(feature = "terminal")]
 pub mod terminal;

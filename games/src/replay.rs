@@ -5,7 +5,9 @@
 //! the records' own times (so a restarted server re-arms the same wall-clock deadlines).
 
 use crate::clock::{self, Clocks};
+use crate::skim::LoggedRecord;
 use crate::{new_game, Game};
+use bytes::Bytes;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use prost::Message;
@@ -30,6 +32,9 @@ pub struct Replayer {
     game: Option<Box<dyn Game>>,
     /// Per seat: joined. A seat joins once; every seat joins before `started`.
     seats: Vec<bool>,
+    /// The engine's events encoded, to compare with stored ones (reused: no allocation per
+    /// event).
+    scratch: Vec<u8>,
     started: bool,
     last_seq: u64,
     /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
@@ -52,6 +57,7 @@ impl Replayer {
         Replayer {
             game: None,
             seats: Vec::new(),
+            scratch: Vec::new(),
             started: false,
             last_seq: 0,
             ended: None,
@@ -90,6 +96,21 @@ impl Replayer {
 
     /// Applies one record. Seqs must follow each other from 1.
     pub fn apply(&mut self, record: &pb::LogRecord) -> Result<(), ReplayError> {
+        self.apply_with(record, None)
+    }
+
+    /// Applies one record, whole or skimmed: a skimmed record's events are checked as their
+    /// stored bytes against the engine's events encoded (decoded only when the bytes differ,
+    /// to tell an equal event written differently from a different one).
+    pub fn apply_logged(&mut self, logged: &LoggedRecord) -> Result<(), ReplayError> {
+        self.apply_with(&logged.record, logged.stored_events.as_deref())
+    }
+
+    fn apply_with(
+        &mut self,
+        record: &pb::LogRecord,
+        stored_events: Option<&[Bytes]>,
+    ) -> Result<(), ReplayError> {
         let seq = record.seq;
         let fail = |message: String| ReplayError { seq, message };
         if seq != self.last_seq + 1 {
@@ -161,7 +182,7 @@ impl Replayer {
                 }
                 self.started = true;
                 let events = game.start();
-                compare(&started.events, &events).map_err(fail)?;
+                check(&mut self.scratch, &started.events, stored_events, &events).map_err(fail)?;
             }
             Some(Record::Acted(acted)) => {
                 let game = self
@@ -178,7 +199,7 @@ impl Replayer {
                         acted.seat
                     ))
                 })?;
-                compare(&acted.events, &events).map_err(fail)?;
+                check(&mut self.scratch, &acted.events, stored_events, &events).map_err(fail)?;
             }
             Some(Record::Expired(expired)) => {
                 let game = self
@@ -188,7 +209,7 @@ impl Replayer {
                 let events = game
                     .expire()
                     .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
-                compare(&expired.events, &events).map_err(fail)?;
+                check(&mut self.scratch, &expired.events, stored_events, &events).map_err(fail)?;
             }
             Some(Record::TimedOut(timed_out)) => {
                 let game = self
@@ -219,7 +240,8 @@ impl Replayer {
                         "the engine refuses the default action of seat {seat}: {e}"
                     ))
                 })?;
-                compare(&timed_out.events, &events).map_err(fail)?;
+                check(&mut self.scratch, &timed_out.events, stored_events, &events)
+                    .map_err(fail)?;
             }
             Some(Record::Ended(ended)) => {
                 let game = self
@@ -256,25 +278,57 @@ impl Replayer {
     }
 }
 
+/// Checks the engine's events against the logged ones: the stored bytes when the record was
+/// skimmed, else the record's decoded events.
+fn check(
+    scratch: &mut Vec<u8>,
+    logged: &[pb::GameEvent],
+    stored: Option<&[Bytes]>,
+    replayed: &[pb::GameEvent],
+) -> Result<(), String> {
+    let Some(stored) = stored else {
+        return compare(logged, replayed);
+    };
+    if stored.len() != replayed.len() {
+        return Err(count_differs(stored.len(), replayed.len()));
+    }
+    for (i, (bytes, event)) in stored.iter().zip(replayed).enumerate() {
+        scratch.clear();
+        event.encode_raw(scratch);
+        if scratch[..] != bytes[..] {
+            // Not the same bytes: maybe the same event written otherwise (fields in another
+            // order, an older writer); compared as messages, as a whole record would be.
+            let logged = pb::GameEvent::decode(bytes.clone())
+                .map_err(|e| format!("event {i} is undecodable: {e}"))?;
+            compare_one(i, &logged, event)?;
+        }
+    }
+    Ok(())
+}
+
+fn count_differs(logged: usize, replayed: usize) -> String {
+    format!("the log holds {logged} events, the engine produced {replayed}")
+}
+
 fn compare(logged: &[pb::GameEvent], replayed: &[pb::GameEvent]) -> Result<(), String> {
     if logged.len() != replayed.len() {
-        return Err(format!(
-            "the log holds {} events, the engine produced {}",
-            logged.len(),
-            replayed.len()
-        ));
+        return Err(count_differs(logged.len(), replayed.len()));
     }
     for (i, (a, b)) in logged.iter().zip(replayed).enumerate() {
-        // Equal messages first (no allocation: every record of a restart comes through
-        // here); else their encodings, which stay equal where the messages' `==` is too
-        // strict (a NaN, a map's order).
-        if a != b && a.encode_to_vec() != b.encode_to_vec() {
-            return Err(format!(
-                "event {i} differs: logged `{}`, engine `{}`",
-                crate::describe_event(a),
-                crate::describe_event(b)
-            ));
-        }
+        compare_one(i, a, b)?;
+    }
+    Ok(())
+}
+
+fn compare_one(i: usize, logged: &pb::GameEvent, replayed: &pb::GameEvent) -> Result<(), String> {
+    // Equal messages first (no allocation); else their encodings, which stay equal where the
+    // messages' `==` is too strict (a NaN, a map's order).
+    if logged != replayed && logged.encode_to_vec() != replayed.encode_to_vec() {
+        return Err(format!(
+            "event {i} differs: logged `{}`, engine `{}`",
+            crate::describe_event(logged),
+            crate::describe_event(replayed)
+        ));
     }
     Ok(())
 }

@@ -210,7 +210,7 @@ async fn summary_from_log(
         store.clone(),
         summaries.clone(),
         crate::actor::Settings::default(),
-        records,
+        crate::registry::whole(records),
         Vec::new(),
     );
     drop(built);

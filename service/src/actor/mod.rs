@@ -37,6 +37,7 @@ use crate::error::{HostError, HostResult};
 use crate::store::{Durable, Store};
 use durability::{Durability, PendingReply};
 use gangs_games::clock::{self, Clocks};
+use gangs_games::skim::LoggedRecord;
 use gangs_games::update::ended_status;
 use gangs_games::{new_game, replay::Replayer, Game};
 use gangs_proto::v1 as pb;
@@ -218,7 +219,7 @@ impl GameActor {
         store: Store,
         summaries: Summaries,
         settings: Settings,
-        records: Vec<pb::LogRecord>,
+        records: Vec<LoggedRecord>,
         encoded: Vec<crate::store::RecordBytes>,
     ) -> HostResult<GameActor> {
         let damaged = |e: String| HostError::Internal(format!("game {id}: {e}"));
@@ -228,8 +229,11 @@ impl GameActor {
         let mut started = None;
         let mut created = None;
         let mut ended = None;
-        for record in &records {
-            replayer.apply(record).map_err(|e| damaged(e.to_string()))?;
+        for logged in &records {
+            replayer
+                .apply_logged(logged)
+                .map_err(|e| damaged(e.to_string()))?;
+            let record = &logged.record;
             match &record.record {
                 Some(Record::Created(c)) => created = Some(c.clone()),
                 Some(Record::Joined(j)) => seats_info.push((

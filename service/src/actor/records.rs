@@ -6,6 +6,7 @@
 //! keeps them until its next checkpoint, without a copy or an encoding of its own.
 
 use crate::store::{record_bytes, RecordBytes};
+use gangs_games::skim::LoggedRecord;
 use gangs_proto::v1 as pb;
 use prost::Message;
 
@@ -19,26 +20,31 @@ pub(super) struct Records {
 
 impl Records {
     /// The records of a log; `encoded`, their bytes as the store holds them when it gave
-    /// them (one per record, each the record's encoding), else empty: then they are encoded.
-    pub(super) fn from_log(records: &[pb::LogRecord], encoded: Vec<RecordBytes>) -> Records {
+    /// them (one per record, each the record's encoding), else empty: then the records, which
+    /// are whole, are encoded. A skimmed record (its events left as bytes) is never encoded
+    /// again: it would lose its events.
+    pub(super) fn from_log(records: &[LoggedRecord], encoded: Vec<RecordBytes>) -> Records {
         if encoded.len() != records.len() {
             let mut kept = Records::default();
-            for record in records {
-                kept.push(record);
+            for logged in records {
+                assert!(
+                    logged.stored_events.is_none(),
+                    "a skimmed record comes with its stored bytes"
+                );
+                kept.push(&logged.record);
             }
             return kept;
         }
         debug_assert!(
-            records
-                .iter()
-                .zip(&encoded)
-                .all(|(record, bytes)| pb::LogRecord::decode(&bytes[..]).as_ref() == Ok(record)),
+            records.iter().zip(&encoded).all(|(logged, bytes)| {
+                pb::LogRecord::decode(&bytes[..]).ok() == logged.clone().into_whole().ok()
+            }),
             "stored bytes are their records' encodings"
         );
         Records {
             encoded,
-            first_unix_ms: records.first().map(|r| r.unix_ms),
-            last_unix_ms: records.last().map(|r| r.unix_ms),
+            first_unix_ms: records.first().map(|r| r.record.unix_ms),
+            last_unix_ms: records.last().map(|r| r.record.unix_ms),
         }
     }
 

@@ -21,6 +21,7 @@ use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
 use crate::error::{HostError, HostResult};
 use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
+use gangs_games::skim::LoggedRecord;
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -348,7 +349,7 @@ impl Registry {
         if records.is_empty() {
             return Err(not_found(id));
         }
-        let handle = match self.rebuild(id, records, Vec::new()) {
+        let handle = match self.rebuild(id, whole(records), Vec::new()) {
             Ok(actor) => actor.spawn(),
             Err(e) => {
                 self.damage(id, e.message()).await?;
@@ -370,7 +371,7 @@ impl Registry {
     fn rebuild(
         &self,
         id: &str,
-        records: Vec<pb::LogRecord>,
+        records: Vec<LoggedRecord>,
         encoded: Vec<crate::store::RecordBytes>,
     ) -> HostResult<GameActor> {
         GameActor::rebuild(
@@ -519,6 +520,11 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
                 quoted(token)
             ))
         })
+}
+
+/// Records decoded whole, as the rebuild takes them.
+pub(crate) fn whole(records: Vec<pb::LogRecord>) -> Vec<LoggedRecord> {
+    records.into_iter().map(LoggedRecord::whole).collect()
 }
 
 fn not_found(id: &str) -> HostError {

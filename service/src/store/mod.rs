@@ -44,6 +44,7 @@ mod jetstream_feed;
 mod journal;
 pub mod sled;
 
+use gangs_games::skim::LoggedRecord;
 use gangs_proto::v1 as pb;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -252,13 +253,21 @@ impl ScannedLog {
     /// The records of game `game_id`, decoded on the caller's thread, and their stored bytes
     /// when the store read them that way (else empty). The actor keeps its records encoded
     /// (`actor/records.rs`): with the bytes it need not encode again what it just decoded.
+    /// Stored bytes are skimmed, not decoded whole: the replay checks their events as bytes
+    /// (`gangs_games::skim`).
     pub fn into_records(self, game_id: &str) -> Result<GameRecords, StoreError> {
         match self {
-            ScannedLog::Decoded(records) => Ok((records, Vec::new())),
+            ScannedLog::Decoded(records) => Ok((
+                records.into_iter().map(LoggedRecord::whole).collect(),
+                Vec::new(),
+            )),
             ScannedLog::Encoded(encoded) => {
                 let records = encoded
                     .iter()
-                    .map(|bytes| decode_record(game_id, bytes))
+                    .map(|bytes| {
+                        LoggedRecord::skim(bytes::Bytes::from_owner(bytes.clone()))
+                            .map_err(|e| undecodable(game_id, e))
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok((records, encoded))
             }
@@ -267,7 +276,7 @@ impl ScannedLog {
 }
 
 /// A game's records and, when the store gave them, each record's stored bytes (else empty).
-pub type GameRecords = (Vec<pb::LogRecord>, Vec<RecordBytes>);
+pub type GameRecords = (Vec<LoggedRecord>, Vec<RecordBytes>);
 
 /// One record's protobuf encoding, as the log stores it. Shared, not copied: the actor keeps
 /// its records this way (`actor/records.rs`) and hands the same bytes to the store
@@ -297,8 +306,11 @@ impl EncodedRecord {
 
 /// A record from its stored bytes; undecodable bytes are a corrupt log.
 pub fn decode_record(game_id: &str, bytes: &[u8]) -> Result<pb::LogRecord, StoreError> {
-    <pb::LogRecord as prost::Message>::decode(bytes)
-        .map_err(|e| StoreError::corrupt(format!("game {game_id}: undecodable record: {e}")))
+    <pb::LogRecord as prost::Message>::decode(bytes).map_err(|e| undecodable(game_id, e))
+}
+
+fn undecodable(game_id: &str, e: prost::DecodeError) -> StoreError {
+    StoreError::corrupt(format!("game {game_id}: undecodable record: {e}"))
 }
 
 /// Games in id order, a batch at a time, a few batches read ahead of the reader; an `Err`
