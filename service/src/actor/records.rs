@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn records_come_back_as_they_went_in() {
         let log: Vec<_> = (1..=4).map(|seq| record(seq, 100 + seq as i64)).collect();
-        let kept = Records::from_log(&log, Vec::new());
+        let kept = Records::from_log(&whole(&log), Vec::new());
         assert_eq!(kept.len(), 4);
         assert_eq!(kept.get(3), log[2]);
         assert_eq!(kept.range(2, 3).collect::<Vec<_>>(), log[1..3].to_vec());
@@ -127,14 +127,44 @@ mod tests {
     fn records_given_with_their_stored_bytes_keep_them() {
         let log: Vec<_> = (1..=3).map(|seq| record(seq, 200 + seq as i64)).collect();
         let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
-        let kept = Records::from_log(&log, bytes.clone());
+        let kept = Records::from_log(&whole(&log), bytes.clone());
         assert_eq!(kept.encoded, bytes);
         assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
         assert_eq!(kept.first_unix_ms(), Some(201));
         assert_eq!(kept.last_unix_ms(), Some(203));
         // Bytes that do not match the records one for one are not used: encoded anew.
-        let kept = Records::from_log(&log, bytes[..2].to_vec());
+        let kept = Records::from_log(&whole(&log), bytes[..2].to_vec());
         assert_eq!(kept.len(), 3);
         assert_eq!(kept.get(3), log[2]);
+    }
+
+    fn whole(log: &[pb::LogRecord]) -> Vec<LoggedRecord> {
+        log.iter().cloned().map(LoggedRecord::whole).collect()
+    }
+
+    fn skimmed(bytes: &[RecordBytes]) -> Vec<LoggedRecord> {
+        bytes
+            .iter()
+            .map(|b| LoggedRecord::skim(bytes::Bytes::from_owner(b.clone())).expect("skims"))
+            .collect()
+    }
+
+    #[test]
+    fn skimmed_records_keep_their_stored_bytes() {
+        let log: Vec<_> = (1..=3).map(|seq| record(seq, 300 + seq as i64)).collect();
+        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
+        let kept = Records::from_log(&skimmed(&bytes), bytes.clone());
+        assert_eq!(kept.encoded, bytes);
+        assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
+        assert_eq!(kept.first_unix_ms(), Some(301));
+    }
+
+    /// A skimmed record lacks its events: encoding it again would lose them.
+    #[test]
+    #[should_panic(expected = "a skimmed record comes with its stored bytes")]
+    fn skimmed_records_without_their_bytes_are_never_encoded_again() {
+        let log: Vec<_> = (1..=2).map(|seq| record(seq, 400)).collect();
+        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
+        Records::from_log(&skimmed(&bytes), Vec::new());
     }
 }
