@@ -107,6 +107,19 @@ async fn check_contract(store: &Store) {
     store.delete_game(b).await.unwrap();
     assert!(store.load_game(b).await.unwrap().is_empty());
     assert_eq!(store.game_ids().await.unwrap(), vec![a, c]);
+
+    // Several games at once (retention's batches): each deleted, one result per id in order,
+    // an unknown or already deleted game fine too; the others untouched.
+    let (d, e) = ("00000000000000de", "00000000000000e0");
+    append(store, d, 1..=2).await;
+    append(store, e, 1..=3).await;
+    let ids: Vec<String> = [d, b, e, "00000000000000ef"].map(String::from).to_vec();
+    let results = store.delete_games(&ids).await;
+    assert_eq!(results.len(), ids.len(), "one result per id");
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert!(store.load_game(d).await.unwrap().is_empty());
+    assert!(store.load_game(e).await.unwrap().is_empty());
+    assert_eq!(store.game_ids().await.unwrap(), vec![a, c]);
 }
 
 /// What a reopened store must still hold after `check_contract`.
@@ -579,8 +592,13 @@ fn crash_child(dir: &std::path::Path, again: bool) -> ! {
         }
         append_marked(&store, CRASH_DELETED, 1..=2).await;
         append_marked(&store, CRASH_KEPT, 1..=1).await;
-        // Retention deletes a game: a journal replayed after the crash must not bring it back.
-        store.delete_game(CRASH_DELETED).await.unwrap();
+        // Retention deletes games (two at once, as its batches do): a journal replayed after
+        // the crash must not bring either back.
+        append(&store, CRASH_DELETED_TOO, 1..=3).await;
+        let deleted = [CRASH_DELETED, CRASH_DELETED_TOO].map(String::from);
+        for result in store.delete_games(&deleted).await {
+            result.unwrap();
+        }
         append(&store, CRASH_KEPT, 2..=40).await;
         append_marked(&store, CRASH_KEPT, 41..=41).await;
         for n in 0..200u64 {
@@ -591,6 +609,7 @@ fn crash_child(dir: &std::path::Path, again: bool) -> ! {
 }
 
 const CRASH_DELETED: &str = "00000000000000d1";
+const CRASH_DELETED_TOO: &str = "00000000000000d0";
 const CRASH_AGAIN: &str = "00000000000000d3";
 const CRASH_KEPT: &str = "00000000000000d2";
 
@@ -668,6 +687,7 @@ fn acknowledged_appends_survive_a_crash_and_deleted_games_stay_deleted() {
             vec![1, 2]
         );
         assert!(store.load_game(CRASH_DELETED).await.unwrap().is_empty());
+        assert!(store.load_game(CRASH_DELETED_TOO).await.unwrap().is_empty());
         for n in 0..200u64 {
             let id = format!("{:016x}", 0xc0000 + n);
             assert_eq!(seqs(&store.load_game(&id).await.unwrap()), vec![1, 2, 3]);

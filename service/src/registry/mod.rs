@@ -460,20 +460,28 @@ impl Registry {
             .filter(|g| g.finished_unix_ms.is_some_and(|t| t < cutoff))
             .map(|g| g.game_id.clone())
             .collect();
-        for id in &old {
+        for batch in old.chunks(DELETE_BATCH) {
             // Out of the directory first: a request from now on answers NOT_FOUND.
-            self.games.write().expect("games lock").remove(id);
-            self.summaries.lock().expect("summaries lock").remove(id);
+            {
+                let mut games = self.games.write().expect("games lock");
+                let mut summaries = self.summaries.lock().expect("summaries lock");
+                for id in batch {
+                    games.remove(id);
+                    summaries.remove(id);
+                }
+            }
             self.create_ids
                 .lock()
                 .expect("create ids lock")
-                .retain(|_, slot| &slot.game_id != id);
-            match self.store.delete_game(id).await {
-                Ok(()) => {
-                    tracing::info!(game = %id, "deleted the log of a game over for longer than --retain-finished")
-                }
-                Err(e) => {
-                    tracing::error!(game = %id, "could not delete the log of a game over for longer than --retain-finished: {e}")
+                .retain(|_, slot| !batch.contains(&slot.game_id));
+            for (id, result) in batch.iter().zip(self.store.delete_games(batch).await) {
+                match result {
+                    Ok(()) => {
+                        tracing::info!(game = %id, "deleted the log of a game over for longer than --retain-finished")
+                    }
+                    Err(e) => {
+                        tracing::error!(game = %id, "could not delete the log of a game over for longer than --retain-finished: {e}")
+                    }
                 }
             }
         }
@@ -521,6 +529,11 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
             ))
         })
 }
+
+/// Games whose logs retention deletes at once (`LogStore::delete_games`: one sled checkpoint
+/// for them all). Bounded, so that a backlog of thousands (a server down past the retention)
+/// holds the directory's locks and the store's flusher a short while at a time.
+const DELETE_BATCH: usize = 256;
 
 /// Records decoded whole, as the rebuild takes them.
 pub(crate) fn whole(records: Vec<pb::LogRecord>) -> Vec<LoggedRecord> {

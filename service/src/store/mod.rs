@@ -230,6 +230,18 @@ pub trait LogStore: Send + Sync + 'static {
     /// Removes a game's whole log (retention). Deleting an unknown game is not an error. The
     /// caller makes sure no actor is appending to the game meanwhile.
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError>;
+
+    /// [`LogStore::delete_game`] for several games, one result per id in order. A store that
+    /// pays a fixed cost per deletion pays it once here (sled: one checkpoint and one flush
+    /// for the lot, not one per game: retention may find thousands of games due at once, and
+    /// each checkpoint holds up every game's appends while it runs).
+    async fn delete_games(&self, game_ids: &[String]) -> Vec<Result<(), StoreError>> {
+        let mut results = Vec::with_capacity(game_ids.len());
+        for id in game_ids {
+            results.push(self.delete_game(id).await);
+        }
+        results
+    }
 }
 
 /// One game as a [`scan`] reads it: its log, or why it cannot be read

@@ -378,7 +378,8 @@ impl LogTree {
     }
 
     /// Removes every key of one game, then flushes (a deletion is durable like an append).
-    fn delete_game_now(&self, game_id: &str) -> Result<(), StoreError> {
+    /// Removes a game's records from the tree (durable at the caller's flush).
+    fn delete_game_entries(&self, game_id: &str) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
         for key in self.tree.scan_prefix(game_id.as_bytes()).keys() {
             batch.remove(key.map_err(read_error)?);
@@ -389,9 +390,6 @@ impl LogTree {
         // Nothing is pending for it after the checkpoint that came first, unless a record was
         // appended since: a deleted game takes it along.
         self.pending().forget(game_id);
-        self.tree
-            .flush()
-            .map_err(|e| StoreError::unavailable(format!("cannot flush the log: {e}")))?;
         Ok(())
     }
 }
@@ -480,14 +478,39 @@ impl LogStore for SledStore {
     }
 
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
-        self.checkpoint().await?;
-        let (tree, game_id) = (self.tree.clone(), game_id.to_string());
+        self.delete_games(&[game_id.to_string()])
+            .await
+            .pop()
+            .expect("one result per game")
+    }
+
+    /// One checkpoint first (a journal replayed after a crash must not write a deleted game
+    /// back), then every game's entries, then one flush.
+    async fn delete_games(&self, game_ids: &[String]) -> Vec<Result<(), StoreError>> {
+        if let Err(e) = self.checkpoint().await {
+            return game_ids.iter().map(|_| Err(e.clone())).collect();
+        }
+        let (tree, game_ids) = (self.tree.clone(), game_ids.to_vec());
         let (feed, index) = (self.feed.clone(), self.feed_index.clone());
-        blocking(move || {
-            forget_feed_entries(&feed, &index, &game_id)?;
-            tree.delete_game_now(&game_id)
+        let count = game_ids.len();
+        let deleted = blocking(move || {
+            let mut results: Vec<Result<(), StoreError>> = game_ids
+                .iter()
+                .map(|id| {
+                    forget_feed_entries(&feed, &index, id)?;
+                    tree.delete_game_entries(id)
+                })
+                .collect();
+            if let Err(e) = tree.tree.flush() {
+                let failed = StoreError::unavailable(format!("cannot flush the log: {e}"));
+                for result in results.iter_mut().filter(|r| r.is_ok()) {
+                    *result = Err(failed.clone());
+                }
+            }
+            Ok(results)
         })
-        .await
+        .await;
+        deleted.unwrap_or_else(|e| (0..count).map(|_| Err(e.clone())).collect())
     }
 
     fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {

@@ -176,4 +176,8 @@ impl LogStore for TestStore {
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
         self.inner.delete_game(game_id).await
     }
+
+    async fn delete_games(&self, game_ids: &[String]) -> Vec<Result<(), StoreError>> {
+        self.inner.delete_games(game_ids).await
+    }
 }
