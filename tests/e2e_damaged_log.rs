@@ -1,6 +1,7 @@
 //! End to end: a game whose log does not replay does not stop the server. Games are played,
-//! the server is stopped, two logs are damaged through the sled store itself (a record the
-//! engine refuses, a record that does not decode), and the server restarts: the other games
+//! the server is stopped, three logs are damaged through the sled store itself (a record the
+//! engine refuses, a record that does not decode, a legal action logged with another action's
+//! events), and the server restarts: the other games
 //! play on; the damaged ones are listed with their reason (gRPC and `gangs games`), their log
 //! reads (GetLog, redacted as a running game's) where it can, and every call to play them
 //! answers FAILED_PRECONDITION naming the game and the reason.
@@ -80,6 +81,31 @@ fn append_raw(data_dir: &Path, game_id: &str, seq: u64, value: Vec<u8>) {
     db.flush().expect("flush");
 }
 
+const FORGED_SEED: u64 = 5;
+
+/// The first action of the game dealt by `FORGED_SEED` (the server's defaults), logged with the
+/// events of another of that seat's legal actions.
+fn forged_first_action() -> pb::Acted {
+    let replica = || {
+        let mut game = gangs_games::new_game("gang-of-four", None, FORGED_SEED, None).unwrap();
+        game.start();
+        game
+    };
+    let mut game = replica();
+    let seat = (0..game.players())
+        .find(|&s| game.legal_actions(s).len() >= 2)
+        .expect("a seat with two legal actions");
+    let legal = game.legal_actions(seat);
+    let other_events = replica().act(seat, &legal[1]).unwrap();
+    assert_ne!(game.act(seat, &legal[0]).unwrap(), other_events);
+    pb::Acted {
+        seat: seat as u32,
+        action: Some(legal[0].clone()),
+        action_id: String::new(),
+        events: other_events,
+    }
+}
+
 fn assert_damaged<T: std::fmt::Debug>(result: Result<T, tonic::Status>, game_id: &str, why: &str) {
     let status = result.expect_err("a damaged game is not playable");
     assert_eq!(
@@ -111,12 +137,14 @@ async fn a_log_that_does_not_replay_damages_its_game_only() {
     let (refused, refused_tokens) = started_game(&mut client, 1).await;
     let (healthy, healthy_tokens) = started_game(&mut client, 2).await;
     let (undecodable, _) = started_game(&mut client, 3).await;
+    let (forged, _) = started_game(&mut client, FORGED_SEED).await;
     for _ in 0..3 {
         play_one(&mut client, &refused, &refused_tokens).await;
         play_one(&mut client, &healthy, &healthy_tokens).await;
     }
     let refused_seq = status(&mut client, &refused).await.last_seq;
     let undecodable_seq = status(&mut client, &undecodable).await.last_seq;
+    let forged_seq = status(&mut client, &forged).await.last_seq;
     let healthy_before = log(&mut client, &healthy).await;
     drop(client);
     // Stopped cleanly: its journal is then in sled's own files, which the test edits (after a
@@ -134,6 +162,19 @@ async fn a_log_that_does_not_replay_damages_its_game_only() {
     };
     append_raw(&data, &refused, refused_seq + 1, bad.encode_to_vec());
     append_raw(&data, &undecodable, undecodable_seq + 1, vec![0xff; 7]);
+    // A legal first action logged with the events of another legal action (the replay checks
+    // a restart's events as their stored bytes: these differ, and decode to other events).
+    let forged_record = pb::LogRecord {
+        seq: forged_seq + 1,
+        unix_ms: 1,
+        record: Some(Record::Acted(forged_first_action())),
+    };
+    append_raw(
+        &data,
+        &forged,
+        forged_seq + 1,
+        forged_record.encode_to_vec(),
+    );
 
     server.restart();
     let mut client = server.client().await;
@@ -163,6 +204,23 @@ async fn a_log_that_does_not_replay_damages_its_game_only() {
         "{listed_undecodable:?}"
     );
     assert!(!status(&mut client, &healthy).await.damaged);
+    let listed_forged = status(&mut client, &forged).await;
+    assert!(listed_forged.damaged, "{listed_forged:?}");
+    assert!(
+        listed_forged.damage_reason.contains("differs"),
+        "{listed_forged:?}"
+    );
+    assert_damaged(
+        client
+            .act(pb::ActRequest {
+                game_id: forged.clone(),
+                token: String::new(),
+                ..Default::default()
+            })
+            .await,
+        &forged,
+        "differs",
+    );
 
     // One clear log line per damaged game, with its id and reason.
     let logged = server.stderr_text();
