@@ -461,19 +461,25 @@ impl Registry {
             .map(|g| g.game_id.clone())
             .collect();
         for batch in old.chunks(DELETE_BATCH) {
-            // Out of the directory first: a request from now on answers NOT_FOUND.
+            // Out of the directory first: a request from now on answers NOT_FOUND. One lock
+            // at a time, as everywhere else (never one taken while holding another).
             {
                 let mut games = self.games.write().expect("games lock");
-                let mut summaries = self.summaries.lock().expect("summaries lock");
                 for id in batch {
                     games.remove(id);
+                }
+            }
+            {
+                let mut summaries = self.summaries.lock().expect("summaries lock");
+                for id in batch {
                     summaries.remove(id);
                 }
             }
+            let ids: std::collections::HashSet<&String> = batch.iter().collect();
             self.create_ids
                 .lock()
                 .expect("create ids lock")
-                .retain(|_, slot| !batch.contains(&slot.game_id));
+                .retain(|_, slot| !ids.contains(&slot.game_id));
             for (id, result) in batch.iter().zip(self.store.delete_games(batch).await) {
                 match result {
                     Ok(()) => {
