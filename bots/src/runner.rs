@@ -128,6 +128,7 @@ pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotErr
         invitation: args.invitation.clone().unwrap_or_default(),
         last_seq: 0,
         acted_at: None,
+        sent: SentAction::default(),
         act_failures: (0, 0),
         policy,
         reconnector,
@@ -166,11 +167,40 @@ struct Bot<P> {
     last_seq: u64,
     /// The seq of the last update acted on successfully.
     acted_at: Option<u64>,
+    /// The last action sent, for a retry of the same decision.
+    sent: SentAction,
     /// (seq, consecutive transient failures acting at that seq).
     act_failures: (u64, u32),
     policy: P,
     reconnector: Reconnector,
     client: Client,
+}
+
+/// The last action sent and the seq of the update it answered. Acting on that update again
+/// (a retry after an outage: the bot watches again from before it) sends the same action, not
+/// a new choice: the retry carries the same action id (`action_id`), and the server refuses an
+/// id reused for another action, so a policy that draws at random must not draw again.
+#[derive(Default)]
+struct SentAction(Option<(u64, pb::GameAction)>);
+
+impl SentAction {
+    /// The action for `update`: the one sent for it before if it is still legal, else `choose`'s.
+    fn action_for(
+        &self,
+        update: &pb::Update,
+        choose: impl FnOnce() -> Option<pb::GameAction>,
+    ) -> Option<pb::GameAction> {
+        match &self.0 {
+            Some((seq, sent)) if *seq == update.seq && update.legal_actions.contains(sent) => {
+                Some(sent.clone())
+            }
+            _ => choose(),
+        }
+    }
+
+    fn note(&mut self, seq: u64, action: &pb::GameAction) {
+        self.0 = Some((seq, action.clone()));
+    }
 }
 
 /// How watching ended.
@@ -290,7 +320,8 @@ impl<P: Policy> Bot<P> {
     }
 
     async fn act(&mut self, update: &pb::Update) -> Result<Acted, BotError> {
-        let Some(action) = self.policy.choose(update) else {
+        let policy = &mut self.policy;
+        let Some(action) = self.sent.action_for(update, || policy.choose(update)) else {
             tracing::debug!(seq = update.seq, "the policy lets this update pass");
             return Ok(Acted::Stale);
         };
@@ -302,6 +333,7 @@ impl<P: Policy> Bot<P> {
         }
         let seat = update.seat.or(self.seat).unwrap_or_default();
         let words = describe_action(&action);
+        self.sent.note(update.seq, &action);
         let request = pb::ActRequest {
             game_id: self.game_id.clone(),
             token: self.token.clone(),
@@ -379,4 +411,49 @@ async fn ready_now<F: Future>(future: F) -> Option<F::Output> {
 
 fn describe_status(status: &Status) -> String {
     format!("{}: {}", code_name(status.code()), status.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn action(n: u32) -> pb::GameAction {
+        use pb::the_gang_action::{Kind, Take};
+        pb::GameAction {
+            game: Some(pb::game_action::Game::TheGang(pb::TheGangAction {
+                kind: Some(Kind::Take(Take { stars: n })),
+            })),
+        }
+    }
+
+    fn update(seq: u64, legal: &[u32]) -> pb::Update {
+        pb::Update {
+            seq,
+            legal_actions: legal.iter().map(|&n| action(n)).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// A random policy draws again on every call: a retry of the same update must not.
+    #[test]
+    fn a_retry_of_the_same_update_sends_the_same_action() {
+        let mut sent = SentAction::default();
+        let mut draws = [1, 2, 3].into_iter();
+        let mut draw = || draws.next().map(action);
+        let first = sent.action_for(&update(26, &[1, 2, 3]), &mut draw).unwrap();
+        sent.note(26, &first);
+        // The same update again (watched again after an outage): the same action, no draw.
+        let again = sent.action_for(&update(26, &[1, 2, 3]), &mut draw).unwrap();
+        assert_eq!(again, first);
+        // A later update: a new choice.
+        let later = sent.action_for(&update(30, &[1, 2, 3]), &mut draw).unwrap();
+        assert_eq!(later, action(2));
+        // The sent action no longer legal at that seq: a new choice too.
+        let mut sent = SentAction::default();
+        sent.note(40, &action(9));
+        assert_eq!(
+            sent.action_for(&update(40, &[1]), || Some(action(1))),
+            Some(action(1))
+        );
+    }
 }
