@@ -1,6 +1,7 @@
 //! Idempotency keys for `Act`. The key depends only on (game, seat, seq), so a bot that acts,
-//! loses the connection and acts again at the same seq after reconnecting sends the same key:
-//! the server answers the first result and applies nothing twice.
+//! loses the connection and acts again at the same seq after reconnecting sends the same key,
+//! with the same action (the runner resends it: `SentAction` in `runner.rs`): the server
+//! answers the first result and applies nothing twice.
 
 /// The `action_id` for the action of `seat` in `game_id` decided on the update at `seq`.
 pub fn action_id(game_id: &str, seat: u32, seq: u64) -> String {

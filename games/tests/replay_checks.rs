@@ -154,16 +154,24 @@ fn skimmed_records_replay_to_the_same_game_as_whole_ones() {
     }
 }
 
+/// A played Gang of Four log, skimmed, with the stored bytes of its deal's first event edited.
+fn with_deal_event_edited(edit: impl FnOnce(&mut Vec<u8>)) -> Vec<LoggedRecord> {
+    let mut logged = skimmed(&played_log("gang-of-four", 4));
+    let started = logged
+        .iter_mut()
+        .find(|r| matches!(r.record.record, Some(Record::Started(_))))
+        .unwrap();
+    let events = started.stored_events.as_mut().unwrap();
+    let mut bytes = events[0].to_vec();
+    edit(&mut bytes);
+    events[0] = Bytes::from(bytes);
+    logged
+}
+
 #[test]
 fn a_skimmed_record_whose_event_differs_is_refused() {
-    let records = played_log("gang-of-four", 4);
-    let mut logged = skimmed(&records);
     // The deal's first event, one byte changed inside a card: a different deal.
-    let events = logged[5].stored_events.as_mut().unwrap();
-    let mut changed = events[0].to_vec();
-    let last = changed.len() - 1;
-    changed[last] ^= 1;
-    events[0] = Bytes::from(changed);
+    let logged = with_deal_event_edited(|bytes| *bytes.last_mut().unwrap() ^= 1);
     let e = replay_logged(&logged).err().unwrap();
     assert_eq!(e.seq, 6);
     assert!(
@@ -172,7 +180,7 @@ fn a_skimmed_record_whose_event_differs_is_refused() {
         e.message
     );
     // One event fewer than the engine produced.
-    let mut logged = skimmed(&records);
+    let mut logged = skimmed(&played_log("gang-of-four", 4));
     let acted = logged
         .iter_mut()
         .rfind(|r| r.stored_events.as_ref().is_some_and(|e| !e.is_empty()))
@@ -188,12 +196,7 @@ fn a_skimmed_record_whose_event_differs_is_refused() {
 
 #[test]
 fn an_equal_event_stored_in_other_bytes_is_accepted() {
-    let records = played_log("gang-of-four", 4);
-    let mut logged = skimmed(&records);
     // An unknown field appended (field 15, varint 1): other bytes, the same message.
-    let events = logged[5].stored_events.as_mut().unwrap();
-    let mut longer = events[0].to_vec();
-    longer.extend([15 << 3, 1]);
-    events[0] = Bytes::from(longer);
+    let logged = with_deal_event_edited(|bytes| bytes.extend([15 << 3, 1]));
     replay_logged(&logged).unwrap();
 }

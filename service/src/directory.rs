@@ -210,7 +210,7 @@ async fn summary_from_log(
         store.clone(),
         summaries.clone(),
         crate::actor::Settings::default(),
-        crate::registry::whole(records),
+        gangs_games::skim::LoggedRecord::all_whole(records),
         Vec::new(),
     );
     drop(built);

@@ -123,10 +123,18 @@ mod tests {
         assert_eq!(Records::default().range(1, 5).count(), 0);
     }
 
+    /// Three records from seq 1, the first at `first_unix_ms + 1`, and their stored bytes.
+    fn log_with_bytes(first_unix_ms: i64) -> (Vec<pb::LogRecord>, Vec<RecordBytes>) {
+        let log: Vec<_> = (1..=3)
+            .map(|seq| record(seq, first_unix_ms + seq as i64))
+            .collect();
+        let bytes = log.iter().map(record_bytes).collect();
+        (log, bytes)
+    }
+
     #[test]
     fn records_given_with_their_stored_bytes_keep_them() {
-        let log: Vec<_> = (1..=3).map(|seq| record(seq, 200 + seq as i64)).collect();
-        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
+        let (log, bytes) = log_with_bytes(200);
         let kept = Records::from_log(&whole(&log), bytes.clone());
         assert_eq!(kept.encoded, bytes);
         assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
@@ -139,20 +147,19 @@ mod tests {
     }
 
     fn whole(log: &[pb::LogRecord]) -> Vec<LoggedRecord> {
-        log.iter().cloned().map(LoggedRecord::whole).collect()
+        LoggedRecord::all_whole(log.to_vec())
     }
 
     fn skimmed(bytes: &[RecordBytes]) -> Vec<LoggedRecord> {
         bytes
             .iter()
-            .map(|b| LoggedRecord::skim(bytes::Bytes::from_owner(b.clone())).expect("skims"))
+            .map(|b| crate::store::skim_record("g", b).expect("skims"))
             .collect()
     }
 
     #[test]
     fn skimmed_records_keep_their_stored_bytes() {
-        let log: Vec<_> = (1..=3).map(|seq| record(seq, 300 + seq as i64)).collect();
-        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
+        let (log, bytes) = log_with_bytes(300);
         let kept = Records::from_log(&skimmed(&bytes), bytes.clone());
         assert_eq!(kept.encoded, bytes);
         assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
@@ -163,8 +170,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "a skimmed record comes with its stored bytes")]
     fn skimmed_records_without_their_bytes_are_never_encoded_again() {
-        let log: Vec<_> = (1..=2).map(|seq| record(seq, 400)).collect();
-        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
+        let (_, bytes) = log_with_bytes(400);
         Records::from_log(&skimmed(&bytes), Vec::new());
     }
 }

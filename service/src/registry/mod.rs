@@ -349,7 +349,7 @@ impl Registry {
         if records.is_empty() {
             return Err(not_found(id));
         }
-        let handle = match self.rebuild(id, whole(records), Vec::new()) {
+        let handle = match self.rebuild(id, LoggedRecord::all_whole(records), Vec::new()) {
             Ok(actor) => actor.spawn(),
             Err(e) => {
                 self.damage(id, e.message()).await?;
@@ -540,11 +540,6 @@ fn parse_page_token(token: &str) -> HostResult<Option<(i64, String)>> {
 /// for them all). Bounded, so that a backlog of thousands (a server down past the retention)
 /// holds the directory's locks and the store's flusher a short while at a time.
 const DELETE_BATCH: usize = 256;
-
-/// Records decoded whole, as the rebuild takes them.
-pub(crate) fn whole(records: Vec<pb::LogRecord>) -> Vec<LoggedRecord> {
-    records.into_iter().map(LoggedRecord::whole).collect()
-}
 
 fn not_found(id: &str) -> HostError {
     HostError::NotFound(format!(

@@ -269,17 +269,11 @@ impl ScannedLog {
     /// (`gangs_games::skim`).
     pub fn into_records(self, game_id: &str) -> Result<GameRecords, StoreError> {
         match self {
-            ScannedLog::Decoded(records) => Ok((
-                records.into_iter().map(LoggedRecord::whole).collect(),
-                Vec::new(),
-            )),
+            ScannedLog::Decoded(records) => Ok((LoggedRecord::all_whole(records), Vec::new())),
             ScannedLog::Encoded(encoded) => {
                 let records = encoded
                     .iter()
-                    .map(|bytes| {
-                        LoggedRecord::skim(bytes::Bytes::from_owner(bytes.clone()))
-                            .map_err(|e| undecodable(game_id, e))
-                    })
+                    .map(|bytes| skim_record(game_id, bytes))
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok((records, encoded))
             }
@@ -319,6 +313,12 @@ impl EncodedRecord {
 /// A record from its stored bytes; undecodable bytes are a corrupt log.
 pub fn decode_record(game_id: &str, bytes: &[u8]) -> Result<pb::LogRecord, StoreError> {
     <pb::LogRecord as prost::Message>::decode(bytes).map_err(|e| undecodable(game_id, e))
+}
+
+/// A record skimmed from its stored bytes (`gangs_games::skim`: its events stay slices of
+/// them, not copies); undecodable bytes are a corrupt log.
+pub fn skim_record(game_id: &str, bytes: &RecordBytes) -> Result<LoggedRecord, StoreError> {
+    LoggedRecord::skim(bytes::Bytes::from_owner(bytes.clone())).map_err(|e| undecodable(game_id, e))
 }
 
 fn undecodable(game_id: &str, e: prost::DecodeError) -> StoreError {

@@ -377,7 +377,6 @@ impl LogTree {
         Ok(ids)
     }
 
-    /// Removes every key of one game, then flushes (a deletion is durable like an append).
     /// Removes a game's records from the tree (durable at the caller's flush).
     fn delete_game_entries(&self, game_id: &str) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
@@ -487,6 +486,9 @@ impl LogStore for SledStore {
     /// One checkpoint first (a journal replayed after a crash must not write a deleted game
     /// back), then every game's entries, then one flush.
     async fn delete_games(&self, game_ids: &[String]) -> Vec<Result<(), StoreError>> {
+        if game_ids.is_empty() {
+            return Vec::new();
+        }
         if let Err(e) = self.checkpoint().await {
             return game_ids.iter().map(|_| Err(e.clone())).collect();
         }
