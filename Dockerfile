@@ -6,6 +6,10 @@
 # otherwise runs the runtime stage's commands against the binaries.
 
 FROM rust:1-slim-bookworm AS build
+# make: jemalloc (gangs-server's allocator) is built from its C sources; the slim image has the
+# C compiler but not make.
+RUN apt-get update && apt-get install -y --no-install-recommends make \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 # Cache mounts keep the registry and target between builds; the binaries are copied out in the
