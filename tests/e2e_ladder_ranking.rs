@@ -29,6 +29,15 @@ use std::process::{Command, Stdio};
 const RATED: usize = 100;
 const RANDOMS: [&str; 3] = ["random-a", "random-b", "random-c"];
 
+/// One bot's row of `gangs ladder standings --fit --json`: its fitted strength, the 95%
+/// interval, and its tier (1 the best).
+struct Fit {
+    strength: f64,
+    low: f64,
+    high: f64,
+    tier: u64,
+}
+
 fn search_bot(server: &Server, key: &str) -> Bot {
     let mut command = Command::new(bin("gangs-bot-search"));
     command
@@ -163,36 +172,42 @@ async fn greedy_and_search_climb_above_the_random_bots() {
     let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER, "--fit", "--json"]);
     assert_eq!(code, 0, "{out}");
     let fitted = json(&out);
-    let fit_row = |name: &str| {
-        fitted["standings"]
+    let fit = |name: &str| {
+        let row = fitted["standings"]
             .as_array()
             .unwrap()
             .iter()
             .find(|r| r["bot"] == name)
-            .unwrap_or_else(|| panic!("{name}: {out}"))
-            .clone()
+            .unwrap_or_else(|| panic!("{name}: {out}"));
+        let number = |key: &str| {
+            row[key]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{key} of {name}: {out}"))
+        };
+        Fit {
+            strength: number("fit"),
+            low: number("fit_low"),
+            high: number("fit_high"),
+            tier: row["tier"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("tier of {name}: {out}")),
+        }
     };
-    let number = |row: &serde_json::Value, key: &str| {
-        row[key]
-            .as_f64()
-            .unwrap_or_else(|| panic!("{key} in {row}"))
-    };
-    let strongest = ["greedy", "search"]
-        .into_iter()
-        .max_by(|a, b| number(&fit_row(a), "fit").total_cmp(&number(&fit_row(b), "fit")))
+    let good = ["greedy", "search"].map(|name| (name, fit(name)));
+    let (strongest, best) = good
+        .iter()
+        .max_by(|a, b| a.1.strength.total_cmp(&b.1.strength))
         .unwrap();
     for random in RANDOMS {
-        let r = fit_row(random);
-        for good in ["greedy", "search"] {
+        let r = fit(random);
+        for (name, g) in &good {
             assert!(
-                number(&fit_row(good), "fit") > number(&r, "fit_high"),
-                "{good}'s fit is not above {random}'s interval: {out}"
+                g.strength > r.high,
+                "{name}'s fit is not above {random}'s interval: {out}"
             );
         }
-        let s = fit_row(strongest);
         assert!(
-            s["tier"].as_u64() < r["tier"].as_u64()
-                && number(&s, "fit_low") > number(&r, "fit_high"),
+            best.tier < r.tier && best.low > r.high,
             "{strongest} is not in a better tier than {random}: {out}"
         );
     }

@@ -17,8 +17,8 @@
 //! is taken moves a peak by megabytes, a leak moves every value); tasks, threads and the
 //! server's tables by their floors (tasks of streams still winding down, blocking threads after
 //! a burst, games over not yet forgotten come and go within seconds; a leaked one stays, and the
-//! floor rises). The threads also stay under a fixed
-//! ceiling: one worker per core, the capped blocking pool, and a few of the server's own.
+//! floor rises). The threads also stay under a fixed ceiling: one worker per core, the capped
+//! blocking pool, and a few of the server's own.
 //!
 //! `GANGS_SOAK_SECONDS` sets the length (default 150 s: CI); the hour-long run of
 //! docs/performance.md is `GANGS_SOAK_SECONDS=3600 cargo test --release --test
