@@ -6,16 +6,21 @@ use gangs_service::server::{
     migrate, run, shutdown_signal, Config, ServerCommand, MAX_BLOCKING_THREADS,
 };
 
-/// jemalloc instead of the system's malloc: under many games at once (many small allocations
-/// freed on other threads: requests, records, updates) it took a quarter less of the server's
-/// CPU per action than glibc's, and a live game costs about as much memory; the empty server
-/// holds about 24 MB more, sled's metrics histograms zeroed (docs/performance.md, "The
+#[cfg_attr(not(feature = "jemalloc"), allow(dead_code, unused_imports))]
+mod allocator;
+
+/// jemalloc for the small allocations, the system's malloc for the large ones: under many
+/// games at once (many small allocations freed on other threads: requests, records, updates)
+/// jemalloc took a quarter less of the server's CPU per action than glibc's, and the split
+/// keeps the empty server as small as with glibc (`allocator.rs`; docs/performance.md, "The
 /// allocator").
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: allocator::ServerAllocator = allocator::SERVER_ALLOCATOR;
 
 fn main() {
+    #[cfg(feature = "jemalloc")]
+    allocator::init();
     let config = Config::parse();
     // One worker per core (tokio's default); the blocking pool (the store's reads, the restore
     // scan, replays) capped, so that a storm of reads queues instead of starting hundreds of
