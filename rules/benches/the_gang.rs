@@ -3,7 +3,9 @@
 //!   the same run, like for like: card arrays against card arrays (`evaluate(&[Card; 7])` vs
 //!   rs_poker's `[Card]::rank`), and each library's prepared hand type against the other's
 //!   (`EvalHand`, which carries its running key, vs rs_poker's bit-set `Hand`), each built before
-//!   timing;
+//!   timing; and, since rs_poker 5 has one, its own prepared key (`SevenCardAccum`), which is the
+//!   same design as ours (a running sum of per-card keys, a flush test, a perfect hash into a
+//!   table of rank multisets): the like-for-like figure of the evaluator's design;
 //! - random-playout engine steps per second (every action a random legal action of a random
 //!   seat that may act, in every mode).
 //!
@@ -13,7 +15,9 @@ use gangs_rules::the_gang::{evaluate, Card, Config, EvalHand, Evaluator, Mode, T
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rs_poker::core::{Card as RsCard, Hand as RsHand, Rankable, Suit as RsSuit, Value as RsValue};
+use rs_poker::core::{
+    Card as RsCard, Hand as RsHand, Rankable, SevenCardAccum, Suit as RsSuit, Value as RsValue,
+};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -123,6 +127,21 @@ fn main() {
         sum
     });
     assert_eq!(ours_check, prepared_check);
+    let rs_accums: Vec<SevenCardAccum> = rs_slices
+        .iter()
+        .map(|h| {
+            let mut accum = SevenCardAccum::new();
+            h.iter().for_each(|&c| accum.add(c));
+            accum
+        })
+        .collect();
+    let (theirs_accum, _) = best_rate(|| {
+        let mut sum = 0u64;
+        for &h in black_box(&rs_accums) {
+            sum = sum.wrapping_add(h.rank().value_bits() as u64);
+        }
+        sum
+    });
     println!("7-card evaluation, {HANDS} random hands, best of {ROUNDS} rounds");
     println!("  card arrays:");
     println!("    gangs evaluate(&[Card])      : {ours:>14.0} evals/s (checksum {ours_check})");
@@ -131,11 +150,16 @@ fn main() {
     println!("  prepared hands:");
     println!("    gangs Evaluator::evaluate_hand (EvalHand) : {ours_prepared:>14.0} evals/s");
     println!("    rs_poker Hand::rank (bit set)             : {theirs_hand:>14.0} evals/s");
+    println!("    rs_poker SevenCardAccum::rank (its key)   : {theirs_accum:>14.0} evals/s");
     println!(
         "  speed-up, like for like: {:.1}x on card arrays, {:.1}x on prepared hands; tables {} KB",
         ours.max(ours_handle) / theirs_slice,
         ours_prepared / theirs_hand,
         gangs_rules::the_gang::evaluator::fast_table_bytes() / 1024
+    );
+    println!(
+        "  the same design on both sides (prepared keys): {:.2}x against SevenCardAccum",
+        ours_prepared / theirs_accum
     );
 
     println!("random playouts (random legal action of a random seat, 3..6 players)");
