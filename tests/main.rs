@@ -31,6 +31,7 @@ mod e2e_limits;
 mod e2e_migrate;
 mod e2e_nats_cluster;
 mod e2e_nats_directory;
+mod e2e_nats_forwarding;
 mod e2e_operations;
 mod e2e_python_bot;
 mod e2e_rpc_fuzz;

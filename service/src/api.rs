@@ -105,7 +105,7 @@ impl GamesService {
         F: Future<Output = Result<Response<T>, Status>>,
     {
         self.check_key(&request, access, what)?;
-        let forwarded = request.metadata().contains_key(crate::cluster::FORWARDED);
+        let forwarded = self.forwarded_by_a_node(&request);
         let (credentials, request) = Credentials::split(request);
         request.check_bounds()?;
         let Some(cluster) = &self.cluster else {
@@ -117,7 +117,7 @@ impl GamesService {
         {
             Route::Local => Ok(Routed::Here(request)),
             Route::Owner(owner) => Ok(Routed::There(
-                forward(owner, credentials.forwarded(request))
+                forward(owner, credentials.forwarded(request, cluster))
                     .await
                     .map_err(crate::cluster::forward_failed)?,
             )),
@@ -147,6 +147,14 @@ impl GamesService {
 
     /// Who is calling, for the per-client limits: its key once `check_key` accepted it (a
     /// server without keys does not trust any), else its IP address.
+    /// Whether `request` was forwarded by another node of this server's cluster (it carries
+    /// the cluster's mark; a client's header without it counts for nothing).
+    fn forwarded_by_a_node<T>(&self, request: &Request<T>) -> bool {
+        self.cluster
+            .as_ref()
+            .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
+    }
+
     fn client_of<T>(&self, request: &Request<T>) -> Client {
         match bearer(request) {
             Ok(Some(key)) if self.keys.admin.is_some() => Client::of_key(key),
@@ -222,6 +230,15 @@ impl GamesService {
         request: Request<pb::WatchRequest>,
     ) -> Result<crate::metrics::Watched<EncodedStream>, Status> {
         let peer = request.remote_addr();
+        // A stream another node forwarded was counted there against its client's connection;
+        // here it counts against the game only. The connection between two nodes carries the
+        // streams of all their clients: counted per connection, a few hundred watchers through
+        // one node would exhaust `--max-watchers-per-connection` for everyone.
+        let connection = if self.forwarded_by_a_node(&request) {
+            None
+        } else {
+            peer
+        };
         // The watcher slot (here or for a forwarded stream) is held by the stream: it is free
         // again when the client closes it.
         let limits = self.limits.clone();
@@ -258,7 +275,7 @@ impl GamesService {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer.into_inner()),
         };
-        let slot = self.limits.open_watch(&request.game_id, peer)?;
+        let slot = self.limits.open_watch(&request.game_id, connection)?;
         let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
@@ -340,14 +357,12 @@ impl Credentials {
         request
     }
 
-    /// `message` as a call forwarded to another node of a cluster, with these credentials
-    /// (that node checks them again) and the mark that it was forwarded (it is not sent on).
-    pub(crate) fn forwarded<T>(&self, message: T) -> Request<T> {
+    /// `message` as a call forwarded to another node of `cluster`, with these credentials
+    /// (that node checks them again) and the cluster's mark that it was forwarded (it is not
+    /// sent on).
+    pub(crate) fn forwarded<T>(&self, message: T, cluster: &Cluster) -> Request<T> {
         let mut request = self.on(message);
-        request.metadata_mut().insert(
-            crate::cluster::FORWARDED,
-            tonic::metadata::MetadataValue::from_static("1"),
-        );
+        cluster.mark_forwarded(&mut request);
         request
     }
 }
@@ -421,7 +436,7 @@ impl Games for GamesService {
         let created = async {
             self.check_key(&request, Access::Admin, "create games")?;
             let client = self.client_of(&request);
-            let forwarded = request.metadata().contains_key(crate::cluster::FORWARDED);
+            let forwarded = self.forwarded_by_a_node(&request);
             let (credentials, request) = Credentials::split(request);
             request.check_bounds()?;
             if request.kind.is_empty() {
@@ -455,7 +470,7 @@ impl Games for GamesService {
                 };
                 if let Route::Owner(mut owner) = place {
                     return Ok(owner
-                        .create_game(credentials.forwarded(request))
+                        .create_game(credentials.forwarded(request, cluster))
                         .await
                         .map_err(crate::cluster::forward_failed)?
                         .into_inner());

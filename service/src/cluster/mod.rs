@@ -54,8 +54,13 @@ pub const SENDERS_BUCKET: &str = "GANGS_SENDERS";
 pub const LADDERS_BUCKET: &str = "GANGS_LADDERS";
 /// How long a dead node's games wait before another node may take them.
 pub const LEASE_TTL: Duration = Duration::from_secs(5);
-/// Metadata on a call one node forwards to another: it is never forwarded again.
+/// Metadata on a call one node forwards to another: it is never forwarded again, and a
+/// forwarded `Watch` is not counted against the forwarding node's connection (it carries many
+/// clients' streams). Its value is the cluster's forwarding mark ([`Cluster::was_forwarded`]):
+/// a client that sets the header without it is any client.
 pub const FORWARDED: &str = "gangs-forwarded";
+/// The key of the forwarding mark in the cluster's settings bucket.
+const FORWARDING_MARK_KEY: &str = "forwarding-mark";
 const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// Summaries written to the directory at once.
 const PUBLISH_AT_ONCE: usize = 32;
@@ -124,6 +129,10 @@ pub struct Cluster {
     ladders: kv::Store,
     /// Every ladder's name as the ladders' bucket has it (followed by a KV watch).
     ladder_names: Arc<Mutex<HashMap<String, LadderName>>>,
+    /// The value of [`FORWARDED`] on calls between this cluster's nodes: random, made by the
+    /// first node of the cluster and kept in its settings bucket, so only a holder of the
+    /// cluster's NATS credentials knows it.
+    forwarding_mark: tonic::metadata::AsciiMetadataValue,
 }
 
 /// A ladder as the cluster knows it by name: its log, and its creation.
@@ -190,6 +199,38 @@ fn names_bucket(bucket: &str, replicas: usize) -> kv::Config {
 }
 
 /// Opens (or creates) a KV bucket, retrying while JetStream starts.
+/// The cluster's forwarding mark: the settings bucket's, or a new random one for a new cluster
+/// (set once, by whichever node creates it first; the others read that one).
+async fn forwarding_mark(
+    settings: &kv::Store,
+) -> Result<tonic::metadata::AsciiMetadataValue, String> {
+    for _ in 0..10 {
+        let stored = settings
+            .get(FORWARDING_MARK_KEY)
+            .await
+            .map_err(|e| format!("NATS: cannot read the cluster's forwarding mark: {e}"))?;
+        if let Some(value) = stored {
+            return std::str::from_utf8(&value)
+                .ok()
+                .filter(|mark| mark.len() == 64 && mark.bytes().all(|b| b.is_ascii_hexdigit()))
+                .and_then(|mark| mark.parse().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "NATS: the cluster's forwarding mark in {CLUSTER_BUCKET} is not 64 hex digits"
+                    )
+                });
+        }
+        let mark = format!(
+            "{:032x}{:032x}",
+            rand::random::<u128>(),
+            rand::random::<u128>()
+        );
+        // Created only if absent: two nodes starting a cluster at once agree on the first.
+        let _ = settings.create(FORWARDING_MARK_KEY, mark.into()).await;
+    }
+    Err("NATS: cannot read or set the cluster's forwarding mark".to_string())
+}
+
 async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::Store, String> {
     crate::store::jetstream::while_jetstream_starts(&config.bucket, || {
         js.create_or_update_key_value(config.clone())
@@ -219,6 +260,8 @@ impl Cluster {
         .await?;
         let ladder_names =
             follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
+        let settings = open_bucket(js, names_bucket(CLUSTER_BUCKET, replicas)).await?;
+        let forwarding_mark = forwarding_mark(&settings).await?;
         registry.track_summary_changes();
         // A game created here with a new random id goes to a shard this node holds.
         let placing = shards.clone();
@@ -234,6 +277,7 @@ impl Cluster {
             senders,
             ladders,
             ladder_names,
+            forwarding_mark,
         });
         Shards::keep_renewing(&cluster.shards, registry.clone());
         let balancing = Arc::downgrade(&cluster);
@@ -363,6 +407,21 @@ impl Cluster {
     /// This node's gRPC URL as the others reach it.
     pub fn me(&self) -> &str {
         &self.me
+    }
+
+    /// `request` marked as a call forwarded by a node of this cluster.
+    pub fn mark_forwarded<T>(&self, request: &mut tonic::Request<T>) {
+        request
+            .metadata_mut()
+            .insert(FORWARDED, self.forwarding_mark.clone());
+    }
+
+    /// Whether a call came from another node of this cluster: it carries the cluster's
+    /// forwarding mark (compared in constant time: a client may not learn it by guessing).
+    pub fn was_forwarded(&self, metadata: &tonic::metadata::MetadataMap) -> bool {
+        metadata.get(FORWARDED).is_some_and(|value| {
+            crate::secret::constant_time_eq(value.as_bytes(), self.forwarding_mark.as_bytes())
+        })
     }
 
     /// Every ladder of the cluster by name, as the ladders' bucket has it (a second late at

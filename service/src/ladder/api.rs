@@ -114,12 +114,14 @@ impl LaddersService {
     where
         F: Future<Output = Result<Response<T>, Status>>,
     {
-        let forwarded = request.metadata().contains_key(crate::cluster::FORWARDED);
+        let cluster = self.ladders.cluster();
+        let forwarded = cluster.is_some_and(|c| c.was_forwarded(request.metadata()));
         match self.ladders.route(name, forwarded).await? {
             Place::Here(ladder) => Ok(Routed::Here(ladder, request)),
             Place::There(channel) => {
+                let cluster = cluster.expect("only a cluster runs a ladder on another node");
                 let (credentials, message) = Credentials::split(request);
-                let request = credentials.forwarded(message);
+                let request = credentials.forwarded(message, cluster);
                 Ok(Routed::There(
                     forward(LaddersClient::new(channel), request)
                         .await

@@ -20,7 +20,7 @@
 //!   second writer, so two nodes that both believe they hold a ladder cannot fork its log.
 
 use super::{name_taken, pause_unless, records, Ladder, Ladders};
-use crate::cluster::{LadderName, Patience};
+use crate::cluster::{Cluster, LadderName, Patience};
 use gangs_proto::v1 as pb;
 use records::LadderState;
 use std::sync::Arc;
@@ -58,6 +58,11 @@ fn changing_hands(name: &str) -> Status {
 }
 
 impl Ladders {
+    /// The cluster this node belongs to (`None` on a single node).
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref()
+    }
+
     /// Where the calls for ladder `name` go. `forwarded`: the call came from another node,
     /// which believed this one runs the ladder.
     pub async fn route(self: &Arc<Self>, name: &str, forwarded: bool) -> Result<Place, Status> {

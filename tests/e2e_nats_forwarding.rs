@@ -1,0 +1,142 @@
+//! End to end: watchers forwarded between two real `gangs-server` nodes on one real
+//! `nats-server`. A `Watch` reaching the node that does not run its game is forwarded to the
+//! one that does over a single HTTP/2 connection between the two nodes, which carries every
+//! client's forwarded streams:
+//! - the node that runs the game counts a forwarded stream against the game, not against that
+//!   connection, so watchers through the other node are bounded by each client's own
+//!   connection there (`--max-watchers-per-connection`) and by the game's limit, never by one
+//!   shared connection's;
+//! - the mark that says "forwarded" is the cluster's secret: a client that sends the header
+//!   itself is still counted against its own connection.
+
+use crate::common;
+use crate::e2e_nats_cluster::wait_for_health;
+
+use common::observe::{free_port, read_metric};
+use common::*;
+use gangs_proto::v1 as pb;
+use std::time::{Duration, Instant};
+use tonic_health::pb::health_check_response::ServingStatus;
+
+type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
+
+/// Each client connection's limit in this test: small, so that a handful of connections make
+/// more forwarded streams than one connection may hold.
+const PER_CONNECTION: usize = 4;
+/// Client connections to the node that forwards, each opening `PER_CONNECTION` streams.
+const CONNECTIONS: usize = 5;
+
+async fn spectate(client: &mut Client, game_id: &str) -> Result<pb::Update, tonic::Status> {
+    let mut stream = client
+        .watch(pb::WatchRequest {
+            game_id: game_id.to_string(),
+            ..Default::default()
+        })
+        .await?
+        .into_inner();
+    let first = stream.message().await?.expect("a first update");
+    // The stream stays open (and counted) as long as the caller holds it.
+    tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
+    Ok(first)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_through_one_node_are_bounded_by_their_own_connections_not_the_nodes_link() {
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let metrics = [free_port(), free_port()];
+    let node = |dir: &std::path::Path, port: u16| {
+        let metrics = format!("127.0.0.1:{port}");
+        let per_connection = PER_CONNECTION.to_string();
+        let flags = [
+            "--store",
+            store.as_str(),
+            "--max-watchers-per-connection",
+            per_connection.as_str(),
+            "--metrics",
+            metrics.as_str(),
+        ];
+        Server::start_with(dir, 0, &flags)
+    };
+    let (a, b) = (
+        node(dirs.0.path(), metrics[0]),
+        node(dirs.1.path(), metrics[1]),
+    );
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+
+    // A game created through B (which holds shards) runs on B.
+    let mut through_b = b.client().await;
+    let game_id = create(&mut through_b, "gang-of-four", None, 7).await;
+
+    // Twenty spectators through A, four on each of five connections: A forwards all twenty to
+    // B over its one connection to B. Every one is served.
+    let mut clients = Vec::new();
+    for _ in 0..CONNECTIONS {
+        clients.push(a.client().await);
+    }
+    for client in &mut clients {
+        for _ in 0..PER_CONNECTION {
+            let first = spectate(client, &game_id)
+                .await
+                .expect("a watcher through the other node");
+            assert!(first.seq >= 1, "a first update with its seq: {first:?}");
+        }
+    }
+    // B's actor feeds them all (the streams were forwarded, not served by A).
+    let forwarded = (CONNECTIONS * PER_CONNECTION) as f64;
+    let start = Instant::now();
+    while read_metric(metrics[1], "gangs_game_watchers") < forwarded {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "B feeds {} watchers, not {forwarded}",
+            read_metric(metrics[1], "gangs_game_watchers")
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(read_metric(metrics[0], "gangs_game_watchers"), 0.0);
+
+    // Each client connection is still bounded, on the node it reached: one stream more on a
+    // full connection to A is refused there, naming the flag.
+    let refused = spectate(&mut clients[0], &game_id)
+        .await
+        .expect_err("a fifth stream on one connection");
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused}");
+    assert!(
+        refused.message().contains("--max-watchers-per-connection"),
+        "{refused}"
+    );
+
+    // A client that marks its own calls as forwarded gains nothing: B counts its streams
+    // against its connection all the same.
+    let mut forger = b.client().await;
+    let forged = |game_id: &str| {
+        let mut request = tonic::Request::new(pb::WatchRequest {
+            game_id: game_id.to_string(),
+            ..Default::default()
+        });
+        request
+            .metadata_mut()
+            .insert("gangs-forwarded", "1".parse().unwrap());
+        request
+    };
+    let mut held = Vec::new();
+    for _ in 0..PER_CONNECTION {
+        held.push(
+            forger
+                .watch(forged(&game_id))
+                .await
+                .expect("within the connection's limit")
+                .into_inner(),
+        );
+    }
+    let refused = forger
+        .watch(forged(&game_id))
+        .await
+        .expect_err("past the connection's limit, header or not");
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused}");
+    drop(held);
+}
