@@ -7,7 +7,10 @@
 //!   connection there (`--max-watchers-per-connection`) and by the game's limit, never by one
 //!   shared connection's;
 //! - the mark that says "forwarded" is the cluster's secret: a client that sends the header
-//!   itself is still counted against its own connection.
+//!   itself is still counted against its own connection;
+//! - a client that opens hundreds of forwarded streams and never reads them holds a little of
+//!   that shared connection each, never the connection: another client's stream through the
+//!   same node still reads a whole game.
 
 use crate::common;
 use crate::e2e_nats_cluster::wait_for_health;
@@ -139,4 +142,82 @@ async fn watchers_through_one_node_are_bounded_by_their_own_connections_not_the_
         .expect_err("past the connection's limit, header or not");
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused}");
     drop(held);
+}
+
+/// Unread forwarded streams, over this many connections to the forwarding node (each within
+/// the default `--max-watchers-per-connection`).
+const UNREAD_CONNECTIONS: usize = 5;
+const UNREAD_PER_CONNECTION: usize = 60;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unread_forwarded_streams_do_not_stall_the_nodes_link() {
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let flags = ["--store", store.as_str()];
+    let a = Server::start_with(dirs.0.path(), 0, &flags);
+    let b = Server::start_with(dirs.1.path(), 0, &flags);
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+
+    // A whole game of Gang of Four on B: hundreds of records, each update with its view.
+    let mut through_b = b.client().await;
+    let game = create(&mut through_b, "gang-of-four", None, 7).await;
+    let mut bots: Vec<_> = (0..4)
+        .map(|seat| spawn_bot("gangs-bot-random", &b, &game, Some(seat), seat as u64))
+        .collect();
+    for bot in &mut bots {
+        assert!(wait_with_timeout(bot, Duration::from_secs(120)).success());
+    }
+    let records = log(&mut through_b, &game).await.len();
+    assert!(records > 200, "a long game: {records} records");
+
+    // Hundreds of catch-ups of it through A, never read: A forwards each to B over its one
+    // connection to B.
+    let mut hogs = Vec::new();
+    for _ in 0..UNREAD_CONNECTIONS {
+        hogs.push(a.client().await);
+    }
+    let mut unread = Vec::new();
+    for hog in &mut hogs {
+        for _ in 0..UNREAD_PER_CONNECTION {
+            let stream = hog
+                .watch(pb::WatchRequest {
+                    game_id: game.clone(),
+                    ..Default::default()
+                })
+                .await
+                .expect("watch through A")
+                .into_inner();
+            unread.push(stream);
+        }
+    }
+    // Time for B to send what the windows let it send.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    // Another client reads the whole game through A, in order, in reasonable time.
+    let mut reader = a.client().await;
+    let read_all = async {
+        let mut stream = reader
+            .watch(pb::WatchRequest {
+                game_id: game.clone(),
+                ..Default::default()
+            })
+            .await
+            .expect("watch through A")
+            .into_inner();
+        let mut seq = 0;
+        while let Some(update) = stream.message().await.expect("an update") {
+            assert_eq!(update.seq, seq + 1);
+            seq = update.seq;
+        }
+        seq
+    };
+    let seq = tokio::time::timeout(Duration::from_secs(30), read_all)
+        .await
+        .expect("the game read through A within 30 s, beside the unread streams");
+    assert_eq!(seq as usize, records);
+    drop(unread);
 }

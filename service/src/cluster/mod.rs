@@ -64,6 +64,10 @@ const FORWARDING_MARK_KEY: &str = "forwarding-mark";
 const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// Summaries written to the directory at once.
 const PUBLISH_AT_ONCE: usize = 32;
+/// HTTP/2 windows of the connections between nodes (see `Cluster::channel`): a stream's, and
+/// the whole connection's (room for 16,384 unread streams).
+const PEER_STREAM_WINDOW: u32 = 64 * 1024;
+const PEER_CONNECTION_WINDOW: u32 = 1 << 30;
 /// How long a call forwarded to the owner node may wait for its answer (its headers, for a
 /// stream) before it answers UNAVAILABLE.
 const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -579,7 +583,15 @@ impl Cluster {
             // breaking its streams so that watchers resume by seq.
             .http2_keep_alive_interval(Duration::from_secs(2))
             .keep_alive_timeout(Duration::from_secs(3))
-            .keep_alive_while_idle(true);
+            .keep_alive_while_idle(true)
+            // This one connection carries every client's forwarded calls, and what a stream
+            // holds unread counts against the connection's window until it is read. A client
+            // that stops reading its forwarded Watch streams stops this node reading them from
+            // the owner: with hyper's defaults (2 MB a stream, 5 MB the connection) a few of
+            // them stalled every call between the two nodes. A small stream window and a
+            // large connection window: an unread stream holds at most 64 KB, never the link.
+            .initial_stream_window_size(PEER_STREAM_WINDOW)
+            .initial_connection_window_size(PEER_CONNECTION_WINDOW);
         if patience == Patience::Brief {
             // A call unanswered within FORWARD_TIMEOUT (its headers, for a stream) answers
             // UNAVAILABLE (clients retry with the same action id; the lease expires meanwhile).
