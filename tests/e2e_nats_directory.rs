@@ -217,26 +217,37 @@ async fn every_node_streams_the_whole_directory_and_one_node_sends_each_webhook(
     assert_eq!(keys(&read(&mut again, 6).await), keys(&all));
 }
 
-/// Two nodes on one fresh `nats-server`, started with `flags` beside `--store`, each serving
-/// (holding its share of the shards: before, a create may answer UNAVAILABLE while the nodes
-/// share the shards out). Fields drop in order: the servers before the data dirs and NATS.
-struct TwoNodes {
-    a: Server,
-    b: Server,
+/// Two nodes on one fresh `nats-server`, each serving (holding its share of the shards:
+/// before, a create may answer UNAVAILABLE while the nodes share the shards out). Fields drop
+/// in order: the servers before the data dirs and NATS.
+pub(crate) struct TwoNodes {
+    pub(crate) a: Server,
+    pub(crate) b: Server,
     _dirs: (tempfile::TempDir, tempfile::TempDir),
     _nats: common::nats::NatsNode,
 }
 
-async fn two_serving_nodes(flags: &[&str]) -> TwoNodes {
+/// [`TwoNodes`], both started with `flags` beside `--store`.
+pub(crate) async fn two_serving_nodes(flags: &[&str]) -> TwoNodes {
+    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+    two_serving_nodes_each(|_| flags.clone()).await
+}
+
+/// [`TwoNodes`], node `i` (0 for A, 1 for B) started with `flags_of(i)` beside `--store`.
+pub(crate) async fn two_serving_nodes_each(flags_of: impl Fn(usize) -> Vec<String>) -> TwoNodes {
     let nats = tokio::task::spawn_blocking(common::nats::single)
         .await
         .unwrap();
     let store = common::nats::store_url(std::slice::from_ref(&nats));
-    let mut all = vec!["--store", store.as_str()];
-    all.extend(flags);
     let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Server::start_with(dirs.0.path(), 0, &all);
-    let b = Server::start_with(dirs.1.path(), 0, &all);
+    let start = |dir: &std::path::Path, i: usize| {
+        let flags = flags_of(i);
+        let mut all = vec!["--store", store.as_str()];
+        all.extend(flags.iter().map(String::as_str));
+        Server::start_with(dir, 0, &all)
+    };
+    let a = start(dirs.0.path(), 0);
+    let b = start(dirs.1.path(), 1);
     wait_for_health(&a, ServingStatus::Serving).await;
     wait_for_health(&b, ServingStatus::Serving).await;
     TwoNodes {

@@ -13,13 +13,12 @@
 //!   same node still reads a whole game.
 
 use crate::common;
-use crate::e2e_nats_cluster::wait_for_health;
+use crate::e2e_nats_directory::{two_serving_nodes, two_serving_nodes_each};
 
 use common::observe::{free_port, read_metric};
 use common::*;
 use gangs_proto::v1 as pb;
 use std::time::{Duration, Instant};
-use tonic_health::pb::health_check_response::ServingStatus;
 
 type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
@@ -29,14 +28,21 @@ const PER_CONNECTION: usize = 4;
 /// Client connections to the node that forwards, each opening `PER_CONNECTION` streams.
 const CONNECTIONS: usize = 5;
 
+/// A spectator's stream of `game_id`, from its first record.
+async fn spectator_stream(
+    client: &mut Client,
+    game_id: &str,
+) -> Result<tonic::Streaming<pb::Update>, tonic::Status> {
+    let request = pb::WatchRequest {
+        game_id: game_id.to_string(),
+        ..Default::default()
+    };
+    Ok(client.watch(request).await?.into_inner())
+}
+
+/// A spectator's first update; the stream is read on (and stays counted) in the background.
 async fn spectate(client: &mut Client, game_id: &str) -> Result<pb::Update, tonic::Status> {
-    let mut stream = client
-        .watch(pb::WatchRequest {
-            game_id: game_id.to_string(),
-            ..Default::default()
-        })
-        .await?
-        .into_inner();
+    let mut stream = spectator_stream(client, game_id).await?;
     let first = stream.message().await?.expect("a first update");
     // The stream stays open (and counted) as long as the caller holds it.
     tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
@@ -45,31 +51,17 @@ async fn spectate(client: &mut Client, game_id: &str) -> Result<pb::Update, toni
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchers_through_one_node_are_bounded_by_their_own_connections_not_the_nodes_link() {
-    let nats = tokio::task::spawn_blocking(common::nats::single)
-        .await
-        .unwrap();
-    let store = common::nats::store_url(std::slice::from_ref(&nats));
-    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let metrics = [free_port(), free_port()];
-    let node = |dir: &std::path::Path, port: u16| {
-        let metrics = format!("127.0.0.1:{port}");
-        let per_connection = PER_CONNECTION.to_string();
-        let flags = [
-            "--store",
-            store.as_str(),
-            "--max-watchers-per-connection",
-            per_connection.as_str(),
-            "--metrics",
-            metrics.as_str(),
-        ];
-        Server::start_with(dir, 0, &flags)
-    };
-    let (a, b) = (
-        node(dirs.0.path(), metrics[0]),
-        node(dirs.1.path(), metrics[1]),
-    );
-    wait_for_health(&a, ServingStatus::Serving).await;
-    wait_for_health(&b, ServingStatus::Serving).await;
+    let nodes = two_serving_nodes_each(|i| {
+        vec![
+            "--max-watchers-per-connection".to_string(),
+            PER_CONNECTION.to_string(),
+            "--metrics".to_string(),
+            format!("127.0.0.1:{}", metrics[i]),
+        ]
+    })
+    .await;
+    let (a, b) = (&nodes.a, &nodes.b);
 
     // A game created through B (which holds shards) runs on B.
     let mut through_b = b.client().await;
@@ -151,22 +143,14 @@ const UNREAD_PER_CONNECTION: usize = 60;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_forwarded_streams_do_not_stall_the_nodes_link() {
-    let nats = tokio::task::spawn_blocking(common::nats::single)
-        .await
-        .unwrap();
-    let store = common::nats::store_url(std::slice::from_ref(&nats));
-    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let flags = ["--store", store.as_str()];
-    let a = Server::start_with(dirs.0.path(), 0, &flags);
-    let b = Server::start_with(dirs.1.path(), 0, &flags);
-    wait_for_health(&a, ServingStatus::Serving).await;
-    wait_for_health(&b, ServingStatus::Serving).await;
+    let nodes = two_serving_nodes(&[]).await;
+    let (a, b) = (&nodes.a, &nodes.b);
 
     // A whole game of Gang of Four on B: hundreds of records, each update with its view.
     let mut through_b = b.client().await;
     let game = create(&mut through_b, "gang-of-four", None, 7).await;
     let mut bots: Vec<_> = (0..4)
-        .map(|seat| spawn_bot("gangs-bot-random", &b, &game, Some(seat), seat as u64))
+        .map(|seat| spawn_bot("gangs-bot-random", b, &game, Some(seat), seat as u64))
         .collect();
     for bot in &mut bots {
         assert!(wait_with_timeout(bot, Duration::from_secs(120)).success());
@@ -183,14 +167,7 @@ async fn unread_forwarded_streams_do_not_stall_the_nodes_link() {
     let mut unread = Vec::new();
     for hog in &mut hogs {
         for _ in 0..UNREAD_PER_CONNECTION {
-            let stream = hog
-                .watch(pb::WatchRequest {
-                    game_id: game.clone(),
-                    ..Default::default()
-                })
-                .await
-                .expect("watch through A")
-                .into_inner();
+            let stream = spectator_stream(hog, &game).await.expect("watch through A");
             unread.push(stream);
         }
     }
@@ -200,14 +177,9 @@ async fn unread_forwarded_streams_do_not_stall_the_nodes_link() {
     // Another client reads the whole game through A, in order, in reasonable time.
     let mut reader = a.client().await;
     let read_all = async {
-        let mut stream = reader
-            .watch(pb::WatchRequest {
-                game_id: game.clone(),
-                ..Default::default()
-            })
+        let mut stream = spectator_stream(&mut reader, &game)
             .await
-            .expect("watch through A")
-            .into_inner();
+            .expect("watch through A");
         let mut seq = 0;
         while let Some(update) = stream.message().await.expect("an update") {
             assert_eq!(update.seq, seq + 1);
