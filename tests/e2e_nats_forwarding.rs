@@ -44,7 +44,7 @@ async fn spectator_stream(
 async fn spectate(client: &mut Client, game_id: &str) -> Result<pb::Update, tonic::Status> {
     let mut stream = spectator_stream(client, game_id).await?;
     let first = stream.message().await?.expect("a first update");
-    // The stream stays open (and counted) as long as the caller holds it.
+    // Read on in the background: it stays open (and counted) until the test ends.
     tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
     Ok(first)
 }
