@@ -145,8 +145,6 @@ impl GamesService {
         self
     }
 
-    /// Who is calling, for the per-client limits: its key once `check_key` accepted it (a
-    /// server without keys does not trust any), else its IP address.
     /// Whether `request` was forwarded by another node of this server's cluster (it carries
     /// the cluster's mark; a client's header without it counts for nothing).
     fn forwarded_by_a_node<T>(&self, request: &Request<T>) -> bool {
@@ -155,6 +153,8 @@ impl GamesService {
             .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
     }
 
+    /// Who is calling, for the per-client limits: its key once `check_key` accepted it (a
+    /// server without keys does not trust any), else its IP address.
     fn client_of<T>(&self, request: &Request<T>) -> Client {
         match bearer(request) {
             Ok(Some(key)) if self.keys.admin.is_some() => Client::of_key(key),

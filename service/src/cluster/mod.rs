@@ -202,7 +202,6 @@ fn names_bucket(bucket: &str, replicas: usize) -> kv::Config {
     }
 }
 
-/// Opens (or creates) a KV bucket, retrying while JetStream starts.
 /// The cluster's forwarding mark: the settings bucket's, or a new random one for a new cluster
 /// (set once, by whichever node creates it first; the others read that one).
 async fn forwarding_mark(
@@ -235,6 +234,7 @@ async fn forwarding_mark(
     Err("NATS: cannot read or set the cluster's forwarding mark".to_string())
 }
 
+/// Opens (or creates) a KV bucket, retrying while JetStream starts.
 async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::Store, String> {
     crate::store::jetstream::while_jetstream_starts(&config.bucket, || {
         js.create_or_update_key_value(config.clone())
