@@ -229,8 +229,7 @@ pub(crate) struct TwoNodes {
 
 /// [`TwoNodes`], both started with `flags` beside `--store`.
 pub(crate) async fn two_serving_nodes(flags: &[&str]) -> TwoNodes {
-    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
-    two_serving_nodes_each(|_| flags.clone()).await
+    two_serving_nodes_each(|_| flags.iter().map(|f| f.to_string()).collect()).await
 }
 
 /// [`TwoNodes`], node `i` (0 for A, 1 for B) started with `flags_of(i)` beside `--store`.

@@ -15,10 +15,10 @@
 use crate::common;
 use crate::e2e_nats_directory::{two_serving_nodes, two_serving_nodes_each};
 
-use common::observe::{free_port, read_metric};
+use common::observe::{await_metric, free_port, read_metric};
 use common::*;
 use gangs_proto::v1 as pb;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
@@ -28,16 +28,20 @@ const PER_CONNECTION: usize = 4;
 /// Client connections to the node that forwards, each opening `PER_CONNECTION` streams.
 const CONNECTIONS: usize = 5;
 
+/// A spectator's watch of `game_id`, from its first record.
+fn spectator_request(game_id: &str) -> pb::WatchRequest {
+    pb::WatchRequest {
+        game_id: game_id.to_string(),
+        ..Default::default()
+    }
+}
+
 /// A spectator's stream of `game_id`, from its first record.
 async fn spectator_stream(
     client: &mut Client,
     game_id: &str,
 ) -> Result<tonic::Streaming<pb::Update>, tonic::Status> {
-    let request = pb::WatchRequest {
-        game_id: game_id.to_string(),
-        ..Default::default()
-    };
-    Ok(client.watch(request).await?.into_inner())
+    Ok(client.watch(spectator_request(game_id)).await?.into_inner())
 }
 
 /// A spectator's first update; the stream is read on (and stays counted) in the background.
@@ -83,15 +87,13 @@ async fn watchers_through_one_node_are_bounded_by_their_own_connections_not_the_
     }
     // B's actor feeds them all (the streams were forwarded, not served by A).
     let forwarded = (CONNECTIONS * PER_CONNECTION) as f64;
-    let start = Instant::now();
-    while read_metric(metrics[1], "gangs_game_watchers") < forwarded {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "B feeds {} watchers, not {forwarded}",
-            read_metric(metrics[1], "gangs_game_watchers")
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    await_metric(
+        metrics[1],
+        "gangs_game_watchers",
+        forwarded,
+        Duration::from_secs(30),
+    )
+    .await;
     assert_eq!(read_metric(metrics[0], "gangs_game_watchers"), 0.0);
 
     // Each client connection is still bounded, on the node it reached: one stream more on a
@@ -109,10 +111,7 @@ async fn watchers_through_one_node_are_bounded_by_their_own_connections_not_the_
     // against its connection all the same.
     let mut forger = b.client().await;
     let forged = |game_id: &str| {
-        let mut request = tonic::Request::new(pb::WatchRequest {
-            game_id: game_id.to_string(),
-            ..Default::default()
-        });
+        let mut request = tonic::Request::new(spectator_request(game_id));
         request
             .metadata_mut()
             .insert("gangs-forwarded", "1".parse().unwrap());

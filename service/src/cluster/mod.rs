@@ -202,36 +202,57 @@ fn names_bucket(bucket: &str, replicas: usize) -> kv::Config {
     }
 }
 
-/// The cluster's forwarding mark: the settings bucket's, or a new random one for a new cluster
-/// (set once, by whichever node creates it first; the others read that one).
+/// A setting of the cluster (`key` in the bucket `GANGS_CLUSTER`, as text): the stored one, or
+/// `proposed` if this node stores it first. Each is set once, by whichever node of a new
+/// cluster gets there first; the others read that one.
+async fn setting(
+    settings: &kv::Store,
+    key: &str,
+    proposed: &str,
+    what: &str,
+) -> Result<String, String> {
+    for _ in 0..10 {
+        let stored = settings
+            .get(key)
+            .await
+            .map_err(|e| format!("NATS: cannot read {what}: {e}"))?;
+        if let Some(value) = stored {
+            return Ok(String::from_utf8_lossy(&value).into_owned());
+        }
+        // Created only if absent: two nodes starting a cluster at once agree on the first.
+        if settings
+            .create(key, proposed.to_string().into())
+            .await
+            .is_ok()
+        {
+            return Ok(proposed.to_string());
+        }
+    }
+    Err(format!("NATS: cannot read or set {what}"))
+}
+
+/// The cluster's forwarding mark: the settings bucket's, or a new random one for a new cluster.
 async fn forwarding_mark(
     settings: &kv::Store,
 ) -> Result<tonic::metadata::AsciiMetadataValue, String> {
-    for _ in 0..10 {
-        let stored = settings
-            .get(FORWARDING_MARK_KEY)
-            .await
-            .map_err(|e| format!("NATS: cannot read the cluster's forwarding mark: {e}"))?;
-        if let Some(value) = stored {
-            return std::str::from_utf8(&value)
-                .ok()
-                .filter(|mark| mark.len() == 64 && mark.bytes().all(|b| b.is_ascii_hexdigit()))
-                .and_then(|mark| mark.parse().ok())
-                .ok_or_else(|| {
-                    format!(
-                        "NATS: the cluster's forwarding mark in {CLUSTER_BUCKET} is not 64 hex digits"
-                    )
-                });
-        }
-        let mark = format!(
-            "{:032x}{:032x}",
-            rand::random::<u128>(),
-            rand::random::<u128>()
-        );
-        // Created only if absent: two nodes starting a cluster at once agree on the first.
-        let _ = settings.create(FORWARDING_MARK_KEY, mark.into()).await;
-    }
-    Err("NATS: cannot read or set the cluster's forwarding mark".to_string())
+    let proposed = format!(
+        "{:032x}{:032x}",
+        rand::random::<u128>(),
+        rand::random::<u128>()
+    );
+    let mark = setting(
+        settings,
+        FORWARDING_MARK_KEY,
+        &proposed,
+        "the cluster's forwarding mark",
+    )
+    .await?;
+    Some(mark)
+        .filter(|mark| mark.len() == 64 && mark.bytes().all(|b| b.is_ascii_hexdigit()))
+        .and_then(|mark| mark.parse().ok())
+        .ok_or_else(|| {
+            format!("NATS: the cluster's forwarding mark in {CLUSTER_BUCKET} is not 64 hex digits")
+        })
 }
 
 /// Opens (or creates) a KV bucket, retrying while JetStream starts.
@@ -254,7 +275,8 @@ impl Cluster {
         shards: u32,
         registry: Registry,
     ) -> Result<Arc<Cluster>, String> {
-        let shards = Arc::new(Shards::open(js, me.clone(), replicas, shards).await?);
+        let settings = open_bucket(js, names_bucket(CLUSTER_BUCKET, replicas)).await?;
+        let shards = Arc::new(Shards::open(js, &settings, me.clone(), replicas, shards).await?);
         let games = open_bucket(js, names_bucket(GAMES_BUCKET, replicas)).await?;
         let senders = open_bucket(js, leases_bucket(SENDERS_BUCKET, replicas)).await?;
         let ladders = open_bucket(js, names_bucket(LADDERS_BUCKET, replicas)).await?;
@@ -264,7 +286,6 @@ impl Cluster {
         .await?;
         let ladder_names =
             follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
-        let settings = open_bucket(js, names_bucket(CLUSTER_BUCKET, replicas)).await?;
         let forwarding_mark = forwarding_mark(&settings).await?;
         registry.track_summary_changes();
         // A game created here with a new random id goes to a shard this node holds.

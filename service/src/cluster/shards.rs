@@ -26,9 +26,7 @@
 //!   sequence refuses a stale holder's append, and a node confirms the lease before it
 //!   rebuilds a game.
 
-use super::{
-    follow_bucket, kv_error, leases_bucket, names_bucket, open_bucket, LEASE_TTL, RENEW_EVERY,
-};
+use super::{follow_bucket, kv_error, leases_bucket, open_bucket, setting, LEASE_TTL, RENEW_EVERY};
 use crate::registry::Registry;
 use async_nats::jetstream::{self, kv};
 use std::collections::HashMap;
@@ -134,18 +132,18 @@ pub struct Shards {
 }
 
 impl Shards {
-    /// Opens the buckets, reads (or, for a new cluster, fixes) the shard count, and follows
-    /// the leases and the members.
+    /// Opens the buckets, reads (or, for a new cluster, fixes) the shard count in the
+    /// cluster's `settings` bucket, and follows the leases and the members.
     pub async fn open(
         js: &jetstream::Context,
+        settings: &kv::Store,
         me: String,
         replicas: usize,
         wanted: u32,
     ) -> Result<Shards, String> {
         let owners = open_bucket(js, leases_bucket(OWNERS_BUCKET, replicas)).await?;
         let members = open_bucket(js, leases_bucket(MEMBERS_BUCKET, replicas)).await?;
-        let settings = open_bucket(js, names_bucket(CLUSTER_BUCKET, replicas)).await?;
-        let count = shard_count(&settings, wanted).await?;
+        let count = shard_count(settings, wanted).await?;
         let holders = follow_bucket(&owners, Seen::decode).await?;
         let known_members = follow_bucket(&members, Seen::decode).await?;
         Ok(Shards {
@@ -647,40 +645,30 @@ fn holds_share(held: usize, floor: usize, fair: usize, none_free: bool, others: 
 /// The cluster's shard count: the bucket's, or `wanted` for a new cluster (set once, by
 /// whichever node creates the cluster first).
 async fn shard_count(settings: &kv::Store, wanted: u32) -> Result<u32, String> {
-    const KEY: &str = "shards";
     let wanted = wanted.clamp(1, MAX_SHARDS);
-    for _ in 0..10 {
-        if let Some(value) = settings
-            .get(KEY)
-            .await
-            .map_err(|e| format!("NATS: cannot read the cluster's shard count: {e}"))?
-        {
-            let count = std::str::from_utf8(&value)
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .filter(|c| (1..=MAX_SHARDS).contains(c))
-                .ok_or_else(|| {
-                    format!(
-                        "NATS: the cluster's shard count in {CLUSTER_BUCKET} is not a number from 1 to {MAX_SHARDS}"
-                    )
-                })?;
-            if count != wanted {
-                tracing::info!(
-                    shards = count,
-                    "the cluster has {count} shards (fixed when it was created; --shards {wanted} applies to a new cluster only)"
-                );
-            }
-            return Ok(count);
-        }
-        if settings
-            .create(KEY, wanted.to_string().into())
-            .await
-            .is_ok()
-        {
-            return Ok(wanted);
-        }
+    let stored = setting(
+        settings,
+        "shards",
+        &wanted.to_string(),
+        "the cluster's shard count",
+    )
+    .await?;
+    let count = stored
+        .parse::<u32>()
+        .ok()
+        .filter(|c| (1..=MAX_SHARDS).contains(c))
+        .ok_or_else(|| {
+            format!(
+                "NATS: the cluster's shard count in {CLUSTER_BUCKET} is not a number from 1 to {MAX_SHARDS}"
+            )
+        })?;
+    if count != wanted {
+        tracing::info!(
+            shards = count,
+            "the cluster has {count} shards (fixed when it was created; --shards {wanted} applies to a new cluster only)"
+        );
     }
-    Err("NATS: cannot read or set the cluster's shard count".to_string())
+    Ok(count)
 }
 
 #[cfg(test)]
