@@ -16,9 +16,11 @@ pub trait Wire: Send + Sync + 'static {
     /// bridge unwraps and wraps them here, once, so a game's visibility sees only its own
     /// messages.
     type PbEvent;
-    type PbView;
+    type PbView: prost::Message + Default;
     /// The kind's name ("gang-of-four").
     const KIND: &'static str;
+    /// The number of this game's case in `GameView.game` (what [`Wire::wrap_view`] sets).
+    const VIEW_FIELD: u32;
     /// The options with every default filled in (logged in the `created` record).
     fn options(engine: &Self::Engine) -> pb::GameOptions;
     /// A wire action of `seat` as an engine action (`seat` exists). Refuses actions of another
@@ -71,6 +73,17 @@ impl ClockFields<'_> {
 pub trait Visibility: Wire {
     /// The game as `seat` may see it now (`seat` exists, or is `None`).
     fn view(engine: &Self::Engine, seat: Option<Seat>) -> Self::PbView;
+    /// The views of several audiences of the same state, encoded: for each, the bytes of
+    /// `view(engine, seat)`. The default encodes each view in turn; a game whose audiences
+    /// share most of their view (everything but a seat's own cards) builds and encodes that
+    /// part once. The watchers of a record get their views from here.
+    fn encoded_views(engine: &Self::Engine, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
+        use prost::Message;
+        audiences
+            .iter()
+            .map(|&seat| Self::view(engine, seat).encode_to_vec())
+            .collect()
+    }
     /// A complete event of this game as `seat` may see it.
     fn redact(event: &Self::PbEvent, seat: Option<Seat>) -> Self::PbEvent;
     /// A logged action as `GetLog` shows it: `None` while the game runs (an action may name a
@@ -180,6 +193,29 @@ impl<W: Visibility> Game for Bridge<W> {
             &self.engine,
             seat.filter(|&s| s < self.engine.players()),
         ))
+    }
+
+    fn encoded_views(&self, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
+        use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+        let players = self.engine.players();
+        let audiences: Vec<Option<Seat>> = audiences
+            .iter()
+            .map(|seat| seat.filter(|&s| s < players))
+            .collect();
+        W::encoded_views(&self.engine, &audiences)
+            .into_iter()
+            .map(|inner| {
+                // A `GameView` holding this game's case: its key, its length, its bytes.
+                let len = inner.len() as u64;
+                let mut view = Vec::with_capacity(
+                    key_len(W::VIEW_FIELD) + encoded_len_varint(len) + inner.len(),
+                );
+                encode_key(W::VIEW_FIELD, WireType::LengthDelimited, &mut view);
+                encode_varint(len, &mut view);
+                view.extend_from_slice(&inner);
+                view
+            })
+            .collect()
     }
 
     fn redact(&self, event: &pb::GameEvent, seat: Option<Seat>) -> Option<pb::GameEvent> {

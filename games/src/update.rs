@@ -60,6 +60,38 @@ pub fn build_update(
     clocks: Vec<pb::SeatClock>,
     with_view: WithView,
 ) -> pb::Update {
+    let mut update = update_without_view(
+        game,
+        record,
+        seat,
+        started,
+        seats_taken,
+        deadline_unix_ms,
+        clocks,
+    );
+    if wants_view(&update, started, with_view) {
+        update.view = Some(game.view(seat));
+    }
+    update
+}
+
+/// Whether `update`, built by [`update_without_view`], carries the view in a stream that asked
+/// for `with_view`: once the game has started, always or when the update needs it.
+pub fn wants_view(update: &pb::Update, started: bool, with_view: WithView) -> bool {
+    started && (with_view == WithView::Always || needs_view(update))
+}
+
+/// [`build_update`] without the view, for a sender that adds the view's bytes itself (the live
+/// fan-out encodes all its audiences' views together: `Game::encoded_views`).
+pub fn update_without_view(
+    game: &dyn Game,
+    record: &pb::LogRecord,
+    seat: Option<usize>,
+    started: bool,
+    seats_taken: u32,
+    deadline_unix_ms: Option<i64>,
+    clocks: Vec<pb::SeatClock>,
+) -> pb::Update {
     // An `ended` record (a cancelled or abandoned game) is the last: its update is the final one.
     let ended = match &record.record {
         Some(Record::Ended(e)) => Some(e.reason()),
@@ -81,7 +113,7 @@ pub fn build_update(
         Some(Record::Joined(j)) => Some(j.seat),
         _ => None,
     };
-    let mut update = pb::Update {
+    pb::Update {
         seq: record.seq,
         events: record_events(record)
             .iter()
@@ -104,11 +136,7 @@ pub fn build_update(
         seats_taken,
         // Every seat's clock is public: the same for every audience.
         clocks,
-    };
-    if started && (with_view == WithView::Always || needs_view(&update)) {
-        update.view = Some(game.view(seat));
     }
-    update
 }
 
 /// The status of a game closed by an `ended` record.

@@ -61,9 +61,24 @@ fn check_record<W: Hidden>(
     stats: &mut Stats,
 ) {
     let players = game.players();
-    for viewer in (0..players).map(Some).chain([None]) {
+    let audiences: Vec<Option<usize>> = (0..players).map(Some).chain([None]).collect();
+    for &viewer in &audiences {
         let u = update(game, record.seq, events, viewer);
         stats.cards_checked += check_update::<W>(game.engine(), &u, viewer);
+    }
+    // The views the watchers get, made together, are the bytes of each view (a seat that does
+    // not exist sees what a spectator sees; each audience may come more than once).
+    let mut asked = audiences.clone();
+    asked.extend([Some(players), Some(0), None]);
+    let encoded = game.encoded_views(&asked);
+    assert_eq!(encoded.len(), asked.len());
+    for (viewer, bytes) in asked.iter().zip(&encoded) {
+        assert_eq!(
+            *bytes,
+            game.view(*viewer).encode_to_vec(),
+            "the encoded view of {viewer:?} at seq {}",
+            record.seq
+        );
     }
     let public = game.public_record(record, false);
     let mut found = Vec::new();

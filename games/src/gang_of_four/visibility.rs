@@ -19,18 +19,72 @@ use crate::Seat;
 use gangs_proto::v1 as pb;
 use gangs_rules::gang_of_four::{GangOfFour, Phase};
 use pb::gang_of_four_event::Kind as EventKind;
+use prost::Message;
 
-/// The game as `seat` (or a spectator, `None`) may see it now.
+/// The game as `seat` (or a spectator, `None`) may see it now: what every audience sees, with
+/// what only `seat` sees.
 pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
+    let own = own_view(engine, seat);
+    pb::GangOfFourView {
+        hand: own.hand,
+        last_card_rule_applies: own.last_card_rule_applies,
+        ..public_view(engine)
+    }
+}
+
+/// What only `seat` sees (nothing for a spectator): its hand, and whether the last-card rule
+/// binds it. Every other field is left empty. These are the view's first and last fields
+/// (1 and 14), which [`encoded_views`] relies on.
+fn own_view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
+    let deal = engine.deal();
+    let seat = seat.filter(|&s| s < engine.options().players as usize);
+    let hand = match (seat, engine.phase()) {
+        (Some(s), phase) if phase != Phase::NotStarted => card_list(deal.hands[s]),
+        _ => Vec::new(),
+    };
+    let in_play = engine.phase() == Phase::Play;
+    pb::GangOfFourView {
+        hand,
+        last_card_rule_applies: in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
+        ..Default::default()
+    }
+}
+
+/// Several audiences' views of one state, encoded: the public part built and encoded once,
+/// each audience's own part (its hand first, its last-card flag last, as prost orders fields
+/// by number) around it. The same bytes as encoding each [`view`] (tested).
+fn encoded_views(engine: &GangOfFour, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
+    let public = public_view(engine).encode_to_vec();
+    audiences
+        .iter()
+        .map(|&seat| {
+            let own = own_view(engine, seat);
+            let (hand, flag) = (
+                pb::GangOfFourView {
+                    hand: own.hand,
+                    ..Default::default()
+                },
+                pb::GangOfFourView {
+                    last_card_rule_applies: own.last_card_rule_applies,
+                    ..Default::default()
+                },
+            );
+            let mut bytes =
+                Vec::with_capacity(hand.encoded_len() + public.len() + flag.encoded_len());
+            hand.encode_raw(&mut bytes);
+            bytes.extend_from_slice(&public);
+            flag.encode_raw(&mut bytes);
+            bytes
+        })
+        .collect()
+}
+
+/// What every audience sees alike: the view of a spectator (no hand).
+fn public_view(engine: &GangOfFour) -> pb::GangOfFourView {
     let e = engine;
     let deal = e.deal();
     let players = e.options().players;
     let totals = e.totals();
-    let seat = seat.filter(|&s| s < players as usize);
-    let hand = match (seat, e.phase()) {
-        (Some(s), phase) if phase != Phase::NotStarted => card_list(deal.hands[s]),
-        _ => Vec::new(),
-    };
     let phase = match e.phase() {
         Phase::NotStarted => pb::gang_of_four_view::Phase::Unspecified,
         Phase::GiveBack { .. } => pb::gang_of_four_view::Phase::GiveBack,
@@ -38,8 +92,8 @@ pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourVie
         Phase::Over => pb::gang_of_four_view::Phase::Over,
     };
     let in_play = e.phase() == Phase::Play;
-    let view = pb::GangOfFourView {
-        hand,
+    pb::GangOfFourView {
+        hand: Vec::new(),
         seats: (0..players)
             .map(|s| pb::gang_of_four_view::Seat {
                 seat: s as u32,
@@ -79,9 +133,8 @@ pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourVie
         must_play_multicolor_one: in_play && deal.must_include != 0,
         options: Some(wire_options(e.options())),
         ranking: e.ranking().map(ranking).unwrap_or_default(),
-        last_card_rule_applies: in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
-    };
-    view
+        last_card_rule_applies: false,
+    }
 }
 
 /// A complete event as `seat` may see it.
@@ -134,6 +187,10 @@ fn redact(event: &pb::GangOfFourEvent, seat: Option<Seat>) -> pb::GangOfFourEven
 impl Visibility for GangOfFourWire {
     fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
         view(engine, seat)
+    }
+
+    fn encoded_views(engine: &GangOfFour, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
+        encoded_views(engine, audiences)
     }
 
     fn redact(event: &pb::GangOfFourEvent, seat: Option<Seat>) -> pb::GangOfFourEvent {

@@ -338,6 +338,7 @@ impl Wire for GangOfFourWire {
     type Engine = GangOfFour;
     type PbEvent = pb::GangOfFourEvent;
     type PbView = pb::GangOfFourView;
+    const VIEW_FIELD: u32 = 1;
     const KIND: &'static str = super::KIND.name;
 
     fn unwrap_event(event: &pb::GameEvent) -> Option<&pb::GangOfFourEvent> {

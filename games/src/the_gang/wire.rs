@@ -489,6 +489,7 @@ impl Wire for TheGangWire {
     type Engine = TheGang;
     type PbEvent = pb::TheGangEvent;
     type PbView = pb::TheGangView;
+    const VIEW_FIELD: u32 = 2;
     const KIND: &'static str = super::KIND.name;
 
     fn unwrap_event(event: &pb::GameEvent) -> Option<&pb::TheGangEvent> {

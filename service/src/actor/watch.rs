@@ -31,8 +31,7 @@ use crate::store::Store;
 use bytes::Bytes;
 use gangs_games::clock::Clocks;
 use gangs_games::replay::Replayer;
-use gangs_games::update::{build_update, needs_view, WithView};
-use gangs_games::Game;
+use gangs_games::update::{build_update, needs_view, update_without_view, wants_view, WithView};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use prost::Message;
@@ -53,6 +52,9 @@ pub struct Encoded(Bytes);
 /// gRPC's message prefix: a compression flag byte and a big-endian u32 length.
 const GRPC_PREFIX: usize = 5;
 
+/// `Update.view`'s field number; the fields numbered below it are `seq`, `events`, `actor`.
+const UPDATE_VIEW_FIELD: u32 = 4;
+
 impl Encoded {
     /// `update` encoded once, as a gRPC message.
     pub fn of(update: &pb::Update) -> Encoded {
@@ -66,6 +68,40 @@ impl Encoded {
         );
         // The length is known: `encode` would work it out again, walking the whole update.
         update.encode_raw(&mut frame);
+        Encoded(Bytes::from(frame))
+    }
+
+    /// `update`, built without its view, holding `view` (an encoded `GameView`): the bytes
+    /// [`Encoded::of`] makes of the update with that view, the view spliced in as it is.
+    pub fn with_view(mut update: pb::Update, view: &[u8]) -> Encoded {
+        use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+        debug_assert!(update.view.is_none(), "the view comes as bytes");
+        // prost writes fields in number order: those before the view, the view, the rest.
+        let before = pb::Update {
+            seq: std::mem::take(&mut update.seq),
+            events: std::mem::take(&mut update.events),
+            actor: update.actor.take(),
+            ..Default::default()
+        };
+        let after = update;
+        let view_len = view.len() as u64;
+        let len = before.encoded_len()
+            + key_len(UPDATE_VIEW_FIELD)
+            + encoded_len_varint(view_len)
+            + view.len()
+            + after.encoded_len();
+        let mut frame = Vec::with_capacity(GRPC_PREFIX + len);
+        frame.push(0);
+        frame.extend_from_slice(
+            &u32::try_from(len)
+                .expect("an update under 4 GB")
+                .to_be_bytes(),
+        );
+        before.encode_raw(&mut frame);
+        encode_key(UPDATE_VIEW_FIELD, WireType::LengthDelimited, &mut frame);
+        encode_varint(view_len, &mut frame);
+        frame.extend_from_slice(view);
+        after.encode_raw(&mut frame);
         Encoded(Bytes::from(frame))
     }
 
@@ -100,21 +136,40 @@ impl Built {
     }
 }
 
-/// Encodes `update` in the forms asked for, each once.
-fn encode(mut update: pb::Update, full: bool, light: bool) -> Built {
-    if needs_view(&update) {
-        let bytes = (full || light).then(|| Encoded::of(&update));
+/// Encodes `update` (built without its view) in the forms asked for, each once; `view`, the
+/// encoded view, when the full form carries one.
+fn encode(update: pb::Update, view: Option<Vec<u8>>, full: bool, light: bool) -> Built {
+    let Some(view) = view else {
+        // No view (the game has not started, or only light streams and not needed): one form.
+        let bytes = Encoded::of(&update);
         return Built {
-            full: bytes.clone().filter(|_| full),
-            light: bytes.filter(|_| light),
+            full: full.then(|| bytes.clone()),
+            light: light.then_some(bytes),
         };
+    };
+    let needed = needs_view(&update);
+    let without = (light && !needed).then(|| Encoded::of(&update));
+    let with = Encoded::with_view(update, &view);
+    Built {
+        full: full.then(|| with.clone()),
+        light: if needed {
+            light.then_some(with)
+        } else {
+            without
+        },
     }
-    let full = full.then(|| Encoded::of(&update));
-    let light = light.then(|| {
-        update.view = None;
-        Encoded::of(&update)
-    });
-    Built { full, light }
+}
+
+/// A watched audience's update for one record, before its view is added.
+struct Planned {
+    seat: Option<usize>,
+    /// Built without the view.
+    update: pb::Update,
+    /// The forms its watchers need (see [`Built`]).
+    full: bool,
+    light: bool,
+    /// The full form carries the view.
+    viewed: bool,
 }
 
 pub(super) struct Watcher {
@@ -243,10 +298,12 @@ impl GameActor {
 
     /// The update of `record` for each seat and, last, the spectators, computed when the record
     /// is applied (the state moves on before the record is durable), for the audiences watched
-    /// now only, each encoded once in the forms its watchers need.
+    /// now only, each encoded once in the forms its watchers need. The views of all of them
+    /// are made together (`Game::encoded_views`: what they share is encoded once).
     pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Built> {
+        let (started, _) = self.progress_at(record.seq);
         let audiences = (0..self.seating.seats.len()).map(Some).chain([None]);
-        audiences
+        let planned: Vec<Option<Planned>> = audiences
             .map(|seat| {
                 let (mut full, mut light) = (false, false);
                 for w in self.watchers.list.iter().filter(|w| w.seat == seat) {
@@ -255,33 +312,47 @@ impl GameActor {
                     light |= w.views == WithView::WhenNeeded;
                 }
                 if !(full || light) {
-                    return Built::default();
+                    return None;
                 }
-                // Only light streams: the view is built only if the update needs it.
+                let update = self.update_without_view(record, seat);
+                // Only light streams: the view is made only if the update needs it.
                 let with_view = if full {
                     WithView::Always
                 } else {
                     WithView::WhenNeeded
                 };
-                encode(
-                    self.update_for(&*self.game, record, seat, with_view),
+                Some(Planned {
+                    seat,
+                    viewed: wants_view(&update, started, with_view),
+                    update,
                     full,
                     light,
-                )
+                })
+            })
+            .collect();
+        let viewers: Vec<Option<usize>> = planned
+            .iter()
+            .flatten()
+            .filter(|plan| plan.viewed)
+            .map(|plan| plan.seat)
+            .collect();
+        let mut views = self.game.encoded_views(&viewers).into_iter();
+        planned
+            .into_iter()
+            .map(|plan| match plan {
+                None => Built::default(),
+                Some(plan) => {
+                    let view = if plan.viewed { views.next() } else { None };
+                    encode(plan.update, view, plan.full, plan.light)
+                }
             })
             .collect()
     }
 
-    fn update_for(
-        &self,
-        game: &dyn Game,
-        record: &pb::LogRecord,
-        seat: Option<usize>,
-        with_view: WithView,
-    ) -> pb::Update {
+    fn update_without_view(&self, record: &pb::LogRecord, seat: Option<usize>) -> pb::Update {
         let (started, seats_taken) = self.progress_at(record.seq);
-        build_update(
-            game,
+        update_without_view(
+            &*self.game,
             record,
             seat,
             started,
@@ -292,7 +363,6 @@ impl GameActor {
                 .as_ref()
                 .map(Clocks::to_pb)
                 .unwrap_or_default(),
-            with_view,
         )
     }
 
@@ -364,7 +434,10 @@ impl GameActor {
             // The usual resume asks for the newest record only: the current state is its state.
             let record = self.records.get(through);
             // The first update of the stream: with its view.
-            let update = self.update_for(&*self.game, &record, seat, WithView::Always);
+            let mut update = self.update_without_view(&record, seat);
+            if wants_view(&update, self.progress_at(record.seq).0, WithView::Always) {
+                update.view = Some(self.game.view(seat));
+            }
             Box::pin(tokio_stream::once(Ok(Encoded::of(&update))))
         } else {
             // Replayed from the log by a task as fast as the client reads: a client that never
@@ -533,5 +606,76 @@ mod tests {
         // An empty update (every field at its default) is a prefix alone.
         let empty = Encoded::of(&pb::Update::default()).into_grpc_message();
         assert_eq!(&empty[..], &[0, 0, 0, 0, 0]);
+    }
+
+    /// The live fan-out's updates (the views of all audiences made together, spliced into
+    /// each update) are the bytes of the update built with its view, for every kind, seat and
+    /// the spectator, over whole games.
+    #[test]
+    fn a_spliced_view_makes_the_same_bytes_as_the_update_with_its_view() {
+        use rand::{Rng, SeedableRng};
+        for kind in gangs_games::kind_names() {
+            let mut game = gangs_games::new_game(kind, None, 11, None).expect("a default game");
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+            let events = game.start();
+            let mut record = pb::LogRecord {
+                seq: 6,
+                unix_ms: 1,
+                record: Some(Record::Started(pb::Started { events })),
+            };
+            let audiences: Vec<Option<usize>> =
+                (0..game.players()).map(Some).chain([None]).collect();
+            let clocks = vec![pb::SeatClock {
+                seat: 1,
+                deadline_unix_ms: Some(99),
+                bank_ms: 5,
+                absent: true,
+            }];
+            for seq in 6..66 {
+                let views = game.encoded_views(&audiences);
+                for (&seat, view) in audiences.iter().zip(&views) {
+                    let without = update_without_view(
+                        &*game,
+                        &record,
+                        seat,
+                        true,
+                        4,
+                        Some(7),
+                        clocks.clone(),
+                    );
+                    let whole = build_update(
+                        &*game,
+                        &record,
+                        seat,
+                        true,
+                        4,
+                        Some(7),
+                        clocks.clone(),
+                        WithView::Always,
+                    );
+                    assert_eq!(
+                        Encoded::with_view(without, view),
+                        Encoded::of(&whole),
+                        "{kind} seat {seat:?} seq {seq}"
+                    );
+                }
+                let Some(&actor) = game.actors().first() else {
+                    break;
+                };
+                let legal = game.legal_actions(actor);
+                let action = legal[rng.random_range(0..legal.len())].clone();
+                let events = game.act(actor, &action).expect("a legal action");
+                record = pb::LogRecord {
+                    seq: seq + 1,
+                    unix_ms: 1,
+                    record: Some(Record::Acted(pb::Acted {
+                        seat: actor as u32,
+                        action: Some(action),
+                        action_id: String::new(),
+                        events,
+                    })),
+                };
+            }
+        }
     }
 }
