@@ -111,13 +111,12 @@ impl GamesService {
         let Some(cluster) = &self.cluster else {
             return Ok(Routed::Here(request));
         };
-        match cluster
-            .route(request.game_id(), &self.registry, forwarded)
-            .await?
-        {
+        // Boxed: a cluster's routing and a forwarded call are large futures, which would
+        // otherwise make every call's future as large, on a single server too.
+        match Box::pin(cluster.route(request.game_id(), &self.registry, forwarded)).await? {
             Route::Local => Ok(Routed::Here(request)),
             Route::Owner(owner) => Ok(Routed::There(
-                forward(owner, credentials.forwarded(request, cluster))
+                Box::pin(forward(owner, credentials.forwarded(request, cluster)))
                     .await
                     .map_err(crate::cluster::forward_failed)?,
             )),
@@ -389,7 +388,10 @@ async fn ask_game<T>(
     let mut game: GameHandle = match registry.get(game_id) {
         Ok(game) => game,
         // A node of a cluster knows only the games it runs: the others are in the log.
-        Err(HostError::NotFound(_)) if registry.is_lazy() => registry.revive(game_id).await?,
+        // Boxed (a reload is rare, and its future large): see `GamesService::route`.
+        Err(HostError::NotFound(_)) if registry.is_lazy() => {
+            Box::pin(registry.revive(game_id)).await?
+        }
         Err(error) => return Err(error),
     };
     // A reloaded finished game stays loaded for a whole quiet spell, so one reload is enough
@@ -403,7 +405,7 @@ async fn ask_game<T>(
             }
             Err(mpsc::error::SendError(back)) => {
                 command = back;
-                game = registry.revive(game_id).await?;
+                game = Box::pin(registry.revive(game_id)).await?;
             }
         }
     }
