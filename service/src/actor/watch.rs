@@ -58,7 +58,12 @@ const UPDATE_VIEW_FIELD: u32 = 4;
 impl Encoded {
     /// `update` encoded once, as a gRPC message.
     pub fn of(update: &pb::Update) -> Encoded {
-        let len = update.encoded_len();
+        // The length is known: `encode` would work it out again, walking the whole update.
+        Encoded::message_of(update.encoded_len(), |frame| update.encode_raw(frame))
+    }
+
+    /// A gRPC message of `len` bytes, which `write` appends after the prefix.
+    fn message_of(len: usize, write: impl FnOnce(&mut Vec<u8>)) -> Encoded {
         let mut frame = Vec::with_capacity(GRPC_PREFIX + len);
         frame.push(0);
         frame.extend_from_slice(
@@ -66,8 +71,8 @@ impl Encoded {
                 .expect("an update under 4 GB")
                 .to_be_bytes(),
         );
-        // The length is known: `encode` would work it out again, walking the whole update.
-        update.encode_raw(&mut frame);
+        write(&mut frame);
+        debug_assert_eq!(frame.len(), GRPC_PREFIX + len, "the length written");
         Encoded(Bytes::from(frame))
     }
 
@@ -90,19 +95,13 @@ impl Encoded {
             + encoded_len_varint(view_len)
             + view.len()
             + after.encoded_len();
-        let mut frame = Vec::with_capacity(GRPC_PREFIX + len);
-        frame.push(0);
-        frame.extend_from_slice(
-            &u32::try_from(len)
-                .expect("an update under 4 GB")
-                .to_be_bytes(),
-        );
-        before.encode_raw(&mut frame);
-        encode_key(UPDATE_VIEW_FIELD, WireType::LengthDelimited, &mut frame);
-        encode_varint(view_len, &mut frame);
-        frame.extend_from_slice(view);
-        after.encode_raw(&mut frame);
-        Encoded(Bytes::from(frame))
+        Encoded::message_of(len, |frame| {
+            before.encode_raw(frame);
+            encode_key(UPDATE_VIEW_FIELD, WireType::LengthDelimited, frame);
+            encode_varint(view_len, frame);
+            frame.extend_from_slice(view);
+            after.encode_raw(frame);
+        })
     }
 
     /// The encoded `pb::Update` alone.
