@@ -48,28 +48,30 @@ pub fn needs_view(update: &pb::Update) -> bool {
     !update.legal_actions.is_empty() || pb::GameStatus::is_over_code(update.status)
 }
 
+/// What an update says beside its record and the game's state: the same for every audience
+/// of one record, so a sender works it out once per record.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateContext {
+    /// The game had started at this record.
+    pub started: bool,
+    /// Seats taken at this record.
+    pub seats_taken: u32,
+    /// When the current phase closes by itself (The Gang's `phase_deadline_ms`), unix ms.
+    pub deadline_unix_ms: Option<i64>,
+    /// Every seat's clock (public).
+    pub clocks: Vec<pb::SeatClock>,
+}
+
 /// What `seat` (or a spectator) receives for `record`, with the game in the state right after it.
-#[allow(clippy::too_many_arguments)]
 pub fn build_update(
     game: &dyn Game,
     record: &pb::LogRecord,
     seat: Option<usize>,
-    started: bool,
-    seats_taken: u32,
-    deadline_unix_ms: Option<i64>,
-    clocks: Vec<pb::SeatClock>,
+    context: &UpdateContext,
     with_view: WithView,
 ) -> pb::Update {
-    let mut update = update_without_view(
-        game,
-        record,
-        seat,
-        started,
-        seats_taken,
-        deadline_unix_ms,
-        clocks,
-    );
-    if wants_view(&update, started, with_view) {
+    let mut update = update_without_view(game, record, seat, context);
+    if wants_view(&update, context, with_view) {
         update.view = Some(game.view(seat));
     }
     update
@@ -77,8 +79,8 @@ pub fn build_update(
 
 /// Whether `update`, built by [`update_without_view`], carries the view in a stream that asked
 /// for `with_view`: once the game has started, always or when the update needs it.
-pub fn wants_view(update: &pb::Update, started: bool, with_view: WithView) -> bool {
-    started && (with_view == WithView::Always || needs_view(update))
+pub fn wants_view(update: &pb::Update, context: &UpdateContext, with_view: WithView) -> bool {
+    context.started && (with_view == WithView::Always || needs_view(update))
 }
 
 /// [`build_update`] without the view, for a sender that adds the view's bytes itself (the live
@@ -87,11 +89,14 @@ pub fn update_without_view(
     game: &dyn Game,
     record: &pb::LogRecord,
     seat: Option<usize>,
-    started: bool,
-    seats_taken: u32,
-    deadline_unix_ms: Option<i64>,
-    clocks: Vec<pb::SeatClock>,
+    context: &UpdateContext,
 ) -> pb::Update {
+    let UpdateContext {
+        started,
+        seats_taken,
+        deadline_unix_ms,
+        ref clocks,
+    } = *context;
     // An `ended` record (a cancelled or abandoned game) is the last: its update is the final one.
     let ended = match &record.record {
         Some(Record::Ended(e)) => Some(e.reason()),
@@ -135,7 +140,7 @@ pub fn update_without_view(
         seat: seat.map(|s| s as u32),
         seats_taken,
         // Every seat's clock is public: the same for every audience.
-        clocks,
+        clocks: clocks.clone(),
     }
 }
 
@@ -162,9 +167,12 @@ mod tests {
                 seq: 5,
                 ..Default::default()
             };
-            let build = |seat, with_view| {
-                build_update(&*game, &record, seat, true, 4, None, Vec::new(), with_view)
+            let context = UpdateContext {
+                started: true,
+                seats_taken: 4,
+                ..Default::default()
             };
+            let build = |seat, with_view| build_update(&*game, &record, seat, &context, with_view);
             for seat in (0..game.players()).map(Some).chain([None]) {
                 let always = build(seat, WithView::Always);
                 let lean = build(seat, WithView::WhenNeeded);

@@ -20,7 +20,7 @@ use gangs_games::game_file::{GameFile, GameFileError};
 use gangs_games::render_view;
 use gangs_games::replay::{ReplayError, Replayer};
 use gangs_games::summary::{summarize, RoundTable};
-use gangs_games::update::build_update;
+use gangs_games::update::{build_update, UpdateContext};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use serde_json::{json, Value};
@@ -272,19 +272,21 @@ async fn at(
             .count() as u32
     };
     let record = &records[seq as usize - 1];
-    let clocks = replayer
-        .clocks()
-        .map(gangs_games::clock::Clocks::to_pb)
-        .unwrap_or_default();
+    let update_context = UpdateContext {
+        started,
+        seats_taken,
+        deadline_unix_ms: None,
+        clocks: replayer
+            .clocks()
+            .map(gangs_games::clock::Clocks::to_pb)
+            .unwrap_or_default(),
+    };
     let update = |seat: Option<usize>| {
         build_update(
             game,
             record,
             seat,
-            started,
-            seats_taken,
-            None,
-            clocks.clone(),
+            &update_context,
             gangs_games::update::WithView::Always,
         )
     };

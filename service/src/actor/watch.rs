@@ -31,7 +31,9 @@ use crate::store::Store;
 use bytes::Bytes;
 use gangs_games::clock::Clocks;
 use gangs_games::replay::Replayer;
-use gangs_games::update::{build_update, needs_view, update_without_view, wants_view, WithView};
+use gangs_games::update::{
+    build_update, needs_view, update_without_view, wants_view, UpdateContext, WithView,
+};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use prost::Message;
@@ -300,7 +302,7 @@ impl GameActor {
     /// now only, each encoded once in the forms its watchers need. The views of all of them
     /// are made together (`Game::encoded_views`: what they share is encoded once).
     pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Built> {
-        let (started, _) = self.progress_at(record.seq);
+        let context = self.update_context(record);
         let audiences = (0..self.seating.seats.len()).map(Some).chain([None]);
         let planned: Vec<Option<Planned>> = audiences
             .map(|seat| {
@@ -313,7 +315,7 @@ impl GameActor {
                 if !(full || light) {
                     return None;
                 }
-                let update = self.update_without_view(record, seat);
+                let update = update_without_view(&*self.game, record, seat, &context);
                 // Only light streams: the view is made only if the update needs it.
                 let with_view = if full {
                     WithView::Always
@@ -322,7 +324,7 @@ impl GameActor {
                 };
                 Some(Planned {
                     seat,
-                    viewed: wants_view(&update, started, with_view),
+                    viewed: wants_view(&update, &context, with_view),
                     update,
                     full,
                     light,
@@ -348,21 +350,20 @@ impl GameActor {
             .collect()
     }
 
-    fn update_without_view(&self, record: &pb::LogRecord, seat: Option<usize>) -> pb::Update {
+    /// What every audience's update of `record` says beside the record and the state.
+    fn update_context(&self, record: &pb::LogRecord) -> UpdateContext {
         let (started, seats_taken) = self.progress_at(record.seq);
-        update_without_view(
-            &*self.game,
-            record,
-            seat,
+        UpdateContext {
             started,
             seats_taken,
-            self.timers.phase.as_ref().map(|t| t.unix_ms),
-            self.timers
+            deadline_unix_ms: self.timers.phase.as_ref().map(|t| t.unix_ms),
+            clocks: self
+                .timers
                 .clocks
                 .as_ref()
                 .map(Clocks::to_pb)
                 .unwrap_or_default(),
-        )
+        }
     }
 
     /// Whether the game had started at `seq`, and how many seats were taken then.
@@ -433,10 +434,8 @@ impl GameActor {
             // The usual resume asks for the newest record only: the current state is its state.
             let record = self.records.get(through);
             // The first update of the stream: with its view.
-            let mut update = self.update_without_view(&record, seat);
-            if wants_view(&update, self.progress_at(record.seq).0, WithView::Always) {
-                update.view = Some(self.game.view(seat));
-            }
+            let context = self.update_context(&record);
+            let update = build_update(&*self.game, &record, seat, &context, WithView::Always);
             Box::pin(tokio_stream::once(Ok(Encoded::of(&update))))
         } else {
             // Replayed from the log by a task as fast as the client reads: a client that never
@@ -547,28 +546,22 @@ impl CatchUp {
                     continue;
                 }
                 let game = replayer.game().expect("created is the first record");
-                let seats_taken = if started {
-                    game.players() as u32
-                } else {
-                    joined
+                let context = UpdateContext {
+                    started,
+                    seats_taken: if started {
+                        game.players() as u32
+                    } else {
+                        joined
+                    },
+                    deadline_unix_ms: (record.seq == self.through)
+                        .then_some(self.last_deadline)
+                        .flatten(),
+                    clocks: replayer.clocks().map(Clocks::to_pb).unwrap_or_default(),
                 };
-                let deadline = (record.seq == self.through)
-                    .then_some(self.last_deadline)
-                    .flatten();
-                let clocks = replayer.clocks().map(Clocks::to_pb).unwrap_or_default();
                 // The first update of the stream carries the view, whatever `views` says.
                 let with_view = if first { WithView::Always } else { self.views };
                 first = false;
-                let update = build_update(
-                    game,
-                    &record,
-                    self.seat,
-                    started,
-                    seats_taken,
-                    deadline,
-                    clocks,
-                    with_view,
-                );
+                let update = build_update(game, &record, self.seat, &context, with_view);
                 if updates.send(Ok(Encoded::of(&update))).await.is_err() {
                     // The client went away: so does the catch-up, and its memory.
                     return Ok(());
@@ -624,34 +617,22 @@ mod tests {
             };
             let audiences: Vec<Option<usize>> =
                 (0..game.players()).map(Some).chain([None]).collect();
-            let clocks = vec![pb::SeatClock {
-                seat: 1,
-                deadline_unix_ms: Some(99),
-                bank_ms: 5,
-                absent: true,
-            }];
+            let context = UpdateContext {
+                started: true,
+                seats_taken: 4,
+                deadline_unix_ms: Some(7),
+                clocks: vec![pb::SeatClock {
+                    seat: 1,
+                    deadline_unix_ms: Some(99),
+                    bank_ms: 5,
+                    absent: true,
+                }],
+            };
             for seq in 6..66 {
                 let views = game.encoded_views(&audiences);
                 for (&seat, view) in audiences.iter().zip(&views) {
-                    let without = update_without_view(
-                        &*game,
-                        &record,
-                        seat,
-                        true,
-                        4,
-                        Some(7),
-                        clocks.clone(),
-                    );
-                    let whole = build_update(
-                        &*game,
-                        &record,
-                        seat,
-                        true,
-                        4,
-                        Some(7),
-                        clocks.clone(),
-                        WithView::Always,
-                    );
+                    let without = update_without_view(&*game, &record, seat, &context);
+                    let whole = build_update(&*game, &record, seat, &context, WithView::Always);
                     assert_eq!(
                         Encoded::with_view(without, view),
                         Encoded::of(&whole),
