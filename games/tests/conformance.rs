@@ -70,6 +70,7 @@ fn check_record<W: Hidden>(
     // not exist sees what a spectator sees; each audience may come more than once).
     let mut asked = audiences.clone();
     asked.extend([Some(players), Some(0), None]);
+    assert!(game.encoded_views(&[]).is_empty(), "no audience, no view");
     let encoded = game.encoded_views(&asked);
     assert_eq!(encoded.len(), asked.len());
     for (viewer, bytes) in asked.iter().zip(&encoded) {

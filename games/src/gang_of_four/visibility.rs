@@ -54,6 +54,10 @@ fn own_view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
 /// each audience's own part (its hand first, its last-card flag last, as prost orders fields
 /// by number) around it. The same bytes as encoding each [`view`] (tested).
 fn encoded_views(engine: &GangOfFour, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
+    if audiences.is_empty() {
+        // The public part is most of a view's cost: never made for nobody.
+        return Vec::new();
+    }
     let public = public_view(engine).encode_to_vec();
     audiences
         .iter()

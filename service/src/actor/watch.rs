@@ -302,8 +302,13 @@ impl GameActor {
     /// now only, each encoded once in the forms its watchers need. The views of all of them
     /// are made together (`Game::encoded_views`: what they share is encoded once).
     pub(super) fn updates_for_watched(&self, record: &pb::LogRecord) -> Vec<Built> {
-        let context = self.update_context(record);
         let audiences = (0..self.seating.seats.len()).map(Some).chain([None]);
+        if self.watchers.list.is_empty() {
+            // Nobody watches (bots that only act, a game between its players' streams): not
+            // even the context is worked out.
+            return audiences.map(|_| Built::default()).collect();
+        }
+        let context = self.update_context(record);
         let planned: Vec<Option<Planned>> = audiences
             .map(|seat| {
                 let (mut full, mut light) = (false, false);
