@@ -12,12 +12,13 @@
 //!   every event is complete then).
 
 use super::wire::{
-    card_list, deal_scored, direction, exchanged, ranking, table_play, wire_options, GangOfFourWire,
+    card_list, deal_scored, direction, encode_card_list, exchanged, ranking, table_play,
+    wire_options, GangOfFourWire,
 };
 use crate::bridge::Visibility;
 use crate::Seat;
 use gangs_proto::v1 as pb;
-use gangs_rules::gang_of_four::{GangOfFour, Phase};
+use gangs_rules::gang_of_four::{GangOfFour, Mask, Phase};
 use pb::gang_of_four_event::Kind as EventKind;
 use prost::Message;
 
@@ -36,19 +37,31 @@ pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourVie
 /// binds it. Every other field is left empty. These are the view's first and last fields
 /// (1 and 14), which [`encoded_views`] relies on.
 fn own_view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
-    let deal = engine.deal();
-    let seat = seat.filter(|&s| s < engine.options().players as usize);
-    let hand = match (seat, engine.phase()) {
-        (Some(s), phase) if phase != Phase::NotStarted => card_list(deal.hands[s]),
-        _ => Vec::new(),
-    };
-    let in_play = engine.phase() == Phase::Play;
+    let (hand, last_card_rule_applies) = own_part(engine, seat);
     pb::GangOfFourView {
-        hand,
-        last_card_rule_applies: in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
+        hand: card_list(hand),
+        last_card_rule_applies,
         ..Default::default()
     }
 }
+
+/// [`own_view`] as the engine holds it: the hand's cards (none for a spectator) and the flag.
+fn own_part(engine: &GangOfFour, seat: Option<Seat>) -> (Mask, bool) {
+    let deal = engine.deal();
+    let seat = seat.filter(|&s| s < engine.options().players as usize);
+    let hand = match (seat, engine.phase()) {
+        (Some(s), phase) if phase != Phase::NotStarted => deal.hands[s],
+        _ => 0,
+    };
+    let in_play = engine.phase() == Phase::Play;
+    (
+        hand,
+        in_play && seat.is_some_and(|s| deal.is_constrained(s as u8)),
+    )
+}
+
+/// `GangOfFourView.hand`'s field number.
+const HAND_FIELD: u32 = 1;
 
 /// Several audiences' views of one state, encoded: the public part built and encoded once,
 /// each audience's own part (its hand first, its last-card flag last, as prost orders fields
@@ -62,20 +75,16 @@ fn encoded_views(engine: &GangOfFour, audiences: &[Option<Seat>]) -> Vec<Vec<u8>
     audiences
         .iter()
         .map(|&seat| {
-            let own = own_view(engine, seat);
-            let (hand, flag) = (
-                pb::GangOfFourView {
-                    hand: own.hand,
-                    ..Default::default()
-                },
-                pb::GangOfFourView {
-                    last_card_rule_applies: own.last_card_rule_applies,
-                    ..Default::default()
-                },
+            let (hand, last_card_rule_applies) = own_part(engine, seat);
+            let flag = pb::GangOfFourView {
+                last_card_rule_applies,
+                ..Default::default()
+            };
+            // A card is at most 9 bytes with its key and length ("gp": id, value, color, word).
+            let mut bytes = Vec::with_capacity(
+                hand.count_ones() as usize * 9 + public.len() + flag.encoded_len(),
             );
-            let mut bytes =
-                Vec::with_capacity(hand.encoded_len() + public.len() + flag.encoded_len());
-            hand.encode_raw(&mut bytes);
+            encode_card_list(HAND_FIELD, hand, &mut bytes);
             bytes.extend_from_slice(&public);
             flag.encode_raw(&mut bytes);
             bytes
