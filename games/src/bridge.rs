@@ -197,6 +197,10 @@ impl<W: Visibility> Game for Bridge<W> {
 
     fn encoded_views(&self, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
         use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+        if audiences.is_empty() {
+            // A game may build a shared part before the first audience's: never for nobody.
+            return Vec::new();
+        }
         let players = self.engine.players();
         let audiences: Vec<Option<Seat>> = audiences
             .iter()

@@ -57,7 +57,7 @@ pub trait Game: Send + Sync + 'static {
     fn view(&self, seat: Option<usize>) -> pb::GameView;
     /// The views of several audiences at once, each encoded: the bytes of `view(seat)`'s
     /// `GameView`, made with less work than encoding each (what every audience sees alike is
-    /// built and encoded once).
+    /// built and encoded once). No audience, nothing built.
     fn encoded_views(&self, audiences: &[Option<usize>]) -> Vec<Vec<u8>>;
     /// `event` as `seat` (or a spectator) may see it; `None` if it must not see it at all.
     fn redact(&self, event: &pb::GameEvent, seat: Option<usize>) -> Option<pb::GameEvent>;

@@ -246,3 +246,55 @@ fn preset_deals_are_used_then_the_seed() {
     };
     assert!(GangOfFourGame::new(None, 1, Some(&bad)).is_err());
 }
+
+/// §6 as each seat's view says it: `last_card_rule_applies` is set, during play only, for the
+/// seat immediately before (in the current direction) a seat that announced its last card and
+/// holds it; never for another seat, never for a spectator.
+#[test]
+fn the_last_card_flag_is_shown_to_the_seat_just_before_a_one_card_seat_only_section_6() {
+    let mut flagged = 0;
+    for players in [3u32, 4] {
+        for seed in 0..40u64 {
+            let o = options(players, (seed % 8) as u8);
+            let mut game = GangOfFourGame::new(Some(&o), seed, None).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            game.start();
+            let n = players as usize;
+            while !game.is_over() {
+                for seat in (0..n).map(Some).chain([None]) {
+                    let Some(pb::game_view::Game::GangOfFour(v)) = game.view(seat).game else {
+                        panic!("not a gang-of-four view")
+                    };
+                    let expected = match seat {
+                        Some(s) if v.phase == pb::gang_of_four_view::Phase::Play as i32 => {
+                            let next = if v.direction == pb::GangOfFourDirection::Clockwise as i32 {
+                                (s + 1) % n
+                            } else {
+                                (s + n - 1) % n
+                            };
+                            let next = &v.seats[next];
+                            if next.announced_last_card {
+                                assert_eq!(next.card_count, 1, "an announced seat holds one card");
+                            }
+                            next.announced_last_card
+                        }
+                        _ => false,
+                    };
+                    assert_eq!(v.last_card_rule_applies, expected, "seat {seat:?}");
+                    flagged += usize::from(expected);
+                }
+                let seat = (0..n)
+                    .find(|&s| !game.legal_actions(s).is_empty())
+                    .expect("someone acts");
+                let legal = game.legal_actions(seat);
+                let action = legal[rng.random_range(0..legal.len())].clone();
+                game.act(seat, &action)
+                    .expect("a listed action is accepted");
+            }
+        }
+    }
+    assert!(
+        flagged > 0,
+        "no game reached a last card: the test saw nothing"
+    );
+}

@@ -12,8 +12,8 @@
 //!   every event is complete then).
 
 use super::wire::{
-    card_list, deal_scored, direction, encode_card_list, exchanged, ranking, table_play,
-    wire_options, GangOfFourWire,
+    card_list, deal_scored, direction, encode_card_list, encoded_card_list_len, exchanged, ranking,
+    table_play, wire_options, GangOfFourWire,
 };
 use crate::bridge::Visibility;
 use crate::Seat;
@@ -25,27 +25,17 @@ use prost::Message;
 /// The game as `seat` (or a spectator, `None`) may see it now: what every audience sees, with
 /// what only `seat` sees.
 pub(super) fn view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
-    let own = own_view(engine, seat);
-    pb::GangOfFourView {
-        hand: own.hand,
-        last_card_rule_applies: own.last_card_rule_applies,
-        ..public_view(engine)
-    }
-}
-
-/// What only `seat` sees (nothing for a spectator): its hand, and whether the last-card rule
-/// binds it. Every other field is left empty. These are the view's first and last fields
-/// (1 and 14), which [`encoded_views`] relies on.
-fn own_view(engine: &GangOfFour, seat: Option<Seat>) -> pb::GangOfFourView {
     let (hand, last_card_rule_applies) = own_part(engine, seat);
     pb::GangOfFourView {
         hand: card_list(hand),
         last_card_rule_applies,
-        ..Default::default()
+        ..public_view(engine)
     }
 }
 
-/// [`own_view`] as the engine holds it: the hand's cards (none for a spectator) and the flag.
+/// What only `seat` sees (nothing for a spectator): its hand's cards, and whether the
+/// last-card rule binds it. They are the view's first and last fields (1 and 14), which
+/// [`encoded_views`] relies on.
 fn own_part(engine: &GangOfFour, seat: Option<Seat>) -> (Mask, bool) {
     let deal = engine.deal();
     let seat = seat.filter(|&s| s < engine.options().players as usize);
@@ -67,10 +57,6 @@ const HAND_FIELD: u32 = 1;
 /// each audience's own part (its hand first, its last-card flag last, as prost orders fields
 /// by number) around it. The same bytes as encoding each [`view`] (tested).
 fn encoded_views(engine: &GangOfFour, audiences: &[Option<Seat>]) -> Vec<Vec<u8>> {
-    if audiences.is_empty() {
-        // The public part is most of a view's cost: never made for nobody.
-        return Vec::new();
-    }
     let public = public_view(engine).encode_to_vec();
     audiences
         .iter()
@@ -80,9 +66,8 @@ fn encoded_views(engine: &GangOfFour, audiences: &[Option<Seat>]) -> Vec<Vec<u8>
                 last_card_rule_applies,
                 ..Default::default()
             };
-            // A card is at most 9 bytes with its key and length ("gp": id, value, color, word).
             let mut bytes = Vec::with_capacity(
-                hand.count_ones() as usize * 9 + public.len() + flag.encoded_len(),
+                encoded_card_list_len(HAND_FIELD, hand) + public.len() + flag.encoded_len(),
             );
             encode_card_list(HAND_FIELD, hand, &mut bytes);
             bytes.extend_from_slice(&public);

@@ -190,14 +190,35 @@ pub(super) fn card_list(mask: Mask) -> Vec<pb::GangOfFourCard> {
     cards::iter(mask).map(card).collect()
 }
 
-/// Writes the cards of `mask` as the repeated `GangOfFourCard` field `field`, the bytes prost
-/// writes for [`card_list`]`(mask)` (tested), without building a message (and its word's
-/// `String`) per card: each card's encoding is made once per process.
-pub(super) fn encode_card_list(field: u32, mask: Mask, out: &mut Vec<u8>) {
-    use prost::encoding::{encode_key, encode_varint, WireType};
+/// Each card's `GangOfFourCard` encoding, made once per process.
+fn encoded_cards() -> &'static [Vec<u8>] {
     use prost::Message;
     static ENCODED: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
-    let encoded = ENCODED.get_or_init(|| (0..64).map(|id| card(id).encode_to_vec()).collect());
+    ENCODED.get_or_init(|| {
+        (0..cards::CARD_COUNT as u8)
+            .map(|id| card(id).encode_to_vec())
+            .collect()
+    })
+}
+
+/// The bytes [`encode_card_list`] writes for `mask` as field `field`.
+pub(super) fn encoded_card_list_len(field: u32, mask: Mask) -> usize {
+    use prost::encoding::{encoded_len_varint, key_len};
+    let encoded = encoded_cards();
+    cards::iter(mask)
+        .map(|id| {
+            let len = encoded[id as usize].len();
+            key_len(field) + encoded_len_varint(len as u64) + len
+        })
+        .sum()
+}
+
+/// Writes the cards of `mask` as the repeated `GangOfFourCard` field `field`, the bytes prost
+/// writes for [`card_list`]`(mask)` (tested), without building a message (and its word's
+/// `String`) per card.
+pub(super) fn encode_card_list(field: u32, mask: Mask, out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let encoded = encoded_cards();
     for id in cards::iter(mask) {
         let card = &encoded[id as usize];
         encode_key(field, WireType::LengthDelimited, out);
@@ -435,8 +456,13 @@ mod tests {
     #[test]
     fn a_card_list_written_from_its_mask_is_prosts_encoding_of_it() {
         // Every card alone, no card, the whole deck, and masks scattered over it.
-        let mut masks: Vec<Mask> = (0..64).map(|id| 1 << id).collect();
-        masks.extend([0, Mask::MAX, 0x5555_5555_5555_5555, 0x8000_0000_0000_0001]);
+        let mut masks: Vec<Mask> = (0..cards::CARD_COUNT).map(|id| 1 << id).collect();
+        masks.extend([
+            0,
+            cards::ALL_CARDS,
+            0x5555_5555_5555_5555,
+            0x8000_0000_0000_0001,
+        ]);
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for _ in 0..200 {
             x ^= x << 13;
@@ -447,6 +473,7 @@ mod tests {
         for mask in masks {
             let mut written = Vec::new();
             encode_card_list(1, mask, &mut written);
+            assert_eq!(written.len(), encoded_card_list_len(1, mask));
             let view = pb::GangOfFourView {
                 hand: card_list(mask),
                 ..Default::default()
