@@ -20,6 +20,15 @@
 //!
 //! The payload is what the flusher wrote to sled for a batch: per append, the game id, its
 //! records (seq and stored bytes) and its directory-feed positions (seq and position).
+//!
+//! # Direct writes
+//! On Linux the entries are written with `O_DIRECT`, whole 4 KB blocks from the start of the
+//! block the entry begins in: the bytes of earlier entries in that block (kept in memory, as
+//! they are on disk) and zeros after the entry. The page cache's writeback was most of a sync's
+//! cost (docs/performance.md, "The journal written directly"). The zeros overwrite only what
+//! lies after the last entry, which is of an earlier lap or zeros already. A filesystem that
+//! refuses `O_DIRECT` (tmpfs, for one) gets buffered writes, as does one that refuses a direct
+//! write later; `fdatasync` follows each write either way.
 
 use super::RecordBytes;
 use std::fs::File;
@@ -27,10 +36,13 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// Largest journal: reached, sled is flushed and the journal starts over (a checkpoint).
+/// Largest journal: reached, sled is flushed and the journal starts over (a checkpoint). A
+/// multiple of [`BLOCK`], so that direct writes never grow the file past it.
 pub const CAPACITY: u64 = 16 << 20;
 /// The file grows by zeros in steps of this much (a write into allocated blocks syncs faster).
 const GROW: u64 = 1 << 20;
+/// The unit of a direct write, in the file and in memory: 4 KB (no disk's block is larger here).
+const BLOCK: u64 = 4096;
 const MAGIC: u32 = 0x314c_4e4a; // "JNL1"
 const HEADER: usize = 4 + 8 + 4 + 4;
 pub const FILE_NAME: &str = "journal";
@@ -48,12 +60,18 @@ pub struct JournaledAppend {
 /// The open journal: the flusher's alone.
 pub struct Journal {
     file: File,
+    /// The same file opened for direct writes, while the filesystem takes them.
+    direct: Option<File>,
     capacity: u64,
     generation: u64,
     /// Where the next entry goes.
     offset: u64,
     /// The file's length: blocks written (zeros or entries).
     allocated: u64,
+    /// The bytes of the block `offset` is in, before `offset`: a direct write starts with them.
+    tail: Vec<u8>,
+    /// Where a direct write is put together (aligned, reused).
+    out: AlignedBuffer,
 }
 
 /// An entry too large for what is left of the journal: checkpoint instead.
@@ -72,21 +90,35 @@ impl Journal {
         generation: u64,
         capacity: u64,
     ) -> io::Result<(Journal, Vec<JournaledAppend>)> {
+        Journal::open_with(dir, generation, capacity, true)
+    }
+
+    fn open_with(
+        dir: &Path,
+        generation: u64,
+        capacity: u64,
+        try_direct: bool,
+    ) -> io::Result<(Journal, Vec<JournaledAppend>)> {
+        let path = dir.join(FILE_NAME);
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(dir.join(FILE_NAME))?;
+            .open(&path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let (appends, end) = read_entries(&bytes, generation);
+        let direct = if try_direct { open_direct(&path) } else { None };
         let journal = Journal {
             file,
+            direct,
             capacity,
             generation,
             offset: end as u64,
             allocated: bytes.len() as u64,
+            tail: bytes[block_start(end as u64) as usize..end].to_vec(),
+            out: AlignedBuffer::default(),
         };
         Ok((journal, appends))
     }
@@ -102,14 +134,48 @@ impl Journal {
         if end > self.capacity {
             return Ok(Err(Full));
         }
-        if end > self.allocated {
-            let grown = end.next_multiple_of(GROW).min(self.capacity);
+        // A direct write covers whole blocks: the file holds them before the sync, so that
+        // the sync writes data, not the file's length.
+        let written_end = if self.direct.is_some() {
+            end.next_multiple_of(BLOCK)
+        } else {
+            end
+        };
+        if written_end > self.allocated {
+            let grown = end
+                .next_multiple_of(GROW)
+                .min(self.capacity)
+                .max(written_end);
             let zeros = vec![0u8; (grown - self.allocated) as usize];
             self.file.write_all_at(&zeros, self.allocated)?;
             self.allocated = grown;
         }
-        self.file.write_all_at(&entry, self.offset)?;
+        // The block the entry starts in, from its start: the tail of the entries before it,
+        // then the entry, then zeros to the block's end.
+        let start = block_start(self.offset);
+        let blocks = self
+            .out
+            .zeroed((written_end.max(end) - start).next_multiple_of(BLOCK) as usize);
+        blocks[..self.tail.len()].copy_from_slice(&self.tail);
+        blocks[self.tail.len()..self.tail.len() + entry.len()].copy_from_slice(&entry);
+        let direct_failed = match &self.direct {
+            Some(direct) => direct.write_all_at(blocks, start).err(),
+            None => None,
+        };
+        if self.direct.is_none() || direct_failed.is_some() {
+            if let Some(e) = direct_failed {
+                // Whatever part of the blocks was written holds the same bytes as the
+                // buffered write below; from now on the journal is written through the cache.
+                tracing::warn!("the journal's direct write failed ({e}): writing it buffered");
+                self.direct = None;
+            }
+            self.file.write_all_at(&entry, self.offset)?;
+        }
         self.file.sync_data()?;
+        let used = (end - start) as usize;
+        let tail_from = (block_start(end) - start) as usize;
+        self.tail.clear();
+        self.tail.extend_from_slice(&blocks[tail_from..used]);
         self.offset = end;
         Ok(Ok(()))
     }
@@ -124,6 +190,56 @@ impl Journal {
     pub fn start_over(&mut self, generation: u64) {
         self.generation = generation;
         self.offset = 0;
+        self.tail.clear();
+    }
+
+    /// Whether entries are written directly (the filesystem took `O_DIRECT`).
+    pub fn writes_directly(&self) -> bool {
+        self.direct.is_some()
+    }
+}
+
+/// The start of the block `offset` is in.
+fn block_start(offset: u64) -> u64 {
+    offset - offset % BLOCK
+}
+
+/// The journal opened for direct writes, or `None` where the system or the filesystem has no
+/// such thing (the journal is then written through the page cache).
+#[cfg(target_os = "linux")]
+fn open_direct(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(|e| tracing::debug!("the journal is written buffered: no O_DIRECT here ({e})"))
+        .ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_direct(_path: &Path) -> Option<File> {
+    None
+}
+
+/// Memory for a direct write: its address a multiple of [`BLOCK`], as `O_DIRECT` requires.
+/// A `Vec` one block larger than asked, used from its first aligned byte (no `unsafe`).
+#[derive(Default)]
+struct AlignedBuffer {
+    bytes: Vec<u8>,
+}
+
+impl AlignedBuffer {
+    /// `len` zeroed bytes at an aligned address.
+    fn zeroed(&mut self, len: usize) -> &mut [u8] {
+        let needed = len + BLOCK as usize;
+        if self.bytes.len() < needed {
+            self.bytes = vec![0; needed];
+        }
+        let skip = self.bytes.as_ptr().align_offset(BLOCK as usize);
+        let aligned = &mut self.bytes[skip..skip + len];
+        aligned.fill(0);
+        aligned
     }
 }
 
@@ -319,6 +435,84 @@ mod tests {
         assert!(Journal::open(dir.path(), 0).unwrap().1.is_empty());
     }
 
+    /// Entries of many sizes: several in one block, one ending on a block's edge, one
+    /// spanning blocks. Written directly and buffered, the files hold the same entries, read
+    /// back alike after each reopen, and a reopened journal goes on in the middle of a block
+    /// without disturbing the entries before it there.
+    #[test]
+    fn direct_and_buffered_writes_leave_the_same_entries() {
+        let batches: Vec<Vec<JournaledAppend>> = [1, 2, 30, 1, 200, 3, 90, 1]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let first = 1 + 1000 * i as u64;
+                vec![append("aaaa", first..=first + n - 1, &[(first, i as u64)])]
+            })
+            .collect();
+        let mut files = Vec::new();
+        for try_direct in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let open = || Journal::open_with(dir.path(), 3, CAPACITY, try_direct).unwrap();
+            let (mut journal, _) = open();
+            let mut ends = Vec::new();
+            for (i, batch) in batches.iter().enumerate() {
+                write(&mut journal, batch).unwrap();
+                ends.push(journal.len());
+                if i % 3 == 2 {
+                    // Reopened mid-block: the next write starts from the tail read back.
+                    drop(journal);
+                    let found;
+                    (journal, found) = open();
+                    assert_eq!(found, batches[..=i].concat(), "direct: {try_direct}");
+                }
+            }
+            if !try_direct {
+                assert!(!journal.writes_directly());
+            }
+            let (journal, found) = open();
+            assert_eq!(found, batches.concat(), "direct: {try_direct}");
+            assert_eq!(journal.len(), *ends.last().unwrap());
+            assert!(
+                ends.windows(2).any(|w| w[0] / BLOCK == w[1] / BLOCK),
+                "two entries share a block"
+            );
+            assert!(
+                ends.windows(2).any(|w| w[1] / BLOCK > w[0] / BLOCK + 1),
+                "an entry spans a block"
+            );
+            let bytes = std::fs::read(dir.path().join(FILE_NAME)).unwrap();
+            assert!(
+                bytes[journal.len() as usize..].iter().all(|&b| b == 0),
+                "nothing but zeros after the last entry"
+            );
+            files.push(bytes);
+        }
+        assert_eq!(files[0], files[1]);
+    }
+
+    /// An entry that ends exactly on a block's edge leaves no tail; the next starts a block.
+    #[test]
+    fn an_entry_ending_on_a_block_edge_leaves_no_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(dir.path(), 0).unwrap();
+        // One record of exactly the bytes that make the entry fill the first block.
+        let overhead = encode_entry(0, &[append("aaaa", 1..=1, &[])]).len() - 11;
+        let record: RecordBytes = vec![7u8; BLOCK as usize - overhead].into();
+        let filling = vec![JournaledAppend {
+            game_id: "aaaa".to_string(),
+            records: vec![(1, record)],
+            marked: vec![],
+        }];
+        write(&mut journal, &filling).unwrap();
+        assert_eq!(journal.len(), BLOCK);
+        assert!(journal.tail.is_empty());
+        let next = vec![append("aaaa", 2..=2, &[])];
+        write(&mut journal, &next).unwrap();
+        drop(journal);
+        let (_, found) = Journal::open(dir.path(), 0).unwrap();
+        assert_eq!(found, [filling, next].concat());
+    }
+
     #[test]
     fn a_batch_that_does_not_fit_is_refused_and_nothing_is_written() {
         let dir = tempfile::tempdir().unwrap();
@@ -329,6 +523,12 @@ mod tests {
         assert_eq!(journal.len(), used);
         journal.start_over(1);
         write(&mut journal, &[append("aaaa", 2..=3, &[])]).unwrap();
-        assert!(std::fs::metadata(dir.path().join(FILE_NAME)).unwrap().len() <= 200);
+        // Direct writes cover whole blocks (the real capacity is a multiple of them).
+        let limit = if journal.writes_directly() {
+            200u64.next_multiple_of(BLOCK)
+        } else {
+            200
+        };
+        assert!(std::fs::metadata(dir.path().join(FILE_NAME)).unwrap().len() <= limit);
     }
 }

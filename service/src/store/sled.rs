@@ -99,6 +99,7 @@ impl SledStore {
             Some(value) => u64_of(&value, "journal generation")?,
         };
         let (journal, recovered) = Journal::open(dir, generation).map_err(journal_failed)?;
+        tracing::debug!(direct = journal.writes_directly(), "journal opened");
         let pending = Arc::new(Mutex::new(Pending::default()));
         let mut trees = Trees {
             db: db.clone(),
