@@ -206,6 +206,13 @@ impl Measured {
         percentile(&self.latencies, p)
     }
 
+    /// Adds a later slice of the same phase: counts, time and latencies (kept sorted).
+    pub fn add_slice(&mut self, slice: Measured) {
+        self.elapsed += slice.elapsed;
+        self.merge(slice);
+        self.latencies.sort_unstable();
+    }
+
     fn merge(&mut self, other: Measured) {
         self.count += other.count;
         self.update_bytes += other.update_bytes;
@@ -250,31 +257,93 @@ pub async fn play_games(
     connections: &Connections,
     progress: Arc<AtomicU64>,
 ) -> Measured {
-    let options = gangs_games::parse_options(&plan.kind, None, &[])
-        .expect("the kind was checked by the caller");
-    let start = Instant::now();
-    let deadline = start + plan.duration;
-    let mut tasks = Vec::with_capacity(plan.games);
-    let received = Arc::new(AtomicU64::new(0));
-    for g in 0..plan.games {
-        let player = Player {
-            kind: plan.kind.clone(),
-            options,
-            watchers: plan.watchers,
-            views: plan.views,
-            received: received.clone(),
-            connections: connections.clone(),
-            index: g,
-            progress: progress.clone(),
-            deadline,
-        };
-        let first_seed = plan.seed.wrapping_add(g as u64 * 1_000_000);
-        tasks.push(tokio::spawn(player.play_until_deadline(first_seed)));
-    }
-    let mut measured = gather(tasks, start).await;
-    // Every game's watchers are stopped with its game, before its task ends.
-    measured.update_bytes = received.load(Ordering::Relaxed);
+    let mut games = Games::start(plan, connections, progress);
+    let measured = games.play_for(plan.duration).await;
+    games.stop().await;
     measured
+}
+
+/// The games of a load, played in slices of time: between two slices every game (with its
+/// watch streams) waits where it was. `gangs bench` alternates them with slices of the
+/// baseline, so that both phases see the same minutes of a shared machine.
+pub struct Games {
+    /// One per game task: where its next slice is sent.
+    slices: Vec<tokio::sync::mpsc::Sender<Slice>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Bytes of updates received by every watcher since the last slice ended.
+    received: Arc<AtomicU64>,
+}
+
+/// One slice of play for one game task: play until `deadline`, then answer what was measured.
+struct Slice {
+    deadline: Instant,
+    done: tokio::sync::oneshot::Sender<Measured>,
+}
+
+impl Games {
+    /// Starts `plan.games` game tasks, idle until the first slice (`plan.duration` is unused:
+    /// each slice says how long).
+    pub fn start(plan: &LoadPlan, connections: &Connections, progress: Arc<AtomicU64>) -> Games {
+        let options = gangs_games::parse_options(&plan.kind, None, &[])
+            .expect("the kind was checked by the caller");
+        let received = Arc::new(AtomicU64::new(0));
+        let mut slices = Vec::with_capacity(plan.games);
+        let mut tasks = Vec::with_capacity(plan.games);
+        for g in 0..plan.games {
+            let player = Player {
+                kind: plan.kind.clone(),
+                options,
+                watchers: plan.watchers,
+                views: plan.views,
+                received: received.clone(),
+                connections: connections.clone(),
+                index: g,
+                progress: progress.clone(),
+            };
+            let (send, receive) = tokio::sync::mpsc::channel(1);
+            let first_seed = plan.seed.wrapping_add(g as u64 * 1_000_000);
+            slices.push(send);
+            tasks.push(tokio::spawn(player.play_slices(first_seed, receive)));
+        }
+        Games {
+            slices,
+            tasks,
+            received,
+        }
+    }
+
+    /// Plays every game for `duration` (a call in flight at the end is waited for and counted)
+    /// and answers the slice's measure, latencies sorted. The updates counted are those that
+    /// arrived since the previous slice ended.
+    pub async fn play_for(&mut self, duration: Duration) -> Measured {
+        let start = Instant::now();
+        let deadline = start + duration;
+        let mut answers = Vec::with_capacity(self.slices.len());
+        for slices in &self.slices {
+            let (done, answer) = tokio::sync::oneshot::channel();
+            if slices.send(Slice { deadline, done }).await.is_ok() {
+                answers.push(answer);
+            }
+        }
+        let mut total = Measured::default();
+        for answer in answers {
+            if let Ok(measured) = answer.await {
+                total.merge(measured);
+            }
+        }
+        total.elapsed = start.elapsed();
+        total.latencies.sort_unstable();
+        total.update_bytes = self.received.swap(0, Ordering::Relaxed);
+        total
+    }
+
+    /// Ends every game task (their games and watch streams with them).
+    pub async fn stop(self) {
+        drop(self.slices);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
 }
 
 /// `concurrency` callers each calling the health service's `Check` in a loop for `duration`,
@@ -341,7 +410,6 @@ struct Player {
     connections: Connections,
     index: usize,
     progress: Arc<AtomicU64>,
-    deadline: Instant,
 }
 
 /// A game being played: its id, the seats' tokens and the local replica.
@@ -363,23 +431,39 @@ impl Drop for Playing {
 }
 
 impl Player {
-    async fn play_until_deadline(self, first_seed: u64) -> Measured {
+    /// Plays each slice it is sent until the slice's deadline, then answers its measure. A
+    /// game cut by a deadline goes on in the next slice; a game over, or refused, is followed
+    /// by a new one.
+    async fn play_slices(self, first_seed: u64, mut slices: tokio::sync::mpsc::Receiver<Slice>) {
         let mut client = self.connections.games(self.index);
-        let mut measured = Measured::default();
         let mut seed = first_seed;
-        while Instant::now() < self.deadline {
-            let game = match self.new_game(&mut client, seed).await {
-                Ok(game) => game,
-                Err(status) => {
-                    measured.refused_setup(&status);
-                    tokio::time::sleep(RETRY_AFTER_REFUSAL).await;
-                    continue;
+        let mut current: Option<Playing> = None;
+        while let Some(slice) = slices.recv().await {
+            let mut measured = Measured::default();
+            while Instant::now() < slice.deadline {
+                let mut game = match current.take() {
+                    Some(game) => game,
+                    None => match self.new_game(&mut client, seed).await {
+                        Ok(game) => {
+                            seed = seed.wrapping_add(1);
+                            game
+                        }
+                        Err(status) => {
+                            measured.refused_setup(&status);
+                            tokio::time::sleep(RETRY_AFTER_REFUSAL).await;
+                            continue;
+                        }
+                    },
+                };
+                if self
+                    .play(&mut client, &mut game, &mut measured, slice.deadline)
+                    .await
+                {
+                    current = Some(game);
                 }
-            };
-            seed = seed.wrapping_add(1);
-            self.play(&mut client, game, &mut measured).await;
+            }
+            let _ = slice.done.send(measured);
         }
-        measured
     }
 
     /// Creates a game, takes every seat and starts the requested watchers.
@@ -443,10 +527,19 @@ impl Player {
         Ok(game)
     }
 
-    /// Plays random legal actions until the game is over, the deadline passes or a call is
-    /// refused.
-    async fn play(&self, client: &mut KeyedClient, mut game: Playing, measured: &mut Measured) {
-        while Instant::now() < self.deadline && !game.replica.is_over() {
+    /// Plays random legal actions until the game is over, `deadline` passes or a call is
+    /// refused. Answers whether the game may go on (only the deadline stopped it).
+    async fn play(
+        &self,
+        client: &mut KeyedClient,
+        game: &mut Playing,
+        measured: &mut Measured,
+        deadline: Instant,
+    ) -> bool {
+        while !game.replica.is_over() {
+            if Instant::now() >= deadline {
+                return true;
+            }
             // The first seat the game waits for (only its legal actions are worked out).
             let Some((seat, actions)) = game
                 .replica
@@ -455,7 +548,7 @@ impl Player {
                 .map(|seat| (seat, game.replica.legal_actions(seat)))
                 .find(|(_, actions)| !actions.is_empty())
             else {
-                return; // nobody may act: a game waiting on a clock; start another
+                return false; // nobody may act: a game waiting on a clock; start another
             };
             let action = actions[game.rng.random_range(0..actions.len())].clone();
             let request = pb::ActRequest {
@@ -474,13 +567,14 @@ impl Player {
                 }
                 Err(status) => {
                     measured.refused(&status);
-                    return;
+                    return false;
                 }
             }
             if game.replica.act(seat, &action).is_err() {
-                return; // cannot happen for a legal action; never play on a doubtful replica
+                return false; // cannot happen for a legal action; never play on a doubtful replica
             }
         }
+        false
     }
 }
 

@@ -1,9 +1,11 @@
 //! `gangs bench [--games 64] [--seconds 10] [--kind KIND] [--watchers none|seats|all]
 //! [--views every|when-needed]`: the
 //! load tool operators run against their own server. Two phases with the same concurrency over
-//! the same connections: a baseline of plain unary calls (the health service's `Check`), then
+//! the same connections: a baseline of plain unary calls (the health service's `Check`), and
 //! `--games` games played flat out with random legal actions (every accepted action durable
-//! before its answer). Prints durable actions/s, Act latency p50/p90/p99/p99.9, refusals by
+//! before its answer). The phases alternate in slices of about two seconds (baseline, games,
+//! games, baseline, ...; the games wait between their slices), so that a shared machine's
+//! drift over the run weighs on both alike. Prints durable actions/s, Act latency p50/p90/p99/p99.9, refusals by
 //! status code, the baseline's calls/s and the ratio of the two, and the bytes of Watch updates
 //! the watchers received per action (`bytes_per_action`), and the CPU time per action and per
 //! call of the bench itself and of its own server. The ratio is the figure to compare between
@@ -39,7 +41,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 64)]
     games: usize,
 
-    /// Length of each phase (baseline, then games), 1 to 3600 seconds.
+    /// Length of each phase (the baseline and the games, alternating in slices of about two
+    /// seconds), 1 to 3600 seconds.
     #[arg(long, default_value_t = 10)]
     seconds: u64,
 
@@ -124,26 +127,54 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
 
     let bar = progress_bar(args.seconds, context.out.json);
     let server_pid = own_server.as_ref().and_then(OwnServer::pid);
-    let counted = Arc::new(AtomicU64::new(0));
-    let ticker = tick(bar.clone(), counted.clone(), "baseline", "calls");
-    // (server, this bench) CPU time so far, read before, between and after the phases.
-    let cpu_now = || {
-        (
-            process_cpu(server_pid),
-            process_cpu(Some(std::process::id())),
-        )
-    };
-    let before = cpu_now();
-    let baseline = load::baseline(args.games, plan.duration, &connections, counted).await;
-    let between = cpu_now();
-    ticker.abort();
-    let counted = Arc::new(AtomicU64::new(0));
-    let ticker = tick(bar.clone(), counted.clone(), "playing", "actions");
-    let played = load::play_games(&plan, &connections, counted).await;
-    let after = cpu_now();
-    ticker.abort();
-    let server_cpu = Cpu::of([before.0, between.0, after.0], &baseline, &played);
-    let client_cpu = Cpu::of([before.1, between.1, after.1], &baseline, &played);
+    let calls_counted = Arc::new(AtomicU64::new(0));
+    let actions_counted = Arc::new(AtomicU64::new(0));
+    let mut games = load::Games::start(&plan, &connections, actions_counted.clone());
+    let rounds = rounds(args.seconds);
+    let slice = plan.duration / rounds;
+    let mut baseline = Measured::default();
+    let mut played = Measured::default();
+    let mut server_cpu = CpuUse::default();
+    let mut client_cpu = CpuUse::default();
+    for round in 0..rounds {
+        // A, B, B, A, ...: a drift of the machine over the run weighs on both phases alike.
+        let phases = if round % 2 == 0 {
+            [Phase::Baseline, Phase::Games]
+        } else {
+            [Phase::Games, Phase::Baseline]
+        };
+        for phase in phases {
+            let before = (
+                process_cpu(server_pid),
+                process_cpu(Some(std::process::id())),
+            );
+            match phase {
+                Phase::Baseline => {
+                    let ticker = tick(bar.clone(), calls_counted.clone(), "baseline", "calls");
+                    let measured =
+                        load::baseline(args.games, slice, &connections, calls_counted.clone())
+                            .await;
+                    ticker.abort();
+                    baseline.add_slice(measured);
+                }
+                Phase::Games => {
+                    let ticker = tick(bar.clone(), actions_counted.clone(), "playing", "actions");
+                    let measured = games.play_for(slice).await;
+                    ticker.abort();
+                    played.add_slice(measured);
+                }
+            }
+            let after = (
+                process_cpu(server_pid),
+                process_cpu(Some(std::process::id())),
+            );
+            server_cpu.add(phase, before.0, after.0);
+            client_cpu.add(phase, before.1, after.1);
+        }
+    }
+    games.stop().await;
+    let server_cpu = server_cpu.per(&baseline, &played);
+    let client_cpu = client_cpu.per(&baseline, &played);
     bar.finish_and_clear();
     if let Some(server) = own_server {
         server.stop().await;
@@ -178,9 +209,23 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         played: &played,
         server_cpu,
         client_cpu,
+        rounds,
     };
     context.out.emit(report.json(), || report.lines());
     Ok(())
+}
+
+/// How many rounds of (baseline, games) a run of `seconds` per phase alternates: slices of about
+/// two seconds, long enough that the calls in flight at a slice's end weigh nothing.
+fn rounds(seconds: u64) -> u32 {
+    (seconds / 2).clamp(1, u32::MAX as u64) as u32
+}
+
+/// The two measured phases.
+#[derive(Clone, Copy)]
+enum Phase {
+    Baseline,
+    Games,
 }
 
 /// Two phases of `seconds` each, in tenths of a second.
@@ -233,20 +278,43 @@ struct Cpu {
     per_action: Option<f64>,
 }
 
-impl Cpu {
-    /// From a process's CPU time read before the baseline, between the phases and after the
-    /// games.
-    fn of(
-        [before, between, after]: [Option<Duration>; 3],
-        baseline: &Measured,
-        played: &Measured,
-    ) -> Cpu {
-        Cpu {
-            per_call: cpu_per(before, between, baseline.count),
-            per_action: cpu_per(between, after, played.count),
+/// A process's CPU time spent in each phase, summed over the rounds (None once a reading
+/// failed).
+struct CpuUse {
+    baseline: Option<Duration>,
+    games: Option<Duration>,
+}
+
+impl Default for CpuUse {
+    fn default() -> CpuUse {
+        CpuUse {
+            baseline: Some(Duration::ZERO),
+            games: Some(Duration::ZERO),
         }
     }
+}
 
+impl CpuUse {
+    /// Adds what the process used between two readings taken around a slice of `phase`.
+    fn add(&mut self, phase: Phase, before: Option<Duration>, after: Option<Duration>) {
+        let used = before.zip(after).and_then(|(b, a)| a.checked_sub(b));
+        let sum = match phase {
+            Phase::Baseline => &mut self.baseline,
+            Phase::Games => &mut self.games,
+        };
+        *sum = sum.zip(used).map(|(sum, used)| sum + used);
+    }
+
+    /// Per baseline call and per action.
+    fn per(&self, baseline: &Measured, played: &Measured) -> Cpu {
+        Cpu {
+            per_call: cpu_per(self.baseline, baseline.count),
+            per_action: cpu_per(self.games, played.count),
+        }
+    }
+}
+
+impl Cpu {
     /// The report's line: `label`, then both figures and `measured_note`, or why there are none.
     fn line(&self, label: &str, measured_note: &str, unmeasured_why: &str) -> String {
         match (self.per_action, self.per_call) {
@@ -276,9 +344,9 @@ fn process_cpu(_pid: Option<u32>) -> Option<Duration> {
     None
 }
 
-/// µs of CPU per call between two readings (None without both or without a call).
-fn cpu_per(before: Option<Duration>, after: Option<Duration>, calls: u64) -> Option<f64> {
-    let used = after?.checked_sub(before?)?;
+/// µs of CPU per call (None without a reading or without a call).
+fn cpu_per(used: Option<Duration>, calls: u64) -> Option<f64> {
+    let used = used?;
     (calls > 0).then(|| used.as_secs_f64() * 1e6 / calls as f64)
 }
 
@@ -290,6 +358,8 @@ struct Report<'a> {
     played: &'a Measured,
     server_cpu: Cpu,
     client_cpu: Cpu,
+    /// Rounds of (baseline, games) the phases alternated in.
+    rounds: u32,
 }
 
 impl Report<'_> {
@@ -299,6 +369,7 @@ impl Report<'_> {
             "kind": self.args.kind,
             "games": self.args.games,
             "seconds": self.args.seconds,
+            "rounds": self.rounds,
             "watchers": self.args.watchers.name(),
             "views": self.args.views.name(),
             "actions": self.played.count,
@@ -331,6 +402,7 @@ impl Report<'_> {
             played,
             server_cpu,
             client_cpu,
+            rounds,
         } = self;
         let latency = |m: &Measured, p: f64| {
             m.percentile(p).map_or_else(
@@ -340,7 +412,8 @@ impl Report<'_> {
         };
         [
             format!(
-                "{} games of {} at once on {server}, watchers: {} (views: {}), {} s per phase",
+                "{} games of {} at once on {server}, watchers: {} (views: {}), {} s per phase \
+                 in {rounds} alternating rounds",
                 args.games,
                 args.kind,
                 args.watchers.name(),
