@@ -490,6 +490,26 @@ mod tests {
         assert_eq!(files[0], files[1]);
     }
 
+    /// A direct write refused after the journal was opened (here: the direct handle cannot
+    /// write at all) falls back to buffered writes for good, and loses nothing.
+    #[test]
+    fn a_refused_direct_write_falls_back_to_buffered_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(dir.path(), 0).unwrap();
+        let first = vec![append("aaaa", 1..=2, &[])];
+        write(&mut journal, &first).unwrap();
+        // A handle opened for reading only: every write through it fails (EBADF).
+        journal.direct = Some(File::open(dir.path().join(FILE_NAME)).unwrap());
+        let second = vec![append("aaaa", 3..=5, &[(3, 1)])];
+        write(&mut journal, &second).unwrap();
+        assert!(!journal.writes_directly());
+        let third = vec![append("bbbb", 1..=1, &[])];
+        write(&mut journal, &third).unwrap();
+        drop(journal);
+        let (_, found) = Journal::open(dir.path(), 0).unwrap();
+        assert_eq!(found, [first, second, third].concat());
+    }
+
     /// An entry that ends exactly on a block's edge leaves no tail; the next starts a block.
     #[test]
     fn an_entry_ending_on_a_block_edge_leaves_no_tail() {
