@@ -289,7 +289,7 @@ pub struct Compared {
 
 /// How many rounds a phase of `duration` is cut into: slices of about two seconds, long enough
 /// that the calls in flight at a slice's end weigh nothing.
-pub fn rounds_for(duration: Duration) -> u32 {
+fn rounds_for(duration: Duration) -> u32 {
     (duration.as_secs() / 2).clamp(1, u32::MAX as u64) as u32
 }
 
@@ -396,14 +396,7 @@ impl Games {
                 answers.push(answer);
             }
         }
-        let mut total = Measured::default();
-        for answer in answers {
-            if let Ok(measured) = answer.await {
-                total.merge(measured);
-            }
-        }
-        total.elapsed = start.elapsed();
-        total.latencies.sort_unstable();
+        let mut total = gather(answers, start).await;
         total.update_bytes = self.received.swap(0, Ordering::Relaxed);
         total
     }
@@ -457,11 +450,15 @@ pub async fn baseline(
     gather(tasks, start).await
 }
 
-/// The phase's tasks merged into one measure, timed from `start`, latencies sorted.
-async fn gather(tasks: Vec<tokio::task::JoinHandle<Measured>>, start: Instant) -> Measured {
+/// The measures of a phase's tasks (their handles, or their answers) merged into one, timed
+/// from `start`, latencies sorted. A task that ended without one counts nothing.
+async fn gather<E>(
+    answers: Vec<impl std::future::Future<Output = Result<Measured, E>>>,
+    start: Instant,
+) -> Measured {
     let mut total = Measured::default();
-    for task in tasks {
-        if let Ok(measured) = task.await {
+    for answer in answers {
+        if let Ok(measured) = answer.await {
             total.merge(measured);
         }
     }

@@ -5,10 +5,10 @@
 //! `--games` games played flat out with random legal actions (every accepted action durable
 //! before its answer). The phases alternate in slices of about two seconds (baseline, games,
 //! games, baseline, ...; the games wait between their slices), so that a shared machine's
-//! drift over the run weighs on both alike. Prints durable actions/s, Act latency p50/p90/p99/p99.9, refusals by
-//! status code, the baseline's calls/s and the ratio of the two, and the bytes of Watch updates
-//! the watchers received per action (`bytes_per_action`), and the CPU time per action and per
-//! call of the bench itself and of its own server. The ratio is the figure to compare between
+//! drift over the run weighs on both alike. Prints durable actions/s, Act latency
+//! p50/p90/p99/p99.9, refusals by status code, the baseline's calls/s and the ratio of the two,
+//! the bytes of Watch updates the watchers received per action (`bytes_per_action`), and the
+//! CPU time per action and per call of the bench itself and of its own server. The ratio is the figure to compare between
 //! machines and versions: both phases share the machine's noise.
 //!
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
@@ -139,7 +139,8 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
             process_cpu(Some(std::process::id())),
         )
     };
-    let mut before = cpu_now();
+    // (server, this bench) CPU time at the start of the slice under way.
+    let mut before = (None, None);
     let mut ticker: Option<tokio::task::JoinHandle<()>> = None;
     let Compared {
         baseline,

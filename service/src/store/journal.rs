@@ -68,7 +68,8 @@ pub struct Journal {
     offset: u64,
     /// The file's length: blocks written (zeros or entries).
     allocated: u64,
-    /// The bytes of the block `offset` is in, before `offset`: a direct write starts with them.
+    /// The bytes of the block `offset` is in, before `offset`: a direct write starts with them
+    /// (kept up to date while the journal is written directly; buffered is for good).
     tail: Vec<u8>,
     /// Where a direct write is put together (aligned, reused).
     out: AlignedBuffer,
@@ -150,32 +151,25 @@ impl Journal {
             self.file.write_all_at(&zeros, self.allocated)?;
             self.allocated = grown;
         }
-        // The block the entry starts in, from its start: the tail of the entries before it,
-        // then the entry, then zeros to the block's end.
-        let start = block_start(self.offset);
-        let blocks = self
-            .out
-            .zeroed((written_end.max(end) - start).next_multiple_of(BLOCK) as usize);
-        blocks[..self.tail.len()].copy_from_slice(&self.tail);
-        blocks[self.tail.len()..self.tail.len() + entry.len()].copy_from_slice(&entry);
-        let direct_failed = match &self.direct {
-            Some(direct) => direct.write_all_at(blocks, start).err(),
-            None => None,
-        };
-        if self.direct.is_none() || direct_failed.is_some() {
-            if let Some(e) = direct_failed {
-                // Whatever part of the blocks was written holds the same bytes as the
-                // buffered write below; from now on the journal is written through the cache.
-                tracing::warn!("the journal's direct write failed ({e}): writing it buffered");
-                self.direct = None;
+        let written = match &self.direct {
+            Some(direct) => {
+                write_direct(direct, &mut self.out, &mut self.tail, self.offset, &entry)
+                    .map_err(|e| {
+                        // Whatever part of the blocks was written holds the same bytes as the
+                        // buffered write below; from now on the journal is written through the cache.
+                        tracing::warn!(
+                            "the journal's direct write failed ({e}): writing it buffered"
+                        );
+                    })
+                    .is_ok()
             }
+            None => false,
+        };
+        if !written {
+            self.direct = None;
             self.file.write_all_at(&entry, self.offset)?;
         }
         self.file.sync_data()?;
-        let used = (end - start) as usize;
-        let tail_from = (block_start(end) - start) as usize;
-        self.tail.clear();
-        self.tail.extend_from_slice(&blocks[tail_from..used]);
         self.offset = end;
         Ok(Ok(()))
     }
@@ -197,6 +191,29 @@ impl Journal {
     pub fn writes_directly(&self) -> bool {
         self.direct.is_some()
     }
+}
+
+/// Writes `entry` at `offset` as whole blocks from the start of the block it begins in: `tail`
+/// (the bytes of that block before `offset`), the entry, zeros to the last block's end. Then
+/// `tail` is what the next entry's first block starts with.
+fn write_direct(
+    direct: &File,
+    out: &mut AlignedBuffer,
+    tail: &mut Vec<u8>,
+    offset: u64,
+    entry: &[u8],
+) -> io::Result<()> {
+    let start = block_start(offset);
+    let end = offset + entry.len() as u64;
+    let blocks = out.get((end.next_multiple_of(BLOCK) - start) as usize);
+    let (before, rest) = blocks.split_at_mut(tail.len());
+    before.copy_from_slice(tail);
+    rest[..entry.len()].copy_from_slice(entry);
+    rest[entry.len()..].fill(0);
+    direct.write_all_at(blocks, start)?;
+    tail.clear();
+    tail.extend_from_slice(&blocks[(block_start(end) - start) as usize..(end - start) as usize]);
+    Ok(())
 }
 
 /// The start of the block `offset` is in.
@@ -230,16 +247,14 @@ struct AlignedBuffer {
 }
 
 impl AlignedBuffer {
-    /// `len` zeroed bytes at an aligned address.
-    fn zeroed(&mut self, len: usize) -> &mut [u8] {
+    /// `len` bytes at an aligned address (what an earlier write left there).
+    fn get(&mut self, len: usize) -> &mut [u8] {
         let needed = len + BLOCK as usize;
         if self.bytes.len() < needed {
             self.bytes = vec![0; needed];
         }
         let skip = self.bytes.as_ptr().align_offset(BLOCK as usize);
-        let aligned = &mut self.bytes[skip..skip + len];
-        aligned.fill(0);
-        aligned
+        &mut self.bytes[skip..skip + len]
     }
 }
 
