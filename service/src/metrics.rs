@@ -18,6 +18,7 @@
 //! | `gangs_log_append_duration_seconds` | histogram | | writing one group-commit batch to the log |
 //! | `gangs_log_flush_duration_seconds` | histogram | | making that batch durable (the flush) |
 //! | `gangs_log_batch_records` | histogram | | records per group-commit batch |
+//! | `gangs_log_checkpoint_duration_seconds` | histogram | | one checkpoint of the embedded store (the journal's records written into sled and flushed) |
 //! | `gangs_watchers_cut_off_total` | counter | | watchers cut off for falling behind |
 //! | `gangs_rpc_errors_total` | counter | `method`, `code` | refused calls, by gRPC status code |
 //! | `gangs_ladder_queued_total` | counter | `ladder` | Queue streams opened by bots |
@@ -161,6 +162,11 @@ fn describe() {
         "Making one group-commit batch durable."
     );
     describe_histogram!("gangs_log_batch_records", "Records per group-commit batch.");
+    describe_histogram!(
+        "gangs_log_checkpoint_duration_seconds",
+        Unit::Seconds,
+        "One checkpoint of the embedded store: the journal's records written into sled and flushed."
+    );
     describe_counter!(
         "gangs_watchers_cut_off_total",
         "Watchers cut off for falling behind (RESOURCE_EXHAUSTED)."
@@ -307,6 +313,11 @@ pub fn log_committed(records: usize, append: Duration, flush: Duration) {
     histogram!("gangs_log_batch_records").record(records as f64);
     histogram!("gangs_log_append_duration_seconds").record(append.as_secs_f64());
     histogram!("gangs_log_flush_duration_seconds").record(flush.as_secs_f64());
+}
+
+/// One checkpoint of the embedded store took `took`.
+pub fn log_checkpointed(took: Duration) {
+    histogram!("gangs_log_checkpoint_duration_seconds").record(took.as_secs_f64());
 }
 
 /// The status code as Prometheus label text (`NOT_FOUND`, …), as gRPC spells it.

@@ -785,6 +785,7 @@ impl Trees {
     /// journal's next generation and flushes again: from then on a restart skips the entries
     /// written so far, and the journal starts over.
     fn checkpoint(&mut self) -> Result<(), String> {
+        let started = std::time::Instant::now();
         let flush_failed = |e: sled::Error| format!("cannot flush the log: {e}");
         {
             // Into sled first, out of `pending` after, under its lock: see `LogTree`.
@@ -805,6 +806,7 @@ impl Trees {
             .map_err(flush_failed)?;
         self.db.flush().map_err(flush_failed)?;
         self.journal.start_over(next);
+        crate::metrics::log_checkpointed(started.elapsed());
         Ok(())
     }
 }
