@@ -193,8 +193,12 @@ async fn a_game_nobody_plays_is_abandoned_after_the_idle_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_of_games_over_longer_than_the_retention_are_deleted() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let flags = ["--retain-finished", "1s"];
+    let metrics_port = common::observe::free_port();
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let flags = ["--retain-finished", "1s", "--metrics", &metrics];
     let mut server = Server::start_with(dir.path(), 0, &flags);
+    let checkpoints = "gangs_log_checkpoint_duration_seconds_count";
+    assert_eq!(common::observe::read_metric(metrics_port, checkpoints), 0.0);
     let mut client = server.client().await;
     let old = create(&mut client, "gang-of-four", None, 1).await;
     let kept = create(&mut client, "gang-of-four", None, 2).await;
@@ -226,6 +230,9 @@ async fn logs_of_games_over_longer_than_the_retention_are_deleted() {
         .await
         .expect_err("its log is gone");
     assert_eq!(missing.code(), Code::NotFound);
+    // The embedded store checkpointed before deleting (so that its journal, replayed after a
+    // crash, cannot write the game back), and said so.
+    assert!(common::observe::read_metric(metrics_port, checkpoints) >= 1.0);
     // Gone from the disk too, and the waiting game is kept.
     server.restart();
     let mut client = server.client().await;
