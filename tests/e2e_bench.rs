@@ -116,6 +116,11 @@ fn bench_with_its_own_server_reports_sane_figures() {
             .as_f64()
             .expect("measured");
         assert!(own_action > 0.0 && own_call > 0.0, "{report}");
+        // How idle the machine's cores were in each phase: a share of all its cores' time.
+        for key in ["idle_percent", "baseline_idle_percent"] {
+            let idle = report[key].as_f64().expect("measured");
+            assert!((0.0..=100.0).contains(&idle), "{key}: {report}");
+        }
     }
 }
 

@@ -8,8 +8,9 @@
 //! drift over the run weighs on both alike. Prints durable actions/s, Act latency
 //! p50/p90/p99/p99.9, refusals by status code, the baseline's calls/s and the ratio of the two,
 //! the bytes of Watch updates the watchers received per action (`bytes_per_action`), and the
-//! CPU time per action and per call of the bench itself and of its own server. The ratio is the figure to compare between
-//! machines and versions: both phases share the machine's noise.
+//! CPU time per action and per call of the bench itself and of its own server, and how idle the
+//! machine's cores were in each phase. The ratio is the figure to compare between machines and
+//! versions: both phases share the machine's noise.
 //!
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
 //! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
@@ -133,14 +134,16 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     let actions_counted = Arc::new(AtomicU64::new(0));
     let mut server_cpu = CpuUse::default();
     let mut client_cpu = CpuUse::default();
+    let mut idle = IdleUse::default();
     let cpu_now = || {
         (
             process_cpu(server_pid),
             process_cpu(Some(std::process::id())),
+            machine_ticks(),
         )
     };
-    // (server, this bench) CPU time at the start of the slice under way.
-    let mut before = (None, None);
+    // (server, this bench, the machine) CPU readings at the start of the slice under way.
+    let mut before = (None, None, None);
     let mut ticker: Option<tokio::task::JoinHandle<()>> = None;
     let Compared {
         baseline,
@@ -170,6 +173,7 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
                 let after = cpu_now();
                 server_cpu.add(phase, before.0, after.0);
                 client_cpu.add(phase, before.1, after.1);
+                idle.add(phase, before.2, after.2);
             }
         },
     )
@@ -210,6 +214,7 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         played: &played,
         server_cpu,
         client_cpu,
+        idle,
         rounds,
     };
     context.out.emit(report.json(), || report.lines());
@@ -332,6 +337,79 @@ fn process_cpu(_pid: Option<u32>) -> Option<Duration> {
     None
 }
 
+/// The machine's CPU time so far, all cores: (idle, total) in clock ticks, from `/proc/stat`'s
+/// first line (`user nice system idle iowait irq softirq steal`; idle counts iowait too: a core
+/// waiting on the disk with nothing to run is a core left unused).
+#[cfg(target_os = "linux")]
+fn machine_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .take(8)
+        .map(|field| field.parse().ok())
+        .collect::<Option<_>>()?;
+    (fields.len() == 8).then(|| (fields[3] + fields[4], fields.iter().sum()))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn machine_ticks() -> Option<(u64, u64)> {
+    None
+}
+
+/// How idle the machine's cores were in each phase, summed over the rounds (None once a reading
+/// failed): when client and server share the machine, idle during the games is time both left
+/// unused (waits on the disk, or one core queueing work while the other has none; see
+/// docs/performance.md).
+struct IdleUse {
+    baseline: Option<(u64, u64)>,
+    games: Option<(u64, u64)>,
+}
+
+impl Default for IdleUse {
+    fn default() -> IdleUse {
+        IdleUse {
+            baseline: Some((0, 0)),
+            games: Some((0, 0)),
+        }
+    }
+}
+
+impl IdleUse {
+    /// Adds the (idle, total) ticks between two readings taken around a slice of `phase`.
+    fn add(&mut self, phase: Phase, before: Option<(u64, u64)>, after: Option<(u64, u64)>) {
+        let used = before
+            .zip(after)
+            .and_then(|((idle0, total0), (idle1, total1))| {
+                Some((idle1.checked_sub(idle0)?, total1.checked_sub(total0)?))
+            });
+        let sum = match phase {
+            Phase::Baseline => &mut self.baseline,
+            Phase::Games => &mut self.games,
+        };
+        *sum = sum
+            .zip(used)
+            .map(|((idle, total), (more_idle, more))| (idle + more_idle, total + more));
+    }
+
+    /// The idle share of a phase in percent (None without readings or ticks).
+    fn percent(phase: Option<(u64, u64)>) -> Option<f64> {
+        let (idle, total) = phase?;
+        (total > 0).then(|| 100.0 * idle as f64 / total as f64)
+    }
+
+    fn line(&self) -> String {
+        match (Self::percent(self.games), Self::percent(self.baseline)) {
+            (Some(games), Some(baseline)) => format!(
+                "the machine's cores idle: {games:.1}% during the games, {baseline:.1}% during the baseline"
+            ),
+            _ => "the machine's cores idle: not measured (Linux only)".to_string(),
+        }
+    }
+}
+
 /// µs of CPU per call (None without a reading or without a call).
 fn cpu_per(used: Option<Duration>, calls: u64) -> Option<f64> {
     let used = used?;
@@ -346,6 +424,7 @@ struct Report<'a> {
     played: &'a Measured,
     server_cpu: Cpu,
     client_cpu: Cpu,
+    idle: IdleUse,
     /// Rounds of (baseline, games) the phases alternated in.
     rounds: u32,
 }
@@ -379,6 +458,8 @@ impl Report<'_> {
             "baseline_server_cpu_us_per_call": self.server_cpu.per_call,
             "client_cpu_us_per_action": self.client_cpu.per_action,
             "baseline_client_cpu_us_per_call": self.client_cpu.per_call,
+            "idle_percent": IdleUse::percent(self.idle.games),
+            "baseline_idle_percent": IdleUse::percent(self.idle.baseline),
         })
     }
 
@@ -390,6 +471,7 @@ impl Report<'_> {
             played,
             server_cpu,
             client_cpu,
+            idle,
             rounds,
         } = self;
         let latency = |m: &Measured, p: f64| {
@@ -436,6 +518,7 @@ impl Report<'_> {
                 "only for the bench's own server, on Linux",
             ),
             client_cpu.line("this bench's own CPU", "", "Linux only"),
+            idle.line(),
             format!("refused: {}", errors_line(played)),
         ]
         .join("\n")
@@ -459,5 +542,49 @@ fn errors_line(measured: &Measured) -> String {
             codes(&measured.errors),
             codes(&measured.setup_errors)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_is_summed_per_phase_and_lost_with_a_failed_reading() {
+        let mut idle = IdleUse::default();
+        idle.add(Phase::Games, Some((100, 1_000)), Some((130, 1_200)));
+        idle.add(Phase::Games, Some((200, 2_000)), Some((210, 2_100)));
+        idle.add(Phase::Baseline, Some((0, 0)), Some((5, 100)));
+        assert_eq!(idle.games, Some((40, 300)));
+        assert_eq!(IdleUse::percent(idle.games), Some(100.0 * 40.0 / 300.0));
+        assert_eq!(IdleUse::percent(idle.baseline), Some(5.0));
+        assert_eq!(
+            idle.line(),
+            "the machine's cores idle: 13.3% during the games, 5.0% during the baseline"
+        );
+        // A reading that failed, or counters that went back, leave the phase unmeasured.
+        idle.add(Phase::Baseline, None, Some((5, 100)));
+        idle.add(Phase::Games, Some((300, 3_000)), Some((290, 3_100)));
+        assert_eq!(idle.baseline, None);
+        assert_eq!(idle.games, None);
+        assert_eq!(
+            idle.line(),
+            "the machine's cores idle: not measured (Linux only)"
+        );
+        // No ticks at all: no share.
+        assert_eq!(IdleUse::percent(Some((0, 0))), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_machine_s_ticks_are_read_and_grow() {
+        let (idle, total) = machine_ticks().expect("/proc/stat");
+        assert!(idle <= total && total > 0);
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < Duration::from_millis(50) {
+            std::hint::black_box(0);
+        }
+        let (idle_after, total_after) = machine_ticks().expect("/proc/stat");
+        assert!(idle_after >= idle && total_after > total);
     }
 }
