@@ -132,8 +132,8 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     let server_pid = own_server.as_ref().and_then(OwnServer::pid);
     let calls_counted = Arc::new(AtomicU64::new(0));
     let actions_counted = Arc::new(AtomicU64::new(0));
-    let mut server_cpu = CpuUse::default();
-    let mut client_cpu = CpuUse::default();
+    let mut server_cpu = PerPhase::<Duration>::default();
+    let mut client_cpu = PerPhase::<Duration>::default();
     let mut idle = IdleUse::default();
     let cpu_now = || {
         (
@@ -171,9 +171,9 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
                     ticker.abort();
                 }
                 let after = cpu_now();
-                server_cpu.add(phase, before.0, after.0);
-                client_cpu.add(phase, before.1, after.1);
-                idle.add(phase, before.2, after.2);
+                server_cpu.add(phase, cpu_used(before.0, after.0));
+                client_cpu.add(phase, cpu_used(before.1, after.1));
+                idle.add(phase, ticks_used(before.2, after.2));
             }
         },
     )
@@ -271,33 +271,40 @@ struct Cpu {
     per_action: Option<f64>,
 }
 
-/// A process's CPU time spent in each phase, summed over the rounds (None once a reading
-/// failed).
-struct CpuUse {
-    baseline: Option<Duration>,
-    games: Option<Duration>,
+/// What was used in each phase, summed over the rounds: a process's CPU time, or the machine's
+/// (idle, total) ticks. None once a reading failed (or a counter went back): a phase is measured
+/// whole or not at all.
+struct PerPhase<T> {
+    baseline: Option<T>,
+    games: Option<T>,
 }
 
-impl Default for CpuUse {
-    fn default() -> CpuUse {
-        CpuUse {
-            baseline: Some(Duration::ZERO),
-            games: Some(Duration::ZERO),
+impl<T: Default> Default for PerPhase<T> {
+    fn default() -> PerPhase<T> {
+        PerPhase {
+            baseline: Some(T::default()),
+            games: Some(T::default()),
         }
     }
 }
 
-impl CpuUse {
-    /// Adds what the process used between two readings taken around a slice of `phase`.
-    fn add(&mut self, phase: Phase, before: Option<Duration>, after: Option<Duration>) {
-        let used = before.zip(after).and_then(|(b, a)| a.checked_sub(b));
+impl<T: std::ops::Add<Output = T> + Copy> PerPhase<T> {
+    /// Adds what one slice of `phase` used (None: its readings failed).
+    fn add(&mut self, phase: Phase, used: Option<T>) {
         let sum = match phase {
             Phase::Baseline => &mut self.baseline,
             Phase::Games => &mut self.games,
         };
         *sum = sum.zip(used).map(|(sum, used)| sum + used);
     }
+}
 
+/// A process's CPU time over one slice, from its readings before and after.
+fn cpu_used(before: Option<Duration>, after: Option<Duration>) -> Option<Duration> {
+    before.zip(after).and_then(|(b, a)| a.checked_sub(b))
+}
+
+impl PerPhase<Duration> {
     /// Per baseline call and per action.
     fn per(&self, baseline: &Measured, played: &Measured) -> Cpu {
         Cpu {
@@ -341,7 +348,7 @@ fn process_cpu(_pid: Option<u32>) -> Option<Duration> {
 /// first line (`user nice system idle iowait irq softirq steal`; idle counts iowait too: a core
 /// waiting on the disk with nothing to run is a core left unused).
 #[cfg(target_os = "linux")]
-fn machine_ticks() -> Option<(u64, u64)> {
+fn machine_ticks() -> Option<Ticks> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let fields: Vec<u64> = stat
         .lines()
@@ -351,52 +358,43 @@ fn machine_ticks() -> Option<(u64, u64)> {
         .take(8)
         .map(|field| field.parse().ok())
         .collect::<Option<_>>()?;
-    (fields.len() == 8).then(|| (fields[3] + fields[4], fields.iter().sum()))
+    (fields.len() == 8).then(|| Ticks(fields[3] + fields[4], fields.iter().sum()))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn machine_ticks() -> Option<(u64, u64)> {
+fn machine_ticks() -> Option<Ticks> {
     None
 }
 
-/// How idle the machine's cores were in each phase, summed over the rounds (None once a reading
-/// failed): when client and server share the machine, idle during the games is time both left
-/// unused (waits on the disk, or one core queueing work while the other has none; see
-/// docs/performance.md).
-struct IdleUse {
-    baseline: Option<(u64, u64)>,
-    games: Option<(u64, u64)>,
-}
+/// A count of the machine's clock ticks: (idle, total).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Ticks(u64, u64);
 
-impl Default for IdleUse {
-    fn default() -> IdleUse {
-        IdleUse {
-            baseline: Some((0, 0)),
-            games: Some((0, 0)),
-        }
+impl std::ops::Add for Ticks {
+    type Output = Ticks;
+    fn add(self, other: Ticks) -> Ticks {
+        Ticks(self.0 + other.0, self.1 + other.1)
     }
 }
+
+/// The machine's ticks over one slice, from its readings before and after.
+fn ticks_used(before: Option<Ticks>, after: Option<Ticks>) -> Option<Ticks> {
+    let (before, after) = before.zip(after)?;
+    Some(Ticks(
+        after.0.checked_sub(before.0)?,
+        after.1.checked_sub(before.1)?,
+    ))
+}
+
+/// How idle the machine's cores were in each phase: when client and server share the machine,
+/// idle during the games is time both left unused (waits on the disk, or one core queueing work
+/// while the other has none; see docs/performance.md).
+type IdleUse = PerPhase<Ticks>;
 
 impl IdleUse {
-    /// Adds the (idle, total) ticks between two readings taken around a slice of `phase`.
-    fn add(&mut self, phase: Phase, before: Option<(u64, u64)>, after: Option<(u64, u64)>) {
-        let used = before
-            .zip(after)
-            .and_then(|((idle0, total0), (idle1, total1))| {
-                Some((idle1.checked_sub(idle0)?, total1.checked_sub(total0)?))
-            });
-        let sum = match phase {
-            Phase::Baseline => &mut self.baseline,
-            Phase::Games => &mut self.games,
-        };
-        *sum = sum
-            .zip(used)
-            .map(|((idle, total), (more_idle, more))| (idle + more_idle, total + more));
-    }
-
     /// The idle share of a phase in percent (None without readings or ticks).
-    fn percent(phase: Option<(u64, u64)>) -> Option<f64> {
-        let (idle, total) = phase?;
+    fn percent(phase: Option<Ticks>) -> Option<f64> {
+        let Ticks(idle, total) = phase?;
         (total > 0).then(|| 100.0 * idle as f64 / total as f64)
     }
 
@@ -551,11 +549,17 @@ mod tests {
 
     #[test]
     fn idle_is_summed_per_phase_and_lost_with_a_failed_reading() {
+        let slice = |before: (u64, u64), after: (u64, u64)| {
+            ticks_used(
+                Some(Ticks(before.0, before.1)),
+                Some(Ticks(after.0, after.1)),
+            )
+        };
         let mut idle = IdleUse::default();
-        idle.add(Phase::Games, Some((100, 1_000)), Some((130, 1_200)));
-        idle.add(Phase::Games, Some((200, 2_000)), Some((210, 2_100)));
-        idle.add(Phase::Baseline, Some((0, 0)), Some((5, 100)));
-        assert_eq!(idle.games, Some((40, 300)));
+        idle.add(Phase::Games, slice((100, 1_000), (130, 1_200)));
+        idle.add(Phase::Games, slice((200, 2_000), (210, 2_100)));
+        idle.add(Phase::Baseline, slice((0, 0), (5, 100)));
+        assert_eq!(idle.games, Some(Ticks(40, 300)));
         assert_eq!(IdleUse::percent(idle.games), Some(100.0 * 40.0 / 300.0));
         assert_eq!(IdleUse::percent(idle.baseline), Some(5.0));
         assert_eq!(
@@ -563,8 +567,8 @@ mod tests {
             "the machine's cores idle: 13.3% during the games, 5.0% during the baseline"
         );
         // A reading that failed, or counters that went back, leave the phase unmeasured.
-        idle.add(Phase::Baseline, None, Some((5, 100)));
-        idle.add(Phase::Games, Some((300, 3_000)), Some((290, 3_100)));
+        idle.add(Phase::Baseline, ticks_used(None, Some(Ticks(5, 100))));
+        idle.add(Phase::Games, slice((300, 3_000), (290, 3_100)));
         assert_eq!(idle.baseline, None);
         assert_eq!(idle.games, None);
         assert_eq!(
@@ -572,19 +576,19 @@ mod tests {
             "the machine's cores idle: not measured (Linux only)"
         );
         // No ticks at all: no share.
-        assert_eq!(IdleUse::percent(Some((0, 0))), None);
+        assert_eq!(IdleUse::percent(Some(Ticks(0, 0))), None);
     }
 
     #[cfg(target_os = "linux")]
     #[test]
     fn the_machine_s_ticks_are_read_and_grow() {
-        let (idle, total) = machine_ticks().expect("/proc/stat");
+        let Ticks(idle, total) = machine_ticks().expect("/proc/stat");
         assert!(idle <= total && total > 0);
         let spin = std::time::Instant::now();
         while spin.elapsed() < Duration::from_millis(50) {
             std::hint::black_box(0);
         }
-        let (idle_after, total_after) = machine_ticks().expect("/proc/stat");
+        let Ticks(idle_after, total_after) = machine_ticks().expect("/proc/stat");
         assert!(idle_after >= idle && total_after > total);
     }
 }
