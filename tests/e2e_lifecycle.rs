@@ -230,9 +230,9 @@ async fn logs_of_games_over_longer_than_the_retention_are_deleted() {
         .await
         .expect_err("its log is gone");
     assert_eq!(missing.code(), Code::NotFound);
-    // The embedded store checkpointed before deleting (so that its journal, replayed after a
-    // crash, cannot write the game back), and said so.
-    assert!(common::observe::read_metric(metrics_port, checkpoints) >= 1.0);
+    // The embedded store checkpoints before deleting (so that its journal, replayed after a
+    // crash, cannot write the game back), and says so: once, after the game left the directory.
+    common::observe::await_metric(metrics_port, checkpoints, 1.0, Duration::from_secs(10)).await;
     // Gone from the disk too, and the waiting game is kept.
     server.restart();
     let mut client = server.client().await;
