@@ -171,9 +171,9 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
                     ticker.abort();
                 }
                 let after = cpu_now();
-                server_cpu.add(phase, cpu_used(before.0, after.0));
-                client_cpu.add(phase, cpu_used(before.1, after.1));
-                idle.add(phase, ticks_used(before.2, after.2));
+                server_cpu.add(phase, before.0, after.0);
+                client_cpu.add(phase, before.1, after.1);
+                idle.add(phase, before.2, after.2);
             }
         },
     )
@@ -288,20 +288,29 @@ impl<T: Default> Default for PerPhase<T> {
     }
 }
 
-impl<T: std::ops::Add<Output = T> + Copy> PerPhase<T> {
-    /// Adds what one slice of `phase` used (None: its readings failed).
-    fn add(&mut self, phase: Phase, used: Option<T>) {
+/// A counter read at both edges of a slice: what was used in between is their difference.
+trait Reading: Copy + std::ops::Add<Output = Self> {
+    /// What was used since `earlier`; None if the counter went back.
+    fn since(self, earlier: Self) -> Option<Self>;
+}
+
+impl Reading for Duration {
+    fn since(self, earlier: Duration) -> Option<Duration> {
+        self.checked_sub(earlier)
+    }
+}
+
+impl<T: Reading> PerPhase<T> {
+    /// Adds what a slice of `phase` used, from the readings taken at its edges (None: a reading
+    /// failed).
+    fn add(&mut self, phase: Phase, before: Option<T>, after: Option<T>) {
+        let used = before.zip(after).and_then(|(b, a)| a.since(b));
         let sum = match phase {
             Phase::Baseline => &mut self.baseline,
             Phase::Games => &mut self.games,
         };
         *sum = sum.zip(used).map(|(sum, used)| sum + used);
     }
-}
-
-/// A process's CPU time over one slice, from its readings before and after.
-fn cpu_used(before: Option<Duration>, after: Option<Duration>) -> Option<Duration> {
-    before.zip(after).and_then(|(b, a)| a.checked_sub(b))
 }
 
 impl PerPhase<Duration> {
@@ -377,13 +386,21 @@ impl std::ops::Add for Ticks {
     }
 }
 
-/// The machine's ticks over one slice, from its readings before and after.
-fn ticks_used(before: Option<Ticks>, after: Option<Ticks>) -> Option<Ticks> {
-    let (before, after) = before.zip(after)?;
-    Some(Ticks(
-        after.0.checked_sub(before.0)?,
-        after.1.checked_sub(before.1)?,
-    ))
+impl Reading for Ticks {
+    fn since(self, earlier: Ticks) -> Option<Ticks> {
+        Some(Ticks(
+            self.0.checked_sub(earlier.0)?,
+            self.1.checked_sub(earlier.1)?,
+        ))
+    }
+}
+
+impl Ticks {
+    /// The idle share in percent (None without ticks).
+    fn idle_percent(self) -> Option<f64> {
+        let Ticks(idle, total) = self;
+        (total > 0).then(|| 100.0 * idle as f64 / total as f64)
+    }
 }
 
 /// How idle the machine's cores were in each phase: when client and server share the machine,
@@ -392,14 +409,9 @@ fn ticks_used(before: Option<Ticks>, after: Option<Ticks>) -> Option<Ticks> {
 type IdleUse = PerPhase<Ticks>;
 
 impl IdleUse {
-    /// The idle share of a phase in percent (None without readings or ticks).
-    fn percent(phase: Option<Ticks>) -> Option<f64> {
-        let Ticks(idle, total) = phase?;
-        (total > 0).then(|| 100.0 * idle as f64 / total as f64)
-    }
-
     fn line(&self) -> String {
-        match (Self::percent(self.games), Self::percent(self.baseline)) {
+        let percent = |phase: Option<Ticks>| phase.and_then(Ticks::idle_percent);
+        match (percent(self.games), percent(self.baseline)) {
             (Some(games), Some(baseline)) => format!(
                 "the machine's cores idle: {games:.1}% during the games, {baseline:.1}% during the baseline"
             ),
@@ -456,8 +468,8 @@ impl Report<'_> {
             "baseline_server_cpu_us_per_call": self.server_cpu.per_call,
             "client_cpu_us_per_action": self.client_cpu.per_action,
             "baseline_client_cpu_us_per_call": self.client_cpu.per_call,
-            "idle_percent": IdleUse::percent(self.idle.games),
-            "baseline_idle_percent": IdleUse::percent(self.idle.baseline),
+            "idle_percent": self.idle.games.and_then(Ticks::idle_percent),
+            "baseline_idle_percent": self.idle.baseline.and_then(Ticks::idle_percent),
         })
     }
 
@@ -549,26 +561,35 @@ mod tests {
 
     #[test]
     fn idle_is_summed_per_phase_and_lost_with_a_failed_reading() {
-        let slice = |before: (u64, u64), after: (u64, u64)| {
-            ticks_used(
-                Some(Ticks(before.0, before.1)),
-                Some(Ticks(after.0, after.1)),
-            )
-        };
         let mut idle = IdleUse::default();
-        idle.add(Phase::Games, slice((100, 1_000), (130, 1_200)));
-        idle.add(Phase::Games, slice((200, 2_000), (210, 2_100)));
-        idle.add(Phase::Baseline, slice((0, 0), (5, 100)));
+        idle.add(
+            Phase::Games,
+            Some(Ticks(100, 1_000)),
+            Some(Ticks(130, 1_200)),
+        );
+        idle.add(
+            Phase::Games,
+            Some(Ticks(200, 2_000)),
+            Some(Ticks(210, 2_100)),
+        );
+        idle.add(Phase::Baseline, Some(Ticks(0, 0)), Some(Ticks(5, 100)));
         assert_eq!(idle.games, Some(Ticks(40, 300)));
-        assert_eq!(IdleUse::percent(idle.games), Some(100.0 * 40.0 / 300.0));
-        assert_eq!(IdleUse::percent(idle.baseline), Some(5.0));
+        assert_eq!(
+            idle.games.and_then(Ticks::idle_percent),
+            Some(100.0 * 40.0 / 300.0)
+        );
+        assert_eq!(idle.baseline.and_then(Ticks::idle_percent), Some(5.0));
         assert_eq!(
             idle.line(),
             "the machine's cores idle: 13.3% during the games, 5.0% during the baseline"
         );
         // A reading that failed, or counters that went back, leave the phase unmeasured.
-        idle.add(Phase::Baseline, ticks_used(None, Some(Ticks(5, 100))));
-        idle.add(Phase::Games, slice((300, 3_000), (290, 3_100)));
+        idle.add(Phase::Baseline, None, Some(Ticks(5, 100)));
+        idle.add(
+            Phase::Games,
+            Some(Ticks(300, 3_000)),
+            Some(Ticks(290, 3_100)),
+        );
         assert_eq!(idle.baseline, None);
         assert_eq!(idle.games, None);
         assert_eq!(
@@ -576,7 +597,7 @@ mod tests {
             "the machine's cores idle: not measured (Linux only)"
         );
         // No ticks at all: no share.
-        assert_eq!(IdleUse::percent(Some(Ticks(0, 0))), None);
+        assert_eq!(Ticks(0, 0).idle_percent(), None);
     }
 
     #[cfg(target_os = "linux")]

@@ -151,22 +151,16 @@ impl Journal {
             self.file.write_all_at(&zeros, self.allocated)?;
             self.allocated = grown;
         }
-        let written = match &self.direct {
-            Some(direct) => {
-                write_direct(direct, &mut self.out, &mut self.tail, self.offset, &entry)
-                    .map_err(|e| {
-                        // Whatever part of the blocks was written holds the same bytes as the
-                        // buffered write below; from now on the journal is written through the cache.
-                        tracing::warn!(
-                            "the journal's direct write failed ({e}): writing it buffered"
-                        );
-                    })
-                    .is_ok()
+        if let Some(direct) = &self.direct {
+            if let Err(e) = write_direct(direct, &mut self.out, &mut self.tail, self.offset, &entry)
+            {
+                // Whatever part of the blocks was written holds the same bytes as the buffered
+                // write below; from now on the journal is written through the cache.
+                tracing::warn!("the journal's direct write failed ({e}): writing it buffered");
+                self.direct = None;
             }
-            None => false,
-        };
-        if !written {
-            self.direct = None;
+        }
+        if self.direct.is_none() {
             self.file.write_all_at(&entry, self.offset)?;
         }
         self.file.sync_data()?;
