@@ -18,13 +18,6 @@ use client::Context;
 use output::Output;
 use std::process::ExitCode;
 
-/// jemalloc, as gangs-server's: `gangs bench` shares the machine with the server it measures,
-/// and with glibc's malloc its tasks (on two runtime workers) waited on malloc's arena lock;
-/// jemalloc took 2-3 µs off the bench's own CPU per action and per baseline call
-/// (docs/performance.md, "The bench's own allocator").
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
 /// Play Gang of Four and The Gang against people and bots on a gangs server.
 #[derive(Parser)]
 #[command(name = "gangs", version)]
