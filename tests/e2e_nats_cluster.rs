@@ -13,6 +13,8 @@
 //! - A create_id retried through any node, or after a restart, answers the same game, and a
 //!   node just started lists every game in its first answer.
 //! - The bots, the arena and the CLI work unchanged against either node.
+//! - A node started just after a NATS node died retries what times out and comes up (it exited
+//!   when watching a bucket timed out).
 
 use crate::common;
 
@@ -366,6 +368,51 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
     assert_eq!(resumed.last().unwrap().seq, records.len() as u64);
     let (code, out) = gangs_cli(&d.a, &["replay", &game_id, "--verify"]);
     assert_eq!(code, 0, "gangs replay --verify failed: {out}");
+}
+
+/// A NATS node is SIGKILLed and a gangs-server starts at once (as a supervisor restarts a
+/// node): for a few seconds JetStream's meta leader may still place a new consumer (a bucket's
+/// watch) on the dead peer, and the request times out. The node retries within its start budget
+/// and comes up serving; it used to exit with "cannot follow the bucket …: timed out" (seen in
+/// `a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it`, where the test
+/// helper's restart retries hid it). The node killed leads nothing (no stream, not the meta
+/// group), so that opening the streams and buckets does not wait out the failure first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_started_just_after_a_nats_node_died_waits_and_serves() {
+    let mut nats = tokio::task::spawn_blocking(nats::cluster).await.unwrap();
+    let store = nats::store_url(&nats);
+    let flags = [
+        "--store".to_string(),
+        store,
+        "--nats-replicas".to_string(),
+        "3".to_string(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    // A first node makes the stream and the buckets, and a game; then it dies.
+    let mut first = {
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        Server::start_with(dir.path(), 0, &flags)
+    };
+    wait_for_health(&first, ServingStatus::Serving).await;
+    let mut client = first.client().await;
+    let game_id = create(&mut client, "the-gang", None, 3).await;
+    first.kill9();
+    let victim = tokio::task::block_in_place(|| nats::a_node_leading_nothing(&nats));
+    nats[victim].kill9();
+
+    // Once, no retry: the process must not exit before it says it listens.
+    let path = dir.path().to_path_buf();
+    let second = tokio::task::spawn_blocking(move || {
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        Server::start_with(&path, 0, &flags)
+    })
+    .await
+    .expect("the node came up with a NATS node just gone");
+    wait_for_health(&second, ServingStatus::Serving).await;
+    let mut client = second.client().await;
+    // It lists the game made before, and writes: a game made after the election.
+    assert_eq!(status(&mut client, &game_id).await.game_id, game_id);
+    create(&mut client, "the-gang", None, 4).await;
 }
 
 pub(crate) fn signal(server: &Server, signal: &str) {

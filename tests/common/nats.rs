@@ -98,6 +98,8 @@ pub fn free_port() -> u16 {
 pub struct NatsNode {
     pub child: Option<Child>,
     pub port: u16,
+    /// Its HTTP monitoring port (`-m`; cluster nodes only): who leads what.
+    monitor: Option<u16>,
     args: Vec<String>,
     _dir: tempfile::TempDir,
 }
@@ -167,6 +169,7 @@ pub fn single() -> NatsNode {
     NatsNode {
         child: Some(child),
         port,
+        monitor: None,
         args,
         _dir: dir,
     }
@@ -183,6 +186,7 @@ pub fn cluster() -> Vec<NatsNode> {
     let mut nodes = Vec::new();
     for (i, (port, cluster_port)) in ports.iter().enumerate() {
         let dir = tempfile::tempdir().expect("tempdir");
+        let monitor = free_port();
         let args: Vec<String> = vec![
             "-js".into(),
             "-a".into(),
@@ -199,11 +203,14 @@ pub fn cluster() -> Vec<NatsNode> {
             format!("nats://127.0.0.1:{cluster_port}"),
             "--routes".into(),
             routes.clone(),
+            "-m".into(),
+            monitor.to_string(),
         ];
         let child = NatsNode::spawn(&args, *port);
         nodes.push(NatsNode {
             child: Some(child),
             port: *port,
+            monitor: Some(monitor),
             args,
             _dir: dir,
         });
@@ -214,4 +221,115 @@ pub fn cluster() -> Vec<NatsNode> {
 /// `nats://a,nats://b,…` for `--store`.
 pub fn store_url(nodes: &[NatsNode]) -> String {
     nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",")
+}
+
+/// Who leads what in a [`cluster`] now, by index in `nodes`: JetStream's meta group (it places
+/// streams and consumers) and each stream, as a running node's monitoring endpoint says; None
+/// while that node knows no meta leader.
+pub struct Leaders {
+    pub meta: usize,
+    pub streams: Vec<(String, usize)>,
+}
+
+pub fn leaders(nodes: &[NatsNode]) -> Option<Leaders> {
+    let index = |name: &str| (0..nodes.len()).find(|i| name == format!("n{i}"));
+    nodes
+        .iter()
+        .filter(|n| n.child.is_some())
+        .filter_map(|n| monitor_get(n.monitor?, "/jsz?accounts=true&streams=true"))
+        .find_map(|jsz| {
+            let meta = index(jsz["meta_cluster"]["leader"].as_str()?)?;
+            let mut streams = Vec::new();
+            for account in jsz["account_details"].as_array().into_iter().flatten() {
+                for stream in account["stream_detail"].as_array().into_iter().flatten() {
+                    let name = stream["name"].as_str().unwrap_or_default().to_string();
+                    if let Some(leader) = stream["cluster"]["leader"].as_str().and_then(index) {
+                        streams.push((name, leader));
+                    }
+                }
+            }
+            Some(Leaders { meta, streams })
+        })
+}
+
+/// A node that leads nothing (neither JetStream's meta group nor any stream), made so by asking
+/// each stream it leads to step down in favour of a third node: killed, it is only a peer that
+/// went missing, which the meta leader may still place a new consumer on for a few seconds.
+pub fn a_node_leading_nothing(nodes: &[NatsNode]) -> usize {
+    let start = Instant::now();
+    loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "could not move every stream's leadership off one NATS node within 30 s"
+        );
+        let Some(now) = leaders(nodes) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        let victim = (now.meta + 1) % nodes.len();
+        let third = (now.meta + 2) % nodes.len();
+        let led: Vec<&String> = now
+            .streams
+            .iter()
+            .filter(|(_, leader)| *leader == victim)
+            .map(|(name, _)| name)
+            .collect();
+        if led.is_empty() {
+            return victim;
+        }
+        for stream in led {
+            request(
+                &nodes[third],
+                &format!("$JS.API.STREAM.LEADER.STEPDOWN.{stream}"),
+                &format!(r#"{{"placement":{{"preferred":"n{third}"}}}}"#),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// One request over NATS's text protocol (no client library in the tests): its reply's payload.
+fn request(node: &NatsNode, subject: &str, payload: &str) -> Option<String> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut stream = TcpStream::connect(("127.0.0.1", node.port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?; // INFO
+    write!(
+        stream,
+        "CONNECT {{\"verbose\":false,\"pedantic\":false}}\r\nSUB _INBOX.gangs-test 1\r\nPUB {subject} _INBOX.gangs-test {}\r\n{payload}\r\n",
+        payload.len()
+    )
+    .ok()?;
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        if line.is_empty() {
+            return None;
+        }
+        if line.starts_with("PING") {
+            stream.write_all(b"PONG\r\n").ok()?;
+        }
+        if line.starts_with("MSG ") {
+            let len: usize = line.split_whitespace().last()?.parse().ok()?;
+            let mut body = vec![0; len + 2];
+            reader.read_exact(&mut body).ok()?;
+            body.truncate(len);
+            return String::from_utf8(body).ok();
+        }
+    }
+}
+
+/// `GET path` on a node's monitoring port, as JSON.
+fn monitor_get(port: u16, path: &str) -> Option<serde_json::Value> {
+    use std::io::{Read, Write};
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    // HTTP/1.0: the body as it is, never chunked; the server closes the connection after it.
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (_, body) = response.split_once("\r\n\r\n")?;
+    serde_json::from_str(body).ok()
 }

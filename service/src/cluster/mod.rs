@@ -717,12 +717,15 @@ async fn follow_bucket<T: Send + 'static>(
     // `watch_all` delivers only changes made after it starts (DeliverPolicy::New): a node
     // started after the others listed none of their games. The last value of every key, then
     // the changes.
-    let mut updates = bucket
-        .watch_with_history(">")
-        .await
-        .map_err(|e| format!("NATS: cannot follow the bucket {name}: {e}"))?;
-    let empty = bucket
-        .status()
+    // Retried like opening the bucket: watching makes a consumer, which JetStream's meta leader
+    // may place, for a few seconds after a NATS node died, on that dead peer (the request
+    // times out). A node started then (a supervisor restarting it) exited; it now retries.
+    let what = format!("following the bucket {name}");
+    let mut updates =
+        crate::store::jetstream::while_jetstream_starts(&what, || bucket.watch_with_history(">"))
+            .await
+            .map_err(|e| format!("NATS: cannot follow the bucket {name}: {e}"))?;
+    let empty = crate::store::jetstream::while_jetstream_starts(&what, || bucket.status())
         .await
         .map_err(|e| format!("NATS: cannot read the bucket {name}: {e}"))?
         .values()
