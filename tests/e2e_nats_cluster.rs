@@ -410,7 +410,7 @@ async fn a_node_started_just_after_a_nats_node_died_waits_and_serves() {
     .expect("the node came up with a NATS node just gone");
     wait_for_health(&second, ServingStatus::Serving).await;
     let mut client = second.client().await;
-    // It lists the game made before, and writes: a game made after the election.
+    // It lists the game made before, and writes: a game made after the NATS node died.
     assert_eq!(status(&mut client, &game_id).await.game_id, game_id);
     create(&mut client, "the-gang", None, 4).await;
 }

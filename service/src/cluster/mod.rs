@@ -35,6 +35,7 @@ use shards::Shards;
 pub use shards::{shard_of, Holder, DEFAULT_SHARDS, MAX_SHARDS};
 
 use crate::registry::Registry;
+use crate::store::jetstream::while_jetstream_starts;
 use async_nats::jetstream::{self, kv};
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
@@ -257,7 +258,7 @@ async fn forwarding_mark(
 
 /// Opens (or creates) a KV bucket, retrying while JetStream starts.
 async fn open_bucket(js: &jetstream::Context, config: kv::Config) -> Result<kv::Store, String> {
-    crate::store::jetstream::while_jetstream_starts(&config.bucket, || {
+    while_jetstream_starts(&config.bucket, || {
         js.create_or_update_key_value(config.clone())
     })
     .await
@@ -721,11 +722,10 @@ async fn follow_bucket<T: Send + 'static>(
     // may place, for a few seconds after a NATS node died, on that dead peer (the request
     // times out). A node started then (a supervisor restarting it) exited; it now retries.
     let what = format!("following the bucket {name}");
-    let mut updates =
-        crate::store::jetstream::while_jetstream_starts(&what, || bucket.watch_with_history(">"))
-            .await
-            .map_err(|e| format!("NATS: cannot follow the bucket {name}: {e}"))?;
-    let empty = crate::store::jetstream::while_jetstream_starts(&what, || bucket.status())
+    let mut updates = while_jetstream_starts(&what, || bucket.watch_with_history(">"))
+        .await
+        .map_err(|e| format!("NATS: cannot follow the bucket {name}: {e}"))?;
+    let empty = while_jetstream_starts(&what, || bucket.status())
         .await
         .map_err(|e| format!("NATS: cannot read the bucket {name}: {e}"))?
         .values()
