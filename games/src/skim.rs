@@ -83,11 +83,6 @@ impl LoggedRecord {
         })
     }
 
-    /// Records decoded whole, as the replay takes them.
-    pub fn all_whole(records: Vec<pb::LogRecord>) -> Vec<LoggedRecord> {
-        records.into_iter().map(LoggedRecord::whole).collect()
-    }
-
     /// The record whole: a skimmed record's events decoded back into it.
     pub fn into_whole(self) -> Result<pb::LogRecord, prost::DecodeError> {
         let LoggedRecord {

@@ -7,10 +7,16 @@
 //!   idle), then after a few actions in every game; the difference divided by the games;
 //! - restart: the server is SIGKILLed and started again on the same data dir; the time from
 //!   spawning it to its "listening" line (printed once every game is rebuilt from its log,
-//!   process start included) gives the log records replayed per second; and its RSS then.
+//!   process start included) gives the log records replayed per second; and its RSS then;
+//! - restart of a log of whole games, the shape bots leave behind: `PLAYED` games played to
+//!   their end with random legal actions (thousands of records each) on a fresh data dir, the
+//!   server SIGKILLed and started again; the same figure. The first restart is dominated by what
+//!   each game costs (its actor, its channels, its summary), this one by what each record costs
+//!   (skimming it, the engine applying it, its events checked).
 //!
-//! `GANGS_CAPACITY_GAMES` overrides the number of games (default 10000);
-//! `GANGS_CAPACITY_KEEP_DIR` keeps the log in that directory (to profile a restart on it).
+//! `GANGS_CAPACITY_GAMES` overrides the number of games (default 10000), `GANGS_CAPACITY_PLAYED`
+//! the number of whole games (default 64); `GANGS_CAPACITY_KEEP_DIR` keeps both logs in that
+//! directory (`idle/` and `played/`, to profile a restart on them).
 
 use gangs_proto::v1 as pb;
 use pb::games_client::GamesClient;
@@ -23,6 +29,8 @@ use tonic::transport::Channel;
 const ACTIONS_PER_GAME: usize = 5;
 /// Client tasks creating and playing games at once.
 const CONCURRENCY: usize = 64;
+/// Whole games played for the second restart, one client task each (`GANGS_CAPACITY_PLAYED`).
+const PLAYED: usize = 64;
 /// Time for the allocator and the store's caches to settle before RSS is read.
 const SETTLE: Duration = Duration::from_secs(2);
 
@@ -143,6 +151,55 @@ async fn play(client: &mut GamesClient<Channel>, game: &mut Seated, count: usize
 }
 
 /// Runs `CONCURRENCY` tasks over `games` games, each task on its own share of the seeds.
+/// Plays random legal actions (of a random seat that may act) until the game is over; returns
+/// the number of actions.
+async fn play_to_end(client: &mut GamesClient<Channel>, game: &mut Seated, seed: u64) -> usize {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut actions = 0;
+    while !game.replica.is_over() {
+        let actors = game.replica.actors();
+        assert!(!actors.is_empty(), "someone may act in a game not over");
+        let seat = actors[rng.random_range(0..actors.len())];
+        let mut legal = game.replica.legal_actions(seat);
+        let action = legal.swap_remove(rng.random_range(0..legal.len()));
+        game.replica.act(seat, &action).expect("legal");
+        client
+            .act(pb::ActRequest {
+                game_id: game.id.clone(),
+                token: game.tokens[seat].clone(),
+                action: Some(action),
+                ..Default::default()
+            })
+            .await
+            .expect("act");
+        actions += 1;
+    }
+    actions
+}
+
+/// `games` whole games, each created, joined and played to its end by its own client task;
+/// returns each game's id and its number of records (created, 4 joined, started, the actions).
+async fn play_whole_games(url: &str, games: usize) -> Vec<(String, usize)> {
+    let tasks: Vec<_> = (0..games)
+        .map(|g| {
+            let url = url.to_string();
+            tokio::spawn(async move {
+                let mut client = connect(&url).await;
+                let seed = 1_000_000 + g as u64;
+                let mut game = create_and_join(&mut client, seed).await;
+                let actions = play_to_end(&mut client, &mut game, seed).await;
+                (game.id, 6 + actions)
+            })
+        })
+        .collect();
+    let mut played = Vec::with_capacity(games);
+    for task in tasks {
+        played.push(task.await.expect("play task"));
+    }
+    played
+}
+
 async fn create_all(url: &str, games: usize) -> Vec<Seated> {
     let mut tasks = Vec::new();
     for t in 0..CONCURRENCY {
@@ -211,9 +268,14 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
     // GANGS_CAPACITY_KEEP_DIR=DIR: the log is written there and kept (to profile a restart).
+    let whole_games: usize = std::env::var("GANGS_CAPACITY_PLAYED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PLAYED);
     let temp = tempfile::tempdir().expect("temp dir");
     let kept = std::env::var_os("GANGS_CAPACITY_KEEP_DIR").map(std::path::PathBuf::from);
-    let dir = kept.as_deref().unwrap_or(temp.path());
+    let root = kept.as_deref().unwrap_or(temp.path());
+    let dir = &root.join("idle");
     let (mut server, _) = start(dir, games);
     let pid = server.process.child.id();
     tokio::time::sleep(SETTLE).await;
@@ -246,6 +308,25 @@ async fn main() {
     // The rebuilt games still answer.
     assert_eq!(log_len(&server.url, &first).await, per_game);
 
+    drop(server);
+
+    // A log of whole games: the restart's cost per record rather than per game.
+    let dir = &root.join("played");
+    let (mut server, _) = start(dir, whole_games);
+    let t = Instant::now();
+    let whole = play_whole_games(&server.url, whole_games).await;
+    let whole_in = t.elapsed();
+    let whole_records: usize = whole.iter().map(|(_, n)| n).sum();
+    server.process.child.kill().expect("kill");
+    server.process.child.wait().expect("wait");
+    drop(server);
+    let (server, whole_ready) = start(dir, whole_games);
+    // Every game's log came back whole.
+    for (id, records) in &whole {
+        assert_eq!(log_len(&server.url, id).await, *records, "records of {id}");
+    }
+    drop(server);
+
     let per = |rss: u64| (rss as f64 - empty as f64) / games as f64;
     print_machine("");
     println!(
@@ -276,5 +357,15 @@ async fn main() {
         "RSS after restart:                {:>8.1} MB  = {} per game",
         restarted as f64 / 1e6,
         kb(per(restarted))
+    );
+    println!(
+        "{whole_games} Gang of Four games played to their end ({whole_records} records, {:.0} per game) in {:.1} s",
+        whole_records as f64 / whole_games as f64,
+        whole_in.as_secs_f64()
+    );
+    println!(
+        "restart (whole games): {whole_records} records rebuilt, listening after {:.2} s (process start included) = {:.2}M records/s",
+        whole_ready.as_secs_f64(),
+        whole_records as f64 / whole_ready.as_secs_f64() / 1e6
     );
 }

@@ -210,8 +210,7 @@ async fn summary_from_log(
         store.clone(),
         summaries.clone(),
         crate::actor::Settings::default(),
-        gangs_games::skim::LoggedRecord::all_whole(records),
-        Vec::new(),
+        crate::store::StoredLog::Decoded(records),
     );
     drop(built);
     let summary = summaries.lock().expect("summaries lock").remove(game_id);

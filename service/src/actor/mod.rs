@@ -17,13 +17,15 @@
 //!   public log;
 //! - `timers.rs` (`Timers`): the engine's phase deadline, the seats' clocks, the wall clock;
 //! - `act.rs`: applying a seat's action;
-//! - `lifecycle.rs`: cancelled and abandoned games (the `ended` record).
+//! - `lifecycle.rs`: cancelled and abandoned games (the `ended` record);
+//! - `rebuild.rs`: an actor made again from its game's log (a restart, a game reloaded).
 //!
 //! The actor speaks [`HostError`]; only `api.rs` turns it into gRPC statuses.
 
 mod act;
 mod durability;
 mod lifecycle;
+mod rebuild;
 mod records;
 mod seats;
 mod summaries;
@@ -37,14 +39,13 @@ use crate::error::{HostError, HostResult};
 use crate::store::{Durable, Store};
 use durability::{Durability, PendingReply};
 use gangs_games::clock::{self, Clocks};
-use gangs_games::skim::LoggedRecord;
 use gangs_games::update::ended_status;
-use gangs_games::{new_game, replay::Replayer, Game};
+use gangs_games::{new_game, Game};
 use gangs_proto::v1 as pb;
 use pb::ended::Reason;
 use pb::log_record::Record;
 use records::Records;
-use seats::{Seat, Seating};
+use seats::Seating;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -208,73 +209,6 @@ impl GameActor {
     /// The `created` record as stored (seed, invitations and create_id included).
     pub fn created(&self) -> &pb::Created {
         &self.created
-    }
-
-    /// A game rebuilt from its log (at startup, or a finished game asked for again), its
-    /// summary published, not yet running (`spawn` runs it); every record is checked against
-    /// the engine. `encoded`: the records' bytes as stored, one per record, when the store read
-    /// them that way (kept as they are); empty, the actor encodes the records.
-    pub fn rebuild(
-        id: String,
-        store: Store,
-        summaries: Summaries,
-        settings: Settings,
-        records: Vec<LoggedRecord>,
-        encoded: Vec<crate::store::RecordBytes>,
-    ) -> HostResult<GameActor> {
-        let damaged = |e: String| HostError::Internal(format!("game {id}: {e}"));
-        let mut replayer = Replayer::new();
-        let mut seats_info: Vec<(usize, Seat)> = Vec::new();
-        let mut action_ids = Vec::new();
-        let mut started = None;
-        let mut created = None;
-        let mut ended = None;
-        for logged in &records {
-            replayer
-                .apply_logged(logged)
-                .map_err(|e| damaged(e.to_string()))?;
-            let record = &logged.record;
-            match &record.record {
-                Some(Record::Created(c)) => created = Some(c.clone()),
-                Some(Record::Joined(j)) => seats_info.push((
-                    j.seat as usize,
-                    Seat {
-                        name: j.name.clone(),
-                        token: j.token.clone(),
-                        join_id: j.join_id.clone(),
-                        joined_seq: record.seq,
-                    },
-                )),
-                Some(Record::Started(_)) => started = Some(record.seq),
-                Some(Record::Ended(e)) => ended = Some(e.reason()),
-                Some(Record::Acted(a)) if !a.action_id.is_empty() => {
-                    action_ids.push(((a.seat as usize, a.action_id.clone()), record.seq))
-                }
-                _ => {}
-            }
-        }
-        let created = created.ok_or_else(|| damaged("no `created` record".into()))?;
-        let clocks = replayer.clocks().cloned();
-        let (phase_id, phase_opened) = replayer.phase_opened();
-        let game = replayer
-            .into_game()
-            .ok_or_else(|| damaged("empty log".into()))?;
-        let mut actor = GameActor::empty(id, store, summaries, settings, game, created);
-        for (seat, info) in seats_info {
-            actor.seating.tokens.insert(info.token.clone(), seat);
-            actor.seating.seats[seat] = Some(info);
-        }
-        actor.seating.action_ids.extend(action_ids);
-        actor.seating.start_seq = started;
-        actor.ended = ended;
-        actor.durability.durable.send_replace(records.len() as u64);
-        actor.records = Records::from_log(&records, encoded);
-        actor.timers.clocks = clocks;
-        // Deadlines are wall-clock times from the log: a restart keeps them.
-        actor.arm_timer();
-        actor.rearm_phase_timer(phase_id, phase_opened);
-        actor.publish_summary();
-        Ok(actor)
     }
 
     fn empty(

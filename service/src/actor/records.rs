@@ -6,7 +6,6 @@
 //! keeps them until its next checkpoint, without a copy or an encoding of its own.
 
 use crate::store::{record_bytes, RecordBytes};
-use gangs_games::skim::LoggedRecord;
 use gangs_proto::v1 as pb;
 use prost::Message;
 
@@ -19,32 +18,17 @@ pub(super) struct Records {
 }
 
 impl Records {
-    /// The records of a log; `encoded`, their bytes as the store holds them when it gave
-    /// them (one per record, each the record's encoding), else empty: then the records, which
-    /// are whole, are encoded. A skimmed record (its events left as bytes) is never encoded
-    /// again: it would lose its events.
-    pub(super) fn from_log(records: &[LoggedRecord], encoded: Vec<RecordBytes>) -> Records {
-        if encoded.len() != records.len() {
-            let mut kept = Records::default();
-            for logged in records {
-                assert!(
-                    logged.stored_events.is_none(),
-                    "a skimmed record comes with its stored bytes"
-                );
-                kept.push(&logged.record);
-            }
-            return kept;
-        }
-        debug_assert!(
-            records.iter().zip(&encoded).all(|(logged, bytes)| {
-                pb::LogRecord::decode(&bytes[..]).ok() == logged.clone().into_whole().ok()
-            }),
-            "stored bytes are their records' encodings"
-        );
+    /// The records of a log as the store holds them (`encoded[seq - 1]` is record `seq`'s
+    /// encoding, each applied already), written from `first_unix_ms` to `last_unix_ms`.
+    pub(super) fn stored(
+        encoded: Vec<RecordBytes>,
+        first_unix_ms: Option<i64>,
+        last_unix_ms: Option<i64>,
+    ) -> Records {
         Records {
             encoded,
-            first_unix_ms: records.first().map(|r| r.record.unix_ms),
-            last_unix_ms: records.last().map(|r| r.record.unix_ms),
+            first_unix_ms,
+            last_unix_ms,
         }
     }
 
@@ -97,6 +81,7 @@ impl Records {
 mod tests {
     use super::*;
     use pb::log_record::Record;
+    use std::sync::Arc;
 
     fn record(seq: u64, unix_ms: i64) -> pb::LogRecord {
         pb::LogRecord {
@@ -113,7 +98,8 @@ mod tests {
     #[test]
     fn records_come_back_as_they_went_in() {
         let log: Vec<_> = (1..=4).map(|seq| record(seq, 100 + seq as i64)).collect();
-        let kept = Records::from_log(&whole(&log), Vec::new());
+        let mut kept = Records::default();
+        log.iter().for_each(|r| kept.push(r));
         assert_eq!(kept.len(), 4);
         assert_eq!(kept.get(3), log[2]);
         assert_eq!(kept.range(2, 3).collect::<Vec<_>>(), log[1..3].to_vec());
@@ -123,54 +109,20 @@ mod tests {
         assert_eq!(Records::default().range(1, 5).count(), 0);
     }
 
-    /// Three records from seq 1, the first at `first_unix_ms + 1`, and their stored bytes.
-    fn log_with_bytes(first_unix_ms: i64) -> (Vec<pb::LogRecord>, Vec<RecordBytes>) {
-        let log: Vec<_> = (1..=3)
-            .map(|seq| record(seq, first_unix_ms + seq as i64))
-            .collect();
-        let bytes = log.iter().map(record_bytes).collect();
-        (log, bytes)
-    }
-
     #[test]
-    fn records_given_with_their_stored_bytes_keep_them() {
-        let (log, bytes) = log_with_bytes(200);
-        let kept = Records::from_log(&whole(&log), bytes.clone());
-        assert_eq!(kept.encoded, bytes);
+    fn records_given_as_their_stored_bytes_keep_them() {
+        let log: Vec<_> = (1..=3).map(|seq| record(seq, 200 + seq as i64)).collect();
+        let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
+        let kept = Records::stored(bytes.clone(), Some(201), Some(203));
+        assert_eq!(kept.len(), 3);
+        assert!(kept
+            .encoded
+            .iter()
+            .zip(&bytes)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
         assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
+        assert_eq!(kept.bytes(2), bytes[1]);
         assert_eq!(kept.first_unix_ms(), Some(201));
         assert_eq!(kept.last_unix_ms(), Some(203));
-        // Bytes that do not match the records one for one are not used: encoded anew.
-        let kept = Records::from_log(&whole(&log), bytes[..2].to_vec());
-        assert_eq!(kept.len(), 3);
-        assert_eq!(kept.get(3), log[2]);
-    }
-
-    fn whole(log: &[pb::LogRecord]) -> Vec<LoggedRecord> {
-        LoggedRecord::all_whole(log.to_vec())
-    }
-
-    fn skimmed(bytes: &[RecordBytes]) -> Vec<LoggedRecord> {
-        bytes
-            .iter()
-            .map(|b| crate::store::skim_record("g", b).expect("skims"))
-            .collect()
-    }
-
-    #[test]
-    fn skimmed_records_keep_their_stored_bytes() {
-        let (log, bytes) = log_with_bytes(300);
-        let kept = Records::from_log(&skimmed(&bytes), bytes.clone());
-        assert_eq!(kept.encoded, bytes);
-        assert_eq!(kept.range(1, 3).collect::<Vec<_>>(), log);
-        assert_eq!(kept.first_unix_ms(), Some(301));
-    }
-
-    /// A skimmed record lacks its events: encoding it again would lose them.
-    #[test]
-    #[should_panic(expected = "a skimmed record comes with its stored bytes")]
-    fn skimmed_records_without_their_bytes_are_never_encoded_again() {
-        let (_, bytes) = log_with_bytes(400);
-        Records::from_log(&skimmed(&bytes), Vec::new());
     }
 }

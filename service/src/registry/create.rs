@@ -249,11 +249,7 @@ impl Registry {
             .map_err(|e| HostError::Storage(format!("the game was not saved: {}", e.message)))?;
         // Listed from its summary and loaded from the log when asked for, like any finished game.
         let count = records.len() as u64;
-        self.rebuild(
-            &id,
-            gangs_games::skim::LoggedRecord::all_whole(records),
-            Vec::new(),
-        )?;
+        self.rebuild(&id, crate::store::StoredLog::Decoded(records))?;
         Ok(pb::ImportGameResponse {
             game_id: id,
             records: count,

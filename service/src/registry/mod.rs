@@ -19,9 +19,8 @@ use damaged::{bounded_reason, damaged_error};
 
 use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
 use crate::error::{HostError, HostResult};
-use crate::store::{ScannedGame, Store, StoreErrorKind, GAME_ID_LEN};
+use crate::store::{ScannedGame, Store, StoreErrorKind, StoredLog, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
-use gangs_games::skim::LoggedRecord;
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -185,16 +184,16 @@ impl Registry {
                     continue;
                 }
                 count += 1;
-                let (records, encoded) = match log.and_then(|log| log.into_records(&id)) {
-                    Ok(records) => records,
+                let log = match log {
+                    Ok(log) => log,
                     Err(e) if e.kind == StoreErrorKind::Corrupt => {
                         registry.mark_damaged(&id, &[], &e.message);
                         continue;
                     }
                     Err(e) => return Err(HostError::Storage(e.message)),
                 };
-                records_read += records.len();
-                let actor = match registry.rebuild(&id, records, encoded) {
+                records_read += log.len();
+                let actor = match registry.rebuild(&id, log) {
                     Ok(actor) => actor,
                     Err(e) => {
                         registry.damage(&id, e.message()).await?;
@@ -349,7 +348,7 @@ impl Registry {
         if records.is_empty() {
             return Err(not_found(id));
         }
-        let handle = match self.rebuild(id, LoggedRecord::all_whole(records), Vec::new()) {
+        let handle = match self.rebuild(id, StoredLog::Decoded(records)) {
             Ok(actor) => actor.spawn(),
             Err(e) => {
                 self.damage(id, e.message()).await?;
@@ -366,21 +365,14 @@ impl Registry {
         }
     }
 
-    /// A game's actor rebuilt from its records (listed, not yet running); `encoded`: the
-    /// records' stored bytes when the store gave them (else empty).
-    fn rebuild(
-        &self,
-        id: &str,
-        records: Vec<LoggedRecord>,
-        encoded: Vec<crate::store::RecordBytes>,
-    ) -> HostResult<GameActor> {
+    /// A game's actor rebuilt from its log (listed, not yet running).
+    fn rebuild(&self, id: &str, log: StoredLog) -> HostResult<GameActor> {
         GameActor::rebuild(
             id.to_string(),
             self.store.clone(),
             self.summaries.clone(),
             self.settings,
-            records,
-            encoded,
+            log,
         )
     }
 

@@ -248,41 +248,34 @@ pub trait LogStore: Send + Sync + 'static {
 /// ([`StoreErrorKind::Corrupt`]: the game is damaged, the scan goes on).
 pub struct ScannedGame {
     pub id: String,
-    pub log: Result<ScannedLog, StoreError>,
+    pub log: Result<StoredLog, StoreError>,
 }
 
-/// A scanned game's records: decoded by the store, or as stored (each record's protobuf
-/// encoding) for the reader to decode. sled's scan hands the bytes over: decoded on the
-/// scan's thread, every record's many small allocations were freed on the rebuild's, and
-/// glibc's malloc serialises such frees on the allocating thread's arena lock (a fifth of a
-/// restart's time in futex waits, docs/performance.md).
-pub enum ScannedLog {
+/// A game's records as a store gave them: decoded, or as stored (each record's protobuf
+/// encoding) for the reader to skim one at a time while it rebuilds the game
+/// (`GameActor::rebuild`). sled's scan hands the bytes over: decoded on the scan's thread,
+/// every record's many small allocations were freed on the rebuild's, and glibc's malloc
+/// serialises such frees on the allocating thread's arena lock (a fifth of a restart's time in
+/// futex waits, docs/performance.md).
+pub enum StoredLog {
     Decoded(Vec<pb::LogRecord>),
     Encoded(Vec<RecordBytes>),
 }
 
-impl ScannedLog {
-    /// The records of game `game_id`, decoded on the caller's thread, and their stored bytes
-    /// when the store read them that way (else empty). The actor keeps its records encoded
-    /// (`actor/records.rs`): with the bytes it need not encode again what it just decoded.
-    /// Stored bytes are skimmed, not decoded whole: the replay checks their events as bytes
-    /// (`gangs_games::skim`).
-    pub fn into_records(self, game_id: &str) -> Result<GameRecords, StoreError> {
+impl StoredLog {
+    /// How many records.
+    pub fn len(&self) -> usize {
         match self {
-            ScannedLog::Decoded(records) => Ok((LoggedRecord::all_whole(records), Vec::new())),
-            ScannedLog::Encoded(encoded) => {
-                let records = encoded
-                    .iter()
-                    .map(|bytes| skim_record(game_id, bytes))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok((records, encoded))
-            }
+            StoredLog::Decoded(records) => records.len(),
+            StoredLog::Encoded(encoded) => encoded.len(),
         }
     }
-}
 
-/// A game's records and, when the store gave them, each record's stored bytes (else empty).
-pub type GameRecords = (Vec<LoggedRecord>, Vec<RecordBytes>);
+    /// Whether the log holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// One record's protobuf encoding, as the log stores it. Shared, not copied: the actor keeps
 /// its records this way (`actor/records.rs`) and hands the same bytes to the store
@@ -355,7 +348,7 @@ pub fn scan(store: &Store) -> GameScan {
                 Err(e) if e.kind != StoreErrorKind::Corrupt => Err(e),
                 records => Ok(vec![ScannedGame {
                     id,
-                    log: records.map(ScannedLog::Decoded),
+                    log: records.map(StoredLog::Decoded),
                 }]),
             };
             let stop = item.is_err();

@@ -19,7 +19,7 @@ use super::chunks::{self, Pending};
 use super::journal::{Journal, JournaledAppend};
 use super::{
     decode_record, Durable, EncodedRecord, FeedEntry, GameScan, LogStore, RecordBytes, ScannedGame,
-    ScannedLog, StoreCloser, StoreError, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
+    StoreCloser, StoreError, StoredLog, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
 use std::ops::Bound;
@@ -287,11 +287,11 @@ impl LogTree {
             if let Some(more) = pending.remove(&id) {
                 records.extend(more.into_iter().filter(|(seq, _)| *seq > last));
             }
-            // Decoded by the reader, on its thread (`ScannedLog`).
+            // Decoded by the reader, on its thread (`StoredLog`).
             let encoded = records.into_iter().map(|(_, bytes)| bytes).collect();
             batch.push(ScannedGame {
                 id,
-                log: Ok(ScannedLog::Encoded(encoded)),
+                log: Ok(StoredLog::Encoded(encoded)),
             });
             batch.len() < SCAN_BATCH
                 || games
