@@ -129,19 +129,19 @@ async fn create_and_join(client: &mut GamesClient<Channel>, seed: u64) -> Seated
     }
 }
 
-/// Plays the first legal action of the seat that may act, `count` times.
-async fn play(client: &mut GamesClient<Channel>, game: &mut Seated, count: usize) {
-    for _ in 0..count {
-        let (seat, actions) = (0..4)
-            .map(|s| (s, game.replica.legal_actions(s)))
-            .find(|(_, a)| !a.is_empty())
-            .expect("someone may act");
-        let action = actions[0].clone();
-        game.replica.act(seat, &action).expect("legal");
+impl Seated {
+    /// `seat` plays `action` on the replica and on the server.
+    async fn act(
+        &mut self,
+        client: &mut GamesClient<Channel>,
+        seat: usize,
+        action: pb::GameAction,
+    ) {
+        self.replica.act(seat, &action).expect("legal");
         client
             .act(pb::ActRequest {
-                game_id: game.id.clone(),
-                token: game.tokens[seat].clone(),
+                game_id: self.id.clone(),
+                token: self.tokens[seat].clone(),
                 action: Some(action),
                 ..Default::default()
             })
@@ -150,7 +150,18 @@ async fn play(client: &mut GamesClient<Channel>, game: &mut Seated, count: usize
     }
 }
 
-/// Runs `CONCURRENCY` tasks over `games` games, each task on its own share of the seeds.
+/// Plays the first legal action of the seat that may act, `count` times.
+async fn play(client: &mut GamesClient<Channel>, game: &mut Seated, count: usize) {
+    for _ in 0..count {
+        let (seat, actions) = (0..4)
+            .map(|s| (s, game.replica.legal_actions(s)))
+            .find(|(_, a)| !a.is_empty())
+            .expect("someone may act");
+        let action = actions[0].clone();
+        game.act(client, seat, action).await;
+    }
+}
+
 /// Plays random legal actions (of a random seat that may act) until the game is over; returns
 /// the number of actions.
 async fn play_to_end(client: &mut GamesClient<Channel>, game: &mut Seated, seed: u64) -> usize {
@@ -163,16 +174,7 @@ async fn play_to_end(client: &mut GamesClient<Channel>, game: &mut Seated, seed:
         let seat = actors[rng.random_range(0..actors.len())];
         let mut legal = game.replica.legal_actions(seat);
         let action = legal.swap_remove(rng.random_range(0..legal.len()));
-        game.replica.act(seat, &action).expect("legal");
-        client
-            .act(pb::ActRequest {
-                game_id: game.id.clone(),
-                token: game.tokens[seat].clone(),
-                action: Some(action),
-                ..Default::default()
-            })
-            .await
-            .expect("act");
+        game.act(client, seat, action).await;
         actions += 1;
     }
     actions
@@ -200,6 +202,7 @@ async fn play_whole_games(url: &str, games: usize) -> Vec<(String, usize)> {
     played
 }
 
+/// Runs `CONCURRENCY` tasks over `games` games, each task on its own share of the seeds.
 async fn create_all(url: &str, games: usize) -> Vec<Seated> {
     let mut tasks = Vec::new();
     for t in 0..CONCURRENCY {
