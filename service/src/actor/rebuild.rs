@@ -5,7 +5,7 @@
 //!
 //! Records are taken one at a time: skimmed from their stored bytes, applied, dropped. A whole
 //! game's records skimmed first and applied after was a buffer of thousands of records per
-//! long game, grown and copied as it filled, most of a restart's time on a log of whole games
+//! long game, grown and copied as it filled: a third of the rebuild on a log of whole games
 //! (docs/performance.md). The stored bytes themselves are kept: they are the actor's records.
 
 use super::records::Records;
