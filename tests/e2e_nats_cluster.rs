@@ -375,7 +375,7 @@ async fn a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it()
 /// watch) on the dead peer, and the request times out. The node retries within its start budget
 /// and comes up serving; it used to exit with "cannot follow the bucket …: timed out" (seen in
 /// `a_nats_node_and_then_the_gangs_server_die_mid_game_and_bots_finish_it`, where the test
-/// helper's restart retries hid it). The node killed leads nothing (no stream, not the meta
+/// helper's restart then retried a server that exited, which hid it). The node killed leads nothing (no stream, not the meta
 /// group), so that opening the streams and buckets does not wait out the failure first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_started_just_after_a_nats_node_died_waits_and_serves() {

@@ -31,6 +31,8 @@ const ACTIONS_PER_GAME: usize = 5;
 const CONCURRENCY: usize = 64;
 /// Whole games played for the second restart, one client task each (`GANGS_CAPACITY_PLAYED`).
 const PLAYED: usize = 64;
+/// A Gang of Four game's records before its first action: created, 4 joined, started.
+const RECORDS_BEFORE_PLAY: usize = 6;
 /// Time for the allocator and the store's caches to settle before RSS is read.
 const SETTLE: Duration = Duration::from_secs(2);
 
@@ -70,6 +72,21 @@ fn start(dir: &Path, games: usize) -> (ServerProcess, Duration) {
         },
         ready,
     )
+}
+
+/// SIGKILLs `server` (nothing is flushed on the way out) and starts it again on `dir`: the
+/// restart rebuilds every game from its log.
+fn kill_and_start(server: ServerProcess, dir: &Path, games: usize) -> (ServerProcess, Duration) {
+    drop(server); // `Process` kills and reaps its child
+    start(dir, games)
+}
+
+/// A count from the environment variable `name`, else `default`.
+fn count_from_env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 async fn connect(url: &str) -> GamesClient<Channel> {
@@ -191,7 +208,7 @@ async fn play_whole_games(url: &str, games: usize) -> Vec<(String, usize)> {
                 let seed = 1_000_000 + g as u64;
                 let mut game = create_and_join(&mut client, seed).await;
                 let actions = play_to_end(&mut client, &mut game, seed).await;
-                (game.id, 6 + actions)
+                (game.id, RECORDS_BEFORE_PLAY + actions)
             })
         })
         .collect();
@@ -266,20 +283,14 @@ fn kb(bytes: f64) -> String {
 
 #[tokio::main]
 async fn main() {
-    let games: usize = std::env::var("GANGS_CAPACITY_GAMES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
-    // GANGS_CAPACITY_KEEP_DIR=DIR: the log is written there and kept (to profile a restart).
-    let whole_games: usize = std::env::var("GANGS_CAPACITY_PLAYED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(PLAYED);
+    let games = count_from_env("GANGS_CAPACITY_GAMES", 10_000);
+    let whole_games = count_from_env("GANGS_CAPACITY_PLAYED", PLAYED);
+    // GANGS_CAPACITY_KEEP_DIR=DIR: the logs are written there and kept (to profile a restart).
     let temp = tempfile::tempdir().expect("temp dir");
     let kept = std::env::var_os("GANGS_CAPACITY_KEEP_DIR").map(std::path::PathBuf::from);
     let root = kept.as_deref().unwrap_or(temp.path());
     let dir = &root.join("idle");
-    let (mut server, _) = start(dir, games);
+    let (server, _) = start(dir, games);
     let pid = server.process.child.id();
     tokio::time::sleep(SETTLE).await;
     let empty = rss(pid);
@@ -298,14 +309,14 @@ async fn main() {
     let played = rss(pid);
     // Every game has the same records: created, 4 joined, started, the actions.
     let per_game = log_len(&server.url, &first).await;
-    assert_eq!(per_game, 6 + ACTIONS_PER_GAME, "records of one game");
+    assert_eq!(
+        per_game,
+        RECORDS_BEFORE_PLAY + ACTIONS_PER_GAME,
+        "records of one game"
+    );
     let records = per_game * games;
 
-    // SIGKILL: nothing is flushed on the way out; the restart rebuilds every game from its log.
-    server.process.child.kill().expect("kill");
-    server.process.child.wait().expect("wait");
-    drop(server);
-    let (server, ready) = start(dir, games);
+    let (server, ready) = kill_and_start(server, dir, games);
     tokio::time::sleep(SETTLE).await;
     let restarted = rss(server.process.child.id());
     // The rebuilt games still answer.
@@ -315,15 +326,12 @@ async fn main() {
 
     // A log of whole games: the restart's cost per record rather than per game.
     let dir = &root.join("played");
-    let (mut server, _) = start(dir, whole_games);
+    let (server, _) = start(dir, whole_games);
     let t = Instant::now();
     let whole = play_whole_games(&server.url, whole_games).await;
     let whole_in = t.elapsed();
     let whole_records: usize = whole.iter().map(|(_, n)| n).sum();
-    server.process.child.kill().expect("kill");
-    server.process.child.wait().expect("wait");
-    drop(server);
-    let (server, whole_ready) = start(dir, whole_games);
+    let (server, whole_ready) = kill_and_start(server, dir, whole_games);
     // Every game's log came back whole.
     for (id, records) in &whole {
         assert_eq!(log_len(&server.url, id).await, *records, "records of {id}");

@@ -28,9 +28,6 @@ struct Rebuilding {
     action_ids: Vec<((usize, String), u64)>,
     started: Option<u64>,
     ended: Option<Reason>,
-    first_unix_ms: Option<i64>,
-    last_unix_ms: Option<i64>,
-    count: u64,
 }
 
 impl Rebuilding {
@@ -58,9 +55,6 @@ impl Rebuilding {
                 .push(((a.seat as usize, a.action_id.clone()), record.seq)),
             _ => {}
         }
-        self.first_unix_ms.get_or_insert(record.unix_ms);
-        self.last_unix_ms = Some(record.unix_ms);
-        self.count += 1;
         Ok(())
     }
 }
@@ -79,26 +73,25 @@ impl GameActor {
     ) -> HostResult<GameActor> {
         let damaged = |e: String| HostError::Internal(format!("game {id}: {e}"));
         let mut rebuilding = Rebuilding::default();
-        let records = match log {
+        let mut records = Records::with_capacity(log.len());
+        match log {
             StoredLog::Decoded(decoded) => {
-                let mut records = Records::default();
                 for record in decoded {
                     let logged = LoggedRecord::whole(record);
                     rebuilding.apply(&logged).map_err(damaged)?;
                     records.push(&logged.record);
                 }
-                records
             }
             StoredLog::Encoded(encoded) => {
-                for bytes in &encoded {
+                for bytes in encoded {
                     // The store's message names the game already.
                     let logged =
-                        skim_record(&id, bytes).map_err(|e| HostError::Internal(e.message))?;
+                        skim_record(&id, &bytes).map_err(|e| HostError::Internal(e.message))?;
                     rebuilding.apply(&logged).map_err(damaged)?;
+                    records.push_stored(bytes, logged.record.unix_ms);
                 }
-                Records::stored(encoded, rebuilding.first_unix_ms, rebuilding.last_unix_ms)
             }
-        };
+        }
         let Rebuilding {
             replayer,
             created,
@@ -106,8 +99,6 @@ impl GameActor {
             action_ids,
             started,
             ended,
-            count,
-            ..
         } = rebuilding;
         let created = created.ok_or_else(|| damaged("no `created` record".into()))?;
         let clocks = replayer.clocks().cloned();
@@ -123,7 +114,7 @@ impl GameActor {
         actor.seating.action_ids.extend(action_ids);
         actor.seating.start_seq = started;
         actor.ended = ended;
-        actor.durability.durable.send_replace(count);
+        actor.durability.durable.send_replace(records.len());
         actor.records = records;
         actor.timers.clocks = clocks;
         // Deadlines are wall-clock times from the log: a restart keeps them.

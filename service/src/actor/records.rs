@@ -18,17 +18,11 @@ pub(super) struct Records {
 }
 
 impl Records {
-    /// The records of a log as the store holds them (`encoded[seq - 1]` is record `seq`'s
-    /// encoding, each applied already), written from `first_unix_ms` to `last_unix_ms`.
-    pub(super) fn stored(
-        encoded: Vec<RecordBytes>,
-        first_unix_ms: Option<i64>,
-        last_unix_ms: Option<i64>,
-    ) -> Records {
+    /// Room for `records` records.
+    pub(super) fn with_capacity(records: usize) -> Records {
         Records {
-            encoded,
-            first_unix_ms,
-            last_unix_ms,
+            encoded: Vec::with_capacity(records),
+            ..Records::default()
         }
     }
 
@@ -38,6 +32,14 @@ impl Records {
         self.encoded.push(record_bytes(record));
         self.first_unix_ms.get_or_insert(record.unix_ms);
         self.last_unix_ms = Some(record.unix_ms);
+    }
+
+    /// The next record as the store holds it: `bytes`, its encoding, written at `unix_ms`
+    /// (kept as they are, not encoded again).
+    pub(super) fn push_stored(&mut self, bytes: RecordBytes, unix_ms: i64) {
+        self.encoded.push(bytes);
+        self.first_unix_ms.get_or_insert(unix_ms);
+        self.last_unix_ms = Some(unix_ms);
     }
 
     /// The last seq (0 before the first record).
@@ -113,7 +115,10 @@ mod tests {
     fn records_given_as_their_stored_bytes_keep_them() {
         let log: Vec<_> = (1..=3).map(|seq| record(seq, 200 + seq as i64)).collect();
         let bytes: Vec<RecordBytes> = log.iter().map(record_bytes).collect();
-        let kept = Records::stored(bytes.clone(), Some(201), Some(203));
+        let mut kept = Records::with_capacity(bytes.len());
+        for (bytes, record) in bytes.iter().zip(&log) {
+            kept.push_stored(bytes.clone(), record.unix_ms);
+        }
         assert_eq!(kept.len(), 3);
         assert!(kept
             .encoded

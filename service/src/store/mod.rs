@@ -264,16 +264,11 @@ pub enum StoredLog {
 
 impl StoredLog {
     /// How many records.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             StoredLog::Decoded(records) => records.len(),
             StoredLog::Encoded(encoded) => encoded.len(),
         }
-    }
-
-    /// Whether the log holds no record.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
