@@ -4,7 +4,7 @@
 //! The seat range is checked here, once, for every game.
 
 use crate::clock::{ClockSettings, WireClock};
-use crate::{Game, Refusal, Seat};
+use crate::{EncodedEvents, Game, Refusal, Seat, Step};
 use gangs_proto::v1 as pb;
 use gangs_rules::Engine;
 
@@ -42,6 +42,17 @@ pub trait Wire: Send + Sync + 'static {
     /// A complete event (nothing hidden) on the wire.
     fn event_to_pb(engine: &Self::Engine, event: &<Self::Engine as Engine>::Event)
         -> pb::GameEvent;
+    /// Appends the bytes of [`Wire::event_to_pb`]'s `GameEvent` to `out`, exactly as prost
+    /// encodes it (a replay compares them with stored bytes). The default builds the message
+    /// and encodes it; a game whose events carry many cards may write them directly.
+    fn encode_event(
+        engine: &Self::Engine,
+        event: &<Self::Engine as Engine>::Event,
+        out: &mut Vec<u8>,
+    ) {
+        use prost::Message;
+        Self::event_to_pb(engine, event).encode_raw(out);
+    }
 }
 
 /// The three clock fields of one game's options message, to read or fill in.
@@ -134,6 +145,19 @@ impl<W: Visibility> Bridge<W> {
             .collect()
     }
 
+    /// Applies `step` to the engine: the engine's events.
+    fn step(&mut self, step: Step<'_>) -> Result<Vec<<W::Engine as Engine>::Event>, Refusal> {
+        match step {
+            Step::Start => Ok(self.engine.start()),
+            Step::Act { seat, action } => {
+                let seat = self.seat(seat)?;
+                let action = W::action_from_pb(&self.engine, seat, action)?;
+                Ok(self.engine.apply(seat, action)?)
+            }
+            Step::Expire => Ok(self.engine.expire()?),
+        }
+    }
+
     fn seat(&self, seat: Seat) -> Result<Seat, Refusal> {
         let players = self.engine.players();
         if seat >= players {
@@ -169,10 +193,17 @@ impl<W: Visibility> Game for Bridge<W> {
     }
 
     fn act(&mut self, seat: Seat, action: &pb::GameAction) -> Result<Vec<pb::GameEvent>, Refusal> {
-        let seat = self.seat(seat)?;
-        let action = W::action_from_pb(&self.engine, seat, action)?;
-        let events = self.engine.apply(seat, action)?;
+        let events = self.step(Step::Act { seat, action })?;
         Ok(self.events(&events))
+    }
+
+    fn step_encoded(&mut self, step: Step<'_>, out: &mut EncodedEvents) -> Result<(), Refusal> {
+        let events = self.step(step)?;
+        out.clear();
+        for event in &events {
+            out.push_with(|bytes| W::encode_event(&self.engine, event, bytes));
+        }
+        Ok(())
     }
 
     fn phase_deadline_ms(&self) -> Option<u64> {
@@ -184,7 +215,7 @@ impl<W: Visibility> Game for Bridge<W> {
     }
 
     fn expire(&mut self) -> Result<Vec<pb::GameEvent>, Refusal> {
-        let events = self.engine.expire()?;
+        let events = self.step(Step::Expire)?;
         Ok(self.events(&events))
     }
 

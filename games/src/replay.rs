@@ -6,7 +6,7 @@
 
 use crate::clock::{self, Clocks};
 use crate::skim::LoggedRecord;
-use crate::{new_game, Game};
+use crate::{new_game, EncodedEvents, Game, Refusal, Step};
 use bytes::Bytes;
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
@@ -34,7 +34,7 @@ pub struct Replayer {
     seats: Vec<bool>,
     /// The engine's events encoded, to compare with stored ones (reused: no allocation per
     /// event).
-    scratch: Vec<u8>,
+    encoded: EncodedEvents,
     started: bool,
     last_seq: u64,
     /// Set by an `ended` record (cancelled, abandoned): nothing may follow it.
@@ -57,7 +57,7 @@ impl Replayer {
         Replayer {
             game: None,
             seats: Vec::new(),
-            scratch: Vec::new(),
+            encoded: EncodedEvents::default(),
             started: false,
             last_seq: 0,
             ended: None,
@@ -181,8 +181,15 @@ impl Replayer {
                     )));
                 }
                 self.started = true;
-                let events = game.start();
-                check(&mut self.scratch, &started.events, stored_events, &events).map_err(fail)?;
+                let step = Step::Start;
+                replay_step(
+                    game.as_mut(),
+                    step,
+                    &started.events,
+                    stored_events,
+                    &mut self.encoded,
+                )
+                .map_err(|e| fail(e.describe(|e| format!("the engine refuses to start: {e}"))))?;
             }
             Some(Record::Acted(acted)) => {
                 let game = self
@@ -193,23 +200,42 @@ impl Replayer {
                     .action
                     .as_ref()
                     .ok_or_else(|| fail("action record without action".into()))?;
-                let events = game.act(acted.seat as usize, action).map_err(|e| {
-                    fail(format!(
-                        "the engine refuses the logged action of seat {}: {e}",
-                        acted.seat
-                    ))
+                let step = Step::Act {
+                    seat: acted.seat as usize,
+                    action,
+                };
+                replay_step(
+                    game.as_mut(),
+                    step,
+                    &acted.events,
+                    stored_events,
+                    &mut self.encoded,
+                )
+                .map_err(|e| {
+                    fail(e.describe(|e| {
+                        format!(
+                            "the engine refuses the logged action of seat {}: {e}",
+                            acted.seat
+                        )
+                    }))
                 })?;
-                check(&mut self.scratch, &acted.events, stored_events, &events).map_err(fail)?;
             }
             Some(Record::Expired(expired)) => {
                 let game = self
                     .game
                     .as_mut()
                     .ok_or_else(|| fail("deadline before `created`".into()))?;
-                let events = game
-                    .expire()
-                    .map_err(|e| fail(format!("the engine refuses the logged deadline: {e}")))?;
-                check(&mut self.scratch, &expired.events, stored_events, &events).map_err(fail)?;
+                let step = Step::Expire;
+                replay_step(
+                    game.as_mut(),
+                    step,
+                    &expired.events,
+                    stored_events,
+                    &mut self.encoded,
+                )
+                .map_err(|e| {
+                    fail(e.describe(|e| format!("the engine refuses the logged deadline: {e}")))
+                })?;
             }
             Some(Record::TimedOut(timed_out)) => {
                 let game = self
@@ -235,13 +261,20 @@ impl Replayer {
                     )));
                 }
                 let action = timed_out.action.as_ref().expect("checked above");
-                let events = game.act(seat, action).map_err(|e| {
-                    fail(format!(
-                        "the engine refuses the default action of seat {seat}: {e}"
-                    ))
+                let step = Step::Act { seat, action };
+                let logged = &timed_out.events;
+                replay_step(
+                    game.as_mut(),
+                    step,
+                    logged,
+                    stored_events,
+                    &mut self.encoded,
+                )
+                .map_err(|e| {
+                    fail(e.describe(|e| {
+                        format!("the engine refuses the default action of seat {seat}: {e}")
+                    }))
                 })?;
-                check(&mut self.scratch, &timed_out.events, stored_events, &events)
-                    .map_err(fail)?;
             }
             Some(Record::Ended(ended)) => {
                 let game = self
@@ -278,29 +311,62 @@ impl Replayer {
     }
 }
 
-/// Checks the engine's events against the logged ones: the stored bytes when the record was
-/// skimmed, else the record's decoded events.
-fn check(
-    scratch: &mut Vec<u8>,
+/// Why a step of the replay failed.
+enum StepFailed {
+    /// The engine refused it.
+    Refused(Refusal),
+    /// Its events are not the logged ones.
+    Differs(String),
+}
+
+impl StepFailed {
+    /// The message, with `refused` saying what the engine refused.
+    fn describe(self, refused: impl FnOnce(Refusal) -> String) -> String {
+        match self {
+            StepFailed::Refused(refusal) => refused(refusal),
+            StepFailed::Differs(message) => message,
+        }
+    }
+}
+
+/// Runs `step` on `game` and checks its events against the logged ones: the stored bytes when
+/// the record was skimmed (the engine's events written as bytes, never built as messages),
+/// else the record's decoded events.
+fn replay_step(
+    game: &mut dyn Game,
+    step: Step<'_>,
     logged: &[pb::GameEvent],
     stored: Option<&[Bytes]>,
-    replayed: &[pb::GameEvent],
-) -> Result<(), String> {
-    let Some(stored) = stored else {
-        return compare(logged, replayed);
-    };
+    encoded: &mut EncodedEvents,
+) -> Result<(), StepFailed> {
+    if let Some(stored) = stored {
+        game.step_encoded(step, encoded)
+            .map_err(StepFailed::Refused)?;
+        return check_encoded(stored, encoded).map_err(StepFailed::Differs);
+    }
+    let replayed = match step {
+        Step::Start => Ok(game.start()),
+        Step::Act { seat, action } => game.act(seat, action),
+        Step::Expire => game.expire(),
+    }
+    .map_err(StepFailed::Refused)?;
+    compare(logged, &replayed).map_err(StepFailed::Differs)
+}
+
+/// Checks the engine's encoded events against a record's stored ones, byte for byte.
+fn check_encoded(stored: &[Bytes], replayed: &EncodedEvents) -> Result<(), String> {
     if stored.len() != replayed.len() {
         return Err(count_differs(stored.len(), replayed.len()));
     }
-    for (i, (bytes, event)) in stored.iter().zip(replayed).enumerate() {
-        scratch.clear();
-        event.encode_raw(scratch);
-        if scratch[..] != bytes[..] {
+    for (i, (bytes, ours)) in stored.iter().zip(replayed.iter()).enumerate() {
+        if bytes[..] != *ours {
             // Not the same bytes: maybe the same event written otherwise (fields in another
             // order, an older writer); compared as messages, as a whole record would be.
             let logged = pb::GameEvent::decode(bytes.clone())
                 .map_err(|e| format!("event {i} is undecodable: {e}"))?;
-            compare_one(i, &logged, event)?;
+            let replayed =
+                pb::GameEvent::decode(ours).expect("the engine's events encode as `GameEvent`s");
+            compare_one(i, &logged, &replayed)?;
         }
     }
     Ok(())

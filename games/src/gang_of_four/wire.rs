@@ -203,13 +203,9 @@ fn encoded_cards() -> &'static [Vec<u8>] {
 
 /// The bytes [`encode_card_list`] writes for `mask` as field `field`.
 pub(super) fn encoded_card_list_len(field: u32, mask: Mask) -> usize {
-    use prost::encoding::{encoded_len_varint, key_len};
     let encoded = encoded_cards();
     cards::iter(mask)
-        .map(|id| {
-            let len = encoded[id as usize].len();
-            key_len(field) + encoded_len_varint(len as u64) + len
-        })
+        .map(|id| proto_write::message_len(field, encoded[id as usize].len()))
         .sum()
 }
 
@@ -217,12 +213,10 @@ pub(super) fn encoded_card_list_len(field: u32, mask: Mask) -> usize {
 /// writes for [`card_list`]`(mask)` (tested), without building a message (and its word's
 /// `String`) per card.
 pub(super) fn encode_card_list(field: u32, mask: Mask, out: &mut Vec<u8>) {
-    use prost::encoding::{encode_key, encode_varint, WireType};
     let encoded = encoded_cards();
     for id in cards::iter(mask) {
         let card = &encoded[id as usize];
-        encode_key(field, WireType::LengthDelimited, out);
-        encode_varint(card.len() as u64, out);
+        proto_write::message_head(field, card.len(), out);
         out.extend_from_slice(card);
     }
 }
@@ -445,6 +439,140 @@ impl Wire for GangOfFourWire {
 
     fn event_to_pb(engine: &GangOfFour, event: &Event) -> pb::GameEvent {
         wire_event(event, engine.options().players)
+    }
+
+    fn encode_event(engine: &GangOfFour, event: &Event, out: &mut Vec<u8>) {
+        encode_event(event, engine.options().players, out)
+    }
+}
+
+/// The bytes prost writes for [`wire_event`]`(event, players)`. The events that carry cards (a
+/// deal: 64 of them; a play) are written from the cards' encodings, without a message (and
+/// its word's `String`) per card; the others are built and encoded.
+fn encode_event(event: &Event, players: u8, out: &mut Vec<u8>) {
+    use proto_write::{message_head, message_len, varint, varint_len};
+    // `GameEvent.gang_of_four` is field 1; in `GangOfFourEvent`, `dealt` 1 and `played` 3.
+    let (kind_field, body_len) = match event {
+        Event::Dealt {
+            deal_number,
+            hands,
+            direction: d,
+            leader,
+            must_include,
+        } => {
+            let hands_len: usize = hands
+                .iter()
+                .enumerate()
+                .map(|(seat, &hand)| message_len(2, dealt_hand_len(seat, hand, players)))
+                .sum();
+            let len = varint_len(1, *deal_number as u64)
+                + hands_len
+                + varint_len(3, direction(*d) as u64)
+                + varint_len(4, *leader as u64)
+                + varint_len(5, (*must_include != 0) as u64);
+            (1, len)
+        }
+        Event::Played {
+            seat,
+            combination,
+            cards_left,
+            announced,
+            forgot,
+        } => {
+            let len = varint_len(1, *seat as u64)
+                + encoded_card_list_len(2, combination.cards)
+                + varint_len(3, kind(combination.kind) as u64)
+                + varint_len(4, *cards_left as u64)
+                + varint_len(5, *announced as u64)
+                + varint_len(6, *forgot as u64);
+            (3, len)
+        }
+        _ => {
+            use prost::Message;
+            wire_event(event, players).encode_raw(out);
+            return;
+        }
+    };
+    message_head(1, message_len(kind_field, body_len), out);
+    message_head(kind_field, body_len, out);
+    match event {
+        Event::Dealt {
+            deal_number,
+            hands,
+            direction: d,
+            leader,
+            must_include,
+        } => {
+            varint(1, *deal_number as u64, out);
+            for (seat, &hand) in hands.iter().enumerate() {
+                message_head(2, dealt_hand_len(seat, hand, players), out);
+                varint(1, seat as u64, out);
+                encode_card_list(2, hand, out);
+                varint(3, hand.count_ones() as u64, out);
+                varint(4, (seat >= players as usize) as u64, out);
+            }
+            varint(3, direction(*d) as u64, out);
+            varint(4, *leader as u64, out);
+            varint(5, (*must_include != 0) as u64, out);
+        }
+        Event::Played {
+            seat,
+            combination,
+            cards_left,
+            announced,
+            forgot,
+        } => {
+            varint(1, *seat as u64, out);
+            encode_card_list(2, combination.cards, out);
+            varint(3, kind(combination.kind) as u64, out);
+            varint(4, *cards_left as u64, out);
+            varint(5, *announced as u64, out);
+            varint(6, *forgot as u64, out);
+        }
+        _ => unreachable!("the other events were encoded above"),
+    }
+}
+
+/// The bytes of a dealt hand's `Hand` message (seat 1, cards 2, card_count 3, dead 4).
+fn dealt_hand_len(seat: usize, hand: Mask, players: u8) -> usize {
+    use proto_write::varint_len;
+    varint_len(1, seat as u64)
+        + encoded_card_list_len(2, hand)
+        + varint_len(3, hand.count_ones() as u64)
+        + varint_len(4, (seat >= players as usize) as u64)
+}
+
+/// The few steps of protobuf's wire format that events written directly need, each writing
+/// what prost writes for a proto3 field.
+mod proto_write {
+    use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+
+    /// The bytes of varint field `field` holding `value` (an integer, an enum, a bool): none
+    /// for 0, proto3's default.
+    pub fn varint_len(field: u32, value: u64) -> usize {
+        if value == 0 {
+            0
+        } else {
+            key_len(field) + encoded_len_varint(value)
+        }
+    }
+
+    pub fn varint(field: u32, value: u64, out: &mut Vec<u8>) {
+        if value != 0 {
+            encode_key(field, WireType::Varint, out);
+            encode_varint(value, out);
+        }
+    }
+
+    /// The bytes of message field `field` whose message is `len` bytes long.
+    pub fn message_len(field: u32, len: usize) -> usize {
+        key_len(field) + encoded_len_varint(len as u64) + len
+    }
+
+    /// The key and length of message field `field`, before its `len` bytes.
+    pub fn message_head(field: u32, len: usize, out: &mut Vec<u8>) {
+        encode_key(field, WireType::LengthDelimited, out);
+        encode_varint(len as u64, out);
     }
 }
 
