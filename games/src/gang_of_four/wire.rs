@@ -450,51 +450,8 @@ impl Wire for GangOfFourWire {
 /// deal: 64 of them; a play) are written from the cards' encodings, without a message (and
 /// its word's `String`) per card; the others are built and encoded.
 fn encode_event(event: &Event, players: u8, out: &mut Vec<u8>) {
-    use proto_write::{message_head, message_len, varint, varint_len};
-    // `GameEvent.gang_of_four` is field 1; in `GangOfFourEvent`, `dealt` 1 and `played` 3.
-    let (kind_field, body_len) = match event {
-        Event::Dealt {
-            deal_number,
-            hands,
-            direction: d,
-            leader,
-            must_include,
-        } => {
-            let hands_len: usize = hands
-                .iter()
-                .enumerate()
-                .map(|(seat, &hand)| message_len(2, dealt_hand_len(seat, hand, players)))
-                .sum();
-            let len = varint_len(1, *deal_number as u64)
-                + hands_len
-                + varint_len(3, direction(*d) as u64)
-                + varint_len(4, *leader as u64)
-                + varint_len(5, (*must_include != 0) as u64);
-            (1, len)
-        }
-        Event::Played {
-            seat,
-            combination,
-            cards_left,
-            announced,
-            forgot,
-        } => {
-            let len = varint_len(1, *seat as u64)
-                + encoded_card_list_len(2, combination.cards)
-                + varint_len(3, kind(combination.kind) as u64)
-                + varint_len(4, *cards_left as u64)
-                + varint_len(5, *announced as u64)
-                + varint_len(6, *forgot as u64);
-            (3, len)
-        }
-        _ => {
-            use prost::Message;
-            wire_event(event, players).encode_raw(out);
-            return;
-        }
-    };
-    message_head(1, message_len(kind_field, body_len), out);
-    message_head(kind_field, body_len, out);
+    use proto_write::{message, varint};
+    // `GameEvent.gang_of_four` is field 1; in `GangOfFourEvent`, `dealt` is 1 and `played` 3.
     match event {
         Event::Dealt {
             deal_number,
@@ -502,44 +459,43 @@ fn encode_event(event: &Event, players: u8, out: &mut Vec<u8>) {
             direction: d,
             leader,
             must_include,
-        } => {
-            varint(1, *deal_number as u64, out);
-            for (seat, &hand) in hands.iter().enumerate() {
-                message_head(2, dealt_hand_len(seat, hand, players), out);
-                varint(1, seat as u64, out);
-                encode_card_list(2, hand, out);
-                varint(3, hand.count_ones() as u64, out);
-                varint(4, (seat >= players as usize) as u64, out);
-            }
-            varint(3, direction(*d) as u64, out);
-            varint(4, *leader as u64, out);
-            varint(5, (*must_include != 0) as u64, out);
-        }
+        } => message(1, out, |out| {
+            message(1, out, |out| {
+                varint(1, *deal_number as u64, out);
+                for (seat, &hand) in hands.iter().enumerate() {
+                    message(2, out, |out| {
+                        varint(1, seat as u64, out);
+                        encode_card_list(2, hand, out);
+                        varint(3, hand.count_ones() as u64, out);
+                        varint(4, (seat >= players as usize) as u64, out);
+                    });
+                }
+                varint(3, direction(*d) as u64, out);
+                varint(4, *leader as u64, out);
+                varint(5, (*must_include != 0) as u64, out);
+            })
+        }),
         Event::Played {
             seat,
             combination,
             cards_left,
             announced,
             forgot,
-        } => {
-            varint(1, *seat as u64, out);
-            encode_card_list(2, combination.cards, out);
-            varint(3, kind(combination.kind) as u64, out);
-            varint(4, *cards_left as u64, out);
-            varint(5, *announced as u64, out);
-            varint(6, *forgot as u64, out);
+        } => message(1, out, |out| {
+            message(3, out, |out| {
+                varint(1, *seat as u64, out);
+                encode_card_list(2, combination.cards, out);
+                varint(3, kind(combination.kind) as u64, out);
+                varint(4, *cards_left as u64, out);
+                varint(5, *announced as u64, out);
+                varint(6, *forgot as u64, out);
+            })
+        }),
+        _ => {
+            use prost::Message;
+            wire_event(event, players).encode_raw(out);
         }
-        _ => unreachable!("the other events were encoded above"),
     }
-}
-
-/// The bytes of a dealt hand's `Hand` message (seat 1, cards 2, card_count 3, dead 4).
-fn dealt_hand_len(seat: usize, hand: Mask, players: u8) -> usize {
-    use proto_write::varint_len;
-    varint_len(1, seat as u64)
-        + encoded_card_list_len(2, hand)
-        + varint_len(3, hand.count_ones() as u64)
-        + varint_len(4, (seat >= players as usize) as u64)
 }
 
 /// The few steps of protobuf's wire format that events written directly need, each writing
@@ -547,16 +503,8 @@ fn dealt_hand_len(seat: usize, hand: Mask, players: u8) -> usize {
 mod proto_write {
     use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
 
-    /// The bytes of varint field `field` holding `value` (an integer, an enum, a bool): none
-    /// for 0, proto3's default.
-    pub fn varint_len(field: u32, value: u64) -> usize {
-        if value == 0 {
-            0
-        } else {
-            key_len(field) + encoded_len_varint(value)
-        }
-    }
-
+    /// Varint field `field` holding `value` (an integer, an enum, a bool): nothing for 0,
+    /// proto3's default.
     pub fn varint(field: u32, value: u64, out: &mut Vec<u8>) {
         if value != 0 {
             encode_key(field, WireType::Varint, out);
@@ -570,9 +518,25 @@ mod proto_write {
     }
 
     /// The key and length of message field `field`, before its `len` bytes.
-    pub fn message_head(field: u32, len: usize, out: &mut Vec<u8>) {
+    pub fn message_head(field: u32, len: usize, out: &mut impl prost::bytes::BufMut) {
         encode_key(field, WireType::LengthDelimited, out);
         encode_varint(len as u64, out);
+    }
+
+    /// Message field `field`, whose message `write` appends to `out`. The message is written
+    /// first and its key and length put before it once its length is known (a length's varint
+    /// takes 1 to 10 bytes): one short move of the message, against computing every nested
+    /// message's length before writing it.
+    pub fn message(field: u32, out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+        /// A key of 5 bytes at most, a length's varint of 10 at most.
+        const HEAD_MAX: usize = 15;
+        let start = out.len();
+        write(out);
+        let mut head = [0u8; HEAD_MAX];
+        let mut free = &mut head[..];
+        message_head(field, out.len() - start, &mut free);
+        let written = HEAD_MAX - free.len();
+        out.splice(start..start, head[..written].iter().copied());
     }
 }
 
