@@ -166,10 +166,9 @@ impl Replayer {
                 self.seats[seat] = true;
             }
             Some(Record::Started(started)) => {
-                let game = self
-                    .game
-                    .as_mut()
-                    .ok_or_else(|| fail("start before `created`".into()))?;
+                if self.game.is_none() {
+                    return Err(fail("start before `created`".into()));
+                }
                 if self.started {
                     return Err(fail("a second `started` record".into()));
                 }
@@ -181,61 +180,36 @@ impl Replayer {
                     )));
                 }
                 self.started = true;
-                let step = Step::Start;
-                replay_step(
-                    game.as_mut(),
-                    step,
-                    &started.events,
-                    stored_events,
-                    &mut self.encoded,
-                )
-                .map_err(|e| fail(e.describe(|e| format!("the engine refuses to start: {e}"))))?;
+                self.replay_step(Step::Start, &started.events, stored_events, |e| {
+                    format!("the engine refuses to start: {e}")
+                })
+                .map_err(fail)?;
             }
             Some(Record::Acted(acted)) => {
-                let game = self
-                    .game
-                    .as_mut()
-                    .ok_or_else(|| fail("action before `created`".into()))?;
+                if self.game.is_none() {
+                    return Err(fail("action before `created`".into()));
+                }
                 let action = acted
                     .action
                     .as_ref()
                     .ok_or_else(|| fail("action record without action".into()))?;
-                let step = Step::Act {
-                    seat: acted.seat as usize,
-                    action,
-                };
-                replay_step(
-                    game.as_mut(),
-                    step,
+                let seat = acted.seat as usize;
+                self.replay_step(
+                    Step::Act { seat, action },
                     &acted.events,
                     stored_events,
-                    &mut self.encoded,
+                    |e| format!("the engine refuses the logged action of seat {seat}: {e}"),
                 )
-                .map_err(|e| {
-                    fail(e.describe(|e| {
-                        format!(
-                            "the engine refuses the logged action of seat {}: {e}",
-                            acted.seat
-                        )
-                    }))
-                })?;
+                .map_err(fail)?;
             }
             Some(Record::Expired(expired)) => {
-                let game = self
-                    .game
-                    .as_mut()
-                    .ok_or_else(|| fail("deadline before `created`".into()))?;
-                let step = Step::Expire;
-                replay_step(
-                    game.as_mut(),
-                    step,
-                    &expired.events,
-                    stored_events,
-                    &mut self.encoded,
-                )
-                .map_err(|e| {
-                    fail(e.describe(|e| format!("the engine refuses the logged deadline: {e}")))
-                })?;
+                if self.game.is_none() {
+                    return Err(fail("deadline before `created`".into()));
+                }
+                self.replay_step(Step::Expire, &expired.events, stored_events, |e| {
+                    format!("the engine refuses the logged deadline: {e}")
+                })
+                .map_err(fail)?;
             }
             Some(Record::TimedOut(timed_out)) => {
                 let game = self
@@ -261,20 +235,11 @@ impl Replayer {
                     )));
                 }
                 let action = timed_out.action.as_ref().expect("checked above");
-                let step = Step::Act { seat, action };
                 let logged = &timed_out.events;
-                replay_step(
-                    game.as_mut(),
-                    step,
-                    logged,
-                    stored_events,
-                    &mut self.encoded,
-                )
-                .map_err(|e| {
-                    fail(e.describe(|e| {
-                        format!("the engine refuses the default action of seat {seat}: {e}")
-                    }))
-                })?;
+                self.replay_step(Step::Act { seat, action }, logged, stored_events, |e| {
+                    format!("the engine refuses the default action of seat {seat}: {e}")
+                })
+                .map_err(fail)?;
             }
             Some(Record::Ended(ended)) => {
                 let game = self
@@ -290,6 +255,35 @@ impl Replayer {
         self.last_seq = seq;
         self.follow_time(record);
         Ok(())
+    }
+
+    /// Runs `step` on the game (which the caller found) and checks its events against the
+    /// logged ones: the stored bytes when the record was skimmed (the engine's events written
+    /// as bytes, never built as messages), else the record's decoded events. `refused` words
+    /// what the engine refused.
+    fn replay_step(
+        &mut self,
+        step: Step<'_>,
+        logged: &[pb::GameEvent],
+        stored: Option<&[Bytes]>,
+        refused: impl FnOnce(Refusal) -> String,
+    ) -> Result<(), String> {
+        let game = self
+            .game
+            .as_mut()
+            .expect("the caller checked that the game exists");
+        if let Some(stored) = stored {
+            game.step_encoded(step, &mut self.encoded)
+                .map_err(refused)?;
+            return check_encoded(stored, &self.encoded);
+        }
+        let replayed = match step {
+            Step::Start => Ok(game.start()),
+            Step::Act { seat, action } => game.act(seat, action),
+            Step::Expire => game.expire(),
+        }
+        .map_err(refused)?;
+        compare(logged, &replayed)
     }
 
     /// Feeds the clocks and notes a newly opened phase, after `record` was applied.
@@ -309,48 +303,6 @@ impl Replayer {
             self.phase = (phase_id, record.unix_ms);
         }
     }
-}
-
-/// Why a step of the replay failed.
-enum StepFailed {
-    /// The engine refused it.
-    Refused(Refusal),
-    /// Its events are not the logged ones.
-    Differs(String),
-}
-
-impl StepFailed {
-    /// The message, with `refused` saying what the engine refused.
-    fn describe(self, refused: impl FnOnce(Refusal) -> String) -> String {
-        match self {
-            StepFailed::Refused(refusal) => refused(refusal),
-            StepFailed::Differs(message) => message,
-        }
-    }
-}
-
-/// Runs `step` on `game` and checks its events against the logged ones: the stored bytes when
-/// the record was skimmed (the engine's events written as bytes, never built as messages),
-/// else the record's decoded events.
-fn replay_step(
-    game: &mut dyn Game,
-    step: Step<'_>,
-    logged: &[pb::GameEvent],
-    stored: Option<&[Bytes]>,
-    encoded: &mut EncodedEvents,
-) -> Result<(), StepFailed> {
-    if let Some(stored) = stored {
-        game.step_encoded(step, encoded)
-            .map_err(StepFailed::Refused)?;
-        return check_encoded(stored, encoded).map_err(StepFailed::Differs);
-    }
-    let replayed = match step {
-        Step::Start => Ok(game.start()),
-        Step::Act { seat, action } => game.act(seat, action),
-        Step::Expire => game.expire(),
-    }
-    .map_err(StepFailed::Refused)?;
-    compare(logged, &replayed).map_err(StepFailed::Differs)
 }
 
 /// Checks the engine's encoded events against a record's stored ones, byte for byte.
