@@ -125,12 +125,9 @@ impl EncodedEvents {
         self.ends.push(self.bytes.len());
     }
 
-    pub fn len(&self) -> usize {
+    /// How many events (the replay compares the count first).
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
     }
 
     /// Each event's bytes, in order.
