@@ -184,6 +184,7 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
             nats_password: None,
             advertise: None,
             shards: gangs_service::cluster::DEFAULT_SHARDS,
+            on_journal_damage: Default::default(),
         },
         command: None,
     };

@@ -195,9 +195,25 @@ pub struct StoreFlags {
     #[arg(long, env = "GANGS_SHARDS", global = true, default_value_t = crate::cluster::DEFAULT_SHARDS,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::cluster::MAX_SHARDS)))]
     pub shards: u32,
+    /// With the embedded store: what a damaged journal (bytes that do not read back with
+    /// whole entries after them) does to the start. `mark`: the games that may have lost
+    /// records there are listed as damaged, every other game is served, the journal is kept
+    /// aside (journal.damaged-N); `refuse`: the server does not start (exit code 1) and
+    /// changes nothing. Either way one ERROR line names the journal, the offset and the games.
+    #[arg(long, env = "GANGS_ON_JOURNAL_DAMAGE", global = true, value_enum,
+          default_value_t = crate::store::OnJournalDamage::Mark)]
+    pub on_journal_damage: crate::store::OnJournalDamage,
 }
 
 impl StoreFlags {
+    /// How the embedded store is opened.
+    pub fn sled_options(&self) -> crate::store::sled::SledOptions {
+        crate::store::sled::SledOptions {
+            on_journal_damage: self.on_journal_damage,
+            faults: None,
+        }
+    }
+
     /// The NATS options when `--store` names a NATS cluster; None for sled.
     pub fn nats(&self) -> Option<NatsOptions> {
         let url = self.url.as_deref().filter(|u| *u != "sled")?;
@@ -229,7 +245,7 @@ impl StoreFlags {
         match self.nats() {
             None => {
                 let opening = std::time::Instant::now();
-                let (store, closer) = SledStore::open(data_dir)?;
+                let (store, closer) = SledStore::open_with(data_dir, &self.sled_options())?;
                 tracing::info!(
                     ms = opening.elapsed().as_millis() as u64,
                     "opened the log in {}",
@@ -275,7 +291,7 @@ pub async fn migrate(
         )
         .into());
     }
-    let (source, closer) = SledStore::open(from)?;
+    let (source, closer) = SledStore::open_with(from, &flags.sled_options())?;
     let target_flags = StoreFlags {
         url: Some(to.to_string()),
         ..flags.clone()

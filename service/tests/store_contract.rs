@@ -309,12 +309,15 @@ async fn the_jetstream_store_keeps_the_contract() {
     check_reopened(&store).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_nodes_racing_on_one_game_never_fork_its_log() {
-    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
-    let (one, two) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
-    let game = "0000000000000abc";
-    append(&one, game, 1..=1).await;
+// ---------------------------------------------------------------------------------------------
+// The sequence rule, on both stores: every record follows the log's last one, whoever wrote
+// it; a lost race, a hole, a duplicate or a stale writer's record is refused, never stored.
+
+/// Two writers racing on one game (two handles: two nodes on JetStream; on sled, one handle,
+/// the store's only writer): at every seq exactly one wins, the other gets a Conflict, and the
+/// log is never forked nor holed.
+async fn case_two_writers_racing_never_fork_a_log(one: &Store, two: &Store, game: &str) {
+    append(one, game, 1..=1).await;
     let mut won = [0, 0];
     for seq in 2..=40u64 {
         // Both write the same seq at once, each its own record.
@@ -348,9 +351,166 @@ async fn two_nodes_racing_on_one_game_never_fork_its_log() {
         );
     }
     assert!(won[0] + won[1] == 39);
+}
 
-    // A retried append (same record: an ack lost in a NATS failover) is not stored twice, from
-    // either node.
+/// A record that would leave a hole, a second record of a stored seq, and a stale writer's
+/// record arriving after a newer writer's: each refused (Conflict), nothing of it stored; the
+/// next record that follows the log is taken.
+async fn case_holes_duplicates_and_stale_writers_are_refused(store: &Store, game: &str) {
+    append(store, game, 1..=5).await;
+    for (what, seq) in [("a hole", 7), ("a second record 5", 5), ("a record 1", 1)] {
+        let refused = store
+            .append(game, vec![record_by(seq, 9)])
+            .await
+            .unwrap()
+            .expect_err(what);
+        assert_eq!(refused.kind, StoreErrorKind::Conflict, "{what}: {refused}");
+    }
+    // Both handed over before either is durable, as an old actor's and its successor's were.
+    let newer = store.append(game, vec![record_by(6, 1)]);
+    let stale = store.append(game, vec![record_by(6, 2)]);
+    newer.await.unwrap().expect("the first record 6 is stored");
+    let refused = stale
+        .await
+        .unwrap()
+        .expect_err("the stale writer's record 6 is refused");
+    assert_eq!(refused.kind, StoreErrorKind::Conflict, "{refused}");
+    let stored = store.load_game(game).await.unwrap();
+    assert_eq!(seqs(&stored), vec![1, 2, 3, 4, 5, 6], "forked or holed log");
+    assert_eq!(stored[5], record_by(6, 1));
+    store
+        .append(game, vec![record_by(7, 1)])
+        .await
+        .unwrap()
+        .expect("record 7 follows");
+}
+
+/// What a storage failure leaves, in the order the two-actor race takes: the failed writer's
+/// append fails, its next one (made before it learnt of the failure, decided after) is refused
+/// too, so no later record of it leaves a hole; the game reloaded to be written, its new
+/// writer goes on from the log's end, and the failed writer's record of that seq, arriving
+/// late, is refused: no hole, no duplicate. `outage` makes the store fail; `heal` ends it.
+async fn case_failure_then_reload<F, H>(store: &Store, game: &str, outage: F, heal: H)
+where
+    F: std::future::Future<Output = ()>,
+    H: std::future::Future<Output = ()>,
+{
+    append(store, game, 1..=5).await;
+    outage.await;
+    let failed = store.append(game, (6..=7).map(|s| record_by(s, 1)).collect());
+    failed
+        .await
+        .unwrap()
+        .expect_err("the append during the outage fails");
+    heal.await;
+    let after = store
+        .append(game, vec![record_by(8, 1)])
+        .await
+        .unwrap()
+        .expect_err("the failed writer's next append is refused, not stored after a hole");
+    assert_ne!(after.kind, StoreErrorKind::Corrupt, "{after}");
+    let reloaded = store.load_to_write(game).await.unwrap();
+    assert_eq!(seqs(&reloaded), vec![1, 2, 3, 4, 5]);
+    store
+        .append(game, vec![record_by(6, 2)])
+        .await
+        .unwrap()
+        .expect("the new writer goes on from the log");
+    let late = store
+        .append(game, vec![record_by(6, 1)])
+        .await
+        .unwrap()
+        .expect_err("the failed writer's record 6, arriving late, is refused");
+    assert_eq!(late.kind, StoreErrorKind::Conflict, "{late}");
+    let stored = store.load_game(game).await.unwrap();
+    assert_eq!(seqs(&stored), vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(stored[5], record_by(6, 2));
+}
+
+/// A sled store with failures on demand.
+fn open_sled_with_faults(
+    dir: &std::path::Path,
+) -> (
+    Store,
+    gangs_service::store::StoreCloser,
+    std::sync::Arc<gangs_service::store::sled::WriteFaults>,
+) {
+    let faults = std::sync::Arc::new(gangs_service::store::sled::WriteFaults::default());
+    let options = gangs_service::store::sled::SledOptions {
+        faults: Some(faults.clone()),
+        ..Default::default()
+    };
+    let (store, closer) = SledStore::open_with(dir, &options).unwrap();
+    (store, closer, faults)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_two_writers_racing_never_fork_a_log_one_handle_is_both_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    case_two_writers_racing_never_fork_a_log(&store, &store, "0000000000000abc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_two_writers_racing_never_fork_a_log() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let (one, two) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
+    case_two_writers_racing_never_fork_a_log(&one, &two, "0000000000000abc").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_holes_duplicates_and_stale_writers_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, closer) = SledStore::open(dir.path()).unwrap();
+    case_holes_duplicates_and_stale_writers_are_refused(&store, "0000000000000f0a").await;
+    close(store, closer).await;
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        seqs(&store.load_game("0000000000000f0a").await.unwrap()),
+        (1..=7).collect::<Vec<_>>(),
+        "nothing refused was written"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_holes_duplicates_and_stale_writers_are_refused() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = open_nats(&node.url()).await;
+    case_holes_duplicates_and_stale_writers_are_refused(&store, "0000000000000f0a").await;
+}
+
+/// sled: an append's records must follow one another too; a retried copy of the last record
+/// is refused like any second record of its seq (sled never loses an answer, so nothing is
+/// ever retried; JetStream answers such a retry as stored: see the next test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_refuses_a_retried_copy_of_the_last_record_it_never_loses_an_answer_to_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    let game = "0000000000000f0d";
+    append(&store, game, 1..=3).await;
+    let gap = store
+        .append(game, vec![record(4), record(6)])
+        .await
+        .unwrap()
+        .expect_err("4 then 6 in one append");
+    assert_eq!(gap.kind, StoreErrorKind::Conflict);
+    let again = store
+        .append(game, vec![record(3)])
+        .await
+        .unwrap()
+        .expect_err("a copy of record 3");
+    assert_eq!(again.kind, StoreErrorKind::Conflict);
+    assert_eq!(seqs(&store.load_game(game).await.unwrap()), vec![1, 2, 3]);
+}
+
+/// JetStream: a retried append (same record: an ack lost in a NATS failover) is not stored
+/// twice, from either node, and is answered as stored (sled has no lost acks: see above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_answers_a_retried_copy_of_the_last_record_as_stored_an_ack_may_be_lost() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let (one, two) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
+    let game = "0000000000000f0d";
+    append(&one, game, 1..=3).await;
     let last = one.load_game(game).await.unwrap().last().unwrap().clone();
     one.append(game, vec![last.clone()])
         .await
@@ -360,37 +520,49 @@ async fn two_nodes_racing_on_one_game_never_fork_its_log() {
         .await
         .unwrap()
         .expect("a retry is answered as stored");
-    assert_eq!(one.load_game(game).await.unwrap().len(), 40);
+    assert_eq!(one.load_game(game).await.unwrap().len(), 3);
 }
 
-/// Issue 24's fork: an actor rebuilt on the same node while the game's writer still had its
-/// predecessor's record N in flight queued its own record N behind it; the writer's remembered
-/// tail made the second N "follow" the first and the stream stored both. Every record must
-/// follow the log's last record, whoever wrote it.
+/// The two-actor race after a storage failure, made deterministic by a failure injected in
+/// the flusher: the failed batch, then the failed writer's next append in a batch of its own
+/// (which a store deciding each batch alone stored after the hole).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_record_with_a_seq_in_flight_is_refused_not_stored() {
-    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
-    let store = open_nats(&node.url()).await;
-    let game = "0000000000000f0a";
-    append(&store, game, 1..=5).await;
-    // Both handed over before either is durable, as the old actor's and the new one's were.
-    let old = store.append(game, vec![record_by(6, 1)]);
-    let new = store.append(game, vec![record_by(6, 2)]);
-    old.await.unwrap().expect("the first record 6 is stored");
-    let refused = new
-        .await
-        .unwrap()
-        .expect_err("a second record 6 is refused");
-    assert_eq!(refused.kind, StoreErrorKind::Conflict, "{refused}");
-    let stored = store.load_game(game).await.unwrap();
-    assert_eq!(seqs(&stored), vec![1, 2, 3, 4, 5, 6], "forked log");
-    assert_eq!(stored[5], record_by(6, 1));
-    // The next record follows the one stored.
-    store
-        .append(game, vec![record_by(7, 1)])
-        .await
-        .unwrap()
-        .expect("record 7 follows");
+async fn sled_failure_then_reload_leaves_no_hole_and_no_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, closer, faults) = open_sled_with_faults(dir.path());
+    let game = "0000000000000fa1";
+    case_failure_then_reload(&store, game, async { faults.fail_next(1) }, async {}).await;
+    // Another game was never refused: the failure is the failed game's alone.
+    append(&store, "0000000000000fa2", 1..=2).await;
+    close(store, closer).await;
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        seqs(&store.load_game(game).await.unwrap()),
+        vec![1, 2, 3, 4, 5, 6]
+    );
+}
+
+/// JetStream: no failure can be injected inside the store, so the outage is its server killed
+/// (the append fails once its outage budget is spent) and started again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_failure_then_reload_leaves_no_hole_and_no_duplicate_the_outage_is_a_killed_server(
+) {
+    let node = std::sync::Arc::new(std::sync::Mutex::new(
+        tokio::task::spawn_blocking(nats::single).await.unwrap(),
+    ));
+    let store = open_nats(&node.lock().unwrap().url()).await;
+    let (down, up) = (node.clone(), node.clone());
+    case_failure_then_reload(
+        &store,
+        "0000000000000fa1",
+        async move { down.lock().unwrap().kill9() },
+        async move {
+            tokio::task::spawn_blocking(move || up.lock().unwrap().restart())
+                .await
+                .unwrap();
+        },
+    )
+    .await;
 }
 
 /// A node taking a game over fences its log: the old owner's appends, prepared against the log
@@ -398,7 +570,7 @@ async fn a_second_record_with_a_seq_in_flight_is_refused_not_stored() {
 /// paused owner of issue 24 answered OK for a record the new owner did not serve). Readers do
 /// not see the fence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_takeover_fences_out_the_old_owner() {
+async fn jetstream_a_takeover_fences_out_the_old_owner() {
     let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
     let (old, new) = (open_nats(&node.url()).await, open_nats(&node.url()).await);
     let game = "0000000000000f0b";
@@ -449,6 +621,37 @@ async fn a_takeover_fences_out_the_old_owner() {
         .unwrap()
         .is_empty());
     append(&new, "0000000000000f0c", 1..=1).await;
+}
+
+/// sled: one process, one handle, so there is no old owner to fence: taking a game over
+/// (`load_to_write`) decides every append made before it first, so the log it answers holds
+/// each of them that was stored and none that failed, and appends after it follow that log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_a_takeover_decides_every_append_made_before_it_one_handle_has_no_old_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _closer, faults) = open_sled_with_faults(dir.path());
+    let game = "0000000000000f0b";
+    append(&store, game, 1..=3).await;
+    let in_flight = store.append(game, vec![record_by(4, 1)]);
+    let taken = store.load_to_write(game).await.unwrap();
+    assert_eq!(seqs(&taken), vec![1, 2, 3, 4]);
+    in_flight
+        .await
+        .unwrap()
+        .expect("stored, so in the log taken");
+    faults.fail_next(1);
+    let in_flight = store.append(game, vec![record_by(5, 1)]);
+    let taken = store.load_to_write(game).await.unwrap();
+    assert_eq!(seqs(&taken), vec![1, 2, 3, 4]);
+    in_flight
+        .await
+        .unwrap()
+        .expect_err("failed, so not in the log taken");
+    store
+        .append(game, vec![record_by(5, 2)])
+        .await
+        .unwrap()
+        .expect("the taker goes on from the log it read");
 }
 
 /// Watchers' catch-ups read ranges through the stream leader without a consumer: however many
@@ -793,4 +996,419 @@ async fn pages_read_across_the_edges_of_chunks() {
             assert_eq!(seqs(&read), want, "after {after}, limit {limit}");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A damaged journal (sled): the entries after damage are read, the games it cost are listed as
+// damaged, every other game keeps every acknowledged record; a torn last entry costs only what
+// was never acknowledged.
+
+const JA: &str = "00000000000000a1";
+const JB: &str = "00000000000000b1";
+const JC: &str = "00000000000000c1";
+const JD: &str = "00000000000000d4";
+
+/// What the journal child appends, one awaited append (one journal entry) per step.
+const JOURNAL_STEPS: [(&str, u64, u64); 7] = [
+    (JA, 1, 3),
+    (JB, 1, 2),
+    (JC, 1, 2),
+    (JA, 4, 5),
+    (JC, 3, 3),
+    (JB, 3, 3),
+    (JD, 1, 1),
+];
+
+/// The child half of the journal tests: run by the test binary itself with
+/// `GANGS_JOURNAL_DIR` set; aborts once every append is acknowledged (what a SIGKILL leaves:
+/// the records in the journal only).
+fn journal_child(dir: &std::path::Path) -> ! {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (store, _closer) = SledStore::open(dir).unwrap();
+        for (game, first, last) in JOURNAL_STEPS {
+            append(&store, game, first..=last).await;
+        }
+    });
+    std::process::abort()
+}
+
+/// A data dir whose journal holds [`JOURNAL_STEPS`], one entry each, written by a child
+/// (`test`, which calls [`journal_child`]) that then died; the entries' offsets, the last
+/// one's end included.
+fn written_journal(test: &str) -> (tempfile::TempDir, Vec<usize>) {
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--test-threads=1"])
+        .env("GANGS_JOURNAL_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        !child.status.success(),
+        "the child aborts after its appends: {}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    // An entry: magic (4), generation (8), payload length (4), CRC (4), payload.
+    let bytes = std::fs::read(dir.path().join("journal")).unwrap();
+    let mut starts = vec![0];
+    let mut at = 0;
+    while bytes.get(at..at + 4) == Some(&0x314c_4e4a_u32.to_le_bytes()[..]) {
+        at += 20 + u32::from_le_bytes(bytes[at + 12..at + 16].try_into().unwrap()) as usize;
+        starts.push(at);
+    }
+    assert_eq!(
+        starts.len(),
+        JOURNAL_STEPS.len() + 1,
+        "one entry per append"
+    );
+    (dir, starts)
+}
+
+fn journal_of(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    dir.path().join("journal")
+}
+
+/// Rewrites the journal with `change` applied to its bytes.
+fn damage_journal(dir: &tempfile::TempDir, change: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut bytes = std::fs::read(journal_of(dir)).unwrap();
+    change(&mut bytes);
+    std::fs::write(journal_of(dir), &bytes).unwrap();
+    bytes
+}
+
+/// Each game of a restart's scan: (id, seqs, why damaged).
+async fn scanned_with_damage(store: &Store) -> Vec<(String, Vec<u64>, Option<String>)> {
+    let mut scan = gangs_service::store::scan(store);
+    let mut games = Vec::new();
+    while let Some(batch) = scan.recv().await {
+        for game in batch.expect("the scan reads the store") {
+            let records = match game.log.expect("the store reads the game") {
+                StoredLog::Decoded(records) => seqs(&records),
+                StoredLog::Encoded(encoded) => encoded
+                    .iter()
+                    .map(|bytes| {
+                        <pb::LogRecord as prost::Message>::decode(&bytes[..])
+                            .unwrap()
+                            .seq
+                    })
+                    .collect(),
+            };
+            games.push((game.id, records, game.damaged));
+        }
+    }
+    games
+}
+
+fn game<'a>(
+    games: &'a [(String, Vec<u64>, Option<String>)],
+    id: &str,
+) -> &'a (String, Vec<u64>, Option<String>) {
+    games
+        .iter()
+        .find(|g| g.0 == id)
+        .expect("the game is listed")
+}
+
+/// The offset of a byte inside the first record of the entry at `start` (one append, 16-byte
+/// id): its count (4), id length (2), id (16), record count (4), seq (8), length (4), then
+/// the record's bytes.
+fn inside_first_record(start: usize) -> usize {
+    start + 20 + 4 + 2 + 16 + 4 + 8 + 4 + 3
+}
+
+/// One flipped byte in the payload of a middle entry (A 4-5): A had records before it and
+/// none after, so A is listed as damaged with records 1-3; B, C and D keep every record.
+/// Appends to A are refused; the damage is kept in a copy of the journal and stays listed
+/// after another restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_a_damaged_middle_entry_costs_only_the_games_in_it() {
+    if let Some(dir) = std::env::var_os("GANGS_JOURNAL_DIR") {
+        journal_child(std::path::Path::new(&dir));
+    }
+    let (dir, starts) = written_journal("sled_a_damaged_middle_entry_costs_only_the_games_in_it");
+    let damaged = damage_journal(&dir, |bytes| bytes[inside_first_record(starts[3])] ^= 0x5a);
+    for restart in 0..2 {
+        let (store, closer) = SledStore::open(dir.path()).unwrap();
+        let games = scanned_with_damage(&store).await;
+        let (_, a, why) = game(&games, JA);
+        assert_eq!(
+            a,
+            &vec![1, 2, 3],
+            "restart {restart}: A readable up to the damage"
+        );
+        let why = why.as_deref().expect("A is damaged");
+        assert!(why.contains("offset"), "{why}");
+        for (id, want) in [(JB, 3 + restart), (JC, 3), (JD, 1)] {
+            let (_, records, why) = game(&games, id);
+            assert_eq!(
+                records,
+                &(1..=want).collect::<Vec<_>>(),
+                "{id} keeps every record"
+            );
+            assert_eq!(why, &None, "{id} is not damaged");
+        }
+        let refused = store.load_to_write(JA).await.unwrap_err();
+        assert_eq!(refused.kind, StoreErrorKind::Corrupt, "{refused}");
+        append(&store, JB, 4 + restart..=4 + restart).await;
+        close(store, closer).await;
+    }
+    let kept = std::fs::read(dir.path().join("journal.damaged-0")).unwrap();
+    assert_eq!(kept, damaged, "the damaged journal is kept as it was");
+}
+
+/// A damaged entry whose game has records after it: a hole, so the game is damaged and
+/// readable up to the hole (B lost 1-2, so nothing of B is served); the others keep all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_a_hole_left_by_damage_marks_its_game_damaged() {
+    if let Some(dir) = std::env::var_os("GANGS_JOURNAL_DIR") {
+        journal_child(std::path::Path::new(&dir));
+    }
+    let (dir, starts) = written_journal("sled_a_hole_left_by_damage_marks_its_game_damaged");
+    // The entry's length damaged: found again by scanning for the next entry.
+    damage_journal(&dir, |bytes| bytes[starts[1] + 15] = 0x40);
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    let games = scanned_with_damage(&store).await;
+    let (_, b, why) = game(&games, JB);
+    assert!(b.is_empty(), "{b:?}");
+    assert!(
+        why.as_deref()
+            .unwrap()
+            .contains("records 1 to 2 are missing"),
+        "{why:?}"
+    );
+    for (id, want) in [(JA, 5), (JC, 3), (JD, 1)] {
+        let (_, records, why) = game(&games, id);
+        assert_eq!(records, &(1..=want).collect::<Vec<_>>(), "{id}");
+        assert_eq!(why, &None, "{id}");
+    }
+}
+
+/// A bad last entry is a torn tail (a crash mid-write looks the same): dropped, no game
+/// damaged, the others whole; the next append goes in its place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_a_torn_last_entry_costs_only_that_entry() {
+    if let Some(dir) = std::env::var_os("GANGS_JOURNAL_DIR") {
+        journal_child(std::path::Path::new(&dir));
+    }
+    let (dir, starts) = written_journal("sled_a_torn_last_entry_costs_only_that_entry");
+    damage_journal(&dir, |bytes| {
+        bytes[inside_first_record(starts[6])..starts[7]].fill(0)
+    });
+    let (store, closer) = SledStore::open(dir.path()).unwrap();
+    let games = scanned_with_damage(&store).await;
+    assert!(games.iter().all(|g| g.2.is_none()), "{games:?}");
+    assert!(games.iter().all(|g| g.0 != JD), "D's only entry was torn");
+    for (id, want) in [(JA, 5), (JB, 3), (JC, 3)] {
+        assert_eq!(game(&games, id).1, (1..=want).collect::<Vec<_>>(), "{id}");
+    }
+    append(&store, JD, 1..=1).await;
+    close(store, closer).await;
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    assert_eq!(seqs(&store.load_game(JD).await.unwrap()), vec![1]);
+    assert!(!dir.path().join("journal.damaged-0").exists());
+}
+
+/// `--on-journal-damage refuse`: the store does not open, says why (the journal, the offset,
+/// the games), and changes nothing; opened with `mark` afterwards, it serves the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_refuses_to_open_a_damaged_journal_when_told_to() {
+    use gangs_service::store::sled::SledOptions;
+    use gangs_service::store::OnJournalDamage;
+    if let Some(dir) = std::env::var_os("GANGS_JOURNAL_DIR") {
+        journal_child(std::path::Path::new(&dir));
+    }
+    let (dir, starts) = written_journal("sled_refuses_to_open_a_damaged_journal_when_told_to");
+    let damaged = damage_journal(&dir, |bytes| bytes[inside_first_record(starts[3])] ^= 0x01);
+    let refuse = SledOptions {
+        on_journal_damage: OnJournalDamage::Refuse,
+    };
+    let refused = match SledStore::open_with(dir.path(), &refuse) {
+        Err(e) => e,
+        Ok(_) => panic!("a damaged journal opened with refuse"),
+    };
+    for part in [
+        journal_of(&dir).display().to_string(),
+        format!("at offset {}", starts[3]),
+        format!("games {JA}"),
+        "--on-journal-damage refuse".to_string(),
+    ] {
+        assert!(refused.message.contains(&part), "{part:?} in {refused}");
+    }
+    assert_eq!(
+        std::fs::read(journal_of(&dir)).unwrap(),
+        damaged,
+        "nothing changed"
+    );
+    assert!(!dir.path().join("journal.damaged-0").exists());
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    let games = scanned_with_damage(&store).await;
+    assert!(game(&games, JA).2.is_some());
+}
+
+/// A journal cut short by something outside (a length no write leaves) inside its entries:
+/// what followed the cut is gone whoever it belonged to, so every game with records in the
+/// journal is listed as damaged, readable up to what is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_a_cut_journal_marks_every_game_it_held() {
+    if let Some(dir) = std::env::var_os("GANGS_JOURNAL_DIR") {
+        journal_child(std::path::Path::new(&dir));
+    }
+    let (dir, starts) = written_journal("sled_a_cut_journal_marks_every_game_it_held");
+    damage_journal(&dir, |bytes| bytes.truncate(starts[5] + 7));
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    let games = scanned_with_damage(&store).await;
+    for (id, want) in [(JA, 5), (JB, 2), (JC, 3)] {
+        let (_, records, why) = game(&games, id);
+        assert_eq!(records, &(1..=want).collect::<Vec<_>>(), "{id}");
+        assert!(why.as_deref().unwrap().contains("cut"), "{why:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A full disk, then space again.
+
+/// sled: a full disk (ENOSPC injected at the journal's write) fails each append at once with
+/// the disk's own words, stores nothing of it, and costs only the games written meanwhile: a
+/// game created during it is created again, a running one is reloaded and goes on; after a
+/// restart every acknowledged record is there and no refused one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_a_full_disk_fails_appends_at_once_and_recovers_when_space_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, closer, faults) = open_sled_with_faults(dir.path());
+    let (running, created) = ("0000000000000e51", "0000000000000e52");
+    append(&store, running, 1..=3).await;
+    faults.fail_next(2);
+    for (game, seq) in [(running, 4), (created, 1)] {
+        let full = store
+            .append(game, vec![record(seq)])
+            .await
+            .unwrap()
+            .expect_err("the disk is full");
+        assert_eq!(full.kind, StoreErrorKind::Unavailable);
+        assert!(full.message.contains("No space left on device"), "{full}");
+    }
+    // Space again: the creation is made again, the running game reloaded first.
+    append(&store, created, 1..=2).await;
+    assert_eq!(
+        seqs(&store.load_to_write(running).await.unwrap()),
+        vec![1, 2, 3]
+    );
+    append(&store, running, 4..=5).await;
+    close(store, closer).await;
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    assert_eq!(
+        seqs(&store.load_game(running).await.unwrap()),
+        vec![1, 2, 3, 4, 5]
+    );
+    assert_eq!(seqs(&store.load_game(created).await.unwrap()), vec![1, 2]);
+}
+
+/// JetStream: its server's disk cannot be filled from here, but its stream can: held at its
+/// size (max_bytes, new messages refused), an append waits through its outage budget instead
+/// of failing, and goes through, alone and whole, once the stream has room again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_a_full_stream_holds_appends_until_space_returns_a_disk_cannot_be_filled_here() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = open_nats(&node.url()).await;
+    let game = "0000000000000e53";
+    append(&store, game, 1..=3).await;
+    let client = async_nats::connect(node.url()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut stream = js.get_stream("GANGS_LOG").await.unwrap();
+    let info = stream.info().await.unwrap().clone();
+    let mut full = info.config.clone();
+    full.max_bytes = info.state.bytes as i64;
+    full.discard = async_nats::jetstream::stream::DiscardPolicy::New;
+    js.update_stream(&full).await.unwrap();
+    let waiting = store.append(game, vec![record(4)]);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(
+        seqs(&store.load_game(game).await.unwrap()),
+        vec![1, 2, 3],
+        "nothing stored while the stream is full"
+    );
+    js.update_stream(&info.config).await.unwrap();
+    waiting.await.unwrap().expect("stored once there is room");
+    let reopened = open_nats(&node.url()).await;
+    assert_eq!(
+        seqs(&reopened.load_game(game).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damage and torn writes on JetStream: it keeps no journal of its own (nats-server checks its
+// own files), so its cases are a damaged record in a game's stream and a server killed
+// mid-append.
+
+/// JetStream: a record that does not decode in the middle of a game's log makes that game
+/// corrupt for a restart's scan (listed as damaged), and no other game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_a_damaged_record_mid_log_costs_only_its_game_it_keeps_no_journal_to_damage() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = open_nats(&node.url()).await;
+    let (hit, spared) = ("0000000000000d51", "0000000000000d52");
+    append(&store, hit, 1..=3).await;
+    append(&store, spared, 1..=2).await;
+    let js = async_nats::jetstream::new(async_nats::connect(node.url()).await.unwrap());
+    let subject = gangs_service::store::jetstream::subject(hit);
+    js.publish(subject.clone(), vec![0xff, 0xff, 0xff].into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let after = <pb::LogRecord as prost::Message>::encode_to_vec(&record(4));
+    js.publish(subject, after.into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    append(&store, spared, 3..=3).await;
+    let mut scan = gangs_service::store::scan(&store);
+    let mut seen = Vec::new();
+    while let Some(batch) = scan.recv().await {
+        for game in batch.expect("the scan reads the store") {
+            match game.log {
+                Err(e) => {
+                    assert_eq!(game.id, hit);
+                    assert_eq!(e.kind, StoreErrorKind::Corrupt, "{e}");
+                    seen.push((game.id, None));
+                }
+                Ok(log) => seen.push((game.id, Some(log.len()))),
+            }
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![(hit.to_string(), None), (spared.to_string(), Some(3))]
+    );
+}
+
+/// JetStream: no torn entry can be written (a message is stored whole or not at all), so the
+/// case is its server killed in the middle of a long append and started again: the log ends
+/// with a whole prefix of the append (all of it if it was answered stored), never a hole, and
+/// the game reloaded goes on from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jetstream_a_server_killed_mid_append_leaves_a_whole_prefix_a_message_is_never_torn() {
+    let mut node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let store = open_nats(&node.url()).await;
+    let game = "0000000000000d53";
+    append(&store, game, 1..=1).await;
+    let long = store.append(game, (2..=300).map(record).collect());
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let node = tokio::task::spawn_blocking(move || {
+        node.restart();
+        node
+    })
+    .await
+    .unwrap();
+    let answered = long.await.unwrap();
+    let stored = seqs(&store.load_to_write(game).await.unwrap());
+    let last = *stored.last().unwrap();
+    assert_eq!(stored, (1..=last).collect::<Vec<_>>(), "a hole");
+    if answered.is_ok() {
+        assert_eq!(last, 300, "answered stored, so all of it is");
+    }
+    append(&store, game, last + 1..=last + 1).await;
+    drop(node);
 }

@@ -214,10 +214,11 @@ impl Ladder {
 
     /// The state as the log has it, keeping what only this process knows (games and tokens).
     async fn reload(&self, state: &mut LadderState) -> Result<(), String> {
+        // Loaded to write: the store takes the ladder's appends again after a failed one.
         let records = self
             .ctx
             .store
-            .load_game(&state.log_id)
+            .load_to_write(&state.log_id)
             .await
             .map_err(|e| e.to_string())?;
         let mut fresh = LadderState::rebuild(&state.log_id, &records)?;

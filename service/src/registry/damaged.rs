@@ -22,14 +22,20 @@ impl Registry {
     /// Lists a damaged game with what its records say (kind, seats, names, times), logs why,
     /// and keeps it out of play.
     pub(super) fn mark_damaged(&self, id: &str, records: &[pb::LogRecord], reason: &str) {
-        // The engine's and the store's reasons name the game already; the summary does too.
-        let prefix = format!("game {id}: ");
-        let reason = bounded_reason(reason.strip_prefix(&prefix).unwrap_or(reason));
         tracing::error!(
             game = %id,
             reason = %reason,
             "the game's log does not replay: the game is damaged (listed and readable, not playable); the other games start"
         );
+        self.list_damaged(id, records, reason);
+    }
+
+    /// Lists a damaged game (as [`Registry::mark_damaged`]) without a log line of its own:
+    /// the store already named it (a damaged journal: one line for all the games it cost).
+    pub(super) fn list_damaged(&self, id: &str, records: &[pb::LogRecord], reason: &str) {
+        // The engine's and the store's reasons name the game already; the summary does too.
+        let prefix = format!("game {id}: ");
+        let reason = bounded_reason(reason.strip_prefix(&prefix).unwrap_or(reason));
         let mut summary = pb::GameSummary {
             game_id: id.to_string(),
             status: pb::GameStatus::Unspecified as i32,

@@ -178,12 +178,18 @@ impl Registry {
         let mut unspawned = Vec::new();
         while let Some(batch) = scan.recv().await {
             for scanned in batch.map_err(|e| HostError::Storage(e.message))? {
-                let ScannedGame { id, log } = scanned;
+                let ScannedGame { id, log, damaged } = scanned;
                 // A ladder's log shares the store, not the games (`ladder/records.rs`).
                 if crate::ladder::records::is_ladder_log(&id) {
                     continue;
                 }
                 count += 1;
+                if let Some(reason) = damaged {
+                    // The store said so once, for every game its damage cost (one ERROR).
+                    let records = log.map(|log| log.decoded(&id)).unwrap_or_default();
+                    registry.list_damaged(&id, &records, &reason);
+                    continue;
+                }
                 let log = match log {
                     Ok(log) => log,
                     Err(e) if e.kind == StoreErrorKind::Corrupt => {

@@ -81,6 +81,11 @@ impl Pending {
         }
     }
 
+    /// One game's last pending seq, if it has pending records.
+    pub fn last_seq(&self, game_id: &str) -> Option<u64> {
+        self.games.get(game_id)?.last().map(|(seq, _)| *seq)
+    }
+
     /// One game's pending records with `seq > after_seq`, at most `limit` (shared, not copied).
     pub fn after(&self, game_id: &str, after_seq: u64, limit: usize) -> Vec<(u64, RecordBytes)> {
         self.games.get(game_id).map_or_else(Vec::new, |records| {

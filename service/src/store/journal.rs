@@ -18,6 +18,12 @@
 //! entries of earlier laps, already in sled, are never read again, and a torn last entry
 //! (never acknowledged: it is acknowledged after its sync) ends the journal.
 //!
+//! A bad entry followed by whole entries of the same generation is not a torn tail but
+//! damage (a bad sector, a flipped bit): every entry after it was acknowledged. Reading goes
+//! on past it (by its length if that still leads to a whole entry, else by scanning for the
+//! next entry's magic, generation and CRC) and reports where it is and which game ids are
+//! still legible in it; the store decides what that costs (`sled.rs`, `journal_damage.rs`).
+//!
 //! The payload is what the flusher wrote to sled for a batch: per append, the game id, its
 //! records (seq and stored bytes) and its directory-feed positions (seq and position).
 //!
@@ -80,9 +86,10 @@ pub struct Journal {
 pub struct Full;
 
 impl Journal {
-    /// Opens (or creates) the journal in `dir` and answers the batches of `generation` it
-    /// holds, in the order they were written. The journal's next entry goes after them.
-    pub fn open(dir: &Path, generation: u64) -> io::Result<(Journal, Vec<JournaledAppend>)> {
+    /// Opens (or creates) the journal in `dir` and answers what it holds of `generation`: the
+    /// batches, in the order they were written, and any damage or torn tail found on the way.
+    /// Nothing is written: the journal's next entry goes after the last whole one.
+    pub fn open(dir: &Path, generation: u64) -> io::Result<(Journal, Replayed)> {
         Journal::open_with_capacity(dir, generation, CAPACITY)
     }
 
@@ -90,7 +97,7 @@ impl Journal {
         dir: &Path,
         generation: u64,
         capacity: u64,
-    ) -> io::Result<(Journal, Vec<JournaledAppend>)> {
+    ) -> io::Result<(Journal, Replayed)> {
         Journal::open_with(dir, generation, capacity, true)
     }
 
@@ -99,7 +106,7 @@ impl Journal {
         generation: u64,
         capacity: u64,
         try_direct: bool,
-    ) -> io::Result<(Journal, Vec<JournaledAppend>)> {
+    ) -> io::Result<(Journal, Replayed)> {
         let path = dir.join(FILE_NAME);
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -109,7 +116,8 @@ impl Journal {
             .open(&path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let (appends, end) = read_entries(&bytes, generation);
+        let replayed = read_entries(&bytes, generation);
+        let end = replayed.end;
         let direct = if try_direct { open_direct(&path) } else { None };
         let journal = Journal {
             file,
@@ -121,7 +129,7 @@ impl Journal {
             tail: bytes[block_start(end as u64) as usize..end].to_vec(),
             out: AlignedBuffer::default(),
         };
-        Ok((journal, appends))
+        Ok((journal, replayed))
     }
 
     pub fn generation(&self) -> u64 {
@@ -287,35 +295,210 @@ fn checksum(generation: u64, payload: &[u8]) -> u32 {
     hasher.finalize()
 }
 
-/// The whole entries of `generation` from the start of `bytes`, and where they end.
-fn read_entries(bytes: &[u8], generation: u64) -> (Vec<JournaledAppend>, usize) {
-    let mut appends = Vec::new();
-    let mut at = 0;
-    while let Some(header) = bytes.get(at..at + HEADER) {
-        let magic = u32::from_le_bytes(header[0..4].try_into().expect("4 bytes"));
-        let entry_generation = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
-        let len = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_le_bytes(header[16..20].try_into().expect("4 bytes"));
-        if magic != MAGIC || entry_generation != generation {
-            break;
-        }
-        let Some(payload) = bytes.get(at + HEADER..at + HEADER + len) else {
-            break;
-        };
-        if checksum(generation, payload) != crc {
-            break;
-        }
-        let Some(decoded) = decode_payload(payload) else {
-            break;
-        };
-        appends.extend(decoded);
-        at += HEADER + len;
-    }
-    (appends, at)
+/// What a journal holds of one generation, as [`read_entries`] found it.
+#[derive(Debug, Default)]
+pub struct Replayed {
+    /// The batches of every whole entry, in the order written.
+    pub appends: Vec<JournaledAppend>,
+    /// Where the next entry goes: after the last whole entry.
+    pub end: usize,
+    /// Bytes that do not read back as entries although whole entries of the same generation
+    /// follow them: damage (a bad sector, a flipped bit), not a crash. In file order.
+    pub damage: Vec<Damage>,
+    /// A bad *last* entry (offset, bytes up to the next non-entry or the end): torn by a crash
+    /// mid-write, never acknowledged (an entry is acknowledged after its sync).
+    pub torn: Option<(u64, u64)>,
 }
 
-/// A payload whose CRC matched but whose shape does not (never written by this code) ends
-/// the journal like a torn entry.
+/// One damaged region of a journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub offset: u64,
+    /// Its length; for a cut, what is left of the file after `offset`.
+    pub len: u64,
+    /// How many of [`Replayed::appends`] come from entries before the region.
+    pub appends_before: usize,
+    /// The appends still legible in the damaged bytes (a payload decoded as far as its shape
+    /// holds, ignoring its CRC), as (game id, first seq): their records there cannot be
+    /// trusted, but the games were there. Only well-formed ids (16 lowercase hex characters).
+    pub legible: Vec<(String, u64)>,
+    /// Whether `legible` is the whole region: one payload whose shape holds to its last byte
+    /// (a damaged header or a damaged record, not damaged lengths). Then no other game had
+    /// records there, unless a damaged id reads as another well-formed one (the store checks
+    /// that each legible append follows its game's log).
+    pub complete: bool,
+    /// The file ends inside the journal's data, at a length no write leaves (not a multiple
+    /// of [`BLOCK`]): cut by something outside; what followed is gone, whoever it belonged to.
+    pub cut: bool,
+}
+
+/// What lies at one offset of the journal.
+enum Found {
+    /// A whole entry of the generation: its length (header included) and batches.
+    Entry(usize, Vec<JournaledAppend>),
+    /// The header of an entry of the generation whose payload does not check out: its length
+    /// as the header says (may itself be damaged).
+    Bad(usize),
+    /// Anything else: zeros, an earlier lap's entry, the end of the file.
+    Nothing,
+}
+
+fn entry_at(bytes: &[u8], at: usize, generation: u64) -> Found {
+    let Some(header) = bytes.get(at..at + HEADER) else {
+        return Found::Nothing;
+    };
+    let magic = u32::from_le_bytes(header[0..4].try_into().expect("4 bytes"));
+    let entry_generation = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
+    let len = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(header[16..20].try_into().expect("4 bytes"));
+    if magic != MAGIC || entry_generation != generation {
+        return Found::Nothing;
+    }
+    let Some(payload) = bytes.get(at + HEADER..at + HEADER + len) else {
+        return Found::Bad(HEADER + len);
+    };
+    if checksum(generation, payload) != crc {
+        return Found::Bad(HEADER + len);
+    }
+    // A payload whose CRC matched but whose shape does not (never written by this code) is
+    // as bad as a damaged one.
+    match decode_payload(payload) {
+        Some(decoded) => Found::Entry(HEADER + len, decoded),
+        None => Found::Bad(HEADER + len),
+    }
+}
+
+/// The first whole entry of `generation` at or after `from` (the damage's end), if any.
+fn next_entry(bytes: &[u8], from: usize, generation: u64) -> Option<usize> {
+    let magic = MAGIC.to_le_bytes();
+    let mut at = from;
+    while at + HEADER <= bytes.len() {
+        let step = bytes[at..].iter().position(|&b| b == magic[0])?;
+        at += step;
+        if bytes.get(at..at + 4) == Some(&magic[..])
+            && matches!(entry_at(bytes, at, generation), Found::Entry(..))
+        {
+            return Some(at);
+        }
+        at += 1;
+    }
+    None
+}
+
+/// The entries of `generation` in `bytes`, read past damage: a bad entry whose length still
+/// leads to a whole entry is skipped; otherwise reading resynchronises on the next whole
+/// entry of the generation (its magic, generation and CRC).
+///
+/// A bad entry that no whole entry follows is a torn tail (the journal ends before it): a
+/// crash mid-write and a damaged last entry look alike. Unless the file was cut: its length
+/// is one no write leaves, and it ends inside the journal's data (the cut is damage: what
+/// followed it is gone, whoever it belonged to).
+fn read_entries(bytes: &[u8], generation: u64) -> Replayed {
+    let mut replayed = Replayed::default();
+    let mut at = 0;
+    loop {
+        let bad_len = match entry_at(bytes, at, generation) {
+            Found::Entry(len, decoded) => {
+                replayed.appends.extend(decoded);
+                at += len;
+                replayed.end = at;
+                continue;
+            }
+            Found::Bad(len) => Some(len),
+            Found::Nothing => None,
+        };
+        // The header's length first (a payload damaged in place), then a scan.
+        let resumed = bad_len
+            .map(|len| at + len)
+            .filter(|&next| matches!(entry_at(bytes, next, generation), Found::Entry(..)))
+            .or_else(|| next_entry(bytes, at + 1, generation));
+        if let Some(next) = resumed {
+            let (legible, complete) = legible(&bytes[(at + HEADER).min(next)..next]);
+            replayed.damage.push(Damage {
+                offset: at as u64,
+                len: (next - at) as u64,
+                appends_before: replayed.appends.len(),
+                legible,
+                complete,
+                cut: false,
+            });
+            at = next;
+            continue;
+        }
+        // The file grows by whole blocks (zeros first, then entries): a length that is not a
+        // multiple of one was made by a cut, not by a crash.
+        let rest = &bytes[at..];
+        let mut entry_start = MAGIC.to_le_bytes().to_vec();
+        entry_start.extend_from_slice(&generation.to_le_bytes());
+        let seen = rest.len().min(entry_start.len());
+        let cut = bytes.len() as u64 % BLOCK != 0 && rest[..seen] == entry_start[..seen];
+        if cut {
+            let (legible, _) = legible(rest.get(HEADER..).unwrap_or_default());
+            replayed.damage.push(Damage {
+                offset: at as u64,
+                len: rest.len() as u64,
+                appends_before: replayed.appends.len(),
+                legible,
+                complete: false,
+                cut,
+            });
+        } else if let Some(len) = bad_len {
+            let torn_end = (at + len).min(bytes.len());
+            replayed.torn = Some((at as u64, (torn_end - at) as u64));
+        }
+        return replayed;
+    }
+}
+
+/// Reads past one append (id, records, feed positions); its id and first seq.
+fn skip_append<'a>(reader: &mut Reader<'a>) -> Option<(&'a [u8], Option<u64>)> {
+    let id_len = reader.u16()? as usize;
+    let id = reader.bytes(id_len)?;
+    let mut first = None;
+    for _ in 0..reader.u32()? {
+        let seq = reader.u64()?;
+        first.get_or_insert(seq);
+        let len = reader.u32()? as usize;
+        reader.bytes(len)?;
+    }
+    for _ in 0..reader.u32()? {
+        reader.u64()?;
+        reader.u64()?;
+    }
+    Some((id, first))
+}
+
+/// The appends a damaged payload still shows, decoded as far as its shape holds, and whether
+/// the shape held to its last byte. Only well-formed ids (16 lowercase hex characters) are
+/// kept: a damaged one names no game.
+fn legible(payload: &[u8]) -> (Vec<(String, u64)>, bool) {
+    let mut found = Vec::new();
+    let mut reader = Reader(payload);
+    let Some(count) = reader.u32() else {
+        return (found, false);
+    };
+    let mut whole = count > 0;
+    for _ in 0..count.min(1 << 16) {
+        let Some((id, first)) = skip_append(&mut reader) else {
+            whole = false;
+            break;
+        };
+        let well_formed = id.len() == super::GAME_ID_LEN
+            && id
+                .iter()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+        match (well_formed, first) {
+            (true, Some(first)) => {
+                found.push((String::from_utf8_lossy(id).into_owned(), first));
+            }
+            (true, None) => {}
+            (false, _) => whole = false,
+        }
+    }
+    (found, whole && count <= 1 << 16 && reader.0.is_empty())
+}
+
+/// A payload's batches, or `None` if it is not shaped as this code writes them.
 fn decode_payload(payload: &[u8]) -> Option<Vec<JournaledAppend>> {
     let mut reader = Reader(payload);
     let count = reader.u32()?;
@@ -385,45 +568,152 @@ mod tests {
     fn batches_written_are_read_back_in_order_after_a_reopen() {
         let dir = tempfile::tempdir().unwrap();
         let (mut journal, found) = Journal::open(dir.path(), 0).unwrap();
-        assert!(found.is_empty());
+        assert!(found.appends.is_empty());
         let first = vec![append("aaaa", 1..=3, &[(1, 1)]), append("bbbb", 1..=1, &[])];
         let second = vec![append("aaaa", 4..=4, &[(4, 2)])];
         write(&mut journal, &first).unwrap();
         write(&mut journal, &second).unwrap();
         drop(journal);
         let (journal, found) = Journal::open(dir.path(), 0).unwrap();
-        assert_eq!(found, [first, second].concat());
+        assert_eq!(found.appends, [first, second].concat());
         assert!(journal.len() > 0);
         // The file was grown with zeros: the entries end well before its end.
         let on_disk = std::fs::metadata(dir.path().join(FILE_NAME)).unwrap().len();
         assert_eq!(on_disk, GROW);
     }
 
-    #[test]
-    fn a_torn_or_damaged_entry_ends_the_journal() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut journal, _) = Journal::open(dir.path(), 7).unwrap();
-        let kept = vec![append("aaaa", 1..=2, &[])];
-        write(&mut journal, &kept).unwrap();
-        let end_of_kept = journal.len();
-        write(&mut journal, &[append("aaaa", 3..=3, &[])]).unwrap();
-        write(&mut journal, &[append("aaaa", 4..=4, &[])]).unwrap();
+    const X: &str = "00000000000000aa";
+    const Y: &str = "00000000000000bb";
+
+    /// Three entries in generation 7 (X 1-2; X 3 and Y 1; X 4), the file's bytes and where
+    /// each entry starts.
+    fn three_entries(dir: &Path) -> (Vec<Vec<JournaledAppend>>, Vec<u8>, Vec<usize>) {
+        let (mut journal, _) = Journal::open(dir, 7).unwrap();
+        let batches = vec![
+            vec![append(X, 1..=2, &[])],
+            vec![append(X, 3..=3, &[]), append(Y, 1..=1, &[])],
+            vec![append(X, 4..=4, &[])],
+        ];
+        let mut starts = Vec::new();
+        for batch in &batches {
+            starts.push(journal.len() as usize);
+            write(&mut journal, batch).unwrap();
+        }
+        starts.push(journal.len() as usize);
         drop(journal);
-        // One byte of the second entry's payload flipped: it and everything after it are gone.
-        let path = dir.path().join(FILE_NAME);
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[end_of_kept as usize + HEADER + 3] ^= 0xff;
-        std::fs::write(&path, &bytes).unwrap();
-        let (journal, found) = Journal::open(dir.path(), 7).unwrap();
-        assert_eq!(found, kept);
+        (batches, std::fs::read(dir.join(FILE_NAME)).unwrap(), starts)
+    }
+
+    fn reopened(dir: &Path, bytes: &[u8]) -> (Journal, Replayed) {
+        std::fs::write(dir.join(FILE_NAME), bytes).unwrap();
+        Journal::open(dir, 7).unwrap()
+    }
+
+    #[test]
+    fn a_damaged_payload_in_the_middle_is_skipped_and_reported_with_its_game_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let (batches, mut bytes, starts) = three_entries(dir.path());
+        // One byte of the second entry's last record flipped: its length is intact.
+        bytes[starts[2] - 3] ^= 0xff;
+        let (journal, found) = reopened(dir.path(), &bytes);
+        assert_eq!(found.appends, [&batches[0][..], &batches[2][..]].concat());
         assert_eq!(
-            journal.len(),
-            end_of_kept,
-            "the next entry overwrites the damaged one"
+            found.damage,
+            vec![Damage {
+                offset: starts[1] as u64,
+                len: (starts[2] - starts[1]) as u64,
+                appends_before: 1,
+                legible: vec![(X.to_string(), 3), (Y.to_string(), 1)],
+                complete: true,
+                cut: false,
+            }]
         );
-        // Cut in the middle of the first entry's payload: nothing.
-        std::fs::write(&path, &bytes[..HEADER + 5]).unwrap();
-        assert!(Journal::open(dir.path(), 7).unwrap().1.is_empty());
+        assert_eq!(found.torn, None);
+        assert_eq!(journal.len(), starts[3] as u64, "nothing is overwritten");
+    }
+
+    #[test]
+    fn a_damaged_length_or_a_sector_of_zeros_is_passed_by_scanning_for_the_next_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let (batches, bytes, starts) = three_entries(dir.path());
+        // The second entry's length says more than the file holds.
+        let mut long = bytes.clone();
+        long[starts[1] + 15] = 0x7f;
+        let (_, found) = reopened(dir.path(), &long);
+        assert_eq!(found.appends, [&batches[0][..], &batches[2][..]].concat());
+        assert_eq!(found.damage.len(), 1);
+        assert_eq!(found.damage[0].offset, starts[1] as u64);
+        assert_eq!(found.damage[0].len, (starts[2] - starts[1]) as u64);
+        assert_eq!(
+            found.damage[0].legible,
+            vec![(X.to_string(), 3), (Y.to_string(), 1)],
+            "the payload is whole"
+        );
+        assert!(found.damage[0].complete);
+        // Zeros from inside the first entry to inside the second: both are damage, the third
+        // is read; no id of the second survives.
+        let mut zeroed = bytes.clone();
+        zeroed[starts[0] + HEADER + 2..starts[1] + HEADER + 2].fill(0);
+        let (_, found) = reopened(dir.path(), &zeroed);
+        assert_eq!(found.appends, batches[2]);
+        assert_eq!(found.damage.len(), 1);
+        assert_eq!(found.damage[0].offset, 0);
+        assert_eq!(found.damage[0].len, starts[2] as u64);
+        assert_eq!(found.damage[0].appends_before, 0);
+        assert!(
+            !found.damage[0].complete,
+            "the first entry's payload is zeros"
+        );
+        // The magic of the first entry flipped: the scan finds the second.
+        let mut no_magic = bytes;
+        no_magic[0] ^= 0x01;
+        let (_, found) = reopened(dir.path(), &no_magic);
+        assert_eq!(found.appends, [&batches[1][..], &batches[2][..]].concat());
+        assert_eq!(found.damage[0].offset, 0);
+        assert_eq!(found.damage[0].legible, vec![(X.to_string(), 1)]);
+        assert!(found.damage[0].complete, "only the header was damaged");
+    }
+
+    #[test]
+    fn a_bad_last_entry_is_a_torn_tail_and_the_next_entry_goes_in_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let (batches, bytes, starts) = three_entries(dir.path());
+        // The last entry's last bytes never written (zeros, as a crash mid-write leaves them).
+        let mut torn = bytes.clone();
+        torn[starts[3] - 6..starts[3]].fill(0);
+        let (journal, found) = reopened(dir.path(), &torn);
+        assert_eq!(found.appends, batches[..2].concat());
+        assert!(found.damage.is_empty());
+        assert_eq!(
+            found.torn,
+            Some((starts[2] as u64, (starts[3] - starts[2]) as u64))
+        );
+        assert_eq!(journal.len(), starts[2] as u64, "overwritten next");
+        // Whole entries then zeros: neither torn nor damaged.
+        let (_, found) = reopened(dir.path(), &bytes);
+        assert_eq!(found.appends, batches.concat());
+        assert!(found.damage.is_empty() && found.torn.is_none());
+    }
+
+    /// A file cut by something outside (a length no write leaves) inside the journal's data
+    /// is damage: what followed the cut is gone, whoever it belonged to.
+    #[test]
+    fn a_file_cut_inside_the_entries_is_damage_and_a_cut_in_the_zeros_is_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (batches, bytes, starts) = three_entries(dir.path());
+        for cut_at in [starts[3] - 2, starts[2], starts[2] + 7, HEADER + 5] {
+            let (_, found) = reopened(dir.path(), &bytes[..cut_at]);
+            let whole = starts.iter().filter(|&&s| s <= cut_at).count() - 1;
+            assert_eq!(found.appends, batches[..whole].concat(), "cut at {cut_at}");
+            assert_eq!(found.torn, None, "cut at {cut_at}");
+            assert_eq!(found.damage.len(), 1, "cut at {cut_at}");
+            assert!(found.damage[0].cut);
+            assert_eq!(found.damage[0].offset, starts[whole] as u64);
+            assert_eq!(found.damage[0].appends_before, found.appends.len());
+        }
+        let (_, found) = reopened(dir.path(), &bytes[..starts[3] + 100]);
+        assert_eq!(found.appends, batches.concat());
+        assert!(found.damage.is_empty() && found.torn.is_none());
     }
 
     #[test]
@@ -438,10 +728,10 @@ mod tests {
         let newer = vec![append("cccc", 1..=1, &[])];
         write(&mut journal, &newer).unwrap();
         drop(journal);
-        assert_eq!(Journal::open(dir.path(), 1).unwrap().1, newer);
+        assert_eq!(Journal::open(dir.path(), 1).unwrap().1.appends, newer);
         // Before the new generation was stored (a crash mid-checkpoint), generation 0 reads
         // none of it either: the first entry is already of generation 1.
-        assert!(Journal::open(dir.path(), 0).unwrap().1.is_empty());
+        assert!(Journal::open(dir.path(), 0).unwrap().1.appends.is_empty());
     }
 
     /// Entries of many sizes: several in one block, one ending on a block's edge, one
@@ -472,14 +762,18 @@ mod tests {
                     drop(journal);
                     let found;
                     (journal, found) = open();
-                    assert_eq!(found, batches[..=i].concat(), "direct: {try_direct}");
+                    assert_eq!(
+                        found.appends,
+                        batches[..=i].concat(),
+                        "direct: {try_direct}"
+                    );
                 }
             }
             if !try_direct {
                 assert!(!journal.writes_directly());
             }
             let (journal, found) = open();
-            assert_eq!(found, batches.concat(), "direct: {try_direct}");
+            assert_eq!(found.appends, batches.concat(), "direct: {try_direct}");
             assert_eq!(journal.len(), *ends.last().unwrap());
             assert!(
                 ends.windows(2).any(|w| w[0] / BLOCK == w[1] / BLOCK),
@@ -516,7 +810,7 @@ mod tests {
         write(&mut journal, &third).unwrap();
         drop(journal);
         let (_, found) = Journal::open(dir.path(), 0).unwrap();
-        assert_eq!(found, [first, second, third].concat());
+        assert_eq!(found.appends, [first, second, third].concat());
     }
 
     /// An entry that ends exactly on a block's edge leaves no tail; the next starts a block.
@@ -539,7 +833,7 @@ mod tests {
         write(&mut journal, &next).unwrap();
         drop(journal);
         let (_, found) = Journal::open(dir.path(), 0).unwrap();
-        assert_eq!(found, [filling, next].concat());
+        assert_eq!(found.appends, [filling, next].concat());
     }
 
     #[test]

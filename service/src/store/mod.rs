@@ -18,7 +18,13 @@
 //!   wrote that one: a record that does not (another writer appended first, or took the game
 //!   over since this writer's actor loaded it) is refused, never stored as a second record
 //!   with the same seq. The store checks this itself; what it remembers of a game's end is
-//!   only used for the record that follows it.
+//!   only used for the record that follows it. After a failed append, a game's later appends
+//!   are refused until it is loaded to be written again ([`LogStore::load_to_write`]).
+//! - **"Not saved" means not saved**: an append is reported failed only if no reader saw its
+//!   records and no restart brings them back.
+//! - **Damage is never silent**: a store that finds a game's records damaged (an undecodable
+//!   record, a damaged sled journal) reports the game as damaged ([`ScannedGame::damaged`], or
+//!   a [`StoreErrorKind::Corrupt`] read) and keeps serving the others.
 //! - **A lost race** (another writer appended to the same game: two owners at once) resolves
 //!   with [`StoreErrorKind::Conflict`]: nothing of the losing append is stored, the log is never
 //!   forked. An embedded store has one writer per game by construction and never returns it.
@@ -42,7 +48,10 @@ pub mod jetstream;
 mod jetstream_append;
 mod jetstream_feed;
 mod journal;
+mod journal_damage;
 pub mod sled;
+
+pub use journal_damage::OnJournalDamage;
 
 use gangs_games::skim::LoggedRecord;
 use gangs_proto::v1 as pb;
@@ -189,8 +198,8 @@ pub trait LogStore: Send + Sync + 'static {
 
     /// One game's records, in seq order, to run it: the caller becomes the game's only writer.
     /// Every append made before this call that is not in the records returned is refused
-    /// (Conflict) from now on, whichever node or actor made it. An embedded store has one
-    /// writer by construction: the default reads the game.
+    /// (Conflict) from now on, whichever node or actor made it, and a game refused since a
+    /// failed append is taken again. The default reads the game.
     async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
         self.load_game(game_id).await
     }
@@ -249,6 +258,9 @@ pub trait LogStore: Send + Sync + 'static {
 pub struct ScannedGame {
     pub id: String,
     pub log: Result<StoredLog, StoreError>,
+    /// Why the store knows the game to be damaged although its log reads (its journal lost
+    /// records of it: `store/journal_damage.rs`); the log is what is left, up to the damage.
+    pub damaged: Option<String>,
 }
 
 /// A game's records as a store gave them: decoded, or as stored (each record's protobuf
@@ -263,6 +275,18 @@ pub enum StoredLog {
 }
 
 impl StoredLog {
+    /// The records decoded; those that do not decode are left out (a damaged game's listing
+    /// shows what it can).
+    pub(crate) fn decoded(self, game_id: &str) -> Vec<pb::LogRecord> {
+        match self {
+            StoredLog::Decoded(records) => records,
+            StoredLog::Encoded(encoded) => encoded
+                .iter()
+                .filter_map(|bytes| decode_record(game_id, bytes).ok())
+                .collect(),
+        }
+    }
+
     /// How many records.
     pub(crate) fn len(&self) -> usize {
         match self {
@@ -344,6 +368,7 @@ pub fn scan(store: &Store) -> GameScan {
                 records => Ok(vec![ScannedGame {
                     id,
                     log: records.map(StoredLog::Decoded),
+                    damaged: None,
                 }]),
             };
             let stop = item.is_err();

@@ -14,18 +14,27 @@
 //! of every game that arrived during the previous one. sled gets the records, and is flushed,
 //! at checkpoints (every 4 MB of journal, before a game is deleted, at shutdown); a store
 //! opened after a crash reads the journal's batches back into `pending`.
+//!
+//! The flusher keeps the log's sequence rule itself (`Trees::check_sequence`): an append whose
+//! first seq is not its game's last durable seq + 1 is refused and never written, and after a
+//! failed write a game's appends are refused until it is reloaded (`Job::Reload`, sent by
+//! `load_to_write` through the same channel, so it follows every append made before it). A
+//! journal damaged in the middle costs the games that had records there, listed as damaged
+//! (the tree `damaged`), and no other (`journal_damage.rs`).
 
 use super::chunks::{self, Pending};
 use super::journal::{Journal, JournaledAppend};
+use super::journal_damage::{self, OnJournalDamage};
 use super::{
     decode_record, Durable, EncodedRecord, FeedEntry, GameScan, LogStore, RecordBytes, ScannedGame,
     StoreCloser, StoreError, StoredLog, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
+use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::oneshot;
 
 /// Most appends folded into one flush; bounds the latency of the first appender in a batch.
@@ -35,8 +44,15 @@ const MAX_BATCH: usize = 4096;
 enum Job {
     Append(Append),
     /// Flush sled and start the journal over (before a deletion: a journal replayed after a
-    /// crash must not write a deleted game's records back).
-    Checkpoint(oneshot::Sender<Result<(), StoreError>>),
+    /// crash must not write a deleted game's records back), and forget what the flusher
+    /// knows of the games about to be deleted.
+    Checkpoint {
+        forget: Vec<String>,
+        done: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// A game is loaded to be written (`load_to_write`): answered once every append queued
+    /// before it is decided, after which a game refused since a failure is taken again.
+    Reload(String, oneshot::Sender<()>),
 }
 
 struct Append {
@@ -56,8 +72,42 @@ const JOURNAL_GENERATION: &[u8] = b"journal_generation";
 /// a crash reads back; far below the journal's capacity, so that a batch rarely finds it full.
 const CHECKPOINT_AT: u64 = 4 << 20;
 
+/// Failures made on demand: the next `n` batches fail as a full disk fails them (tests of
+/// what a storage failure leaves; nothing sets it in a server).
+#[derive(Debug, Default)]
+pub struct WriteFaults {
+    failures: std::sync::atomic::AtomicUsize,
+}
+
+impl WriteFaults {
+    /// The next `n` batches written fail (their journal write answers ENOSPC).
+    pub fn fail_next(&self, n: usize) {
+        self.failures.store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn take(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
 /// sled's page cache.
 const CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// How a sled store is opened.
+#[derive(Debug, Clone, Default)]
+pub struct SledOptions {
+    /// What a damaged journal does to the start (`--on-journal-damage`).
+    pub on_journal_damage: OnJournalDamage,
+    /// Failures on demand (tests).
+    pub faults: Option<Arc<WriteFaults>>,
+}
+
+/// Games the store knows to be damaged (a damaged journal lost records of them), id -> why:
+/// kept in the tree `damaged`, listed as damaged by every scan, never appended to.
+type DamagedIds = Arc<RwLock<HashMap<String, String>>>;
 
 /// The sled log. Share it as a [`super::Store`].
 pub struct SledStore {
@@ -79,6 +129,14 @@ impl SledStore {
     /// Opens (or creates) the data dir and starts the flusher thread. The closer waits for the
     /// flusher to drain once every store handle is gone.
     pub fn open(dir: &Path) -> Result<(super::Store, StoreCloser), StoreError> {
+        SledStore::open_with(dir, &SledOptions::default())
+    }
+
+    /// [`SledStore::open`] with options.
+    pub fn open_with(
+        dir: &Path,
+        options: &SledOptions,
+    ) -> Result<(super::Store, StoreCloser), StoreError> {
         let db = open_db(dir)?;
         let tree = db
             .open_tree("log")
@@ -98,8 +156,62 @@ impl SledStore {
             None => 0,
             Some(value) => u64_of(&value, "journal generation")?,
         };
-        let (journal, recovered) = Journal::open(dir, generation).map_err(journal_failed)?;
+        let damaged_tree = db
+            .open_tree("damaged")
+            .map_err(|e| StoreError::unavailable(format!("cannot open the damaged tree: {e}")))?;
+        let mut damaged = HashMap::new();
+        for entry in damaged_tree.iter() {
+            let (id, reason) = entry.map_err(read_error)?;
+            damaged.insert(
+                String::from_utf8_lossy(&id).into_owned(),
+                String::from_utf8_lossy(&reason).into_owned(),
+            );
+        }
+        let journal_path = dir.join(super::journal::FILE_NAME);
+        let (journal, replayed) = Journal::open(dir, generation).map_err(journal_failed)?;
         tracing::debug!(direct = journal.writes_directly(), "journal opened");
+        if let Some((offset, len)) = replayed.torn {
+            tracing::warn!(
+                "the journal {} ends with a torn entry at offset {offset} ({len} bytes): written when the server stopped, never acknowledged; dropped",
+                journal_path.display()
+            );
+        }
+        let mut recovered = replayed.appends;
+        let newly_damaged = !replayed.damage.is_empty();
+        if newly_damaged {
+            let games = journal_damage::assess(&mut recovered, &replayed.damage, |id| {
+                last_stored_seq(&tree, id)
+            })?;
+            let say = |kept: Option<&Path>| {
+                journal_damage::message(&journal_path, generation, &replayed.damage, &games, kept)
+            };
+            if options.on_journal_damage == OnJournalDamage::Refuse {
+                let refused = format!(
+                    "{}; not starting (--on-journal-damage refuse): nothing was changed in {}; --on-journal-damage mark serves every other game",
+                    say(None),
+                    dir.display()
+                );
+                tracing::error!("{refused}");
+                return Err(StoreError::corrupt(refused));
+            }
+            // Kept before anything is written over it: the next entry goes to offset 0.
+            let copy = journal_damage::keep_aside(&journal_path, generation).map_err(|e| {
+                StoreError::unavailable(format!(
+                    "{}; cannot keep a copy of the journal before writing over it: {e}",
+                    say(None)
+                ))
+            })?;
+            tracing::error!("{}", say(Some(&copy)));
+            for (id, reason) in &games.games {
+                damaged_tree
+                    .insert(id.as_bytes(), reason.as_bytes())
+                    .map_err(|e| {
+                        StoreError::unavailable(format!("cannot list a damaged game: {e}"))
+                    })?;
+                damaged.insert(id.clone(), reason.clone());
+            }
+        }
+        let damaged: DamagedIds = Arc::new(RwLock::new(damaged));
         let pending = Arc::new(Mutex::new(Pending::default()));
         let mut trees = Trees {
             db: db.clone(),
@@ -110,6 +222,9 @@ impl SledStore {
             next_position: 0,
             head: tokio::sync::watch::channel(0).0,
             journal,
+            damaged: damaged.clone(),
+            failed: std::collections::HashSet::new(),
+            faults: options.faults.clone(),
         };
         if !recovered.is_empty() {
             // Batches acknowledged since the last checkpoint, which sled may not have: pending
@@ -117,10 +232,13 @@ impl SledStore {
             // checkpoint writes them). The journal goes on after them, in the same generation.
             let records: usize = recovered.iter().map(|a| a.records.len()).sum();
             let batches = recovered.len();
-            trees
-                .hand_to_readers(recovered)
-                .map_err(StoreError::unavailable)?;
+            trees.hand_to_readers(recovered);
             tracing::info!(batches, records, "read the journal's records back");
+        }
+        if newly_damaged {
+            // The damaged games listed and every record kept in sled's files, the journal
+            // starts over: its damage is never read (nor judged) again.
+            trees.checkpoint().map_err(StoreError::unavailable)?;
         }
         let last = match feed.last().map_err(read_error)? {
             None => 0,
@@ -137,7 +255,12 @@ impl SledStore {
                 StoreError::unavailable(format!("cannot start the flusher thread: {e}"))
             })?;
         let store = SledStore {
-            tree: LogTree { tree, pending },
+            tree: LogTree {
+                tree,
+                pending,
+                damaged,
+                damaged_tree,
+            },
             feed,
             feed_index,
             head,
@@ -197,9 +320,20 @@ fn open_db(dir: &Path) -> Result<sled::Db, StoreError> {
 struct LogTree {
     tree: sled::Tree,
     pending: Arc<Mutex<Pending>>,
+    damaged: DamagedIds,
+    /// The tree `damaged` (id -> why), which keeps [`LogTree::damaged`] across restarts.
+    damaged_tree: sled::Tree,
 }
 
 impl LogTree {
+    fn damage_reason(&self, game_id: &str) -> Option<String> {
+        self.damaged
+            .read()
+            .expect("damaged lock")
+            .get(game_id)
+            .cloned()
+    }
+
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().expect("pending lock")
     }
@@ -278,7 +412,14 @@ impl LogTree {
     /// dropped, the restart fails anyway).
     fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<Vec<ScannedGame>, StoreError>>) {
         let mut pending = self.pending().snapshot();
-        let mut pending_ids: Vec<String> = pending.keys().cloned().collect();
+        let damaged = self.damaged.read().expect("damaged lock").clone();
+        // A damaged game may have no record left (all of them were in the damaged bytes): it
+        // is listed all the same, with its reason.
+        let mut pending_ids: Vec<String> = pending
+            .keys()
+            .chain(damaged.keys().filter(|id| !pending.contains_key(*id)))
+            .cloned()
+            .collect();
         pending_ids.sort_unstable_by(|a, b| b.cmp(a)); // popped smallest first
         let mut batch: Vec<ScannedGame> = Vec::with_capacity(SCAN_BATCH);
         // One game, its stored records then its pending ones; false once the reader is gone.
@@ -290,6 +431,7 @@ impl LogTree {
             // Decoded by the reader, on its thread (`StoredLog`).
             let encoded = records.into_iter().map(|(_, bytes)| bytes).collect();
             batch.push(ScannedGame {
+                damaged: damaged.get(&id).cloned(),
                 id,
                 log: Ok(StoredLog::Encoded(encoded)),
             });
@@ -390,6 +532,17 @@ impl LogTree {
         // Nothing is pending for it after the checkpoint that came first, unless a record was
         // appended since: a deleted game takes it along.
         self.pending().forget(game_id);
+        if self
+            .damaged
+            .write()
+            .expect("damaged lock")
+            .remove(game_id)
+            .is_some()
+        {
+            self.damaged_tree.remove(game_id.as_bytes()).map_err(|e| {
+                StoreError::unavailable(format!("cannot delete game {game_id}: {e}"))
+            })?;
+        }
         Ok(())
     }
 }
@@ -441,6 +594,24 @@ impl LogStore for SledStore {
         rx
     }
 
+    /// A game the store knows to be damaged is not written to again: Corrupt, with why.
+    /// After every append queued before it is decided (the log read holds it, or it
+    /// failed): a game refused since a failed append is written again from here.
+    async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        if let Some(reason) = self.tree.damage_reason(game_id) {
+            return Err(StoreError::corrupt(format!("game {game_id}: {reason}")));
+        }
+        let (done, decided) = oneshot::channel();
+        let stopped = || StoreError::unavailable("the store is shut down");
+        self.appends
+            .lock()
+            .expect("appends lock")
+            .send(Job::Reload(game_id.to_string(), done))
+            .map_err(|_| stopped())?;
+        decided.await.map_err(|_| stopped())?;
+        self.load_game(game_id).await
+    }
+
     async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
         let (tree, game_id) = (self.tree.clone(), game_id.to_string());
         blocking(move || tree.load_game_now(&game_id)).await
@@ -490,7 +661,7 @@ impl LogStore for SledStore {
         if game_ids.is_empty() {
             return Vec::new();
         }
-        if let Err(e) = self.checkpoint().await {
+        if let Err(e) = self.checkpoint(game_ids.to_vec()).await {
             return game_ids.iter().map(|_| Err(e.clone())).collect();
         }
         let (tree, game_ids) = (self.tree.clone(), game_ids.to_vec());
@@ -563,14 +734,15 @@ impl LogStore for SledStore {
 
 /// The sled implementation of the marks (see `LogStore::load_mark`).
 impl SledStore {
-    /// Waits for the flusher to flush sled and start the journal over.
-    async fn checkpoint(&self) -> Result<(), StoreError> {
+    /// Waits for the flusher to flush sled and start the journal over (forgetting what it
+    /// knows of the games in `forget`, about to be deleted).
+    async fn checkpoint(&self, forget: Vec<String>) -> Result<(), StoreError> {
         let (done, rx) = oneshot::channel();
         let stopped = || StoreError::unavailable("the store is shut down");
         self.appends
             .lock()
             .expect("appends lock")
-            .send(Job::Checkpoint(done))
+            .send(Job::Checkpoint { forget, done })
             .map_err(|_| stopped())?;
         rx.await.map_err(|_| stopped())?
     }
@@ -674,6 +846,28 @@ struct Trees {
     next_position: u64,
     head: tokio::sync::watch::Sender<u64>,
     journal: Journal,
+    /// Shared with the readers; the flusher refuses appends to these games.
+    damaged: DamagedIds,
+    /// Games with an append that failed: their later appends are refused until the game is
+    /// reloaded from the log (`Job::Reload`), so that a failed append is never followed by
+    /// one of its successors (a hole) nor by a record built on it.
+    failed: std::collections::HashSet<String>,
+    faults: Option<Arc<WriteFaults>>,
+}
+
+/// A game's last seq in sled's files (0: none), records not yet checkpointed aside.
+fn last_stored_seq(tree: &sled::Tree, game_id: &str) -> Result<u64, StoreError> {
+    let Some(entry) = tree
+        .range(log_key(game_id, 0)..=log_key(game_id, u64::MAX))
+        .next_back()
+    else {
+        return Ok(0);
+    };
+    let (key, value) = entry.map_err(read_error)?;
+    let first = seq_of(&key)?;
+    let records = chunks::records_in(first, &value)
+        .map_err(|e| StoreError::corrupt(format!("game {game_id}: {e}")))?;
+    Ok(records.last().map_or(first, |(seq, _)| *seq))
 }
 
 fn flusher(mut trees: Trees, rx: std_mpsc::Receiver<Job>) {
@@ -685,22 +879,25 @@ fn flusher(mut trees: Trees, rx: std_mpsc::Receiver<Job>) {
         while let Some(job) = next.take() {
             match job {
                 Job::Append(append) => batch.push(append),
-                Job::Checkpoint(done) => checkpoints.push(done),
+                Job::Checkpoint { forget, done } => {
+                    for id in forget {
+                        trees.failed.remove(&id);
+                    }
+                    checkpoints.push(done);
+                }
+                Job::Reload(game_id, done) => {
+                    // What was queued before the reload is decided first: the reloaded log
+                    // holds it or it failed.
+                    trees.commit(&mut batch);
+                    trees.failed.remove(&game_id);
+                    let _ = done.send(());
+                }
             }
             if batch.len() < MAX_BATCH {
                 next = rx.try_recv().ok();
             }
         }
-        if !batch.is_empty() {
-            let result = trees.write_batch(&mut batch);
-            for append in batch.drain(..) {
-                let outcome = match &result {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(StoreError::unavailable(e.clone())),
-                };
-                let _ = append.done.send(outcome);
-            }
-        }
+        trees.commit(&mut batch);
         if !checkpoints.is_empty() || trees.journal.len() >= CHECKPOINT_AT {
             let result = trees.checkpoint();
             if let Err(e) = &result {
@@ -717,46 +914,214 @@ fn flusher(mut trees: Trees, rx: std_mpsc::Receiver<Job>) {
     }
 }
 
+/// A game's next seq as the flusher checks it: what this batch accepted so far, else the
+/// game's last durable record (pending, else sled's files).
+fn next_seq(
+    accepted: &HashMap<&str, u64>,
+    pending: &Pending,
+    log: &sled::Tree,
+    game_id: &str,
+) -> Result<u64, StoreError> {
+    if let Some(next) = accepted.get(game_id) {
+        return Ok(*next);
+    }
+    match pending.last_seq(game_id) {
+        Some(last) => Ok(last + 1),
+        None => Ok(last_stored_seq(log, game_id)? + 1),
+    }
+}
+
 impl Trees {
-    /// Makes a batch durable, one journal entry and one sync (or, for a batch larger than the
-    /// journal has room for, a checkpoint), and hands it to the readers.
-    fn write_batch(&mut self, batch: &mut [Append]) -> Result<(), String> {
+    /// Writes a batch and answers each appender.
+    fn commit(&mut self, batch: &mut Vec<Append>) {
+        if batch.is_empty() {
+            return;
+        }
+        let outcomes = self.write_batch(batch);
+        for (append, outcome) in batch.drain(..).zip(outcomes) {
+            let _ = append.done.send(outcome);
+        }
+    }
+
+    /// Which appends of a batch may be written: each must follow its game's log (its first
+    /// seq the game's last durable seq + 1, its seqs consecutive), its game neither damaged
+    /// nor refused since a failure. `None` for those that may; the refusal for the others,
+    /// logged (never written: the log keeps no hole and no second record of a seq).
+    fn check_sequence(&self, batch: &[Append]) -> Vec<Option<Result<(), StoreError>>> {
+        let damaged = self.damaged.read().expect("damaged lock");
+        let pending = self.pending.lock().expect("pending lock");
+        let mut accepted: HashMap<&str, u64> = HashMap::new();
+        batch
+            .iter()
+            .map(|append| {
+                let id = &append.game_id;
+                if let Some(why) = damaged.get(id) {
+                    return Some(Err(StoreError::corrupt(format!(
+                        "game {id} is damaged ({why}): not written"
+                    ))));
+                }
+                let Some(&(first, _)) = append.records.first() else {
+                    return None;
+                };
+                let want = match next_seq(&accepted, &pending, &self.log, id) {
+                    Ok(want) => want,
+                    Err(e) => return Some(Err(e)),
+                };
+                // A game with no record yet has nothing to protect: its creation, made again
+                // after a failed one, is taken.
+                if want > 1 && !accepted.contains_key(id.as_str()) && self.failed.contains(id) {
+                    return Some(Err(StoreError::unavailable(format!(
+                        "not saved: an earlier append of game {id} failed; the game is reloaded from the log before it is written again"
+                    ))));
+                }
+                let consecutive = append
+                    .records
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (seq, _))| *seq == first + i as u64);
+                if first != want || !consecutive {
+                    let refused = StoreError::conflict(format!(
+                        "game {id}: record {first} does not follow the log's last record {} (another writer appended to it, or an earlier append failed): not written",
+                        want - 1
+                    ));
+                    tracing::warn!("{refused}");
+                    return Some(Err(refused));
+                }
+                accepted.insert(id, first + append.records.len() as u64);
+                None
+            })
+            .collect()
+    }
+
+    /// Makes the appends of a batch that keep the sequence rule durable (one journal entry and
+    /// one sync), hands them to the readers, and answers each append. An append is reported
+    /// failed only if nothing of it was written: once its entry is synced, it is durable (a
+    /// restart reads it back), so it is handed to the readers and reported stored.
+    fn write_batch(&mut self, batch: &mut [Append]) -> Vec<Result<(), StoreError>> {
         let started = std::time::Instant::now();
+        let mut outcomes = self.check_sequence(batch);
+        let accepted: Vec<usize> = (0..batch.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
         // Positions are taken even if the write fails: never reused, so never seen twice.
         let mut position = self.next_position;
-        let writes: Vec<JournaledAppend> = batch
-            .iter_mut()
-            .map(|append| JournaledAppend {
-                game_id: std::mem::take(&mut append.game_id),
-                records: std::mem::take(&mut append.records),
-                marked: append
-                    .marked
-                    .iter()
-                    .map(|&seq| {
-                        position += 1;
-                        (seq, position - 1)
-                    })
-                    .collect(),
+        let writes: Vec<JournaledAppend> = accepted
+            .iter()
+            .map(|&i| {
+                let append = &mut batch[i];
+                JournaledAppend {
+                    game_id: std::mem::take(&mut append.game_id),
+                    records: std::mem::take(&mut append.records),
+                    marked: append
+                        .marked
+                        .iter()
+                        .map(|&seq| {
+                            position += 1;
+                            (seq, position - 1)
+                        })
+                        .collect(),
+                }
             })
             .collect();
-        let marked = position > self.next_position;
         self.next_position = position;
-        let records = writes.iter().map(|a| a.records.len()).sum();
-        let journaled = self
-            .journal
-            .write(&writes)
-            .map_err(|e| format!("cannot write the journal: {e}"))?;
+        let journaled = self.journal_writes(&writes);
         let synced = started.elapsed();
-        self.hand_to_readers(writes)?;
-        if journaled.is_err() {
-            // Too large for what is left of the journal: durable by sled's own flush instead.
-            self.checkpoint()?;
+        let mut durable = Vec::with_capacity(writes.len());
+        for ((i, write), result) in accepted.into_iter().zip(writes).zip(journaled) {
+            outcomes[i] = Some(match result {
+                Ok(()) => {
+                    if write.records.first().is_some_and(|(seq, _)| *seq == 1) {
+                        // A game created again after its creation failed: taken from now on.
+                        self.failed.remove(&write.game_id);
+                    }
+                    durable.push(write);
+                    Ok(())
+                }
+                Err(e) => {
+                    self.failed.insert(write.game_id);
+                    Err(StoreError::unavailable(e))
+                }
+            });
         }
-        crate::metrics::log_committed(records, started.elapsed() - synced, synced);
-        if marked {
-            self.head.send_replace(position - 1);
+        let records = durable.iter().map(|a| a.records.len()).sum();
+        let head = durable
+            .iter()
+            .flat_map(|a| a.marked.iter().map(|(_, position)| *position))
+            .max();
+        if !durable.is_empty() {
+            self.hand_to_readers(durable);
+            // Batches that stored nothing (a full disk) are not counted as commits.
+            crate::metrics::log_committed(records, started.elapsed() - synced, synced);
         }
-        Ok(())
+        if let Some(head) = head {
+            self.head.send_replace(head);
+        }
+        outcomes
+            .into_iter()
+            .map(|outcome| outcome.expect("every append decided"))
+            .collect()
+    }
+
+    /// Journals `writes` (synced), one result per write. A batch the journal has no room
+    /// left for waits for a checkpoint (nothing of it written or seen before), then goes into
+    /// the emptied journal; one larger than the whole journal goes an append at a time (an
+    /// append of a game after one of its that failed fails too).
+    fn journal_writes(&mut self, writes: &[JournaledAppend]) -> Vec<Result<(), String>> {
+        let all = |result: Result<(), String>| vec![result; writes.len()];
+        if writes.is_empty() {
+            return Vec::new();
+        }
+        match self.journal_entry(writes) {
+            Ok(Ok(())) => return all(Ok(())),
+            Err(e) => return all(Err(e)),
+            Ok(Err(super::journal::Full)) => {}
+        }
+        let mut failed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        writes
+            .iter()
+            .map(|write| {
+                let result = if failed.contains(write.game_id.as_str()) {
+                    Err(format!(
+                        "not saved: an earlier append of game {} failed",
+                        write.game_id
+                    ))
+                } else {
+                    match self.journal_entry(std::slice::from_ref(write)) {
+                        Ok(Ok(())) => Ok(()),
+                        Ok(Err(super::journal::Full)) => Err(format!(
+                            "not saved: an append of {} records is larger than the journal ({} bytes)",
+                            write.records.len(),
+                            super::journal::CAPACITY
+                        )),
+                        Err(e) => Err(e),
+                    }
+                };
+                if result.is_err() {
+                    failed.insert(&write.game_id);
+                }
+                result
+            })
+            .collect()
+    }
+
+    /// One journal entry, synced; a checkpoint first if the journal is too full for it.
+    /// `Full` only if it does not fit in an empty journal either.
+    fn journal_entry(
+        &mut self,
+        writes: &[JournaledAppend],
+    ) -> Result<Result<(), super::journal::Full>, String> {
+        let failed = |e: std::io::Error| format!("cannot write the journal: {e}");
+        if self.faults.as_ref().is_some_and(|faults| faults.take()) {
+            return Err(failed(std::io::Error::from_raw_os_error(libc::ENOSPC)));
+        }
+        match self.journal.write(writes).map_err(failed)? {
+            Ok(()) => Ok(Ok(())),
+            Err(super::journal::Full) if self.journal.len() == 0 => Ok(Err(super::journal::Full)),
+            Err(super::journal::Full) => {
+                self.checkpoint()?;
+                self.journal.write(writes).map_err(failed)
+            }
+        }
     }
 
     /// Hands a durable batch to the readers: its records to `pending` (sled gets them at the
@@ -764,21 +1129,31 @@ impl Trees {
     /// time: a `sled::Batch` or a transaction makes sled write and sync its IO buffer through
     /// its thread pool). After a crash, opening the store does this again for every journaled
     /// batch. Readers of the feed read only up to the durable head, sent after this.
-    fn hand_to_readers(&self, writes: Vec<JournaledAppend>) -> Result<(), String> {
-        let failed = |e: sled::Error| format!("cannot write the directory feed: {e}");
+    ///
+    /// The batch is durable already (journaled): it is never reported failed from here. A feed
+    /// entry sled refuses is logged; the journal brings it back at the next start.
+    fn hand_to_readers(&self, writes: Vec<JournaledAppend>) {
         let mut pending = self.pending.lock().expect("pending lock");
         for append in writes {
             for &(seq, position) in &append.marked {
-                self.feed
+                let inserted = self
+                    .feed
                     .insert(position.to_be_bytes(), log_key(&append.game_id, seq))
-                    .map_err(failed)?;
-                self.feed_index
-                    .insert(log_key(&append.game_id, position), &[])
-                    .map_err(failed)?;
+                    .and_then(|_| {
+                        self.feed_index
+                            .insert(log_key(&append.game_id, position), &[])
+                    });
+                if let Err(e) = inserted {
+                    tracing::error!(
+                        game = %append.game_id,
+                        seq,
+                        position,
+                        "cannot write the directory feed: {e} (the record is durable; the feed entry comes back from the journal at the next start)"
+                    );
+                }
             }
             pending.add(append.game_id, append.records);
         }
-        Ok(())
     }
 
     /// Flushes sled (every batch journaled so far is then in its files), then stores the

@@ -173,6 +173,12 @@ impl LogStore for TestStore {
         self.inner.game_ids().await
     }
 
+    /// Forwarded: the store takes a game's appends again after a failure only once it is
+    /// loaded to be written.
+    async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
+        self.inner.load_to_write(game_id).await
+    }
+
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
         self.inner.delete_game(game_id).await
     }
