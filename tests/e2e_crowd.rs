@@ -188,9 +188,9 @@ async fn page(from: Ipv4Addr, http: SocketAddr, path: &str) -> Result<(u16, Stri
 
 /// A tonic connector whose connections leave from one loopback address.
 #[derive(Clone)]
-struct From(Ipv4Addr);
+struct Source(Ipv4Addr);
 
-impl tonic::codegen::Service<tonic::codegen::http::Uri> for From {
+impl tonic::codegen::Service<tonic::codegen::http::Uri> for Source {
     type Response = hyper_util::rt::TokioIo<TcpStream>;
     type Error = std::io::Error;
     type Future = std::pin::Pin<
@@ -224,7 +224,7 @@ async fn client_from(from: Ipv4Addr, grpc: SocketAddr) -> Result<Games, tonic::S
         .unwrap()
         .connect_timeout(Duration::from_secs(3))
         .timeout(Duration::from_secs(3))
-        .connect_with_connector(From(from))
+        .connect_with_connector(Source(from))
         .await
         .map_err(|e| tonic::Status::unavailable(format!("connect: {e}")))?;
     Ok(pb::games_client::GamesClient::new(channel))

@@ -321,6 +321,8 @@ pub enum Port {
     GrpcTls,
     /// The web viewer: an HTTP/1.1 503 with a JSON body naming the limit.
     Viewer,
+    /// The metrics endpoint (`--metrics`): as the viewer.
+    Metrics,
 }
 
 impl Port {
@@ -329,6 +331,7 @@ impl Port {
         match self {
             Port::Grpc | Port::GrpcTls => "grpc",
             Port::Viewer => "http",
+            Port::Metrics => "metrics",
         }
     }
 }
@@ -463,7 +466,7 @@ impl Acceptor {
         };
         let reply = match self.port {
             Port::Grpc => goaway(0, ENHANCE_YOUR_CALM, &message, true),
-            Port::Viewer => http_refusal(&message),
+            Port::Viewer | Port::Metrics => http_refusal(&message),
             Port::GrpcTls => return,
         };
         tokio::spawn(async move {
@@ -702,8 +705,9 @@ type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
 
 impl<S, B> tower::Service<http::Request<B>> for CountCalls<S>
 where
-    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>> + 'static,
     S::Future: Send + 'static,
+    B: 'static,
 {
     type Response = http::Response<tonic::body::Body>;
     type Error = S::Error;

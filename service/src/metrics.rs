@@ -89,11 +89,15 @@ pub const SAMPLED: &[(&str, &str)] = &[
     ("gangs_tasks", "Tokio tasks alive in the server."),
 ];
 
+/// Connections the metrics endpoint serves at once (a scraper holds one or two).
+const METRICS_CONNECTIONS: usize = 16;
+
 /// Installs the recorder and serves it on `addr` (binds now: an address in use is an error
-/// here, before the server says it is listening). Call inside the tokio runtime.
+/// here, before the server says it is listening). Call inside the tokio runtime. Served by the
+/// server's own accept loop (`connections.rs`), not the exporter's: that one retries a failed
+/// accept at once, and spun a core when the process was out of open files.
 pub fn serve(addr: SocketAddr) -> Result<(), String> {
-    let builder = PrometheusBuilder::new()
-        .with_http_listener(addr)
+    let recorder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
         .and_then(|b| {
             b.set_buckets_for_metric(
@@ -101,15 +105,58 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
                 &BATCH_BUCKETS,
             )
         })
-        .map_err(|e| format!("metrics: {e}"))?;
-    let (recorder, exporter) = builder
-        .build()
+        .map_err(|e| format!("metrics: {e}"))?
+        .build_recorder();
+    let handle = recorder.handle();
+    let listener = std::net::TcpListener::bind(addr)
+        .and_then(|listener| {
+            listener.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(listener)
+        })
         .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
     ::metrics::set_global_recorder(recorder)
         .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+    // What the exporter's own task did: histograms drained now and then.
+    let upkeep = handle.clone();
     tokio::spawn(async move {
-        if let Err(e) = exporter.await {
-            tracing::error!("the metrics endpoint stopped: {e:?}");
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    let gate = crate::connections::Gate::new(
+        crate::connections::Sizing {
+            max_connections: METRICS_CONNECTIONS,
+            per_client: METRICS_CONNECTIONS / 4,
+        },
+        Some("metrics"),
+    );
+    let mut acceptor =
+        crate::connections::Acceptor::new(listener, crate::connections::Port::Metrics, gate);
+    tokio::spawn(async move {
+        loop {
+            let (stream, _, ticket) = acceptor.next().await;
+            let handle = handle.clone();
+            let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                let response = if request.uri().path() == "/metrics" {
+                    http::Response::builder()
+                        .header("content-type", "text/plain; version=0.0.4")
+                        .body(axum::body::Body::from(handle.render()))
+                } else {
+                    http::Response::builder()
+                        .status(http::StatusCode::NOT_FOUND)
+                        .body(axum::body::Body::from("the metrics are at /metrics\n"))
+                };
+                std::future::ready(response)
+            });
+            tokio::spawn(async move {
+                let _ticket = ticket;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(Duration::from_secs(10))
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
         }
     });
     describe();
