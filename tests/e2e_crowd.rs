@@ -308,7 +308,7 @@ async fn out_of_open_files_the_server_neither_spins_nor_hangs() {
     );
     // Another address: answered, or refused quickly (its connection closed), never left waiting.
     let (took, result) = list_from(OTHER, crowded.grpc).await;
-    assert!(took < Duration::from_millis(2_500), "gRPC took {took:?}: {result:?}");
+    assert!(took < Duration::from_secs(3), "gRPC took {took:?}: {result:?}");
     if let Err(status) = &result {
         assert!(
             matches!(
@@ -321,7 +321,7 @@ async fn out_of_open_files_the_server_neither_spins_nor_hangs() {
     let started = Instant::now();
     let viewed = page(OTHER, crowded.http, "/").await;
     assert!(
-        started.elapsed() < Duration::from_millis(2_500),
+        started.elapsed() < Duration::from_secs(3),
         "the viewer took {:?}: {viewed:?}",
         started.elapsed()
     );
@@ -400,7 +400,7 @@ async fn under_a_low_limit_the_ports_are_sized_to_fit_and_the_crowd_refused() {
         let open = crowded.metric(&format!(r#"gangs_connections_open{{port="{port}"}}"#));
         assert!(open < LIMIT as f64 / 2.0, "{port}: {open} open");
     }
-    assert!(crowded.logged("out of open files") == 0, "{}", crowded.log_text());
+    assert_eq!(crowded.logged("out of open files"), 0, "{}", crowded.log_text());
 
     drop(grpc_crowd);
     drop(http_crowd);
@@ -492,12 +492,14 @@ async fn one_address_cannot_take_either_port() {
         }
         live.push(stream);
     }
-    assert!(admitted <= 33 && admitted >= 16, "{admitted} live streams admitted");
+    assert!((16..=33).contains(&admitted), "{admitted} live streams admitted");
     assert!(refused >= 250, "{refused} refused");
     others_are_served(grpc, http, &game).await;
     let refusals =
         crowded.metric(r#"gangs_viewer_live_streams_refused_total{limit="max-connections-per-client"}"#);
-    assert!(refusals >= 250.0, "{refusals}");
+    // Past its share of connections (--max-connections 400: 200 once the port is half full),
+    // the rest were refused at accept already.
+    assert!(refusals >= 150.0, "{refusals}");
     drop(live);
 }
 
