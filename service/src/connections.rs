@@ -33,9 +33,9 @@ use tokio::sync::Semaphore;
 
 /// Default of `--max-connections`, per port. A ladder bot holds one connection (its Queue,
 /// Watch and Act calls share it as HTTP/2 streams), so 8,192 leaves room for a few thousand
-/// bots with the per-client rule not binding (it binds past half: 4,096); at about 30 KB per
-/// idle connection that is some 250 MB at the worst, and with both ports full
-/// 2 × 8,192 + 64 open files (docs/deployment.md, "Connections").
+/// bots with the per-client rule not binding (it binds past half: 4,096); at about 15 KB per
+/// idle HTTP/2 connection (measured) that is some 120 MB at the worst, and with both ports
+/// full 2 × 8,192 + 64 open files (docs/deployment.md, "Connections").
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 8_192;
 
 /// Open files kept back from the connections: the store's files, the log, the metrics
