@@ -28,5 +28,8 @@ USER gangs
 VOLUME /data
 ENV GANGS_LISTEN=0.0.0.0:50051 GANGS_DATA_DIR=/data GANGS_SERVER=http://127.0.0.1:50051 GANGS_LOG_FORMAT=json
 EXPOSE 50051
+# Each connection is an open file: the server raises its soft open-files limit to the hard one
+# at start and says in its log when that is below what --max-connections needs. An image cannot
+# set the limit; run it with `--ulimit nofile=65536:65536` (compose.yaml sets `ulimits`).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 CMD ["gangs", "health"]
 ENTRYPOINT ["gangs-server"]

@@ -13,6 +13,7 @@ mod e2e_cancelled_watch;
 mod e2e_catch_up;
 mod e2e_cli_watch;
 mod e2e_clocks;
+mod e2e_crowd;
 mod e2e_cluster_faults;
 mod e2e_damaged_log;
 mod e2e_deadline;

@@ -176,6 +176,7 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
             create_rate: u32::MAX,
             ..Default::default()
         },
+        connections: Default::default(),
         store: StoreFlags {
             url: store,
             nats_replicas: replicas,

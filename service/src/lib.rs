@@ -3,6 +3,8 @@
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
 //! - `bounds.rs`: the size limits of every id and string a client sends;
+//! - `connections.rs`: both ports' connections: per-port and per-client caps, the open-files
+//!   limit, accept without spinning at EMFILE, idle connections closed;
 //! - `cluster/`: several nodes on one JetStream log: games in shards, a lease per shard, forwarding to its holder;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
 //! - `directory.rs`: `WatchGames`, the directory's events read from the store's feed;
@@ -23,6 +25,7 @@
 pub mod actor;
 pub mod api;
 pub mod bounds;
+pub mod connections;
 pub mod cluster;
 pub mod directory;
 pub mod error;

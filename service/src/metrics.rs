@@ -25,6 +25,11 @@
 //! | `gangs_ladder_bots_queued` | gauge | `ladder` | bots with a Queue stream open now (house bots too; refreshed by each matchmaker round, at least every second) |
 //! | `gangs_ladder_matches_total` | counter | `ladder` | matches made |
 //! | `gangs_ladder_rated_games_total` | counter | `ladder` | games rated (rating updates) |
+//! | `gangs_connections_open` | gauge | `port` | connections open on the port (`grpc`, `http`) |
+//! | `gangs_connections_refused_total` | counter | `port`, `limit` | connections refused at accept, by the limit: `max-connections`, `max-connections-per-client`, `open-files` |
+//! | `gangs_accept_errors_total` | counter | `port`, `error` | failed accepts: `open-files` (EMFILE/ENFILE), `connection` (reset before accepted), `other` |
+//! | `gangs_connections_idle_closed_total` | counter | `port` | connections closed after `--idle-connection-timeout` without a call |
+//! | `gangs_viewer_live_streams_refused_total` | counter | `limit` | viewer live streams refused: all taken, or the address's share |
 //!
 //! Gauges that are counts of a whole (live games, the size of each structure that lives as long
 //! as the server) are sampled every second ([`SAMPLED`]) instead of being kept by increments on
@@ -84,11 +89,15 @@ pub const SAMPLED: &[(&str, &str)] = &[
     ("gangs_tasks", "Tokio tasks alive in the server."),
 ];
 
+/// Connections the metrics endpoint serves at once (a scraper holds one or two).
+const METRICS_CONNECTIONS: usize = 16;
+
 /// Installs the recorder and serves it on `addr` (binds now: an address in use is an error
-/// here, before the server says it is listening). Call inside the tokio runtime.
+/// here, before the server says it is listening). Call inside the tokio runtime. Served by the
+/// server's own accept loop (`connections.rs`), not the exporter's: that one retries a failed
+/// accept at once, and spun a core when the process was out of open files.
 pub fn serve(addr: SocketAddr) -> Result<(), String> {
-    let builder = PrometheusBuilder::new()
-        .with_http_listener(addr)
+    let recorder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
         .and_then(|b| {
             b.set_buckets_for_metric(
@@ -96,15 +105,58 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
                 &BATCH_BUCKETS,
             )
         })
-        .map_err(|e| format!("metrics: {e}"))?;
-    let (recorder, exporter) = builder
-        .build()
+        .map_err(|e| format!("metrics: {e}"))?
+        .build_recorder();
+    let handle = recorder.handle();
+    let listener = std::net::TcpListener::bind(addr)
+        .and_then(|listener| {
+            listener.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(listener)
+        })
         .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
     ::metrics::set_global_recorder(recorder)
         .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+    // What the exporter's own task did: histograms drained now and then.
+    let upkeep = handle.clone();
     tokio::spawn(async move {
-        if let Err(e) = exporter.await {
-            tracing::error!("the metrics endpoint stopped: {e:?}");
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    let gate = crate::connections::Gate::new(
+        crate::connections::Sizing {
+            max_connections: METRICS_CONNECTIONS,
+            per_client: METRICS_CONNECTIONS / 4,
+        },
+        Some("metrics"),
+    );
+    let mut acceptor =
+        crate::connections::Acceptor::new(listener, crate::connections::Port::Metrics, gate);
+    tokio::spawn(async move {
+        loop {
+            let (stream, _, ticket) = acceptor.next().await;
+            let handle = handle.clone();
+            let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                let response = if request.uri().path() == "/metrics" {
+                    http::Response::builder()
+                        .header("content-type", "text/plain; version=0.0.4")
+                        .body(axum::body::Body::from(handle.render()))
+                } else {
+                    http::Response::builder()
+                        .status(http::StatusCode::NOT_FOUND)
+                        .body(axum::body::Body::from("the metrics are at /metrics\n"))
+                };
+                std::future::ready(response)
+            });
+            tokio::spawn(async move {
+                let _ticket = ticket;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(Duration::from_secs(10))
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
         }
     });
     describe();
@@ -200,6 +252,23 @@ fn describe() {
         "Bots with a Queue stream open now, by ladder (house bots too)."
     );
     describe_counter!("gangs_ladder_matches_total", "Matches made, by ladder.");
+    describe_gauge!("gangs_connections_open", "Connections open, by port.");
+    describe_counter!(
+        "gangs_connections_refused_total",
+        "Connections refused at accept, by port and by the limit that refused them."
+    );
+    describe_counter!(
+        "gangs_accept_errors_total",
+        "Failed accepts, by port and error (open-files: the process is out of descriptors)."
+    );
+    describe_counter!(
+        "gangs_connections_idle_closed_total",
+        "Connections closed after --idle-connection-timeout without a call or stream."
+    );
+    describe_counter!(
+        "gangs_viewer_live_streams_refused_total",
+        "Viewer live streams refused: all taken (max-live-streams) or the address's share."
+    );
     describe_counter!(
         "gangs_ladder_rated_games_total",
         "Ladder games rated, by ladder."
@@ -222,6 +291,43 @@ pub enum WebhookOutcome {
     Delivered,
     Failed,
     Expired,
+}
+
+/// Every connection series of `port` exists from the start (zeros before the first event).
+pub fn connections_port(port: &'static str) {
+    gauge!("gangs_connections_open", "port" => port).increment(0.0);
+    for limit in ["max-connections", "max-connections-per-client", "open-files"] {
+        counter!("gangs_connections_refused_total", "port" => port, "limit" => limit).increment(0);
+    }
+    for error in ["open-files", "connection", "other"] {
+        counter!("gangs_accept_errors_total", "port" => port, "error" => error).increment(0);
+    }
+    counter!("gangs_connections_idle_closed_total", "port" => port).increment(0);
+}
+
+/// `delta` more (or fewer) connections open on `port`.
+pub fn connections_open(port: &'static str, delta: f64) {
+    gauge!("gangs_connections_open", "port" => port).increment(delta);
+}
+
+/// A connection refused at accept on `port` by `limit`.
+pub fn connection_refused(port: &'static str, limit: &'static str) {
+    counter!("gangs_connections_refused_total", "port" => port, "limit" => limit).increment(1);
+}
+
+/// An accept on `port` failed (`error`: `open-files`, `connection`, `other`).
+pub fn accept_error(port: &'static str, error: &'static str) {
+    counter!("gangs_accept_errors_total", "port" => port, "error" => error).increment(1);
+}
+
+/// A connection of `port` closed for being idle.
+pub fn idle_closed(port: &'static str) {
+    counter!("gangs_connections_idle_closed_total", "port" => port).increment(1);
+}
+
+/// A viewer live stream refused by `limit`.
+pub fn live_stream_refused(limit: &'static str) {
+    counter!("gangs_viewer_live_streams_refused_total", "limit" => limit).increment(1);
 }
 
 /// A viewer login refused as throttled (too many wrong keys from its address).

@@ -139,6 +139,8 @@ pub struct Config {
     #[command(flatten)]
     pub limits: crate::limits::LimitFlags,
     #[command(flatten)]
+    pub connections: crate::connections::ConnectionFlags,
+    #[command(flatten)]
     pub store: StoreFlags,
     #[command(subcommand)]
     pub command: Option<ServerCommand>,
@@ -336,6 +338,9 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // Before anything opens files: the soft open-files limit raised to the hard one (a
+    // service manager's default soft limit, 1,024, is far below what the connections need).
+    let open_files = crate::connections::raise_open_files_limit();
     // The addresses first (the metrics port), then the data dir: whatever is taken stops the
     // start before a single log line.
     if let Some(addr) = config.metrics {
@@ -349,6 +354,10 @@ pub async fn run(
     };
     let tls = tls_config(&config)?;
     let (store, closer, jetstream) = config.store.open(&config.data_dir).await?;
+    // With the store open (its files counted): each port's connections sized to fit the limit.
+    let ports = if http.is_some() { 2 } else { 1 };
+    let sizing = crate::connections::size(&config.connections, ports, open_files);
+    let idle_connection_timeout = config.connections.idle_connection_timeout;
     let settings = crate::actor::Settings {
         watcher_buffer: config.watch_buffer.max(1),
         keep_finished: Duration::from_millis(config.keep_finished_ms),
@@ -499,16 +508,22 @@ pub async fn run(
         let _ = stdout.write_all(ready.as_bytes());
         let _ = stdout.flush();
     }
-    // TCP_NODELAY on every accepted connection: tonic sets it only on listeners it binds itself,
-    // and without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
-    // Each connection's writes gathered until its next flush (`write_coalescing.rs`): the
-    // frames of one action for the streams of one connection go out in one write.
-    let incoming = {
-        use tokio_stream::StreamExt;
-        tonic::transport::server::TcpIncoming::from(listener)
-            .with_nodelay(Some(true))
-            .map(|accepted| accepted.map(crate::write_coalescing::Coalescing::new))
-    };
+    // Every connection admitted against --max-connections (and the per-client share), never a
+    // spin when out of open files, closed when idle (`connections.rs`).
+    let activity = crate::connections::Activity::default();
+    let incoming = crate::connections::incoming(
+        crate::connections::Acceptor::new(
+            listener,
+            if tls.is_some() {
+                crate::connections::Port::GrpcTls
+            } else {
+                crate::connections::Port::Grpc
+            },
+            crate::connections::Gate::new(sizing, Some("grpc")),
+        ),
+        activity.clone(),
+        idle_connection_timeout,
+    );
     // On the signal, first stop the game actors: that ends every open Watch stream, which the
     // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
     let closing = registry.clone();
@@ -528,7 +543,12 @@ pub async fn run(
             service.clone(),
             ladders.clone(),
             access,
-            http,
+            crate::connections::Acceptor::new(
+                http,
+                crate::connections::Port::Viewer,
+                crate::connections::Gate::new(sizing, Some("http")),
+            ),
+            idle_connection_timeout,
             async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             },
@@ -558,12 +578,17 @@ pub async fn run(
     let (cors, grpc_web) = crate::grpc_web::layers(config.grpc_web, &config.cors_origins)?;
     builder
         .accept_http1(config.grpc_web)
+        // Dead peers (a machine gone, a NAT that forgot) found and their connections closed.
+        .http2_keepalive_interval(Some(crate::connections::KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(crate::connections::KEEPALIVE_TIMEOUT))
         // CORS outside gRPC-Web: a browser's preflight is answered before any translation.
         .layer(tower::util::option_layer(cors))
         .layer(tower::util::option_layer(grpc_web))
         .layer(tower::util::MapResponseLayer::new(move |response| {
             request_size_status(response, max_request_bytes)
         }))
+        // Innermost: each call (and stream) keeps its connection from counting as idle.
+        .layer(activity.layer())
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -1,6 +1,7 @@
 //! The web viewer (`gangs-server --http ADDR`): a read-only page and a small JSON API served
 //! beside gRPC. Map:
-//! - `mod.rs`: the accept loop (connection cap, header timeout), the router, errors, queries;
+//! - `mod.rs`: the accept loop (`connections.rs`' limits, header timeout), the router, errors,
+//!   queries;
 //! - `api.rs`: the JSON endpoints (game list, a game's current public state, the game file);
 //! - `ladders.rs`: the JSON endpoints of the ladders (the list, a leaderboard, a ladder's games);
 //! - `sse.rs`: the live spectator view as server-sent events;
@@ -33,12 +34,11 @@ use gangs_proto::quoted;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
-/// Connections served at once; further clients wait in the listen backlog.
-pub const MAX_CONNECTIONS: usize = 128;
-/// Live spectator streams open at once (each holds a `Watch`).
+/// Live spectator streams open at once (each holds a `Watch`). Shared fairly: while more than
+/// half are open, one address may hold at most a quarter of them.
 pub const MAX_LIVE_STREAMS: usize = 64;
 /// Replays computed at once (each re-runs the engine over a whole log on a blocking thread).
 pub const MAX_REPLAYS_AT_ONCE: usize = 2;
@@ -59,7 +59,8 @@ pub(crate) struct Viewer {
     ladders: Arc<LaddersService>,
     /// Who may read, and with which key (`auth.rs`).
     access: Arc<Access>,
-    live_streams: Arc<Semaphore>,
+    /// The live streams, counted per address (`connections::Gate`'s rule).
+    live_streams: Arc<crate::connections::Gate>,
     replays: Arc<Semaphore>,
 }
 
@@ -68,49 +69,64 @@ pub async fn serve(
     games: GamesService,
     ladders: LaddersService,
     access: Access,
-    listener: TcpListener,
+    mut acceptor: crate::connections::Acceptor,
+    idle_connection_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let viewer = Viewer {
         games: Arc::new(games),
         ladders: Arc::new(ladders),
         access: Arc::new(access),
-        live_streams: Arc::new(Semaphore::new(MAX_LIVE_STREAMS)),
+        live_streams: crate::connections::Gate::new(
+            crate::connections::Sizing {
+                max_connections: MAX_LIVE_STREAMS,
+                per_client: MAX_LIVE_STREAMS / 4,
+            },
+            None,
+        ),
         replays: Arc::new(Semaphore::new(MAX_REPLAYS_AT_ONCE)),
     };
     let app = router(viewer);
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut tasks = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
+        // Admitted against --max-connections and the per-client share; never spinning when
+        // out of open files (`connections.rs`).
+        let (stream, peer, ticket) = tokio::select! {
             _ = &mut shutdown => break,
-            permit = connections.clone().acquire_owned() => permit.expect("never closed"),
-        };
-        let (stream, peer) = tokio::select! {
-            _ = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of file descriptors and the like: pause rather than spin.
-                    tracing::warn!(error = %e, "http accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            accepted = acceptor.next() => accepted,
         };
         let _ = stream.set_nodelay(true);
-        // Each request knows its peer's address (the login's throttle counts by it).
-        let service = hyper_util::service::TowerToHyperService::new(
-            tower::ServiceBuilder::new()
-                .map_request(move |mut request: axum::extract::Request<_>| {
-                    request
-                        .extensions_mut()
-                        .insert(axum::extract::ConnectInfo(peer));
-                    request
-                })
-                .service(app.clone()),
+        let state = crate::connections::Admitted::<TcpStream>::state();
+        let stream = crate::connections::Admitted::new(
+            stream,
+            ticket,
+            state.clone(),
+            idle_connection_timeout,
+            false,
+            None,
+            peer,
         );
+        // Each request knows its peer's address (the login's throttle counts by it), and
+        // keeps its connection from counting as idle from its head until its response (a live
+        // stream's included) is done.
+        let app = app.clone();
+        let service = hyper_util::service::TowerToHyperService::new(tower::service_fn(
+            move |mut request: axum::extract::Request<hyper::body::Incoming>| {
+                let busy = state.busy();
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                let app = app.clone();
+                async move {
+                    use tower::ServiceExt;
+                    let response = app.oneshot(request).await?;
+                    Ok::<_, std::convert::Infallible>(response.map(move |body| {
+                        axum::body::Body::new(crate::connections::Counted::new(body, busy))
+                    }))
+                }
+            },
+        ));
         tasks.spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -120,7 +136,6 @@ pub async fn serve(
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "http connection ended");
             }
-            drop(permit);
         });
         // Reap finished connections so the set does not grow with the server's age.
         while tasks.try_join_next().is_some() {}

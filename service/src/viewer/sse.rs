@@ -8,7 +8,8 @@
 
 use super::api::update_json;
 use super::{check_game_id, ApiError, Query, Viewer, MAX_LIVE_STREAMS};
-use axum::extract::{Path, RawQuery, State};
+use crate::connections::Refusal;
+use axum::extract::{ConnectInfo, Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +18,7 @@ use tokio_stream::StreamExt;
 
 pub(super) async fn live(
     State(viewer): State<Viewer>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
@@ -38,15 +40,23 @@ pub(super) async fn live(
         (None, Some(_)) => query.number("from_seq", 0, u64::MAX)?,
         (None, None) => viewer.summary(id).await?.last_seq.saturating_sub(1),
     };
-    let permit = viewer
-        .live_streams
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| {
-            ApiError::busy(format!(
+    // Shared fairly: past half taken, one address holds at most its share, so a crowd from
+    // one address leaves the others room.
+    let gate = &viewer.live_streams;
+    let permit = gate.admit(peer.ip()).map_err(|refusal| {
+        crate::metrics::live_stream_refused(refusal.limit());
+        ApiError::busy(match refusal {
+            Refusal::Full => format!(
                 "too many live viewers at once (limit {MAX_LIVE_STREAMS}): try again later"
-            ))
-        })?;
+            ),
+            Refusal::PerClient => format!(
+                "too many live viewers from {}: while more than half of the {MAX_LIVE_STREAMS} \
+                 live streams are taken, one address may hold {}; close some and try again",
+                peer.ip(),
+                gate.per_client()
+            ),
+        })
+    })?;
     let updates = viewer.watch(id, from_seq).await?;
     let events = updates.map(move |item| {
         // The stream owns the permit: a live viewer counts until it disconnects.

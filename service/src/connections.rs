@@ -1,0 +1,1045 @@
+//! The connections of both ports (gRPC, and the viewer's with `--http`): who is let in, how many
+//! each client may hold, what happens when the process runs out of open files, and when an idle
+//! connection is let go.
+//!
+//! - **At start** the soft open-files limit is raised to the hard one ([`raise_open_files_limit`])
+//!   and each port's connection count is sized to fit under it ([`size`]): a limit below what
+//!   the settings need is said once in the log, never a refusal to start.
+//! - **At accept** ([`Acceptor`]) a connection is admitted against the port's [`Gate`]:
+//!   `--max-connections` for the port, and, while the port holds more than half of it,
+//!   `--max-connections-per-client` for one IP address. One past either is refused (a short
+//!   refusal the client can read, then closed) and counted.
+//! - **Out of open files** (EMFILE/ENFILE) the accept loop does not spin: it backs off (up to
+//!   a second), closes the connections waiting in the backlog with a reserve descriptor so their
+//!   clients get a refusal rather than a hang, logs once per burst and counts each one.
+//! - **Idle** ([`Admitted`]): a connection with no call and no stream open for
+//!   `--idle-connection-timeout` is closed (an HTTP/2 GOAWAY first on the gRPC port).
+//!
+//! Why at the transport, under tonic and hyper: neither bounds connections per client nor
+//! survives EMFILE without spinning (tonic's `TcpIncoming` retries at once), and hyper's HTTP/2
+//! server has no idle timeout.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{ready, Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+/// Default of `--max-connections`, per port. A ladder bot holds one connection (its Queue,
+/// Watch and Act calls share it as HTTP/2 streams), so 8,192 leaves room for a few thousand
+/// bots with the per-client rule not binding (it binds past half: 4,096); at about 15 KB per
+/// idle HTTP/2 connection (measured) that is some 120 MB at the worst, and with both ports
+/// full 2 × 8,192 + 64 open files (docs/deployment.md, "Connections").
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 8_192;
+
+/// Open files kept back from the connections: the store's files, the log, the metrics
+/// endpoint's and the webhooks' connections, the refusals being written, the reserves.
+pub const RESERVE_FILES: u64 = 64;
+
+/// A port takes at least this many connections however low the limit: a server that can
+/// serve nobody is no use, and past the limit the accept loop copes (see [`Acceptor`]).
+const MIN_CONNECTIONS_PER_PORT: usize = 16;
+
+/// The accept loop's pause after a failed accept, doubled while failures go on.
+const FIRST_BACKOFF: Duration = Duration::from_millis(20);
+/// ... up to this.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Events at least this far apart start a new burst (a new log line).
+const QUIET_ENDS_BURST: Duration = Duration::from_secs(10);
+
+/// Refusals written at once per port (each holds its descriptor for up to [`REFUSAL_LINGER`]);
+/// past it a refused connection is closed without a word.
+const MAX_REFUSALS_WRITING: usize = 8;
+/// How long a refusal waits for the client to read it and close.
+const REFUSAL_LINGER: Duration = Duration::from_millis(500);
+
+/// HTTP/2 keepalive on the gRPC port: a PING after this long without a frame from the peer...
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(30);
+/// ... and the connection closed when its ACK has not come within this.
+pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The connection flags (`gangs-server --help`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConnectionFlags {
+    /// Connections open at once on each port (gRPC, and the web viewer's with --http); one
+    /// more is refused when it connects (closed, and counted). Lowered to what the open-files
+    /// limit allows when that is less (said in the log at start).
+    #[arg(long, env = "GANGS_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// While a port holds more than half of --max-connections, one client (an IP address) may
+    /// hold at most this many of its connections; below half any address may open more.
+    /// Default: a quarter of --max-connections.
+    #[arg(long, env = "GANGS_MAX_CONNECTIONS_PER_CLIENT",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections_per_client: Option<u32>,
+    /// A connection with no call and no stream open this long is closed (e.g. 5m, 90s): with
+    /// an HTTP/2 GOAWAY on the gRPC port, as a keep-alive timeout on the viewer's.
+    #[arg(long, env = "GANGS_IDLE_CONNECTION_TIMEOUT", default_value = "5m",
+          value_parser = parse_timeout)]
+    pub idle_connection_timeout: Duration,
+}
+
+impl Default for ConnectionFlags {
+    fn default() -> Self {
+        ConnectionFlags {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: None,
+            idle_connection_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let duration = crate::server::parse_duration(text)?;
+    if duration < Duration::from_millis(100) {
+        return Err(format!("{text:?} is too short: at least 100ms"));
+    }
+    Ok(duration)
+}
+
+/// Raises the soft open-files limit to the hard one; the soft limit it then is (None where it
+/// cannot be read).
+pub fn raise_open_files_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return None;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit.rlim_cur = limit.rlim_max;
+        }
+    }
+    Some(limit.rlim_cur as u64)
+}
+
+/// Files this process has open now (where /proc tells; else a guess).
+fn files_open_now() -> u64 {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|entries| entries.count().saturating_sub(1) as u64)
+        .unwrap_or(32)
+}
+
+/// What each port may hold, from the flags and the open-files limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizing {
+    pub max_connections: usize,
+    pub per_client: usize,
+}
+
+/// Sizes each of `ports` ports under the open-files limit `soft` (None: unknown, the flags as
+/// they are). Says once in the log when the limit is below what the flags need.
+pub fn size(flags: &ConnectionFlags, ports: usize, soft: Option<u64>) -> Sizing {
+    size_with(flags, ports, soft, files_open_now())
+}
+
+fn size_with(flags: &ConnectionFlags, ports: usize, soft: Option<u64>, open: u64) -> Sizing {
+    let ports = ports.max(1) as u64;
+    let wanted = u64::from(flags.max_connections);
+    let need = open + RESERVE_FILES + ports * wanted;
+    let max_connections = match soft {
+        Some(limit) if limit < need => {
+            let fit = (limit.saturating_sub(open + RESERVE_FILES) / ports)
+                .max(MIN_CONNECTIONS_PER_PORT as u64);
+            tracing::warn!(
+                limit,
+                need,
+                "the open-files limit is {limit}, below the {need} these settings need \
+                 ({ports} port(s) x --max-connections {wanted}, {open} files open at start, \
+                 {RESERVE_FILES} kept for the store and the log): each port takes at most {fit} \
+                 connections. Raise it to {need}: `ulimit -n {need}` before starting, \
+                 LimitNOFILE={need} in a systemd unit, `ulimits: nofile` in compose.yaml \
+                 (docs/deployment.md, \"Connections\")"
+            );
+            fit.min(wanted) as usize
+        }
+        _ => wanted as usize,
+    };
+    let per_client = match flags.max_connections_per_client {
+        Some(n) => (n as usize).min(max_connections),
+        None => (max_connections / 4).max(1),
+    };
+    Sizing {
+        max_connections,
+        per_client,
+    }
+}
+
+/// Why a connection (or a live stream) was refused: the name of the limit, as the metrics and
+/// the messages spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The port holds `--max-connections`.
+    Full,
+    /// The port holds more than half of it and this address its share.
+    PerClient,
+}
+
+impl Refusal {
+    pub fn limit(self) -> &'static str {
+        match self {
+            Refusal::Full => "max-connections",
+            Refusal::PerClient => "max-connections-per-client",
+        }
+    }
+}
+
+/// Counts what a port (or a pool) holds, in all and per IP address, and admits or refuses one
+/// more. Shared fairly: below half of `max` anyone may take more; past half one address may
+/// hold at most `per_client` (so a crowd from one address leaves at least half for the rest).
+pub struct Gate {
+    max: usize,
+    per_client: usize,
+    /// The metrics' `port` label; None: not a port (the viewer's live streams).
+    port: Option<&'static str>,
+    state: Mutex<GateState>,
+}
+
+#[derive(Default)]
+struct GateState {
+    open: usize,
+    by_address: HashMap<IpAddr, usize>,
+}
+
+impl Gate {
+    pub fn new(sizing: Sizing, port: Option<&'static str>) -> Arc<Gate> {
+        if let Some(port) = port {
+            crate::metrics::connections_open(port, 0.0);
+        }
+        Arc::new(Gate {
+            max: sizing.max_connections.max(1),
+            per_client: sizing.per_client.max(1),
+            port,
+            state: Mutex::default(),
+        })
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    pub fn per_client(&self) -> usize {
+        self.per_client
+    }
+
+    /// One more for `address`, or why not.
+    pub fn admit(self: &Arc<Self>, address: IpAddr) -> Result<Ticket, Refusal> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.open >= self.max {
+            return Err(Refusal::Full);
+        }
+        let held = state.by_address.get(&address).copied().unwrap_or(0);
+        if state.open > self.max / 2 && held >= self.per_client {
+            return Err(Refusal::PerClient);
+        }
+        state.open += 1;
+        *state.by_address.entry(address).or_insert(0) += 1;
+        drop(state);
+        if let Some(port) = self.port {
+            crate::metrics::connections_open(port, 1.0);
+        }
+        Ok(Ticket {
+            gate: self.clone(),
+            address,
+        })
+    }
+
+    /// (all held, held by `address`).
+    pub fn held(&self, address: IpAddr) -> (usize, usize) {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (
+            state.open,
+            state.by_address.get(&address).copied().unwrap_or(0),
+        )
+    }
+}
+
+/// One admitted connection (or stream): counted until dropped.
+pub struct Ticket {
+    gate: Arc<Gate>,
+    address: IpAddr,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut state = self.gate.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.open -= 1;
+        if let Some(held) = state.by_address.get_mut(&self.address) {
+            *held -= 1;
+            if *held == 0 {
+                state.by_address.remove(&self.address);
+            }
+        }
+        drop(state);
+        if let Some(port) = self.gate.port {
+            crate::metrics::connections_open(port, -1.0);
+        }
+    }
+}
+
+/// Events that come in bursts (refusals, failed accepts): true for the first of a burst, the
+/// one worth a log line.
+#[derive(Default)]
+struct Burst {
+    last: Option<Instant>,
+}
+
+impl Burst {
+    fn starts(&mut self) -> bool {
+        let now = Instant::now();
+        let new = self
+            .last
+            .is_none_or(|last| now.duration_since(last) >= QUIET_ENDS_BURST);
+        self.last = Some(now);
+        new
+    }
+}
+
+/// Which port an [`Acceptor`] serves: what a refusal says on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Port {
+    /// gRPC over HTTP/2 in clear: a refusal is an HTTP/2 GOAWAY (ENHANCE_YOUR_CALM) whose
+    /// debug data names the limit; gRPC clients read it as RESOURCE_EXHAUSTED.
+    Grpc,
+    /// gRPC over TLS: the connection is closed (nothing can be said before the handshake).
+    GrpcTls,
+    /// The web viewer: an HTTP/1.1 503 with a JSON body naming the limit.
+    Viewer,
+    /// The metrics endpoint (`--metrics`): as the viewer.
+    Metrics,
+}
+
+impl Port {
+    /// The metrics' `port` label and the log's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Port::Grpc | Port::GrpcTls => "grpc",
+            Port::Viewer => "http",
+            Port::Metrics => "metrics",
+        }
+    }
+}
+
+/// Accepts a port's connections: admitted against its [`Gate`], refused past it, never
+/// spinning when the process is out of open files.
+pub struct Acceptor {
+    listener: TcpListener,
+    port: Port,
+    gate: Arc<Gate>,
+    /// A descriptor held back for the day accept fails with EMFILE: closed to accept (and
+    /// close) the connections waiting, then opened again.
+    reserve: Option<std::fs::File>,
+    backoff: Duration,
+    out_of_files: Burst,
+    other_errors: Burst,
+    refused: [Burst; 2],
+    writing_refusals: Arc<Semaphore>,
+}
+
+impl Acceptor {
+    pub fn new(listener: TcpListener, port: Port, gate: Arc<Gate>) -> Acceptor {
+        crate::metrics::connections_port(port.label());
+        Acceptor {
+            listener,
+            port,
+            gate,
+            reserve: open_reserve(),
+            backoff: FIRST_BACKOFF,
+            out_of_files: Burst::default(),
+            other_errors: Burst::default(),
+            refused: Default::default(),
+            writing_refusals: Arc::new(Semaphore::new(MAX_REFUSALS_WRITING)),
+        }
+    }
+
+    /// The next admitted connection; refusals and failures are handled (and counted) inside.
+    pub async fn next(&mut self) -> (TcpStream, SocketAddr, Ticket) {
+        loop {
+            match self.listener.accept().await {
+                Ok((stream, peer)) => {
+                    self.backoff = FIRST_BACKOFF;
+                    if self.reserve.is_none() {
+                        self.reserve = open_reserve();
+                    }
+                    match self.gate.admit(peer.ip()) {
+                        Ok(ticket) => return (stream, peer, ticket),
+                        Err(refusal) => self.refuse(stream, peer, refusal),
+                    }
+                }
+                Err(e) if is_per_connection(&e) => {
+                    // The client went away between its SYN and our accept: nothing to do.
+                    crate::metrics::accept_error(self.port.label(), "connection");
+                }
+                Err(e) => {
+                    let out_of_files = is_out_of_files(&e);
+                    let label = self.port.label();
+                    if out_of_files {
+                        crate::metrics::accept_error(label, "open-files");
+                        if self.out_of_files.starts() {
+                            tracing::warn!(
+                                port = label,
+                                "{label} port out of open files ({e}): refusing new connections \
+                                 until some close (the open-files limit: docs/deployment.md, \
+                                 \"Connections\")"
+                            );
+                        }
+                        let dropped = self.drop_waiting();
+                        for _ in 0..dropped {
+                            crate::metrics::connection_refused(label, "open-files");
+                        }
+                    } else {
+                        crate::metrics::accept_error(label, "other");
+                        if self.other_errors.starts() {
+                            tracing::warn!(port = label, "{label} port: accept failed: {e}");
+                        }
+                    }
+                    // Never at once again: a level-triggered accept that fails would spin.
+                    tokio::time::sleep(self.backoff).await;
+                    self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// Out of open files: the reserve descriptor is let go to accept and close each connection
+    /// waiting in the backlog (their clients see the connection closed instead of waiting for
+    /// a timeout), then taken again. How many were closed.
+    fn drop_waiting(&mut self) -> usize {
+        use std::os::fd::AsRawFd;
+        drop(self.reserve.take());
+        let fd = self.listener.as_raw_fd();
+        let mut dropped = 0;
+        // Bounded: the backlog is; a crowd that reconnects at once waits for the next round.
+        while dropped < 4_096 {
+            // SAFETY: accept4 on the listener's own descriptor (non-blocking, as tokio keeps
+            // it), no address asked for; the descriptor it returns is ours and closed at once.
+            let accepted = unsafe {
+                libc::accept4(
+                    fd,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    libc::SOCK_CLOEXEC,
+                )
+            };
+            if accepted < 0 {
+                break;
+            }
+            // SAFETY: `accepted` was just returned by accept4 and is closed once, here.
+            unsafe { libc::close(accepted) };
+            dropped += 1;
+        }
+        self.reserve = open_reserve();
+        dropped
+    }
+
+    /// Refuses an accepted connection: counted, logged once per burst, told why when it can
+    /// be (a few at a time), closed.
+    fn refuse(&mut self, stream: TcpStream, peer: SocketAddr, refusal: Refusal) {
+        let label = self.port.label();
+        crate::metrics::connection_refused(label, refusal.limit());
+        let index = match refusal {
+            Refusal::Full => 0,
+            Refusal::PerClient => 1,
+        };
+        let message = refusal_message(&self.gate, refusal, peer.ip());
+        if self.refused[index].starts() {
+            tracing::warn!(port = label, limit = refusal.limit(), "{label} port: {message}");
+        }
+        let Ok(permit) = self.writing_refusals.clone().try_acquire_owned() else {
+            return;
+        };
+        let reply = match self.port {
+            Port::Grpc => goaway(0, ENHANCE_YOUR_CALM, &message, true),
+            Port::Viewer | Port::Metrics => http_refusal(&message),
+            Port::GrpcTls => return,
+        };
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _ = tokio::time::timeout(REFUSAL_LINGER, linger(stream, reply)).await;
+        });
+    }
+}
+
+/// Writes `reply`, ends the sending side, and reads until the client closes: closing with its
+/// request unread would reset the connection, and the client could lose the reply.
+async fn linger(mut stream: TcpStream, reply: Vec<u8>) {
+    if stream.write_all(&reply).await.is_err() {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 1024];
+    while let Ok(n) = stream.read(&mut sink).await {
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+fn refusal_message(gate: &Gate, refusal: Refusal, address: IpAddr) -> String {
+    match refusal {
+        Refusal::Full => format!(
+            "too many connections: this port holds its {} (--max-connections); try again later",
+            gate.max()
+        ),
+        Refusal::PerClient => format!(
+            "too many connections from {address}: while this port holds more than half of its \
+             {} (--max-connections), one address may hold {} (--max-connections-per-client)",
+            gate.max(),
+            gate.per_client()
+        ),
+    }
+}
+
+fn http_refusal(message: &str) -> Vec<u8> {
+    let body = serde_json::json!({ "error": message, "code": "RESOURCE_EXHAUSTED" }).to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// HTTP/2's error code for a peer generating excessive load.
+const ENHANCE_YOUR_CALM: u32 = 0xb;
+/// HTTP/2's error code for a graceful close.
+const NO_ERROR: u32 = 0;
+
+/// An HTTP/2 GOAWAY frame (RFC 9113, 6.8), after an empty SETTINGS frame (the server's preface)
+/// when `with_preface`.
+fn goaway(last_stream: u32, code: u32, debug: &str, with_preface: bool) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(9 + 17 + debug.len());
+    if with_preface {
+        frame.extend_from_slice(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]);
+    }
+    let length = (8 + debug.len()) as u32;
+    frame.extend_from_slice(&length.to_be_bytes()[1..]);
+    frame.push(0x7); // GOAWAY
+    frame.push(0); // no flags
+    frame.extend_from_slice(&0u32.to_be_bytes()); // stream 0: the connection
+    frame.extend_from_slice(&(last_stream & 0x7fff_ffff).to_be_bytes());
+    frame.extend_from_slice(&code.to_be_bytes());
+    frame.extend_from_slice(debug.as_bytes());
+    frame
+}
+
+fn open_reserve() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/null").ok()
+}
+
+fn is_out_of_files(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+}
+
+/// Errors about the one connection being accepted (it was reset or aborted meanwhile), after
+/// which the next accept may go on at once.
+fn is_per_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    ) || matches!(e.raw_os_error(), Some(libc::EPROTO) | Some(libc::EPERM))
+}
+
+/// The accepted gRPC connections as tonic's incoming stream: an [`Acceptor`] on its own task,
+/// ended when tonic drops the stream (the listener closes with it).
+pub fn incoming(
+    mut acceptor: Acceptor,
+    activity: Activity,
+    idle: Duration,
+) -> tokio_stream::wrappers::ReceiverStream<
+    io::Result<Admitted<crate::write_coalescing::Coalescing<TcpStream>>>,
+> {
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    let goaway = acceptor.port == Port::Grpc;
+    tokio::spawn(async move {
+        loop {
+            let (stream, peer, ticket) = tokio::select! {
+                () = sender.closed() => return,
+                accepted = acceptor.next() => accepted,
+            };
+            // Without it Nagle + delayed ACK held about 1% of Act answers for 40 ms.
+            let _ = stream.set_nodelay(true);
+            let state = activity.register(peer);
+            // Each connection's writes gathered until its next flush (`write_coalescing.rs`):
+            // the frames of one action for the streams of one connection go out in one write.
+            // Under `Admitted`, which sees HTTP/2's own flushes (where a GOAWAY may go).
+            let stream = crate::write_coalescing::Coalescing::new(stream);
+            let admitted = Admitted::new(
+                stream,
+                ticket,
+                state,
+                idle,
+                goaway,
+                Some(activity.clone()),
+                peer,
+            );
+            if sender.send(Ok(admitted)).await.is_err() {
+                return;
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(receiver)
+}
+
+/// Milliseconds since the first call: the clock of [`ConnectionState::idle_since`].
+fn now_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+/// What a connection is doing: its calls and streams open, and since when it has had none.
+#[derive(Default)]
+pub struct ConnectionState {
+    busy: AtomicUsize,
+    idle_since_ms: AtomicU64,
+}
+
+impl ConnectionState {
+    fn new() -> Arc<ConnectionState> {
+        let state = ConnectionState::default();
+        state.idle_since_ms.store(now_ms(), Ordering::Relaxed);
+        Arc::new(state)
+    }
+
+    /// A call or stream opened on the connection; it counts until the guard is dropped.
+    pub fn busy(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        Busy(self.clone())
+    }
+}
+
+/// A call or stream open on a connection ([`ConnectionState::busy`]).
+pub struct Busy(Arc<ConnectionState>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        // The idle clock starts when the last one ends.
+        self.0.idle_since_ms.store(now_ms(), Ordering::Relaxed);
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The gRPC port's connections by peer address: tonic gives a request its connection's peer
+/// address, not the connection, so the layer that counts calls ([`CountCalls`]) finds the
+/// connection's state here.
+#[derive(Clone, Default)]
+pub struct Activity {
+    by_peer: Arc<Mutex<HashMap<SocketAddr, Arc<ConnectionState>>>>,
+}
+
+impl Activity {
+    fn register(&self, peer: SocketAddr) -> Arc<ConnectionState> {
+        let state = ConnectionState::new();
+        self.by_peer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(peer, state.clone());
+        state
+    }
+
+    fn forget(&self, peer: SocketAddr) {
+        self.by_peer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&peer);
+    }
+
+    fn of(&self, peer: SocketAddr) -> Option<Arc<ConnectionState>> {
+        self.by_peer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&peer)
+            .cloned()
+    }
+
+    /// The tower layer that marks a gRPC connection busy for as long as each call's response
+    /// (a stream's included) lives.
+    pub fn layer(&self) -> CountCallsLayer {
+        CountCallsLayer {
+            activity: self.clone(),
+        }
+    }
+}
+
+/// See [`Activity::layer`].
+#[derive(Clone)]
+pub struct CountCallsLayer {
+    activity: Activity,
+}
+
+impl<S> tower::Layer<S> for CountCallsLayer {
+    type Service = CountCalls<S>;
+
+    fn layer(&self, inner: S) -> CountCalls<S> {
+        CountCalls {
+            inner,
+            activity: self.activity.clone(),
+        }
+    }
+}
+
+/// See [`Activity::layer`].
+#[derive(Clone)]
+pub struct CountCalls<S> {
+    inner: S,
+    activity: Activity,
+}
+
+type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
+
+impl<S, B> tower::Service<http::Request<B>> for CountCalls<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>> + 'static,
+    S::Future: Send + 'static,
+    B: 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Self::Response, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let peer = peer_of(request.extensions());
+        let busy = peer
+            .and_then(|peer| self.activity.of(peer))
+            .map(|state| state.busy());
+        let call = self.inner.call(request);
+        Box::pin(async move {
+            let response = call.await?;
+            Ok(match busy {
+                None => response,
+                Some(busy) => response.map(|body| tonic::body::Body::new(Counted { body, busy })),
+            })
+        })
+    }
+}
+
+/// A request's peer address, as tonic puts it in the extensions (TCP, or TLS over TCP).
+fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
+    use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
+    extensions
+        .get::<TcpConnectInfo>()
+        .and_then(|info| info.remote_addr())
+        .or_else(|| {
+            extensions
+                .get::<TlsConnectInfo<TcpConnectInfo>>()
+                .and_then(|info| info.get_ref().remote_addr())
+        })
+}
+
+/// A response body that keeps its connection counted busy until it is done or dropped.
+pub struct Counted<B> {
+    body: B,
+    busy: Busy,
+}
+
+impl<B> Counted<B> {
+    pub fn new(body: B, busy: Busy) -> Counted<B> {
+        Counted { body, busy }
+    }
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Counted<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let _ = &self.busy;
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// An admitted connection: counted against its port's gate while it lives, and closed once
+/// idle for the timeout.
+pub struct Admitted<IO> {
+    inner: IO,
+    ticket: Ticket,
+    state: Arc<ConnectionState>,
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    /// Say GOAWAY before closing an idle HTTP/2 connection (not under TLS: these are the
+    /// encrypted bytes).
+    goaway: bool,
+    /// The first bytes were HTTP/2's preface (None: nothing read yet).
+    http2: Option<bool>,
+    /// Nothing written since the last completed flush: the stream is between frames, where a
+    /// GOAWAY may go.
+    between_frames: bool,
+    closing: Closing,
+    activity: Option<Activity>,
+    peer: SocketAddr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Closing {
+    No,
+    /// The GOAWAY is written; flushing it.
+    Flushing,
+    /// Flushed (or nothing to say): sending FIN, then reads end.
+    ShuttingDown,
+    Closed,
+}
+
+impl<IO> Admitted<IO> {
+    pub fn new(
+        inner: IO,
+        ticket: Ticket,
+        state: Arc<ConnectionState>,
+        idle: Duration,
+        goaway: bool,
+        activity: Option<Activity>,
+        peer: SocketAddr,
+    ) -> Self {
+        Admitted {
+            inner,
+            ticket,
+            state,
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+            goaway,
+            http2: None,
+            between_frames: true,
+            closing: Closing::No,
+            activity,
+            peer,
+        }
+    }
+
+    /// A fresh state for a connection the caller counts itself (the viewer's).
+    pub fn state() -> Arc<ConnectionState> {
+        ConnectionState::new()
+    }
+
+    /// Whether the connection has had no call for the timeout; if not, the timer is set for
+    /// the next moment it could have.
+    fn idle_for_long(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.deadline.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        let now = tokio::time::Instant::now();
+        if self.state.busy.load(Ordering::Acquire) > 0 {
+            self.deadline.as_mut().reset(now + self.idle);
+        } else {
+            let idle_for =
+                Duration::from_millis(now_ms() - self.state.idle_since_ms.load(Ordering::Relaxed));
+            if idle_for >= self.idle {
+                return true;
+            }
+            self.deadline.as_mut().reset(now + (self.idle - idle_for));
+        }
+        // Registers the waker for the new deadline.
+        let _ = self.deadline.as_mut().poll(cx);
+        false
+    }
+}
+
+impl<IO> Drop for Admitted<IO> {
+    fn drop(&mut self) {
+        if let Some(activity) = &self.activity {
+            activity.forget(self.peer);
+        }
+    }
+}
+
+use std::future::Future as _;
+
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for Admitted<IO> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            match this.closing {
+                Closing::No => {
+                    if !this.idle_for_long(cx) {
+                        break;
+                    }
+                    crate::metrics::idle_closed(this.ticket.gate.port.unwrap_or("grpc"));
+                    if this.goaway && this.http2 == Some(true) && this.between_frames {
+                        // No stream open: 2^31-1 says none was cut short.
+                        let frame = goaway(
+                            0x7fff_ffff,
+                            NO_ERROR,
+                            "idle for --idle-connection-timeout",
+                            false,
+                        );
+                        match Pin::new(&mut this.inner).poll_write(cx, &frame) {
+                            Poll::Ready(Ok(n)) if n == frame.len() => {
+                                this.closing = Closing::Flushing
+                            }
+                            _ => this.closing = Closing::ShuttingDown,
+                        }
+                    } else {
+                        this.closing = Closing::ShuttingDown;
+                    }
+                }
+                Closing::Flushing => {
+                    let _ = ready!(Pin::new(&mut this.inner).poll_flush(cx));
+                    this.closing = Closing::ShuttingDown;
+                }
+                Closing::ShuttingDown => {
+                    let _ = ready!(Pin::new(&mut this.inner).poll_shutdown(cx));
+                    this.closing = Closing::Closed;
+                }
+                // The end of the stream: the HTTP server closes the connection.
+                Closing::Closed => return Poll::Ready(Ok(())),
+            }
+        }
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        if this.http2.is_none() && buf.filled().len() > before {
+            this.http2 = Some(buf.filled()[before..].starts_with(b"PRI"));
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<IO: AsyncWrite + Unpin> AsyncWrite for Admitted<IO> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.between_frames = false;
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.between_frames = false;
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(Pin::new(&mut self.inner).poll_flush(cx))?;
+        self.between_frames = true;
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+impl<IO: tonic::transport::server::Connected> tonic::transport::server::Connected
+    for Admitted<IO>
+{
+    type ConnectInfo = IO::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.inner.connect_info()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizing(max: usize, per_client: usize) -> Sizing {
+        Sizing {
+            max_connections: max,
+            per_client,
+        }
+    }
+
+    #[test]
+    fn one_address_is_held_to_its_share_only_past_half() {
+        let gate = Gate::new(sizing(8, 2), None);
+        let crowd: IpAddr = "127.0.0.2".parse().unwrap();
+        let other: IpAddr = "127.0.0.1".parse().unwrap();
+        // Below half, one address takes what it likes...
+        let mut held: Vec<Ticket> = (0..5).map(|_| gate.admit(crowd).unwrap()).collect();
+        // ...past half, no more than its share (it already holds more).
+        assert_eq!(gate.admit(crowd).err(), Some(Refusal::PerClient));
+        // The others still get in, up to the whole.
+        held.extend((0..3).map(|_| gate.admit(other).unwrap()));
+        assert_eq!(gate.admit(other).err(), Some(Refusal::Full));
+        assert_eq!(gate.held(crowd), (8, 5));
+        // Back below half, the crowd's address may open again.
+        held.truncate(3);
+        assert_eq!(gate.held(crowd), (3, 3));
+        held.push(gate.admit(crowd).unwrap());
+        drop(held);
+        assert_eq!(gate.held(crowd), (0, 0));
+        assert!(gate.state.lock().unwrap().by_address.is_empty());
+    }
+
+    #[test]
+    fn sizing_fits_the_open_files_limit() {
+        let flags = ConnectionFlags::default();
+        // A limit above the need: the flags as they are, a quarter per client.
+        let roomy = size_with(&flags, 2, Some(1 << 20), 30);
+        assert_eq!(roomy, sizing(8_192, 2_048));
+        // Below: what fits after what is open and the reserve, per port.
+        let tight = size_with(&flags, 2, Some(1_024), 30);
+        assert_eq!(tight.max_connections, (1_024 - 30 - 64) / 2);
+        assert_eq!(tight.per_client, tight.max_connections / 4);
+        // Never below the floor, never refusing to start.
+        assert_eq!(size_with(&flags, 2, Some(40), 30).max_connections, 16);
+        // An explicit per-client cap is kept, within the port's.
+        let explicit = ConnectionFlags {
+            max_connections_per_client: Some(100_000),
+            ..flags
+        };
+        assert_eq!(size_with(&explicit, 1, None, 30).per_client, 8_192);
+    }
+
+    #[test]
+    fn a_goaway_frame_is_well_formed() {
+        let frame = goaway(0, ENHANCE_YOUR_CALM, "why", true);
+        assert_eq!(&frame[..9], &[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        let go = &frame[9..];
+        assert_eq!(&go[..3], &[0, 0, 11]);
+        assert_eq!(go[3], 7);
+        assert_eq!(&go[13..17], &[0, 0, 0, 0xb]);
+        assert_eq!(&go[17..], b"why");
+    }
+
+    #[test]
+    fn bursts_log_once() {
+        let mut burst = Burst::default();
+        assert!(burst.starts());
+        assert!(!burst.starts());
+        burst.last = Some(Instant::now() - QUIET_ENDS_BURST);
+        assert!(burst.starts());
+    }
+}
