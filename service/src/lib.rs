@@ -2,6 +2,7 @@
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
+//! - `front/`: who may call each method of both services (the admin, player and bot keys);
 //! - `bounds.rs`: the size limits of every id and string a client sends;
 //! - `cluster/`: several nodes on one JetStream log: games in shards, a lease per shard, forwarding to its holder;
 //! - `registry.rs`: the directory of games, rebuilt from the log at startup;
@@ -26,6 +27,7 @@ pub mod bounds;
 pub mod cluster;
 pub mod directory;
 pub mod error;
+pub mod front;
 pub mod grpc_web;
 pub mod ladder;
 pub mod limits;

@@ -34,6 +34,7 @@ pub mod rerate;
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
+use crate::front::BotGrants;
 use crate::store::{Store, StoreErrorKind};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -148,6 +149,11 @@ impl Ladder {
         })
     }
 
+    /// What the ladders' bot keys may do in the Games service.
+    fn bots(&self) -> &BotGrants {
+        self.ctx.games.front().bots()
+    }
+
     /// Whether this node stopped running the ladder.
     pub fn stopping(&self) -> bool {
         *self.stop.borrow()
@@ -203,12 +209,16 @@ impl Ladder {
         let key: String = (0..4)
             .map(|_| format!("{:016x}", rand::random::<u64>()))
             .collect();
+        let name = records::entry_name(&bot, &version);
+        let key_sha256 = api::key_hash(&key);
         let record = Lr::Registered(pb::ladder_record::BotRegistered {
             bot,
             version,
-            key_sha256: api::key_hash(&key),
+            key_sha256: key_sha256.clone(),
         });
         self.append(state, record).await?;
+        // The key plays its games from now on (`front/bots.rs`).
+        self.bots().enter(&key_sha256, &self.name, &name, false);
         Ok(key)
     }
 
@@ -254,6 +264,10 @@ impl Ladder {
             lifted,
         });
         self.append(state, record).await?;
+        if reason == Reason::Retired && !lifted {
+            // A retired bot's key no longer plays, its running games included.
+            self.bots().retire(&state.entries[entry].key_sha256);
+        }
         if !lifted {
             let reason = reason as i32;
             let event = pb::ladder_event::Paused { reason, detail };
@@ -305,6 +319,8 @@ impl Ladder {
                     // every open stream), or when another node of a cluster takes the ladder.
                     self.sessions.lock().expect("sessions lock").clear();
                     crate::metrics::ladder_bots_queued(&self.name, 0);
+                    // Its bots' keys are the node's that runs it now.
+                    self.bots().forget_ladder(&self.name);
                     return;
                 }
                 _ = self.wake.notified() => {}
@@ -626,6 +642,7 @@ impl Ladders {
                     .map(|(g, _)| (m.no, g as u32))
             })
             .collect();
+        grant_keys(self.ctx.games.front().bots(), &state);
         let ladder = Ladder::new(self.ctx.clone(), state, stop);
         tokio::spawn(ladder.clone().matchmaker());
         tokio::spawn(house::run(ladder.clone()));
@@ -721,6 +738,36 @@ impl Ladders {
         state.last_seq = 1;
         self.start(state, self.ctx.stop.clone());
         Ok(info)
+    }
+}
+
+/// Enters every bot key of a ladder this node starts running, with the games its state knows:
+/// a finished game for its log, a running one with its seats' tokens once the ladder seated it
+/// again (`play.rs`).
+fn grant_keys(bots: &BotGrants, state: &LadderState) {
+    let ladder = &state.info.name;
+    for entry in &state.entries {
+        bots.enter(&entry.key_sha256, ladder, &entry.name(), entry.retired);
+    }
+    for m in state.matches.values() {
+        for (g, game) in m.games.iter().enumerate() {
+            let game_id = game.game_id.clone().unwrap_or_else(|| {
+                crate::registry::game_id_of_create_id(&play::create_id(
+                    &state.log_id,
+                    m.no,
+                    g as u32,
+                ))
+            });
+            let seats = matchmaker::seating(&m.entries, m.no, g);
+            for (seat, &entry) in seats.iter().enumerate() {
+                let tokens = match game.tokens.get(seat) {
+                    Some(token) => Some(vec![token.clone()]),
+                    None if game.result.is_some() => Some(Vec::new()),
+                    None => None,
+                };
+                bots.grant_game(&state.entries[entry].key_sha256, &game_id, tokens);
+            }
+        }
     }
 }
 

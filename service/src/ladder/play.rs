@@ -79,6 +79,12 @@ pub fn matched_event(state: &LadderState, m: &Match, game: usize, entry: usize) 
     }))
 }
 
+/// The `create_id` of game `game` of match `no` of the ladder logged as `log_id`: a retry or a
+/// restart finds the same game (its id derives from it).
+pub fn create_id(log_id: &str, no: u64, game: u32) -> String {
+    format!("ladder:{log_id}:{no}:{game}")
+}
+
 /// Plays game `game` of match `no` to its rating (or until the server stops).
 pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
     let Some(answer) = seat_game(&ladder, no, game).await else {
@@ -137,7 +143,7 @@ async fn seat_game(
         (state.log_id.clone(), state.info.clone(), m)
     };
     let seats = seating(&m.entries, no, game as usize);
-    let create_id = format!("ladder:{log_id}:{no}:{game}");
+    let create_id = create_id(&log_id, no, game);
     let created = retried(ladder, "creating a ladder game", || {
         let request = ladder.ctx.request(pb::CreateGameRequest {
             kind: info.kind.clone(),
@@ -189,6 +195,18 @@ async fn seat_game(
             .get_mut(&no)
             .and_then(|m| m.games.get_mut(game as usize))?;
         slot.game_id = Some(created.game_id.clone());
+        // Each bot's key plays its seat (`front/bots.rs`).
+        for (&entry, token) in seats.iter().zip(&tokens) {
+            ladder.ctx.games.front().bots().grant_game(
+                &state.entries[entry].key_sha256,
+                &created.game_id,
+                Some(vec![token.clone()]),
+            );
+        }
+        let slot = state
+            .matches
+            .get_mut(&no)
+            .and_then(|m| m.games.get_mut(game as usize))?;
         slot.tokens = tokens;
         if slot.result.is_none() {
             let m = state.matches.get(&no).expect("found above").clone();
