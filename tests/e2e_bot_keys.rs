@@ -109,7 +109,10 @@ async fn all_games(admin: &mut GamesKeyed) -> Vec<String> {
     ids
 }
 
-async fn log_of(client: &mut GamesKeyed, game_id: &str) -> Result<Vec<pb::LogRecord>, tonic::Status> {
+async fn log_of(
+    client: &mut GamesKeyed,
+    game_id: &str,
+) -> Result<Vec<pb::LogRecord>, tonic::Status> {
     let mut stream = client
         .get_log(pb::GetLogRequest {
             game_id: game_id.into(),
@@ -163,7 +166,11 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     let words: Vec<&str> = hint.split_whitespace().collect();
     assert_eq!(words[0], "gangs-bot-greedy", "{hint}");
     assert!(hint.contains(&server.url()), "no server URL in {hint}");
-    let greedy_key = words[words.iter().position(|w| *w == "--bot-key").expect("--bot-key") + 1];
+    let greedy_key = words[words
+        .iter()
+        .position(|w| *w == "--bot-key")
+        .expect("--bot-key")
+        + 1];
     let mut greedy = Command::new(bin(words[0]));
     greedy.args(&words[1..]);
     let mut bots = vec![only_its_key(&mut greedy, 1)];
@@ -246,7 +253,10 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
         .game_id
         .clone();
     // Its own game: the log, as a spectator sees it.
-    assert!(!log_of(&mut bot, &greedy_game).await.expect("its own log").is_empty());
+    assert!(!log_of(&mut bot, &greedy_game)
+        .await
+        .expect("its own log")
+        .is_empty());
 
     // Nothing else of the games service.
     let before = all_games(&mut admin).await;
@@ -312,7 +322,10 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     denied(&refused, "did not match");
     let refused = log_of(&mut bot, &outside).await.expect_err("not its game");
     denied(&refused, "did not match");
-    assert_eq!(log_of(&mut admin, &outside).await.expect("log"), outside_log);
+    assert_eq!(
+        log_of(&mut admin, &outside).await.expect("log"),
+        outside_log
+    );
     let mut after = all_games(&mut admin).await;
     after.retain(|id| *id != outside);
     assert_eq!(after, before, "a refused call changed the games");
@@ -331,5 +344,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
         .expect_err("retired");
     denied(&refused, "retired");
     // The player key keeps its meaning.
-    assert!(log_of(&mut games(&server, PLAYERS), &greedy_game).await.is_ok());
+    assert!(log_of(&mut games(&server, PLAYERS), &greedy_game)
+        .await
+        .is_ok());
 }

@@ -71,6 +71,7 @@ impl GamesService {
     /// A node of a cluster (`--store nats://…`): see `cluster/`.
     pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
         self.directory = self.directory.clone().with_cluster(cluster.clone());
+        self.front = self.front.clone().with_cluster(cluster.clone());
         self.cluster = Some(cluster);
         self
     }
@@ -78,8 +79,8 @@ impl GamesService {
     /// The front of every call for one game: its caller ([`Front::admit`] by `method`'s rule),
     /// the request's bounds, the game a bot key may touch, then where it runs. Served here,
     /// the request comes back ([`Routed::Here`]); run by another node of a cluster, `forward`
-    /// sends it there with the caller's credentials (that node checks the key again) and its
-    /// answer is the answer.
+    /// sends it there with the caller's credentials and the cluster's mark (that node trusts
+    /// this one's admission) and its answer is the answer.
     async fn route<R, T, F>(
         &self,
         request: Request<R>,
@@ -143,6 +144,10 @@ impl GamesService {
     /// Who is calling, for the per-client limits: its key once the front admitted it (a
     /// server without keys does not trust any), else its IP address.
     fn client_of<T>(&self, request: &Request<T>) -> Client {
+        // A ladder counts as itself (its games under its own name).
+        if let Some(crate::front::InProcess::Ladder(name)) = request.extensions().get() {
+            return Client::of_key(&format!("ladder {name}"));
+        }
         match bearer(request) {
             Ok(Some(key)) if self.front.keyed() => Client::of_key(key),
             _ => request
@@ -228,10 +233,7 @@ impl GamesService {
                 Box::pin(encoded.map(holding(slot))) as EncodedStream,
             )))
         };
-        let request = match self
-            .route(request, &access::WATCH, forward)
-            .await?
-        {
+        let request = match self.route(request, &access::WATCH, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer.into_inner()),
         };
@@ -297,7 +299,7 @@ macro_rules! for_seat {
 for_seat!(pb::WatchRequest, pb::ActRequest);
 
 /// The `authorization` metadata of a call, passed on when the call is forwarded to the node
-/// that runs the game: that node checks the key again.
+/// that runs the game (with the cluster's mark, which that node trusts for the admission).
 pub(crate) struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
 
 impl Credentials {
@@ -317,9 +319,9 @@ impl Credentials {
         request
     }
 
-    /// `message` as a call forwarded to another node of `cluster`, with these credentials
-    /// (that node checks them again) and the cluster's mark that it was forwarded (it is not
-    /// sent on).
+    /// `message` as a call forwarded to another node of `cluster`, with these credentials and
+    /// the cluster's mark that it was forwarded (that node trusts this admission on the mark;
+    /// the call is not sent on).
     pub(crate) fn forwarded<T>(&self, message: T, cluster: &Cluster) -> Request<T> {
         let mut request = self.on(message);
         cluster.mark_forwarded(&mut request);
@@ -466,10 +468,7 @@ impl Games for GamesService {
         let forward = |mut owner: GamesClient<Channel>, request| async move {
             owner.cancel_game(request).await
         };
-        let request = match self
-            .route(request, &access::CANCEL_GAME, forward)
-            .await?
-        {
+        let request = match self.route(request, &access::CANCEL_GAME, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
@@ -489,10 +488,7 @@ impl Games for GamesService {
         let forward = |mut owner: GamesClient<Channel>, request| async move {
             owner.join_game(request).await
         };
-        let request = match self
-            .route(request, &access::JOIN_GAME, forward)
-            .await?
-        {
+        let request = match self.route(request, &access::JOIN_GAME, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
@@ -557,10 +553,7 @@ impl Games for GamesService {
             let stream = owner.get_log(request).await?.into_inner();
             Ok(Response::new(Box::pin(stream) as LogStream))
         };
-        let request = match self
-            .route(request, &access::GET_LOG, forward)
-            .await?
-        {
+        let request = match self.route(request, &access::GET_LOG, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };

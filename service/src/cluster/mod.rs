@@ -297,4 +297,3 @@ async fn follow_bucket<T: Send + 'static>(
 
 /// How long a node may take to read the whole directory at start.
 const DIRECTORY_LOAD: Duration = Duration::from_secs(60);
-

@@ -9,7 +9,9 @@
 
 use super::bots::{BotGrants, BotKey};
 use crate::bounds::Bounded;
+use crate::cluster::Cluster;
 use crate::secret::constant_time_eq;
+use std::sync::Arc;
 use tonic::{Request, Status};
 
 /// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
@@ -106,12 +108,41 @@ pub enum Principal {
     Player,
     /// A ladder bot's key: the games its ladder matched it to, nothing else.
     Bot(BotKey),
+    /// The ladder NAME, in-process ([`InProcess::Ladder`]): it creates, seats, watches and
+    /// acts in its own games.
+    Ladder(String),
+    /// A call another node of this cluster forwarded (it carries the cluster's forwarding
+    /// mark): that node admitted its caller for this method and game, which is not checked
+    /// twice (a bot key, for one, is known on the node that runs its ladder).
+    Forwarded,
+}
+
+/// A caller inside the host, carried in a request's extensions (never on the wire: a client
+/// cannot set them), so that in-process callers need no made-up `authorization` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InProcess {
+    /// The ladder NAME (its matchmaker and its house bots).
+    Ladder(String),
+    /// The web viewer, reading with the key of its session (or the server's read key): the
+    /// key's own rights.
+    Key(Option<String>),
+}
+
+impl InProcess {
+    /// `message` as a call from this caller.
+    pub fn on<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        request.extensions_mut().insert(self.clone());
+        request
+    }
 }
 
 /// The keys and the bot keys every call is checked against. Cheap to clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Front {
     keys: Keys,
+    /// Set on a node of a cluster: calls with its forwarding mark were admitted already.
+    cluster: Option<Arc<Cluster>>,
     bots: BotGrants,
     /// `--open-registration`: RegisterBot needs no key.
     open_registration: bool,
@@ -123,6 +154,12 @@ impl Front {
             keys,
             ..Front::default()
         }
+    }
+
+    /// A node of `cluster`: calls other nodes forward were admitted there.
+    pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Front {
+        self.cluster = Some(cluster);
+        self
     }
 
     /// This front with `--open-registration` as given.
@@ -146,6 +183,24 @@ impl Front {
     /// A bot key is admitted here as its bot; which games it may touch is the game's call's
     /// to check ([`BotGrants::may_play`]).
     pub fn admit<T>(&self, request: &Request<T>, method: &Method) -> Result<Principal, Status> {
+        match request.extensions().get::<InProcess>() {
+            Some(InProcess::Ladder(name)) => return Ok(Principal::Ladder(name.clone())),
+            Some(InProcess::Key(key)) => return self.admit_key(key.as_deref(), method),
+            None => {}
+        }
+        if self.keys.admin.is_some()
+            && self
+                .cluster
+                .as_ref()
+                .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
+        {
+            return Ok(Principal::Forwarded);
+        }
+        self.admit_key(bearer(request)?, method)
+    }
+
+    /// The caller of `method` sending `given` as its key.
+    fn admit_key(&self, given: Option<&str>, method: &Method) -> Result<Principal, Status> {
         let Some(admin) = &self.keys.admin else {
             return Ok(Principal::Anyone);
         };
@@ -155,7 +210,7 @@ impl Front {
             Rule::Registration if self.open_registration => return Ok(Principal::Anyone),
             _ => {}
         }
-        let Some(given) = bearer(request)? else {
+        let Some(given) = given else {
             return Err(Status::unauthenticated(format!(
                 "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY; a ladder bot may send its --bot-key)"
             )));
@@ -336,12 +391,16 @@ mod tests {
             false,
         );
         let hash = crate::secret::sha256_hex("BOTKEY");
-        front.bots().grant_game(&hash, "g1", Some(vec!["tok0".into()]));
+        front
+            .bots()
+            .grant_game(&hash, "g1", Some(vec!["tok0".into()]));
         assert_eq!(
-            front.admit(&call(Some("ADMIN")), &CREATE_GAME),
-            Ok(Principal::Admin)
+            front.admit(&call(Some("ADMIN")), &CREATE_GAME).ok(),
+            Some(Principal::Admin)
         );
-        let refused = front.admit(&call(Some("PLAYERS")), &CREATE_GAME).unwrap_err();
+        let refused = front
+            .admit(&call(Some("PLAYERS")), &CREATE_GAME)
+            .unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied);
         assert_eq!(
             front.admit(&call(None), &WATCH).unwrap_err().code(),
@@ -368,11 +427,21 @@ mod tests {
         let retired = front.admit(&call(Some("BOTKEY")), &WATCH).unwrap_err();
         assert_eq!(retired.code(), tonic::Code::PermissionDenied);
         assert!(retired.message().contains("retired"), "{retired:?}");
+        // In-process callers carry no header: the ladder is itself, the viewer its key's.
+        let ladder = InProcess::Ladder("class".into()).on(());
+        assert_eq!(
+            front.admit(&ladder, &CREATE_GAME).ok(),
+            Some(Principal::Ladder("class".into()))
+        );
+        let viewer = InProcess::Key(Some("PLAYERS".into())).on(());
+        assert_eq!(front.admit(&viewer, &WATCH).ok(), Some(Principal::Player));
+        let refused = front.admit(&viewer, &CREATE_GAME).unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied);
         // An open server asks no key, a bot key included.
         let open = Front::default();
         assert_eq!(
-            open.admit(&call(Some("BOTKEY")), &CREATE_GAME),
-            Ok(Principal::Anyone)
+            open.admit(&call(Some("BOTKEY")), &CREATE_GAME).ok(),
+            Some(Principal::Anyone)
         );
     }
 }

@@ -7,5 +7,5 @@
 pub mod access;
 pub mod bots;
 
-pub use access::{Front, Keys, Method, Principal, Rule};
+pub use access::{Front, InProcess, Keys, Method, Principal, Rule};
 pub use bots::{BotGrants, BotKey};

@@ -7,9 +7,9 @@ use super::nodes::Place;
 use super::records::{entry_name, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Credentials, GamesService};
+use crate::cluster::Cluster;
 use crate::front::access;
 use crate::front::Front;
-use crate::cluster::Cluster;
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
 use pb::ladders_client::LaddersClient;
@@ -56,7 +56,6 @@ impl LaddersService {
     pub async fn restore(
         store: crate::store::Store,
         games: GamesService,
-        admin_key: Option<String>,
         policy: Policy,
         stop: tokio::sync::watch::Receiver<bool>,
         cluster: Option<Arc<Cluster>>,
@@ -68,7 +67,6 @@ impl LaddersService {
         let ctx = Context {
             store,
             games,
-            admin_key,
             policy,
             stop,
         };
@@ -82,7 +80,8 @@ impl LaddersService {
 
     /// Where a call for ladder `name` runs: here (the ladder and the request come back), or on
     /// the node of the cluster that runs the ladder: `forward` sends it there with the
-    /// caller's key (that node checks it again), and its answer is the answer.
+    /// caller's key and the cluster's mark (that node trusts this one's admission), and its
+    /// answer is the answer.
     async fn route<R, T, F>(
         &self,
         name: &str,

@@ -179,7 +179,7 @@ async fn play_to_end(
     let mut from_seq = 0;
     let mut stop = ladder.stop.clone();
     loop {
-        let request = ladder.ctx.request(pb::WatchRequest {
+        let request = ladder.request(pb::WatchRequest {
             game_id: matched.game_id.clone(),
             token: matched.token.clone(),
             from_seq,
@@ -213,7 +213,7 @@ async fn play_to_end(
                 };
                 policy = returned;
                 let Some(action) = action else { continue };
-                let act = ladder.ctx.request(pb::ActRequest {
+                let act = ladder.request(pb::ActRequest {
                     game_id: matched.game_id.clone(),
                     token: matched.token.clone(),
                     action: Some(action),

@@ -73,27 +73,12 @@ const MATCH_EVERY: Duration = Duration::from_secs(1);
 
 pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, Status>>;
 
-/// What every ladder shares: the store, the games service, the server's admin key, the stop.
+/// What every ladder shares: the store, the games service, the policy, the stop.
 pub struct Context {
     pub store: Store,
     pub games: GamesService,
-    /// Sent with the ladder's own calls to the games service.
-    pub admin_key: Option<String>,
     pub policy: Policy,
     pub stop: watch::Receiver<bool>,
-}
-
-impl Context {
-    /// `message` as a call to the games service, with the admin key when there is one.
-    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
-        let mut request = tonic::Request::new(message);
-        if let Some(key) = &self.admin_key {
-            if let Ok(value) = format!("Bearer {key}").parse() {
-                request.metadata_mut().insert("authorization", value);
-            }
-        }
-        request
-    }
 }
 
 /// Sleeps `pause`; false when `stop` turns true meanwhile.
@@ -147,6 +132,12 @@ impl Ladder {
             wake: Notify::new(),
             stop,
         })
+    }
+
+    /// `message` as this ladder's own call to the games service: its principal travels in the
+    /// request's extensions, never as a key.
+    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
+        crate::front::InProcess::Ladder(self.name.clone()).on(message)
     }
 
     /// What the ladders' bot keys may do in the Games service.

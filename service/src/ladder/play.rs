@@ -103,7 +103,7 @@ pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
     };
     let log = match retried(&ladder, "reading a ladder game's log", || {
         let ctx = ladder.ctx.clone();
-        let request = ctx.request(pb::GetLogRequest {
+        let request = ladder.request(pb::GetLogRequest {
             game_id: game_id.clone(),
             from_seq: 0,
         });
@@ -145,7 +145,7 @@ async fn seat_game(
     let seats = seating(&m.entries, no, game as usize);
     let create_id = create_id(&log_id, no, game);
     let created = retried(ladder, "creating a ladder game", || {
-        let request = ladder.ctx.request(pb::CreateGameRequest {
+        let request = ladder.request(pb::CreateGameRequest {
             kind: info.kind.clone(),
             options: info.options,
             seed: Some(m.seed),
@@ -168,7 +168,7 @@ async fn seat_game(
     let mut last_seq = 0;
     for (seat, name) in names.iter().enumerate() {
         let joined = retried(ladder, "taking a ladder game's seat", || {
-            let request = ladder.ctx.request(pb::JoinGameRequest {
+            let request = ladder.request(pb::JoinGameRequest {
                 game_id: created.game_id.clone(),
                 seat: Some(seat as u32),
                 name: name.clone(),
@@ -229,7 +229,7 @@ async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Opti
         if ladder.stopping() {
             return None;
         }
-        let request = ladder.ctx.request(pb::WatchRequest {
+        let request = ladder.request(pb::WatchRequest {
             game_id: game_id.to_string(),
             token: String::new(),
             from_seq,
