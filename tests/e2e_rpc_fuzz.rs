@@ -188,9 +188,12 @@ fn random_body(rng: &mut ChaCha8Rng, method: &MethodDescriptor, known: &Known) -
     Bytes::from(random_message(rng, &method.input(), 0, known).encode_to_vec())
 }
 
-fn random_key(rng: &mut ChaCha8Rng) -> Option<String> {
-    match rng.random_range(0..6) {
+/// A call's credentials: none, the server's keys, the ladder bot's key (its games only), or
+/// wrong ones.
+fn random_key(rng: &mut ChaCha8Rng, bot_key: &str) -> Option<String> {
+    match rng.random_range(0..7) {
         0 => None,
+        6 => Some(format!("Bearer {bot_key}")),
         1 => Some(format!("Bearer {ADMIN}")),
         2 => Some(format!("Bearer {PLAYER}")),
         3 => Some(format!("Bearer {}x", &ADMIN[..ADMIN.len() - 1])),
@@ -460,7 +463,7 @@ async fn arbitrary_messages_to_every_rpc_get_clear_statuses_and_change_nothing()
         } else {
             vec![random_body(&mut rng, method, &known)]
         };
-        let key = random_key(&mut rng);
+        let key = random_key(&mut rng, &known.bot_key);
         let status = call(&channel, method, bodies, key.as_deref()).await;
         let what = format!("case {case} (seed {seed}): {}", method.name());
         let after = snapshot(&mut admin, &channel).await;

@@ -9,6 +9,7 @@ mod web;
 mod e2e_arena;
 mod e2e_bad_input;
 mod e2e_bench;
+mod e2e_bot_keys;
 mod e2e_cancelled_watch;
 mod e2e_catch_up;
 mod e2e_cli_watch;

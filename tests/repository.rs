@@ -408,3 +408,47 @@ fn no_generic_source_names_a_game() {
         found.join("\n")
     );
 }
+
+/// The host's Rust sources, each without its test module (from its `#[cfg(test)]` on).
+fn host_sources() -> Vec<(String, String)> {
+    text_files()
+        .into_iter()
+        .filter_map(|(path, text)| {
+            let rel = path.to_string_lossy().replace('\\', "/");
+            if !rel.starts_with("service/src/") || !rel.ends_with(".rs") {
+                return None;
+            }
+            let code = match text.find("#[cfg(test)]") {
+                Some(at) => text[..at].to_string(),
+                None => text,
+            };
+            Some((rel, code))
+        })
+        .collect()
+}
+
+#[test]
+fn the_host_builds_no_authorization_header_but_a_forwarded_callers_own() {
+    // In-process callers (the ladders, the web viewer) carry their principal in the request's
+    // extensions (`front::InProcess`); the one header the host sets is a caller's own key,
+    // passed on when its call is forwarded to another node (`api.rs`'s `Credentials`).
+    let sources = host_sources();
+    assert!(
+        sources.len() > 20,
+        "found only {} host sources",
+        sources.len()
+    );
+    for (path, code) in sources {
+        let code: String = code.split_whitespace().collect();
+        assert!(
+            !code.contains("format!(\"Bearer"),
+            "{path} makes a `Bearer` key of its own"
+        );
+        if path != "service/src/api.rs" {
+            assert!(
+                !code.contains("insert(\"authorization\""),
+                "{path} sets an `authorization` header"
+            );
+        }
+    }
+}

@@ -67,7 +67,8 @@ pub struct LadderFlags {
     #[arg(long, requires = "bot_key")]
     pub ladder: Option<String>,
 
-    /// The bot key `gangs ladder register` printed for this bot.
+    /// The bot key `gangs ladder register` printed for this bot: it queues, and (sent as
+    /// `authorization: Bearer KEY` without --api-key) watches and acts in the bot's ladder games.
     #[arg(long, requires = "ladder")]
     pub bot_key: Option<String>,
 

@@ -36,8 +36,10 @@ pub async fn play_ladder<P: Policy + 'static>(
     let key = args.ladder.bot_key.clone().unwrap_or_default();
     let target = args.ladder.games;
     let concurrent = args.ladder.concurrent.max(1);
-    let mut reconnector =
-        Reconnector::new(&args.server, args.ca.as_deref(), args.api_key.as_deref())?;
+    // On a server with keys, the bot key is a credential of its own: it watches and acts in
+    // the games its ladder matched it to. --api-key (a player key) wins when both are given.
+    let credential = args.api_key.as_deref().or(Some(key.as_str()));
+    let mut reconnector = Reconnector::new(&args.server, args.ca.as_deref(), credential)?;
     // Game ids being played now, and the run's tally; shared with the game tasks.
     let playing: Rc<RefCell<HashSet<String>>> = Rc::default();
     // Games this run has played to their end: a ladder that changed nodes may send one again

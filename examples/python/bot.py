@@ -3,8 +3,12 @@
 
 It follows the bot contract of docs/bots.md: exactly the arguments --server, --game, --seat and
 --seed (anything else is an error, as a strict parser should say), the rest through environment
-variables (GANGS_BOT_NAME, GANGS_BOT_QUIET, GANGS_CA). Exit code 0 once the game is over, 1 on an
-error (explained on stderr), 2 for bad arguments.
+variables (GANGS_BOT_NAME, GANGS_BOT_QUIET, GANGS_CA, GANGS_API_KEY). Exit code 0 once the game is
+over, 1 on an error (explained on stderr), 2 for bad arguments.
+
+On a server with keys, `--api-key KEY` (or GANGS_API_KEY) is sent with every call as
+`authorization: Bearer KEY`; on a ladder without it, the bot key is sent instead: a bot key
+watches and acts in the games its ladder matched the bot to, and needs nothing else.
 
 On a ladder, `--ladder NAME --bot-key KEY [--games N]` instead of `--game`: it queues with its
 bot key and plays every game the server matches it to, one at a time, until N are over (forever
@@ -20,6 +24,7 @@ connection from the last seq seen. The policies are simple but not random:
 """
 
 import argparse
+import collections
 import os
 import random
 import secrets
@@ -63,6 +68,12 @@ def parse_args(argv):
     parser.add_argument("--ladder", help="play the games this ladder matches the bot to")
     parser.add_argument("--bot-key", help="the bot's key on the ladder (gangs ladder register)")
     parser.add_argument(
+        "--api-key",
+        default=os.environ.get("GANGS_API_KEY") or None,
+        help="the key of a server with keys, sent with every call; default $GANGS_API_KEY "
+        "(on a ladder, the bot key is sent when this is not given)",
+    )
+    parser.add_argument(
         "--games", type=int, help="on a ladder: stop once this many games are over"
     )
     # parse_args (not parse_known_args): an unknown flag is an error, exit code 2.
@@ -86,14 +97,50 @@ def log(message):
         print(f"python-bot: {message}", file=sys.stderr, flush=True)
 
 
-def channel(server):
+class _CallDetails(
+    collections.namedtuple(
+        "_CallDetails",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
+    ),
+    grpc.ClientCallDetails,
+):
+    pass
+
+
+class _Key(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Sends `authorization: Bearer KEY` with every call (the server's key, or a bot key)."""
+
+    def __init__(self, key):
+        self.pair = ("authorization", f"Bearer {key}")
+
+    def _keyed(self, details):
+        metadata = list(details.metadata or []) + [self.pair]
+        return _CallDetails(
+            details.method,
+            details.timeout,
+            metadata,
+            details.credentials,
+            getattr(details, "wait_for_ready", None),
+            getattr(details, "compression", None),
+        )
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(self._keyed(details), request)
+
+    def intercept_unary_stream(self, continuation, details, request):
+        return continuation(self._keyed(details), request)
+
+
+def channel(server, key=None):
     """A channel for `http://host:port` (plaintext) or `https://host:port` (TLS; GANGS_CA may
-    name a PEM file of the CA to trust)."""
+    name a PEM file of the CA to trust), sending `key` with every call when there is one."""
     if server.startswith("https://"):
         ca = os.environ.get("GANGS_CA")
         roots = open(ca, "rb").read() if ca else None
-        return grpc.secure_channel(server[len("https://"):], grpc.ssl_channel_credentials(roots))
-    return grpc.insecure_channel(server.removeprefix("http://"))
+        plain = grpc.secure_channel(server[len("https://"):], grpc.ssl_channel_credentials(roots))
+    else:
+        plain = grpc.insecure_channel(server.removeprefix("http://"))
+    return grpc.intercept_channel(plain, _Key(key)) if key else plain
 
 
 class Outage:
@@ -242,7 +289,7 @@ def join(stub, args, outage):
 
 def play(args):
     rng = random.Random(args.seed)
-    stub = pb_grpc.GamesStub(channel(args.server))
+    stub = pb_grpc.GamesStub(channel(args.server, args.api_key))
     outage = Outage()
     joined = join(stub, args, outage)
     log(f"game {args.game}: seat {joined.seat}")
@@ -296,7 +343,8 @@ def play_ladder(args):
     import ladder_pb2_grpc
 
     rng = random.Random(args.seed)
-    connection = channel(args.server)
+    # Without --api-key, the bot key is the bot's credential for its games.
+    connection = channel(args.server, args.api_key or args.bot_key)
     games = pb_grpc.GamesStub(connection)
     ladders = ladder_pb2_grpc.LaddersStub(connection)
     outage = Outage()

@@ -8,9 +8,10 @@ use crate::bounds::{bounded, Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
 use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
 use crate::error::{HostError, HostResult};
+use crate::front::access::{self, bearer, Method};
+use crate::front::Front;
 use crate::limits::{Client, Limits};
 use crate::registry::{ListQuery, Registry};
-use crate::secret::constant_time_eq;
 use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
 use gangs_proto::v1::games_client::GamesClient;
@@ -45,7 +46,8 @@ impl From<HostError> for Status {
 #[derive(Clone)]
 pub struct GamesService {
     registry: Registry,
-    keys: Keys,
+    /// Who may call what (`front/`).
+    front: Front,
     limits: Limits,
     /// Set when several nodes share the log: calls for a game run elsewhere are forwarded.
     cluster: Option<Arc<Cluster>>,
@@ -53,23 +55,7 @@ pub struct GamesService {
     directory: Directory,
 }
 
-/// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
-#[derive(Debug, Clone, Default)]
-pub struct Keys {
-    /// May do everything.
-    pub admin: Option<String>,
-    /// May join, watch, act, read logs and list games; not create or cancel.
-    pub player: Option<String>,
-}
-
-/// What a call needs (the ladders' service asks the same keys).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
-    /// The admin key (create, cancel).
-    Admin,
-    /// The player key or the admin key.
-    Player,
-}
+pub use crate::front::Keys;
 
 impl GamesService {
     pub fn new(registry: Registry, api_key: Option<String>) -> Self {
@@ -85,29 +71,32 @@ impl GamesService {
     /// A node of a cluster (`--store nats://…`): see `cluster/`.
     pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Self {
         self.directory = self.directory.clone().with_cluster(cluster.clone());
+        self.front = self.front.clone().with_cluster(cluster.clone());
         self.cluster = Some(cluster);
         self
     }
 
-    /// The front of every call for one game: the key (`access`, to `what` for the message),
-    /// the request's bounds, then where it runs. Served here, the request comes back
-    /// ([`Routed::Here`]); run by another node of a cluster, `forward` sends it there with the
-    /// caller's credentials (that node checks the key again) and its answer is the answer.
+    /// The front of every call for one game: its caller ([`Front::admit`] by `method`'s rule),
+    /// the request's bounds, the game a bot key may touch, then where it runs. Served here,
+    /// the request comes back ([`Routed::Here`]); run by another node of a cluster, `forward`
+    /// sends it there with the caller's credentials and the cluster's mark (that node trusts
+    /// this one's admission) and its answer is the answer.
     async fn route<R, T, F>(
         &self,
         request: Request<R>,
-        access: Access,
-        what: &str,
+        method: &Method,
         forward: impl FnOnce(GamesClient<Channel>, Request<R>) -> F,
     ) -> Result<Routed<R, T>, Status>
     where
         R: Bounded + ForGame,
         F: Future<Output = Result<Response<T>, Status>>,
     {
-        self.check_key(&request, access, what)?;
+        let principal = self.front.admit(&request, method)?;
         let forwarded = self.forwarded_by_a_node(&request);
         let (credentials, request) = Credentials::split(request);
         request.check_bounds()?;
+        self.front
+            .may_play(&principal, request.game_id(), request.token())?;
         let Some(cluster) = &self.cluster else {
             return Ok(Routed::Here(request));
         };
@@ -126,7 +115,7 @@ impl GamesService {
     pub fn with_keys(registry: Registry, keys: Keys) -> Self {
         GamesService {
             registry,
-            keys,
+            front: Front::new(keys),
             limits: Limits::new(Default::default()),
             cluster: None,
             directory: Directory::default(),
@@ -152,47 +141,24 @@ impl GamesService {
             .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
     }
 
-    /// Who is calling, for the per-client limits: its key once `check_key` accepted it (a
+    /// Who is calling, for the per-client limits: its key once the front admitted it (a
     /// server without keys does not trust any), else its IP address.
     fn client_of<T>(&self, request: &Request<T>) -> Client {
+        // A ladder counts as itself (its games under its own name).
+        if let Some(crate::front::InProcess::Ladder(name)) = request.extensions().get() {
+            return Client::of_key(&format!("ladder {name}"));
+        }
         match bearer(request) {
-            Ok(Some(key)) if self.keys.admin.is_some() => Client::of_key(key),
+            Ok(Some(key)) if self.front.keyed() => Client::of_key(key),
             _ => request
                 .remote_addr()
                 .map_or(Client::Unknown, |a| Client::Address(a.ip())),
         }
     }
 
-    /// Checks the call's `authorization: Bearer KEY` metadata when the server has keys.
-    pub(crate) fn check_key<T>(
-        &self,
-        request: &Request<T>,
-        access: Access,
-        what: &str,
-    ) -> Result<(), Status> {
-        let Some(admin) = &self.keys.admin else {
-            return Ok(());
-        };
-        let Some(given) = bearer(request)? else {
-            return Err(Status::unauthenticated(format!(
-                "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY)"
-            )));
-        };
-        if constant_time_eq(given.as_bytes(), admin.as_bytes()) {
-            return Ok(());
-        }
-        let player = self.keys.player.as_ref();
-        if player.is_some_and(|p| constant_time_eq(given.as_bytes(), p.as_bytes())) {
-            return match access {
-                Access::Player => Ok(()),
-                Access::Admin => Err(Status::permission_denied(format!(
-                    "the player key may not {what}: that needs the admin key (--api-key)"
-                ))),
-            };
-        }
-        Err(Status::permission_denied(format!(
-            "wrong key: this server does not know the key sent in `authorization` (to {what})"
-        )))
+    /// Who may call what, and what each ladder bot's key may do (the ladders keep it).
+    pub fn front(&self) -> &Front {
+        &self.front
     }
 }
 
@@ -267,10 +233,7 @@ impl GamesService {
                 Box::pin(encoded.map(holding(slot))) as EncodedStream,
             )))
         };
-        let request = match self
-            .route(request, Access::Player, "watch games", forward)
-            .await?
-        {
+        let request = match self.route(request, &access::WATCH, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer.into_inner()),
         };
@@ -300,6 +263,10 @@ enum Routed<R, T> {
 /// A request for one game.
 trait ForGame {
     fn game_id(&self) -> &str;
+    /// The seat token it uses (empty: none).
+    fn token(&self) -> &str {
+        ""
+    }
 }
 
 macro_rules! for_game {
@@ -314,29 +281,25 @@ macro_rules! for_game {
 for_game!(
     pb::CancelGameRequest,
     pb::JoinGameRequest,
-    pb::WatchRequest,
-    pb::ActRequest,
     pb::GetLogRequest
 );
 
-/// The key in a call's `authorization: Bearer KEY` metadata: `Ok(None)` without that
-/// metadata, an error when it does not read `Bearer KEY`.
-fn bearer<T>(request: &Request<T>) -> Result<Option<&str>, Status> {
-    let Some(header) = request.metadata().get("authorization") else {
-        return Ok(None);
+macro_rules! for_seat {
+    ($($request:ty),*) => {
+        $(impl ForGame for $request {
+            fn game_id(&self) -> &str {
+                &self.game_id
+            }
+            fn token(&self) -> &str {
+                &self.token
+            }
+        })*
     };
-    header
-        .to_str()
-        .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(Some)
-        .ok_or_else(|| {
-            Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
-        })
 }
+for_seat!(pb::WatchRequest, pb::ActRequest);
 
 /// The `authorization` metadata of a call, passed on when the call is forwarded to the node
-/// that runs the game: that node checks the key again.
+/// that runs the game (with the cluster's mark, which that node trusts for the admission).
 pub(crate) struct Credentials(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
 
 impl Credentials {
@@ -356,9 +319,9 @@ impl Credentials {
         request
     }
 
-    /// `message` as a call forwarded to another node of `cluster`, with these credentials
-    /// (that node checks them again) and the cluster's mark that it was forwarded (it is not
-    /// sent on).
+    /// `message` as a call forwarded to another node of `cluster`, with these credentials and
+    /// the cluster's mark that it was forwarded (that node trusts this admission on the mark;
+    /// the call is not sent on).
     pub(crate) fn forwarded<T>(&self, message: T, cluster: &Cluster) -> Request<T> {
         let mut request = self.on(message);
         cluster.mark_forwarded(&mut request);
@@ -436,7 +399,7 @@ impl Games for GamesService {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let created = async {
-            self.check_key(&request, Access::Admin, "create games")?;
+            self.front.admit(&request, &access::CREATE_GAME)?;
             let client = self.client_of(&request);
             let forwarded = self.forwarded_by_a_node(&request);
             let (credentials, request) = Credentials::split(request);
@@ -505,10 +468,7 @@ impl Games for GamesService {
         let forward = |mut owner: GamesClient<Channel>, request| async move {
             owner.cancel_game(request).await
         };
-        let request = match self
-            .route(request, Access::Admin, "cancel games", forward)
-            .await?
-        {
+        let request = match self.route(request, &access::CANCEL_GAME, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
@@ -528,10 +488,7 @@ impl Games for GamesService {
         let forward = |mut owner: GamesClient<Channel>, request| async move {
             owner.join_game(request).await
         };
-        let request = match self
-            .route(request, Access::Player, "join games", forward)
-            .await?
-        {
+        let request = match self.route(request, &access::JOIN_GAME, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
@@ -571,7 +528,7 @@ impl Games for GamesService {
         let started = std::time::Instant::now();
         let forward =
             |mut owner: GamesClient<Channel>, request| async move { owner.act(request).await };
-        let request = match self.route(request, Access::Player, "act", forward).await? {
+        let request = match self.route(request, &access::ACT, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
@@ -596,10 +553,7 @@ impl Games for GamesService {
             let stream = owner.get_log(request).await?.into_inner();
             Ok(Response::new(Box::pin(stream) as LogStream))
         };
-        let request = match self
-            .route(request, Access::Player, "read logs", forward)
-            .await?
-        {
+        let request = match self.route(request, &access::GET_LOG, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer),
         };
@@ -628,7 +582,7 @@ impl Games for GamesService {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        self.check_key(&request, Access::Player, "list games")?;
+        self.front.admit(&request, &access::LIST_GAMES)?;
         let request = request.into_inner();
         request.check_bounds()?;
         let status = match pb::GameStatus::try_from(request.status) {
@@ -667,7 +621,7 @@ impl Games for GamesService {
         &self,
         request: Request<pb::WatchGamesRequest>,
     ) -> Result<Response<DirectoryStream>, Status> {
-        self.check_key(&request, Access::Player, "watch the directory")?;
+        self.front.admit(&request, &access::WATCH_GAMES)?;
         let request = request.into_inner();
         request.check_bounds()?;
         let filter = Filter::new(request.kind, &request.statuses).map_err(Status::from)?;
@@ -686,7 +640,7 @@ impl Games for GamesService {
         request: Request<tonic::Streaming<pb::ImportGameRequest>>,
     ) -> Result<Response<pb::ImportGameResponse>, Status> {
         let imported = async {
-            self.check_key(&request, Access::Admin, "import games")?;
+            self.front.admit(&request, &access::IMPORT_GAME)?;
             let (header, records) = read_import(request.into_inner()).await?;
             self.registry
                 .import(header, records)

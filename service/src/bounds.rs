@@ -1,5 +1,5 @@
-//! Bounds on what a client sends: every id and string of every `Games` request has a length
-//! limit, here and nowhere else, refused with INVALID_ARGUMENT naming the field and its limit,
+//! Bounds on what a client sends: every id, string and count of every request of `Games` and
+//! `Ladders` has a limit, here and nowhere else, refused with INVALID_ARGUMENT naming the field and its limit,
 //! and no message quotes more than [`gangs_proto::MAX_QUOTED_BYTES`] of input. `api.rs` checks
 //! each request once ([`Bounded`]), before it is forwarded or reaches a game, so the actors,
 //! the registry and the directory work on bounded input. A careless or
@@ -36,6 +36,23 @@ pub const MAX_CURSOR_BYTES: usize = 24;
 pub const MAX_STATUSES: usize = 8;
 /// Longest `ListGames` page token (a time and a game id).
 pub const MAX_PAGE_TOKEN_BYTES: usize = 64;
+
+/// Longest ladder and bot names, and versions (a seat's name "bot@version" fits the games'
+/// 64-character names).
+pub const MAX_LADDER_NAME: usize = 64;
+pub const MAX_BOT_NAME: usize = 40;
+pub const MAX_VERSION: usize = 16;
+/// Options of a ladder, and the length of each key and value.
+pub const MAX_LADDER_OPTIONS: usize = 32;
+pub const MAX_OPTION_BYTES: usize = 64;
+/// Bot keys are 64 hex characters; anything much longer is no key of ours.
+pub const MAX_BOT_KEY_BYTES: usize = 128;
+/// Games acknowledged in one Queue call.
+pub const MAX_ACKNOWLEDGED: usize = 256;
+/// House bots on one ladder at most.
+pub const MAX_HOUSE_BOTS: usize = 6;
+/// Longest `LadderGames` page token (a match number and a game number).
+pub const MAX_LADDER_PAGE_TOKEN_BYTES: usize = 32;
 
 /// Longest status message sent: a last guard so that no message can grow past gRPC's metadata
 /// limit, whatever a lower layer put in it.
@@ -75,6 +92,37 @@ pub fn check_chars(field: &str, value: &str, max: usize) -> Result<(), Status> {
         )));
     }
     Ok(())
+}
+
+/// A name of letters, digits, '-', '_' and '.', 1 to `max` characters (ladders, bots,
+/// versions).
+pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
+    let ok = !value.is_empty()
+        && value.len() <= max
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        return Ok(());
+    }
+    Err(Status::invalid_argument(format!(
+        "{field} {} must be 1 to {max} characters: letters, digits, '-', '_' and '.'",
+        quoted(value)
+    )))
+}
+
+/// A bot's version as given: empty (it means "1") or a name.
+pub fn check_version(version: &str) -> Result<(), Status> {
+    if version.is_empty() {
+        return Ok(());
+    }
+    check_name("version", version, MAX_VERSION)
+}
+
+/// The `ladder` a request names: at most a ladder name's length (an empty one is refused by
+/// the ladders, with what to do).
+fn check_ladder(ladder: &str) -> Result<(), Status> {
+    check_len("ladder", ladder, MAX_LADDER_NAME)
 }
 
 /// A request whose every field is within its bounds, checked once in front of the handlers.
@@ -158,6 +206,103 @@ impl Bounded for pb::WatchGamesRequest {
             )));
         }
         Ok(())
+    }
+}
+
+impl Bounded for pb::CreateLadderRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_name("name", &self.name, MAX_LADDER_NAME)?;
+        check_len("kind", &self.kind, MAX_KIND_BYTES)?;
+        if self.options.len() > MAX_LADDER_OPTIONS {
+            return Err(Status::invalid_argument(format!(
+                "{} options, more than the limit of {MAX_LADDER_OPTIONS}",
+                self.options.len()
+            )));
+        }
+        for (key, value) in &self.options {
+            if key.len() > MAX_OPTION_BYTES || value.len() > MAX_OPTION_BYTES {
+                return Err(Status::invalid_argument(format!(
+                    "option {} is longer than {MAX_OPTION_BYTES} bytes",
+                    quoted(key)
+                )));
+            }
+        }
+        if self.house_bots.len() > MAX_HOUSE_BOTS {
+            return Err(Status::invalid_argument(format!(
+                "{} house bots, more than the limit of {MAX_HOUSE_BOTS}",
+                self.house_bots.len()
+            )));
+        }
+        for house in &self.house_bots {
+            check_len("house_bots", house, MAX_BOT_NAME)?;
+        }
+        Ok(())
+    }
+}
+
+impl Bounded for pb::ListLaddersRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        Ok(())
+    }
+}
+
+impl Bounded for pb::RegisterBotRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
+    }
+}
+
+impl Bounded for pb::QueueRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_len("bot_key", &self.bot_key, MAX_BOT_KEY_BYTES)?;
+        if self.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
+            return Err(Status::invalid_argument(format!(
+                "{} acknowledged games, more than the limit of {MAX_ACKNOWLEDGED}",
+                self.acknowledged_game_ids.len()
+            )));
+        }
+        for id in &self.acknowledged_game_ids {
+            check_game_id(id)?;
+        }
+        Ok(())
+    }
+}
+
+impl Bounded for pb::StandingsRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)
+    }
+}
+
+impl Bounded for pb::LadderGamesRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_len("page_token", &self.page_token, MAX_LADDER_PAGE_TOKEN_BYTES)
+    }
+}
+
+impl Bounded for pb::PauseBotRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
+    }
+}
+
+impl Bounded for pb::RetireBotRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
+    }
+}
+
+impl Bounded for pb::RerateLadderRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)
     }
 }
 

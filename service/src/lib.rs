@@ -2,6 +2,7 @@
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
+//! - `front/`: who may call each method of both services (the admin, player and bot keys);
 //! - `bounds.rs`: the size limits of every id and string a client sends;
 //! - `connections.rs`: both ports' connections: per-port and per-client caps, the open-files
 //!   limit, accept without spinning at EMFILE, idle connections closed;
@@ -29,6 +30,7 @@ pub mod connections;
 pub mod cluster;
 pub mod directory;
 pub mod error;
+pub mod front;
 pub mod grpc_web;
 pub mod ladder;
 pub mod limits;

@@ -450,7 +450,6 @@ pub async fn run(
     let ladders = LaddersService::restore(
         ladder_store,
         service.clone(),
-        config.api_key.clone(),
         crate::ladder::Policy {
             open_registration: config.open_registration,
             games_per_hour: config.ladder_games_per_hour,

@@ -158,10 +158,21 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 .into_inner();
             let mut value = to_json(&registered, "gangs.v1.RegisterBotResponse");
             value["ladder"] = serde_json::json!(name);
+            // The hint works as printed: the server, its CA and the key are all the bot needs
+            // (the bot key is its credential on a server with keys too).
+            let ca = context
+                .ca
+                .as_ref()
+                .map(|ca| format!(" --ca {}", ca.display()))
+                .unwrap_or_default();
+            let play = format!(
+                "gangs-bot-greedy --server {}{ca} --ladder {name} --bot-key {}",
+                context.server, registered.bot_key
+            );
             context.out.emit(value, || {
                 format!(
-                    "{}@{} registered on ladder {name}\nbot key (shown once, keep it secret): {}\nplay: gangs-bot-greedy --ladder {name} --bot-key {}",
-                    registered.bot, registered.version, registered.bot_key, registered.bot_key
+                    "{}@{} registered on ladder {name}\nbot key (shown once, keep it secret): {}\nplay: {play}",
+                    registered.bot, registered.version, registered.bot_key
                 )
             });
         }

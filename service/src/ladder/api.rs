@@ -6,8 +6,10 @@
 use super::nodes::Place;
 use super::records::{entry_name, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
-use crate::api::{Access, Credentials, GamesService};
+use crate::api::{Credentials, GamesService};
 use crate::cluster::Cluster;
+use crate::front::access;
+use crate::front::Front;
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
 use pb::ladders_client::LaddersClient;
@@ -19,18 +21,7 @@ use tokio_stream::Stream;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
-/// Longest ladder and bot names, and versions (a seat's name "bot@version" fits the games'
-/// 64-character names).
-pub const MAX_LADDER_NAME: usize = 64;
-pub const MAX_BOT_NAME: usize = 40;
-pub const MAX_VERSION: usize = 16;
-/// Options of a ladder, and the length of each key and value.
-const MAX_OPTIONS: usize = 32;
-const MAX_OPTION_BYTES: usize = 64;
-/// Bot keys are 64 hex characters; anything much longer is no key of ours.
-const MAX_BOT_KEY_BYTES: usize = 128;
-/// Games acknowledged in one Queue call.
-const MAX_ACKNOWLEDGED: usize = 256;
+pub use crate::bounds::{MAX_BOT_NAME, MAX_LADDER_NAME, MAX_VERSION};
 /// The default clocks of a ladder (issue 23).
 pub const DEFAULT_TURN_MS: u64 = 2000;
 pub const DEFAULT_ABSENT_AFTER: u32 = 3;
@@ -43,33 +34,16 @@ pub fn key_hash(key: &str) -> String {
     crate::secret::sha256_hex(key)
 }
 
-/// A name of letters, digits, '-', '_' and '.', 1 to `max` characters.
-fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
-    let ok = !value.is_empty()
-        && value.len() <= max
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        return Ok(());
-    }
-    Err(Status::invalid_argument(format!(
-        "{field} {} must be 1 to {max} characters: letters, digits, '-', '_' and '.'",
-        gangs_proto::quoted(value)
-    )))
-}
-
-/// A version as given (empty: "1"), checked.
-fn version_of(version: &str) -> Result<String, Status> {
-    let version = if version.is_empty() { "1" } else { version };
-    check_name("version", version, MAX_VERSION)?;
-    Ok(version.to_string())
+/// A version as given (empty: "1"); its bounds were checked in front.
+fn version_of(version: &str) -> String {
+    if version.is_empty() { "1" } else { version }.to_string()
 }
 
 #[derive(Clone)]
 pub struct LaddersService {
     ladders: Arc<Ladders>,
-    games: GamesService,
+    /// Who may call what (`front/`), with the server's `--open-registration`.
+    front: Front,
     /// One `RerateLadder` at a time: it reads every game of a ladder.
     rerating: Arc<tokio::sync::Semaphore>,
     /// One heavy read at a time (a fit, a page of games older than the state keeps): the
@@ -82,21 +56,23 @@ impl LaddersService {
     pub async fn restore(
         store: crate::store::Store,
         games: GamesService,
-        admin_key: Option<String>,
         policy: Policy,
         stop: tokio::sync::watch::Receiver<bool>,
         cluster: Option<Arc<Cluster>>,
     ) -> Result<LaddersService, String> {
+        let front = games
+            .front()
+            .clone()
+            .with_open_registration(policy.open_registration);
         let ctx = Context {
             store,
-            games: games.clone(),
-            admin_key,
+            games,
             policy,
             stop,
         };
         Ok(LaddersService {
             ladders: Ladders::restore(ctx, cluster).await?,
-            games,
+            front,
             rerating: Arc::new(tokio::sync::Semaphore::new(1)),
             heavy: Arc::new(tokio::sync::Semaphore::new(1)),
         })
@@ -104,7 +80,8 @@ impl LaddersService {
 
     /// Where a call for ladder `name` runs: here (the ladder and the request come back), or on
     /// the node of the cluster that runs the ladder: `forward` sends it there with the
-    /// caller's key (that node checks it again), and its answer is the answer.
+    /// caller's key and the cluster's mark (that node trusts this one's admission), and its
+    /// answer is the answer.
     async fn route<R, T, F>(
         &self,
         name: &str,
@@ -138,9 +115,7 @@ impl LaddersService {
         bot: &str,
         version: &str,
     ) -> Result<(Arc<Ladder>, usize), Status> {
-        let version = version_of(version)?;
-        check_name("bot", bot, MAX_BOT_NAME)?;
-        let name = entry_name(bot, &version);
+        let name = entry_name(bot, &version_of(version));
         let index = ladder.state.lock().await.by_name.get(&name).copied();
         let index = index.ok_or_else(|| {
             Status::not_found(format!(
@@ -152,10 +127,9 @@ impl LaddersService {
     }
 }
 
-/// A ladder's creation from a request: the options parsed and checked by the games' own
-/// parser (clocks included), every default filled in.
+/// A ladder's creation from a request within its bounds: the options parsed and checked by the
+/// games' own parser (clocks included), every default filled in.
 pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladder, Status> {
-    check_name("name", &request.name, MAX_LADDER_NAME)?;
     if request.kind.is_empty() {
         return Err(Status::invalid_argument(format!(
             "kind is required: one of {}",
@@ -164,20 +138,8 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
     }
     let refused = |e: gangs_games::Refusal| Status::invalid_argument(e.to_string());
     gangs_games::kind(&request.kind).map_err(refused)?;
-    if request.options.len() > MAX_OPTIONS {
-        return Err(Status::invalid_argument(format!(
-            "{} options, more than the limit of {MAX_OPTIONS}",
-            request.options.len()
-        )));
-    }
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (key, value) in &request.options {
-        if key.len() > MAX_OPTION_BYTES || value.len() > MAX_OPTION_BYTES {
-            return Err(Status::invalid_argument(format!(
-                "option {} is longer than {MAX_OPTION_BYTES} bytes",
-                gangs_proto::quoted(key)
-            )));
-        }
         if matches!(key.as_str(), "turn_ms" | "bank_ms" | "absent_after") {
             return Err(Status::invalid_argument(format!(
                 "option {key}: a ladder's clocks go in the request's own {key} field (--turn-ms)"
@@ -360,8 +322,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::CreateLadderRequest>,
     ) -> Result<Response<pb::CreateLadderResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Admin, "create ladders")?;
+        self.front.accept(&request, &access::CREATE_LADDER)?;
         let info = ladder_of(request.get_ref(), crate::actor::unix_ms())?;
         let ladder = self.ladders.create(info).await?;
         tracing::info!(ladder = %ladder.name, kind = %ladder.kind, players = ladder.players, "created a ladder");
@@ -374,8 +335,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::ListLaddersRequest>,
     ) -> Result<Response<pb::ListLaddersResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Player, "list ladders")?;
+        self.front.accept(&request, &access::LIST_LADDERS)?;
         let ladders = self.ladders.list().await;
         Ok(Response::new(pb::ListLaddersResponse { ladders }))
     }
@@ -385,21 +345,17 @@ impl LaddersRpc for LaddersService {
         request: Request<pb::RegisterBotRequest>,
     ) -> Result<Response<pb::RegisterBotResponse>, Status> {
         // --open-registration: anyone may register a bot (and gets only its key).
-        if !self.ladders.ctx.policy.open_registration {
-            self.games
-                .check_key(&request, Access::Admin, "register bots")?;
-        }
+        self.front.accept(&request, &access::REGISTER_BOT)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, register_bot);
         let request = request.into_inner();
-        check_name("bot", &request.bot, MAX_BOT_NAME)?;
         if request.bot.starts_with(house::HOUSE_PREFIX) {
             return Err(Status::invalid_argument(format!(
                 "bot names starting with {:?} are the server's own house bots: choose another name",
                 house::HOUSE_PREFIX
             )));
         }
-        let version = version_of(&request.version)?;
+        let version = version_of(&request.version);
         let name = entry_name(&request.bot, &version);
         let mut state = ladder.state.lock().await;
         if state.by_name.contains_key(&name) {
@@ -425,21 +381,12 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::QueueRequest>,
     ) -> Result<Response<EventStream>, Status> {
+        self.front.accept(&request, &access::QUEUE)?;
         let checked = request.get_ref();
-        crate::bounds::check_len("bot_key", &checked.bot_key, MAX_BOT_KEY_BYTES)?;
         if checked.bot_key.is_empty() {
             return Err(Status::unauthenticated(
                 "bot_key is required: the key RegisterBot printed (gangs ladder register)",
             ));
-        }
-        if checked.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
-            return Err(Status::invalid_argument(format!(
-                "{} acknowledged games, more than the limit of {MAX_ACKNOWLEDGED}",
-                checked.acknowledged_game_ids.len()
-            )));
-        }
-        for id in &checked.acknowledged_game_ids {
-            crate::bounds::check_game_id(id)?;
         }
         let name = checked.ladder.clone();
         let forward = |mut node: LaddersClient<Channel>, request| async move {
@@ -462,8 +409,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::StandingsRequest>,
     ) -> Result<Response<pb::StandingsResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Player, "read standings")?;
+        self.front.accept(&request, &access::STANDINGS)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, standings);
         let state = ladder.state.lock().await;
@@ -505,8 +451,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::LadderGamesRequest>,
     ) -> Result<Response<pb::LadderGamesResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Player, "list ladder games")?;
+        self.front.accept(&request, &access::LADDER_GAMES)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, ladder_games);
         let request = request.into_inner();
@@ -552,8 +497,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::PauseBotRequest>,
     ) -> Result<Response<pb::PauseBotResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Admin, "pause bots")?;
+        self.front.accept(&request, &access::PAUSE_BOT)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, pause_bot);
         let request = request.into_inner();
@@ -594,8 +538,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::RetireBotRequest>,
     ) -> Result<Response<pb::RetireBotResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Admin, "retire bots")?;
+        self.front.accept(&request, &access::RETIRE_BOT)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, retire_bot);
         let request = request.into_inner();
@@ -618,8 +561,7 @@ impl LaddersRpc for LaddersService {
         &self,
         request: Request<pb::RerateLadderRequest>,
     ) -> Result<Response<pb::RerateLadderResponse>, Status> {
-        self.games
-            .check_key(&request, Access::Admin, "rerate ladders")?;
+        self.front.accept(&request, &access::RERATE_LADDER)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, _) = here_or_return!(self, name, request, rerate_ladder);
         let _one_at_a_time = self.rerating.try_acquire().map_err(|_| {
@@ -662,7 +604,12 @@ mod tests {
             kind: "gang-of-four".into(),
             ..Default::default()
         };
-        let refused = |request: pb::CreateLadderRequest| ladder_of(&request, 1).unwrap_err();
+        // As the front checks it: its bounds, then the ladder.
+        let refused = |request: pb::CreateLadderRequest| {
+            crate::bounds::Bounded::check_bounds(&request)
+                .and_then(|()| ladder_of(&request, 1))
+                .unwrap_err()
+        };
         let status = refused(pb::CreateLadderRequest {
             name: "no spaces".into(),
             ..good.clone()

@@ -25,8 +25,6 @@ use tonic::{Code, Status};
 
 /// Every house entry's bot name starts with this; no outside bot may register such a name.
 pub const HOUSE_PREFIX: &str = "house-";
-/// House bots on one ladder at most.
-pub const MAX_HOUSE_BOTS: usize = 6;
 /// The house search bot's thinking time per move (the shipped binary's default is 200 ms):
 /// it runs on the server's own cores.
 pub const SEARCH_BUDGET: Duration = Duration::from_millis(100);
@@ -37,14 +35,9 @@ const REQUEUE_AFTER: Duration = Duration::from_secs(1);
 
 type BoxedPolicy = Box<dyn Policy + Send>;
 
-/// Checks a CreateLadder's `house_bots` for `kind`: known to the kind, each once, few.
+/// Checks a CreateLadder's `house_bots` (few, `bounds.rs`) for `kind`: known to the kind,
+/// each once.
 pub fn check(kind: &str, names: &[String]) -> Result<(), Status> {
-    if names.len() > MAX_HOUSE_BOTS {
-        return Err(Status::invalid_argument(format!(
-            "{} house bots, more than the limit of {MAX_HOUSE_BOTS}",
-            names.len()
-        )));
-    }
     let offered = gangs_bots::policies::playing(kind);
     let mut seen = HashSet::new();
     for name in names {
@@ -186,7 +179,7 @@ async fn play_to_end(
     let mut from_seq = 0;
     let mut stop = ladder.stop.clone();
     loop {
-        let request = ladder.ctx.request(pb::WatchRequest {
+        let request = ladder.request(pb::WatchRequest {
             game_id: matched.game_id.clone(),
             token: matched.token.clone(),
             from_seq,
@@ -220,7 +213,7 @@ async fn play_to_end(
                 };
                 policy = returned;
                 let Some(action) = action else { continue };
-                let act = ladder.ctx.request(pb::ActRequest {
+                let act = ladder.request(pb::ActRequest {
                     game_id: matched.game_id.clone(),
                     token: matched.token.clone(),
                     action: Some(action),

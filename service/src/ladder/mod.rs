@@ -34,6 +34,7 @@ pub mod rerate;
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
+use crate::front::BotGrants;
 use crate::store::{Store, StoreErrorKind};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -72,27 +73,12 @@ const MATCH_EVERY: Duration = Duration::from_secs(1);
 
 pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, Status>>;
 
-/// What every ladder shares: the store, the games service, the server's admin key, the stop.
+/// What every ladder shares: the store, the games service, the policy, the stop.
 pub struct Context {
     pub store: Store,
     pub games: GamesService,
-    /// Sent with the ladder's own calls to the games service.
-    pub admin_key: Option<String>,
     pub policy: Policy,
     pub stop: watch::Receiver<bool>,
-}
-
-impl Context {
-    /// `message` as a call to the games service, with the admin key when there is one.
-    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
-        let mut request = tonic::Request::new(message);
-        if let Some(key) = &self.admin_key {
-            if let Ok(value) = format!("Bearer {key}").parse() {
-                request.metadata_mut().insert("authorization", value);
-            }
-        }
-        request
-    }
 }
 
 /// Sleeps `pause`; false when `stop` turns true meanwhile.
@@ -146,6 +132,17 @@ impl Ladder {
             wake: Notify::new(),
             stop,
         })
+    }
+
+    /// `message` as this ladder's own call to the games service: its principal travels in the
+    /// request's extensions, never as a key.
+    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
+        crate::front::InProcess::Ladder(self.name.clone()).on(message)
+    }
+
+    /// What the ladders' bot keys may do in the Games service.
+    fn bots(&self) -> &BotGrants {
+        self.ctx.games.front().bots()
     }
 
     /// Whether this node stopped running the ladder.
@@ -203,12 +200,16 @@ impl Ladder {
         let key: String = (0..4)
             .map(|_| format!("{:016x}", rand::random::<u64>()))
             .collect();
+        let name = records::entry_name(&bot, &version);
+        let key_sha256 = api::key_hash(&key);
         let record = Lr::Registered(pb::ladder_record::BotRegistered {
             bot,
             version,
-            key_sha256: api::key_hash(&key),
+            key_sha256: key_sha256.clone(),
         });
         self.append(state, record).await?;
+        // The key plays its games from now on (`front/bots.rs`).
+        self.bots().enter(&key_sha256, &self.name, &name, false);
         Ok(key)
     }
 
@@ -255,6 +256,10 @@ impl Ladder {
             lifted,
         });
         self.append(state, record).await?;
+        if reason == Reason::Retired && !lifted {
+            // A retired bot's key no longer plays, its running games included.
+            self.bots().retire(&state.entries[entry].key_sha256);
+        }
         if !lifted {
             let reason = reason as i32;
             let event = pb::ladder_event::Paused { reason, detail };
@@ -306,6 +311,8 @@ impl Ladder {
                     // every open stream), or when another node of a cluster takes the ladder.
                     self.sessions.lock().expect("sessions lock").clear();
                     crate::metrics::ladder_bots_queued(&self.name, 0);
+                    // Its bots' keys are the node's that runs it now.
+                    self.bots().forget_ladder(&self.name);
                     return;
                 }
                 _ = self.wake.notified() => {}
@@ -627,6 +634,7 @@ impl Ladders {
                     .map(|(g, _)| (m.no, g as u32))
             })
             .collect();
+        grant_keys(self.ctx.games.front().bots(), &state);
         let ladder = Ladder::new(self.ctx.clone(), state, stop);
         tokio::spawn(ladder.clone().matchmaker());
         tokio::spawn(house::run(ladder.clone()));
@@ -722,6 +730,36 @@ impl Ladders {
         state.last_seq = 1;
         self.start(state, self.ctx.stop.clone());
         Ok(info)
+    }
+}
+
+/// Enters every bot key of a ladder this node starts running, with the games its state knows:
+/// a finished game for its log, a running one with its seats' tokens once the ladder seated it
+/// again (`play.rs`).
+fn grant_keys(bots: &BotGrants, state: &LadderState) {
+    let ladder = &state.info.name;
+    for entry in &state.entries {
+        bots.enter(&entry.key_sha256, ladder, &entry.name(), entry.retired);
+    }
+    for m in state.matches.values() {
+        for (g, game) in m.games.iter().enumerate() {
+            let game_id = game.game_id.clone().unwrap_or_else(|| {
+                crate::registry::game_id_of_create_id(&play::create_id(
+                    &state.log_id,
+                    m.no,
+                    g as u32,
+                ))
+            });
+            let seats = matchmaker::seating(&m.entries, m.no, g);
+            for (seat, &entry) in seats.iter().enumerate() {
+                let tokens = match game.tokens.get(seat) {
+                    Some(token) => Some(vec![token.clone()]),
+                    None if game.result.is_some() => Some(Vec::new()),
+                    None => None,
+                };
+                bots.grant_game(&state.entries[entry].key_sha256, &game_id, tokens);
+            }
+        }
     }
 }
 

@@ -79,6 +79,12 @@ pub fn matched_event(state: &LadderState, m: &Match, game: usize, entry: usize) 
     }))
 }
 
+/// The `create_id` of game `game` of match `no` of the ladder logged as `log_id`: a retry or a
+/// restart finds the same game (its id derives from it).
+pub fn create_id(log_id: &str, no: u64, game: u32) -> String {
+    format!("ladder:{log_id}:{no}:{game}")
+}
+
 /// Plays game `game` of match `no` to its rating (or until the server stops).
 pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
     let Some(answer) = seat_game(&ladder, no, game).await else {
@@ -97,7 +103,7 @@ pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
     };
     let log = match retried(&ladder, "reading a ladder game's log", || {
         let ctx = ladder.ctx.clone();
-        let request = ctx.request(pb::GetLogRequest {
+        let request = ladder.request(pb::GetLogRequest {
             game_id: game_id.clone(),
             from_seq: 0,
         });
@@ -137,9 +143,9 @@ async fn seat_game(
         (state.log_id.clone(), state.info.clone(), m)
     };
     let seats = seating(&m.entries, no, game as usize);
-    let create_id = format!("ladder:{log_id}:{no}:{game}");
+    let create_id = create_id(&log_id, no, game);
     let created = retried(ladder, "creating a ladder game", || {
-        let request = ladder.ctx.request(pb::CreateGameRequest {
+        let request = ladder.request(pb::CreateGameRequest {
             kind: info.kind.clone(),
             options: info.options,
             seed: Some(m.seed),
@@ -162,7 +168,7 @@ async fn seat_game(
     let mut last_seq = 0;
     for (seat, name) in names.iter().enumerate() {
         let joined = retried(ladder, "taking a ladder game's seat", || {
-            let request = ladder.ctx.request(pb::JoinGameRequest {
+            let request = ladder.request(pb::JoinGameRequest {
                 game_id: created.game_id.clone(),
                 seat: Some(seat as u32),
                 name: name.clone(),
@@ -189,6 +195,18 @@ async fn seat_game(
             .get_mut(&no)
             .and_then(|m| m.games.get_mut(game as usize))?;
         slot.game_id = Some(created.game_id.clone());
+        // Each bot's key plays its seat (`front/bots.rs`).
+        for (&entry, token) in seats.iter().zip(&tokens) {
+            ladder.ctx.games.front().bots().grant_game(
+                &state.entries[entry].key_sha256,
+                &created.game_id,
+                Some(vec![token.clone()]),
+            );
+        }
+        let slot = state
+            .matches
+            .get_mut(&no)
+            .and_then(|m| m.games.get_mut(game as usize))?;
         slot.tokens = tokens;
         if slot.result.is_none() {
             let m = state.matches.get(&no).expect("found above").clone();
@@ -211,7 +229,7 @@ async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Opti
         if ladder.stopping() {
             return None;
         }
-        let request = ladder.ctx.request(pb::WatchRequest {
+        let request = ladder.request(pb::WatchRequest {
             game_id: game_id.to_string(),
             token: String::new(),
             from_seq,

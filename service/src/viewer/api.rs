@@ -28,15 +28,10 @@ const STATUS_WORDS: [(&str, pb::GameStatus); 5] = [
 
 impl Viewer {
     /// A request to the games service with the key the request being served reads with (the
-    /// session's on a keyed viewer, the server's read key on an open one: `auth.rs`).
+    /// session's on a keyed viewer, the server's read key on an open one: `auth.rs`) as its
+    /// principal, in-process (no header).
     pub(super) fn request<T>(&self, message: T) -> tonic::Request<T> {
-        let mut request = tonic::Request::new(message);
-        if let Some(key) = &super::auth::read_key() {
-            if let Ok(value) = format!("Bearer {key}").parse() {
-                request.metadata_mut().insert("authorization", value);
-            }
-        }
-        request
+        crate::front::InProcess::Key(super::auth::read_key()).on(message)
     }
 
     /// One page of `ListGames` (its filters and paging, as a gRPC client gets them).

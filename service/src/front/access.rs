@@ -1,0 +1,447 @@
+//! Who may call what. Every method of `gangs.v1.Games` and `gangs.v1.Ladders` is declared here
+//! once, with its [`Rule`] ([`RULES`]; a test reads the methods from the proto's descriptors and
+//! fails on one without a rule), and [`Front::admit`] turns a call's credentials into the
+//! [`Principal`] its handler serves. Health and reflection stay open (they are not listed).
+//!
+//! Credentials are `authorization: Bearer KEY` metadata: the admin key (`--api-key`), the
+//! player key (`--player-key`) or a ladder's bot key. A server without `--api-key` has no keys:
+//! everyone may call everything (Queue still asks for the bot's key in its request).
+
+use super::bots::{BotGrants, BotKey};
+use crate::bounds::Bounded;
+use crate::cluster::Cluster;
+use crate::secret::constant_time_eq;
+use std::sync::Arc;
+use tonic::{Request, Status};
+
+/// The server's keys (`--api-key`, `--player-key`); none: every call is allowed.
+#[derive(Debug, Clone, Default)]
+pub struct Keys {
+    /// May do everything.
+    pub admin: Option<String>,
+    /// May join, watch, act, read logs and list games; not create or cancel.
+    pub player: Option<String>,
+}
+
+/// Who may call a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The admin key.
+    Admin,
+    /// The player key or the admin key.
+    Player,
+    /// The player key, the admin key, or a ladder bot's key on the games its ladder matched it
+    /// to (with its own seats' tokens, or as a spectator).
+    PlayerOrBot,
+    /// The admin key; anyone with `--open-registration`.
+    Registration,
+    /// Anyone: the request carries the bot's own key (`QueueRequest.bot_key`), which its ladder
+    /// checks.
+    BotKeyInRequest,
+}
+
+/// One method of either service and who may call it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Method {
+    /// `gangs.v1.Games` or `gangs.v1.Ladders`.
+    pub service: &'static str,
+    /// As the proto spells it (`CreateGame`).
+    pub name: &'static str,
+    pub rule: Rule,
+    /// What the method does, for refusals ("this server requires a key to {what}").
+    pub what: &'static str,
+}
+
+pub const GAMES: &str = "gangs.v1.Games";
+pub const LADDERS: &str = "gangs.v1.Ladders";
+
+macro_rules! methods {
+    ($($constant:ident: $service:ident $name:literal $rule:ident $what:literal;)*) => {
+        $(pub const $constant: Method = Method {
+            service: $service,
+            name: $name,
+            rule: Rule::$rule,
+            what: $what,
+        };)*
+        /// Every method of both services, each with its rule.
+        pub const RULES: &[Method] = &[$($constant),*];
+    };
+}
+
+methods! {
+    CREATE_GAME: GAMES "CreateGame" Admin "create games";
+    JOIN_GAME: GAMES "JoinGame" Player "join games";
+    WATCH: GAMES "Watch" PlayerOrBot "watch games";
+    ACT: GAMES "Act" PlayerOrBot "act";
+    GET_LOG: GAMES "GetLog" PlayerOrBot "read logs";
+    LIST_GAMES: GAMES "ListGames" Player "list games";
+    IMPORT_GAME: GAMES "ImportGame" Admin "import games";
+    CANCEL_GAME: GAMES "CancelGame" Admin "cancel games";
+    WATCH_GAMES: GAMES "WatchGames" Player "watch the directory";
+    CREATE_LADDER: LADDERS "CreateLadder" Admin "create ladders";
+    LIST_LADDERS: LADDERS "ListLadders" Player "list ladders";
+    REGISTER_BOT: LADDERS "RegisterBot" Registration "register bots";
+    QUEUE: LADDERS "Queue" BotKeyInRequest "queue on a ladder";
+    STANDINGS: LADDERS "Standings" Player "read standings";
+    LADDER_GAMES: LADDERS "LadderGames" Player "list ladder games";
+    PAUSE_BOT: LADDERS "PauseBot" Admin "pause bots";
+    RETIRE_BOT: LADDERS "RetireBot" Admin "retire bots";
+    RERATE_LADDER: LADDERS "RerateLadder" Admin "rerate ladders";
+}
+
+/// The rule of `service`'s method `name`, if it has one.
+pub fn rule_of(service: &str, name: &str) -> Option<&'static Method> {
+    RULES
+        .iter()
+        .find(|m| m.service == service && m.name == name)
+}
+
+/// The caller of a method, once [`Front::admit`] accepted its credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// A server without keys (everyone may call everything), or a method whose request carries
+    /// its own key (Queue).
+    Anyone,
+    /// The admin key.
+    Admin,
+    /// The player key.
+    Player,
+    /// A ladder bot's key: the games its ladder matched it to, nothing else.
+    Bot(BotKey),
+    /// The ladder NAME, in-process ([`InProcess::Ladder`]): it creates, seats, watches and
+    /// acts in its own games.
+    Ladder(String),
+    /// A call another node of this cluster forwarded (it carries the cluster's forwarding
+    /// mark): that node admitted its caller for this method and game, which is not checked
+    /// twice (a bot key, for one, is known on the node that runs its ladder).
+    Forwarded,
+}
+
+/// A caller inside the host, carried in a request's extensions (never on the wire: a client
+/// cannot set them), so that in-process callers need no made-up `authorization` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InProcess {
+    /// The ladder NAME (its matchmaker and its house bots).
+    Ladder(String),
+    /// The web viewer, reading with the key of its session (or the server's read key): the
+    /// key's own rights.
+    Key(Option<String>),
+}
+
+impl InProcess {
+    /// `message` as a call from this caller.
+    pub fn on<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        request.extensions_mut().insert(self.clone());
+        request
+    }
+}
+
+/// The keys and the bot keys every call is checked against. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Front {
+    keys: Keys,
+    /// Set on a node of a cluster: calls with its forwarding mark were admitted already.
+    cluster: Option<Arc<Cluster>>,
+    bots: BotGrants,
+    /// `--open-registration`: RegisterBot needs no key.
+    open_registration: bool,
+}
+
+impl Front {
+    pub fn new(keys: Keys) -> Front {
+        Front {
+            keys,
+            ..Front::default()
+        }
+    }
+
+    /// A node of `cluster`: calls other nodes forward were admitted there.
+    pub fn with_cluster(mut self, cluster: Arc<Cluster>) -> Front {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// This front with `--open-registration` as given.
+    pub fn with_open_registration(mut self, open: bool) -> Front {
+        self.open_registration = open;
+        self
+    }
+
+    /// What every ladder's bot key may do, shared with the ladders that keep it.
+    pub fn bots(&self) -> &BotGrants {
+        &self.bots
+    }
+
+    /// Whether the server has keys (`--api-key`).
+    pub fn keyed(&self) -> bool {
+        self.keys.admin.is_some()
+    }
+
+    /// The caller of `method` by the call's `authorization` metadata, or the refusal: no key
+    /// (UNAUTHENTICATED), a key that may not call it or that nobody knows (PERMISSION_DENIED).
+    /// A bot key is admitted here as its bot; which games it may touch is the game's call's
+    /// to check ([`BotGrants::may_play`]).
+    pub fn admit<T>(&self, request: &Request<T>, method: &Method) -> Result<Principal, Status> {
+        match request.extensions().get::<InProcess>() {
+            Some(InProcess::Ladder(name)) => return Ok(Principal::Ladder(name.clone())),
+            Some(InProcess::Key(key)) => return self.admit_key(key.as_deref(), method),
+            None => {}
+        }
+        if self.keys.admin.is_some()
+            && self
+                .cluster
+                .as_ref()
+                .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
+        {
+            return Ok(Principal::Forwarded);
+        }
+        self.admit_key(bearer(request)?, method)
+    }
+
+    /// The caller of `method` sending `given` as its key.
+    fn admit_key(&self, given: Option<&str>, method: &Method) -> Result<Principal, Status> {
+        let Some(admin) = &self.keys.admin else {
+            return Ok(Principal::Anyone);
+        };
+        let what = method.what;
+        match method.rule {
+            Rule::BotKeyInRequest => return Ok(Principal::Anyone),
+            Rule::Registration if self.open_registration => return Ok(Principal::Anyone),
+            _ => {}
+        }
+        let Some(given) = given else {
+            return Err(Status::unauthenticated(format!(
+                "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY; a ladder bot may send its --bot-key)"
+            )));
+        };
+        if constant_time_eq(given.as_bytes(), admin.as_bytes()) {
+            return Ok(Principal::Admin);
+        }
+        let player = self.keys.player.as_ref();
+        if player.is_some_and(|p| constant_time_eq(given.as_bytes(), p.as_bytes())) {
+            return match method.rule {
+                Rule::Player | Rule::PlayerOrBot => Ok(Principal::Player),
+                _ => Err(Status::permission_denied(format!(
+                    "the player key may not {what}: that needs the admin key (--api-key)"
+                ))),
+            };
+        }
+        if let Some(bot) = self.bots.bot_of(given) {
+            if bot.retired {
+                return Err(Status::permission_denied(format!(
+                    "bot {} is retired from ladder {}: its key no longer plays (register a new version)",
+                    bot.bot, bot.ladder
+                )));
+            }
+            return match method.rule {
+                Rule::PlayerOrBot => Ok(Principal::Bot(bot)),
+                _ => Err(Status::permission_denied(format!(
+                    "a bot key plays only its ladder games (Watch, Act and GetLog of the games ladder {} matched {} to): it may not {what}",
+                    bot.ladder, bot.bot
+                ))),
+            };
+        }
+        Err(Status::permission_denied(format!(
+            "wrong key: this server does not know the key sent in `authorization` (to {what})"
+        )))
+    }
+
+    /// The front of every call: its caller ([`Front::admit`]), then its request's bounds
+    /// (`bounds.rs`), checked once before anything else reads it.
+    pub fn accept<T: Bounded>(
+        &self,
+        request: &Request<T>,
+        method: &Method,
+    ) -> Result<Principal, Status> {
+        let principal = self.admit(request, method)?;
+        request.get_ref().check_bounds()?;
+        Ok(principal)
+    }
+
+    /// Whether `principal` may touch game `game_id`, with seat token `token` (empty: as a
+    /// spectator). Every principal but a bot's may; a bot only its ladder's games.
+    pub fn may_play(
+        &self,
+        principal: &Principal,
+        game_id: &str,
+        token: &str,
+    ) -> Result<(), Status> {
+        match principal {
+            Principal::Bot(bot) => self.bots.may_play(bot, game_id, token),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The key in a call's `authorization: Bearer KEY` metadata: `Ok(None)` without that
+/// metadata, an error when it does not read `Bearer KEY`.
+pub fn bearer<T>(request: &Request<T>) -> Result<Option<&str>, Status> {
+    let Some(header) = request.metadata().get("authorization") else {
+        return Ok(None);
+    };
+    header
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(Some)
+        .ok_or_else(|| {
+            Status::unauthenticated("the `authorization` metadata must read `Bearer KEY`")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    // Just what the test reads of `google.protobuf.FileDescriptorSet` (prost skips the rest).
+    #[derive(Clone, PartialEq, Message)]
+    struct FileSet {
+        #[prost(message, repeated, tag = "1")]
+        file: Vec<File>,
+    }
+    #[derive(Clone, PartialEq, Message)]
+    struct File {
+        #[prost(string, optional, tag = "2")]
+        package: Option<String>,
+        #[prost(message, repeated, tag = "6")]
+        service: Vec<Service>,
+    }
+    #[derive(Clone, PartialEq, Message)]
+    struct Service {
+        #[prost(string, optional, tag = "1")]
+        name: Option<String>,
+        #[prost(message, repeated, tag = "2")]
+        method: Vec<MethodDescriptor>,
+    }
+    #[derive(Clone, PartialEq, Message)]
+    struct MethodDescriptor {
+        #[prost(string, optional, tag = "1")]
+        name: Option<String>,
+    }
+
+    /// Every (service, method) of the compiled proto.
+    fn proto_methods() -> Vec<(String, String)> {
+        let set = FileSet::decode(gangs_proto::FILE_DESCRIPTOR_SET).expect("descriptors");
+        let mut methods = Vec::new();
+        for file in set.file {
+            let package = file.package.unwrap_or_default();
+            for service in file.service {
+                let service_name = format!("{package}.{}", service.name.unwrap_or_default());
+                for method in service.method {
+                    methods.push((service_name.clone(), method.name.unwrap_or_default()));
+                }
+            }
+        }
+        methods
+    }
+
+    #[test]
+    fn every_method_of_both_services_has_an_access_rule() {
+        let methods = proto_methods();
+        for service in [GAMES, LADDERS] {
+            assert!(
+                methods.iter().any(|(s, _)| s == service),
+                "the descriptors hold no {service}: {methods:?}"
+            );
+        }
+        for (service, name) in &methods {
+            assert!(
+                rule_of(service, name).is_some(),
+                "{service}/{name} has no access rule in front/access.rs"
+            );
+        }
+        // And no rule names a method the proto does not have.
+        for rule in RULES {
+            assert!(
+                methods
+                    .iter()
+                    .any(|(s, n)| s == rule.service && n == rule.name),
+                "{}/{} is not a method of the proto",
+                rule.service,
+                rule.name
+            );
+        }
+    }
+
+    fn call(key: Option<&str>) -> Request<()> {
+        let mut request = Request::new(());
+        if let Some(key) = key {
+            let value = format!("Bearer {key}").parse().expect("ascii");
+            request.metadata_mut().insert("authorization", value);
+        }
+        request
+    }
+
+    fn keyed() -> Front {
+        Front::new(Keys {
+            admin: Some("ADMIN".into()),
+            player: Some("PLAYERS".into()),
+        })
+    }
+
+    #[test]
+    fn keys_make_their_principals_and_a_bot_key_plays_only_its_games() {
+        let front = keyed();
+        front.bots().enter(
+            &crate::secret::sha256_hex("BOTKEY"),
+            "class",
+            "greedy@1",
+            false,
+        );
+        let hash = crate::secret::sha256_hex("BOTKEY");
+        front
+            .bots()
+            .grant_game(&hash, "g1", Some(vec!["tok0".into()]));
+        assert_eq!(
+            front.admit(&call(Some("ADMIN")), &CREATE_GAME).ok(),
+            Some(Principal::Admin)
+        );
+        let refused = front
+            .admit(&call(Some("PLAYERS")), &CREATE_GAME)
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+        assert_eq!(
+            front.admit(&call(None), &WATCH).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
+        for method in [CREATE_GAME, JOIN_GAME, LIST_GAMES, WATCH_GAMES, IMPORT_GAME] {
+            let refused = front.admit(&call(Some("BOTKEY")), &method).unwrap_err();
+            assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+            assert!(
+                refused.message().contains("plays only its ladder games"),
+                "{refused:?}"
+            );
+        }
+        let bot = front.admit(&call(Some("BOTKEY")), &WATCH).unwrap();
+        assert!(matches!(bot, Principal::Bot(_)));
+        assert!(front.may_play(&bot, "g1", "tok0").is_ok());
+        assert!(front.may_play(&bot, "g1", "").is_ok());
+        let other_seat = front.may_play(&bot, "g1", "tok1").unwrap_err();
+        assert_eq!(other_seat.code(), tonic::Code::PermissionDenied);
+        let other_game = front.may_play(&bot, "g2", "").unwrap_err();
+        assert_eq!(other_game.code(), tonic::Code::PermissionDenied);
+        assert!(other_game.message().contains("g2"), "{other_game:?}");
+        front.bots().retire(&hash);
+        let retired = front.admit(&call(Some("BOTKEY")), &WATCH).unwrap_err();
+        assert_eq!(retired.code(), tonic::Code::PermissionDenied);
+        assert!(retired.message().contains("retired"), "{retired:?}");
+        // In-process callers carry no header: the ladder is itself, the viewer its key's.
+        let ladder = InProcess::Ladder("class".into()).on(());
+        assert_eq!(
+            front.admit(&ladder, &CREATE_GAME).ok(),
+            Some(Principal::Ladder("class".into()))
+        );
+        let viewer = InProcess::Key(Some("PLAYERS".into())).on(());
+        assert_eq!(front.admit(&viewer, &WATCH).ok(), Some(Principal::Player));
+        let refused = front.admit(&viewer, &CREATE_GAME).unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+        // An open server asks no key, a bot key included.
+        let open = Front::default();
+        assert_eq!(
+            open.admit(&call(Some("BOTKEY")), &CREATE_GAME).ok(),
+            Some(Principal::Anyone)
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! What a ladder bot's key may do in the Games service: `Watch`, `Act` and `GetLog` of the
+//! games its ladder matched it to (with its own seats' tokens, or as a spectator), nothing else.
+//! The ladders keep this table (by the keys' SHA-256, as their logs do): a key is entered when
+//! its bot registers or its ladder starts here, a game when the ladder seats it, and a retired
+//! bot's key is refused from then on, in its running games too.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, RwLock};
+use tonic::Status;
+
+/// Games remembered per bot key (its latest): a bot reads the log of a game it just finished,
+/// not of its thousandth game back.
+pub const MAX_GAMES_PER_KEY: usize = 1024;
+
+/// A ladder bot, as its key makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotKey {
+    /// SHA-256 of the key, hex.
+    pub hash: String,
+    pub ladder: String,
+    /// `bot@version`.
+    pub bot: String,
+    pub retired: bool,
+}
+
+#[derive(Debug)]
+struct Grant {
+    ladder: String,
+    bot: String,
+    retired: bool,
+    /// Game id -> the bot's seats' tokens there (None: not known yet: its ladder seats the
+    /// game again after a restart).
+    games: HashMap<String, Option<Vec<String>>>,
+    /// The games in the order they were granted, oldest first.
+    order: VecDeque<String>,
+}
+
+/// Every ladder bot key this node knows, by SHA-256. Cheap to clone (shared).
+#[derive(Debug, Clone, Default)]
+pub struct BotGrants(Arc<RwLock<HashMap<String, Grant>>>);
+
+impl BotGrants {
+    /// Enters (or updates) the key of `bot` on `ladder`.
+    pub fn enter(&self, hash: &str, ladder: &str, bot: &str, retired: bool) {
+        let mut grants = self.0.write().expect("bot grants lock");
+        let grant = grants.entry(hash.to_string()).or_insert_with(|| Grant {
+            ladder: ladder.to_string(),
+            bot: bot.to_string(),
+            retired,
+            games: HashMap::new(),
+            order: VecDeque::new(),
+        });
+        grant.retired = retired;
+    }
+
+    /// Grants game `game_id` to the key `hash` (entered before), with its seats' `tokens` there
+    /// (None: not known yet); tokens add to those granted before.
+    pub fn grant_game(&self, hash: &str, game_id: &str, tokens: Option<Vec<String>>) {
+        let mut grants = self.0.write().expect("bot grants lock");
+        let Some(grant) = grants.get_mut(hash) else {
+            return;
+        };
+        match grant.games.get_mut(game_id) {
+            Some(known) => {
+                if let Some(tokens) = tokens {
+                    let seats = known.get_or_insert_with(Vec::new);
+                    for token in tokens {
+                        if !seats.contains(&token) {
+                            seats.push(token);
+                        }
+                    }
+                }
+            }
+            None => {
+                grant.games.insert(game_id.to_string(), tokens);
+                grant.order.push_back(game_id.to_string());
+                while grant.order.len() > MAX_GAMES_PER_KEY {
+                    if let Some(oldest) = grant.order.pop_front() {
+                        grant.games.remove(&oldest);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The key `hash` is retired: refused from now on.
+    pub fn retire(&self, hash: &str) {
+        if let Some(grant) = self.0.write().expect("bot grants lock").get_mut(hash) {
+            grant.retired = true;
+        }
+    }
+
+    /// Forgets every key of `ladder` (this node no longer runs it).
+    pub fn forget_ladder(&self, ladder: &str) {
+        self.0
+            .write()
+            .expect("bot grants lock")
+            .retain(|_, grant| grant.ladder != ladder);
+    }
+
+    /// The bot whose key is `key`, if any ladder here has it.
+    pub fn bot_of(&self, key: &str) -> Option<BotKey> {
+        let hash = crate::secret::sha256_hex(key);
+        let grants = self.0.read().expect("bot grants lock");
+        let grant = grants.get(&hash)?;
+        Some(BotKey {
+            ladder: grant.ladder.clone(),
+            bot: grant.bot.clone(),
+            retired: grant.retired,
+            hash,
+        })
+    }
+
+    /// Whether `bot` may touch game `game_id` with `token` (empty: as a spectator):
+    /// PERMISSION_DENIED naming why not; UNAVAILABLE while its ladder seats the game again
+    /// after a restart (the bot's retry gets in).
+    pub fn may_play(&self, bot: &BotKey, game_id: &str, token: &str) -> Result<(), Status> {
+        let grants = self.0.read().expect("bot grants lock");
+        let Some(grant) = grants.get(&bot.hash) else {
+            return Err(Status::permission_denied(format!(
+                "bot {} is no longer on ladder {}: its key no longer plays",
+                bot.bot, bot.ladder
+            )));
+        };
+        if grant.retired {
+            return Err(Status::permission_denied(format!(
+                "bot {} is retired from ladder {}: its key no longer plays (register a new version)",
+                grant.bot, grant.ladder
+            )));
+        }
+        match grant.games.get(game_id) {
+            None => Err(Status::permission_denied(format!(
+                "a bot key plays only its ladder games: ladder {} did not match {} to game {}",
+                grant.ladder,
+                grant.bot,
+                gangs_proto::quoted(game_id)
+            ))),
+            Some(_) if token.is_empty() => Ok(()),
+            Some(None) => Err(Status::unavailable(format!(
+                "ladder {} is seating game {game_id} again after a restart: retry in a moment",
+                grant.ladder
+            ))),
+            Some(Some(tokens)) => {
+                if tokens
+                    .iter()
+                    .any(|t| crate::secret::constant_time_eq(t.as_bytes(), token.as_bytes()))
+                {
+                    Ok(())
+                } else {
+                    Err(Status::permission_denied(format!(
+                        "a bot key plays only its own seats: this token is not a seat of {} in game {game_id}",
+                        grant.bot
+                    )))
+                }
+            }
+        }
+    }
+}

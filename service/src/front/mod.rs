@@ -1,0 +1,11 @@
+//! The front of the `gangs.v1.Games` and `gangs.v1.Ladders` services: who may call each method,
+//! declared once per method in `access.rs` (a test checks that every method of both services,
+//! read from the proto's descriptors, has its rule), and what a ladder's bot key may do in the
+//! Games service (`bots.rs`: the games its ladder matched it to, nothing else). Handlers are
+//! given the caller as a [`Principal`] and never read keys themselves.
+
+pub mod access;
+pub mod bots;
+
+pub use access::{Front, InProcess, Keys, Method, Principal, Rule};
+pub use bots::{BotGrants, BotKey};

@@ -1,0 +1,350 @@
+//! End to end: on a server with keys (`--api-key`, `--player-key`), a ladder bot needs its bot
+//! key and nothing else. Four Rust bots and the Python example, each given only its bot key
+//! (no GANGS_API_KEY in their environment; the greedy bot started from the line `gangs ladder
+//! register` printed, as printed), play a Gang of Four ladder to 24+ rated games without
+//! timing out their seats. A bot key used beyond its games is refused with PERMISSION_DENIED
+//! naming why, and nothing changes: CreateGame, ListGames, JoinGame, a game it was not matched
+//! to (Watch, Act), and, once its bot is retired, its own games.
+
+use crate::common;
+use crate::e2e_ladder::{json, until, LADDER};
+use crate::e2e_python_bot::{bot_script, python};
+
+use common::*;
+use gangs_proto::auth::ApiKey;
+use gangs_proto::v1 as pb;
+use pb::games_client::GamesClient;
+use pb::ladders_client::LaddersClient;
+use std::process::{Command, Stdio};
+use tokio_stream::StreamExt;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+use tonic::Code;
+
+const ADMIN: &str = "admin-secret-bot-keys-1";
+const PLAYERS: &str = "player-secret-bot-keys-2";
+const RATED: usize = 24;
+
+type GamesKeyed = GamesClient<InterceptedService<Channel, ApiKey>>;
+type LaddersKeyed = LaddersClient<InterceptedService<Channel, ApiKey>>;
+
+fn channel(server: &Server) -> Channel {
+    gangs_proto::connect::endpoint(&server.url(), None)
+        .expect("endpoint")
+        .connect_lazy()
+}
+
+fn games(server: &Server, key: &str) -> GamesKeyed {
+    GamesClient::with_interceptor(channel(server), ApiKey::new(Some(key)).expect("key"))
+}
+
+fn ladders(server: &Server, key: &str) -> LaddersKeyed {
+    LaddersClient::with_interceptor(channel(server), ApiKey::new(Some(key)).expect("key"))
+}
+
+/// `gangs --api-key ADMIN ARGS…`: the exit code and output.
+fn admin_cli(server: &Server, args: &[&str]) -> (i32, String) {
+    let mut all = vec!["--api-key", ADMIN];
+    all.extend_from_slice(args);
+    gangs_cli(server, &all)
+}
+
+/// A Rust bot binary on the ladder with only its bot key.
+fn rust_bot(binary: &str, server: &Server, key: &str, seed: u64) -> Bot {
+    let mut command = Command::new(bin(binary));
+    command.args([
+        "--server",
+        &server.url(),
+        "--ladder",
+        LADDER,
+        "--bot-key",
+        key,
+    ]);
+    only_its_key(&mut command, seed)
+}
+
+fn only_its_key(command: &mut Command, seed: u64) -> Bot {
+    command
+        .args(["--concurrent", "2", "--seed", &seed.to_string()])
+        .env_remove("GANGS_API_KEY")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    Bot(command.spawn().expect("start a ladder bot"))
+}
+
+/// Every game of the ladder, through every page (the player key reads them).
+async fn ladder_games(client: &mut LaddersKeyed) -> Vec<pb::LadderGame> {
+    let mut games = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .ladder_games(pb::LadderGamesRequest {
+                ladder: LADDER.into(),
+                page_size: 100,
+                page_token,
+            })
+            .await
+            .expect("ladder games")
+            .into_inner();
+        games.extend(page.games);
+        if page.next_page_token.is_empty() {
+            return games;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+async fn all_games(admin: &mut GamesKeyed) -> Vec<String> {
+    let listed = admin
+        .list_games(pb::ListGamesRequest {
+            page_size: 1000,
+            ..Default::default()
+        })
+        .await
+        .expect("list games")
+        .into_inner();
+    let mut ids: Vec<String> = listed.games.into_iter().map(|g| g.game_id).collect();
+    ids.sort();
+    ids
+}
+
+async fn log_of(
+    client: &mut GamesKeyed,
+    game_id: &str,
+) -> Result<Vec<pb::LogRecord>, tonic::Status> {
+    let mut stream = client
+        .get_log(pb::GetLogRequest {
+            game_id: game_id.into(),
+            from_seq: 0,
+        })
+        .await?
+        .into_inner();
+    let mut records = Vec::new();
+    while let Some(record) = stream.next().await {
+        records.push(record?);
+    }
+    Ok(records)
+}
+
+fn denied(status: &tonic::Status, why: &str) {
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    assert!(status.message().contains(why), "{why:?} not in {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &["--api-key", ADMIN, "--player-key", PLAYERS],
+    );
+    let (code, out) = admin_cli(
+        &server,
+        &[
+            "ladder",
+            "create",
+            LADDER,
+            "--kind",
+            "gang-of-four",
+            "--option",
+            "target_score=1",
+            "--turn-ms",
+            "1000",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+
+    // The greedy bot starts from the hint, exactly as printed.
+    let (code, out) = admin_cli(&server, &["ladder", "register", LADDER, "greedy"]);
+    assert_eq!(code, 0, "{out}");
+    let hint = out
+        .lines()
+        .find_map(|line| line.strip_prefix("play: "))
+        .unwrap_or_else(|| panic!("no `play:` line: {out}"));
+    let words: Vec<&str> = hint.split_whitespace().collect();
+    assert_eq!(words[0], "gangs-bot-greedy", "{hint}");
+    assert!(hint.contains(&server.url()), "no server URL in {hint}");
+    let greedy_key = words[words
+        .iter()
+        .position(|w| *w == "--bot-key")
+        .expect("--bot-key")
+        + 1];
+    let mut greedy = Command::new(bin(words[0]));
+    greedy.args(&words[1..]);
+    let mut bots = vec![only_its_key(&mut greedy, 1)];
+
+    let register = |bot: &str| {
+        let (code, out) = admin_cli(&server, &["ladder", "register", LADDER, bot, "--json"]);
+        assert_eq!(code, 0, "{out}");
+        json(&out)["bot_key"].as_str().expect("bot_key").to_string()
+    };
+    let random_keys: Vec<String> = ["random-a", "random-b", "random-c"]
+        .iter()
+        .map(|b| register(b))
+        .collect();
+    let python_key = register("python");
+    for (i, key) in random_keys.iter().enumerate() {
+        bots.push(rust_bot("gangs-bot-random", &server, key, i as u64 + 2));
+    }
+    let (python, stubs) = python();
+    let mut python_bot = Command::new(python);
+    python_bot
+        .arg(bot_script())
+        .args(["--server", &server.url(), "--ladder", LADDER])
+        .args(["--bot-key", &python_key, "--seed", "5"])
+        .env("PYTHONPATH", stubs)
+        .env("GANGS_BOT_QUIET", "1")
+        .env_remove("GANGS_API_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    bots.push(Bot(python_bot.spawn().expect("start the Python bot")));
+
+    let mut player = ladders(&server, PLAYERS);
+    until(&format!("{RATED} rated games"), 600, || {
+        let mut player = player.clone();
+        async move {
+            ladder_games(&mut player)
+                .await
+                .iter()
+                .filter(|g| g.outcome.is_some())
+                .count()
+                >= RATED
+        }
+    })
+    .await;
+    // Every bot plays on: none gave up on a refusal.
+    for bot in &mut bots {
+        assert!(
+            bot.try_wait().expect("try_wait").is_none(),
+            "a ladder bot exited while its ladder played: {:?}",
+            bot.try_wait()
+        );
+    }
+    let standings = player
+        .standings(pb::StandingsRequest {
+            ladder: LADDER.into(),
+            fit: false,
+        })
+        .await
+        .expect("standings")
+        .into_inner();
+    for row in &standings.standings {
+        // A bot that could not watch or act would time out every decision of every game.
+        assert!(row.games > 0, "{} played no rated game", row.bot);
+        assert!(
+            row.timeouts <= row.games,
+            "{} timed out {} times in {} games: its key did not let it play",
+            row.bot,
+            row.timeouts,
+            row.games
+        );
+    }
+    assert_eq!(standings.standings.len(), 5, "{standings:?}");
+
+    let mut admin = games(&server, ADMIN);
+    let mut bot = games(&server, greedy_key);
+    let played = ladder_games(&mut player).await;
+    let greedy_game = played
+        .iter()
+        .find(|g| g.names.iter().any(|n| n == "greedy@1"))
+        .expect("a game of greedy")
+        .game_id
+        .clone();
+    // Its own game: the log, as a spectator sees it.
+    assert!(!log_of(&mut bot, &greedy_game)
+        .await
+        .expect("its own log")
+        .is_empty());
+
+    // Nothing else of the games service.
+    let before = all_games(&mut admin).await;
+    let refused = bot
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a bot key creates no game");
+    denied(&refused, "plays only its ladder games");
+    let refused = bot
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect_err("a bot key lists no games");
+    denied(&refused, "plays only its ladder games");
+    let refused = bot
+        .join_game(pb::JoinGameRequest {
+            game_id: greedy_game.clone(),
+            name: "intruder".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a bot key joins nothing");
+    denied(&refused, "plays only its ladder games");
+
+    // A game its ladder did not match it to: no watch, no action, nothing changed.
+    let outside = admin
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create a game")
+        .into_inner()
+        .game_id;
+    let joined = admin
+        .join_game(pb::JoinGameRequest {
+            game_id: outside.clone(),
+            name: "someone".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("join")
+        .into_inner();
+    let outside_log = log_of(&mut admin, &outside).await.expect("log");
+    let refused = bot
+        .watch(pb::WatchRequest {
+            game_id: outside.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("not its game");
+    denied(&refused, "did not match");
+    let refused = bot
+        .act(pb::ActRequest {
+            game_id: outside.clone(),
+            token: joined.token.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("not its game");
+    denied(&refused, "did not match");
+    let refused = log_of(&mut bot, &outside).await.expect_err("not its game");
+    denied(&refused, "did not match");
+    assert_eq!(
+        log_of(&mut admin, &outside).await.expect("log"),
+        outside_log
+    );
+    let mut after = all_games(&mut admin).await;
+    after.retain(|id| *id != outside);
+    assert_eq!(after, before, "a refused call changed the games");
+
+    // Retired: its key no longer reads or plays its own games.
+    let (code, out) = admin_cli(&server, &["ladder", "retire", LADDER, "greedy"]);
+    assert_eq!(code, 0, "{out}");
+    let refused = log_of(&mut bot, &greedy_game).await.expect_err("retired");
+    denied(&refused, "retired");
+    let refused = bot
+        .watch(pb::WatchRequest {
+            game_id: greedy_game.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("retired");
+    denied(&refused, "retired");
+    // The player key keeps its meaning.
+    assert!(log_of(&mut games(&server, PLAYERS), &greedy_game)
+        .await
+        .is_ok());
+}
