@@ -257,8 +257,7 @@ async fn a_restart_gives_the_seat_to_act_its_time_back_plus_a_grace() {
     // The last durable record is `started`: the seat had all of its 6 s then; grace 10 s.
     let left = deadline - started_at;
     assert!(
-        after_deadline >= down_at + 4000 + 10_000 + left
-            && after_deadline <= up_at + 10_000 + left,
+        after_deadline >= down_at + 4000 + 10_000 + left && after_deadline <= up_at + 10_000 + left,
         "the deadline is the time left plus the grace from the restart \
          ({after_deadline}, down at {down_at}, up at {up_at})"
     );

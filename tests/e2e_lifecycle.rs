@@ -148,7 +148,11 @@ async fn an_unfilled_game_keeps_its_fill_time_across_a_restart_plus_a_grace() {
         })
         .await
         .expect("join");
-    let joined_at = log(&mut client, &game).await.last().expect("records").unix_ms;
+    let joined_at = log(&mut client, &game)
+        .await
+        .last()
+        .expect("records")
+        .unix_ms;
     // Down before the deadline, up again after it: the downtime is the host's, so the game
     // keeps the fill time it had left at its last record, plus a reconnect grace of 10 s.
     server.kill9();
