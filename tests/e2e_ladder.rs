@@ -363,8 +363,9 @@ async fn a_gang_of_four_ladder_plays_rates_and_survives_a_sigkill() {
     a_silent_bot_is_paused_and_the_others_play_on(&server, &mut client, &keys).await;
 }
 
-/// A bot that queues and never plays times out in its game until it is absent; the ladder
-/// pauses it and says why on its Queue stream, and the others keep playing.
+/// A bot that queues and never plays: its first decision times out before it acted, so its
+/// game is aborted at once (void, with the reason, not rated) and the bot paused with the
+/// reason (its Queue stream and the standings say why); the others keep playing.
 async fn a_silent_bot_is_paused_and_the_others_play_on(
     server: &Server,
     client: &mut LaddersClient<Channel>,
@@ -407,9 +408,13 @@ async fn a_silent_bot_is_paused_and_the_others_play_on(
     .expect("the silent bot was not paused within 120 s");
     assert_eq!(
         paused.reason,
-        pb::ladder_event::paused::Reason::Timeouts as i32
+        pb::ladder_event::paused::Reason::NoFirstAction as i32
     );
-    assert!(paused.detail.contains("timed out"), "{}", paused.detail);
+    assert!(
+        paused.detail.contains("first decision"),
+        "{}",
+        paused.detail
+    );
     let game = matched.expect("the silent bot was matched before its pause");
     let row = standings(client)
         .await
@@ -417,10 +422,42 @@ async fn a_silent_bot_is_paused_and_the_others_play_on(
         .into_iter()
         .find(|r| r.bot == "silent")
         .expect("silent in the standings");
-    assert!(row.paused && row.timeouts >= 3, "{row:?}");
-    let games = ladder_games(client).await;
-    let its = games.iter().find(|g| g.game_id == game).expect("its game");
-    assert!(its.outcome.is_some(), "its game is rated: {its:?}");
+    assert!(row.paused && row.games == 0, "{row:?}");
+    assert_eq!(row.state, pb::BotState::Paused as i32, "{row:?}");
+    assert_eq!(
+        row.pause_reason,
+        pb::ladder_event::paused::Reason::NoFirstAction as i32
+    );
+    assert_eq!(row.state_reason, paused.detail);
+    assert!(row.paused_since_unix_ms > 0, "{row:?}");
+    let its = until_over(client, &game).await;
+    assert!(its.void, "its game is void: {its:?}");
+    assert!(
+        its.void_reason.contains("first decision") && its.void_reason.contains("silent@1"),
+        "{its:?}"
+    );
+    // Nobody at its table was rated for it.
+    // Its stream hears the game void, its rating untouched.
+    let finished = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let event = events.message().await.expect("queue stream").expect("open");
+            if let Some(pb::ladder_event::Event::Finished(f)) = event.event {
+                if f.game_id == game {
+                    return f;
+                }
+            }
+        }
+    })
+    .await
+    .expect("the void game's finished event");
+    assert!(
+        finished.void && finished.void_reason == its.void_reason,
+        "{finished:?}"
+    );
+    assert_eq!(finished.rating_before, finished.rating_after);
+    let (code, out) = gangs_cli(server, &["ladder", "games", LADDER]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("void (not rated): aborted"), "{out}");
     // The four others play on without it.
     let rated_then = rated(client).await;
     until("games rated after the pause", 120, || {
@@ -434,6 +471,25 @@ async fn a_silent_bot_is_paused_and_the_others_play_on(
         "{:?}",
         last[0]
     );
+}
+
+/// The ladder game `game_id` once it is over (rated or void).
+async fn until_over(client: &mut LaddersClient<Channel>, game_id: &str) -> pb::LadderGame {
+    let start = Instant::now();
+    loop {
+        let games = ladder_games(client).await;
+        if let Some(g) = games
+            .into_iter()
+            .find(|g| g.game_id == game_id && g.finished_unix_ms.is_some())
+        {
+            return g;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "game {game_id} not over"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 async fn bad_input_is_refused(server: &Server, client: &mut LaddersClient<Channel>) {

@@ -1,7 +1,9 @@
 //! End to end: a ladder server's policy flags (issue 23). `--open-registration` lets anyone
 //! register a bot (no key, or the player key) while creating ladders still needs the admin key;
 //! `--ladder-games-per-hour` caps the games one bot key is matched to per sliding hour: once a
-//! bot has had its share, its next Queue is refused with RESOURCE_EXHAUSTED naming the flag.
+//! bot has had its share, its Queue stream says so once (`capped`: which cap, its flag and
+//! limit, until when), the standings mark it capped with the reason, and it is not matched
+//! again; a Queue call then opens a stream that says the same at once.
 
 use crate::common;
 
@@ -43,6 +45,8 @@ async fn open_registration_and_the_hourly_cap() {
         name: "open".into(),
         kind: "gang-of-four".into(),
         players: Some(3),
+        // Nobody here plays: long turns keep the game from being aborted while the test looks.
+        turn_ms: Some(60_000),
         ..Default::default()
     };
     // Creating a ladder still needs the admin key.
@@ -103,20 +107,70 @@ async fn open_registration_and_the_hourly_cap() {
     }
     assert!(matched.windows(2).all(|w| w[0] == w[1]), "{matched:?}");
 
-    // A second game within the hour is refused, naming the limit; nothing else changes.
-    let refused = anyone
+    // Each open stream hears once that its bot reached the cap, and until when.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    for stream in &mut streams {
+        let capped = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let event = stream.message().await.expect("event").expect("open stream");
+                if let Some(pb::ladder_event::Event::Capped(c)) = event.event {
+                    return c;
+                }
+            }
+        })
+        .await
+        .expect("the capped event within 30 s");
+        assert_eq!(
+            (capped.cap.as_str(), capped.flag.as_str(), capped.limit),
+            ("games per hour", "--ladder-games-per-hour", 1)
+        );
+        assert!(
+            capped.until_unix_ms > now + 3_500_000 && capped.until_unix_ms <= now + 3_600_000,
+            "until the match is an hour old: {capped:?}"
+        );
+        assert!(
+            capped.detail.contains("--ladder-games-per-hour"),
+            "{capped:?}"
+        );
+    }
+    // The standings say it too.
+    let table = player
+        .standings(pb::StandingsRequest {
+            ladder: "open".into(),
+            fit: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for row in &table.standings {
+        assert_eq!(row.state, pb::BotState::Capped as i32, "{row:?}");
+        assert!(
+            row.state_reason.contains("--ladder-games-per-hour"),
+            "{row:?}"
+        );
+        assert!(row.capped_until_unix_ms > now, "{row:?}");
+        assert!(!row.paused, "a cap is not a pause: {row:?}");
+    }
+    // A new Queue call (it replaces the first stream) opens, and says at once that it is capped.
+    let mut again = anyone
         .queue(pb::QueueRequest {
             ladder: "open".into(),
             bot_key: keys[0].clone(),
             ..Default::default()
         })
         .await
-        .expect_err("refused");
-    assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
-    assert!(
-        refused.message().contains("--ladder-games-per-hour"),
-        "{refused:?}"
-    );
+        .expect("a capped bot's Queue opens")
+        .into_inner();
+    let first = again.message().await.expect("event").expect("open stream");
+    let Some(pb::ladder_event::Event::Capped(capped)) = first.event else {
+        panic!("the first event is the cap: {first:?}");
+    };
+    assert_eq!(capped.flag, "--ladder-games-per-hour");
+    // No second game within the hour.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let games = player
         .ladder_games(pb::LadderGamesRequest {
             ladder: "open".into(),

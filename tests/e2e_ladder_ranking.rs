@@ -281,10 +281,18 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
     let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["same"], true, "{out}");
-    // The fit ranks bots against each other: a crew's members share one result.
+    // A team ladder's rating is its crews' fit: every bot that played has one, the table is
+    // ordered by it, and the CLI shows it (with or without --fit).
+    let fitted: Vec<f64> = table.iter().filter_map(|r| r.fit).collect();
+    assert_eq!(fitted.len(), names.len(), "{table:?}");
+    assert!(fitted.windows(2).all(|w| w[0] >= w[1]), "{table:?}");
+    assert!(table
+        .iter()
+        .filter(|r| !r.house)
+        .all(|r| r.fit_low <= r.fit_high));
     let (code, out) = gangs_cli(&server, &["ladder", "standings", LADDER, "--fit"]);
-    assert_ne!(code, 0, "{out}");
-    assert!(out.contains("team game"), "{out}");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("fit (95%)"), "{out}");
 }
 
 /// House bots: a ladder created with three of the server's own bots gives the first outside

@@ -50,7 +50,8 @@ async fn wait_status(
     game: &str,
     want: pb::GameStatus,
 ) -> pb::GameSummary {
-    for _ in 0..200 {
+    // 20 s: a fill timeout across a restart also waits out the reconnect grace (10 s).
+    for _ in 0..400 {
         let summary = status(client, game).await;
         if summary.status == want as i32 {
             return summary;
@@ -134,7 +135,7 @@ async fn a_cancelled_game_tells_its_watchers_logs_why_and_still_replays() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unfilled_game_is_abandoned_after_the_fill_timeout_even_across_a_restart() {
+async fn an_unfilled_game_keeps_its_fill_time_across_a_restart_plus_a_grace() {
     let dir = tempfile::tempdir().expect("temp dir");
     let flags = ["--fill-timeout", "3s"];
     let mut server = Server::start_with(dir.path(), 0, &flags);
@@ -147,14 +148,37 @@ async fn an_unfilled_game_is_abandoned_after_the_fill_timeout_even_across_a_rest
         })
         .await
         .expect("join");
-    // Down before the deadline, up again after it: the deadline comes from the log.
+    let joined_at = log(&mut client, &game)
+        .await
+        .last()
+        .expect("records")
+        .unix_ms;
+    // Down before the deadline, up again after it: the downtime is the host's, so the game
+    // keeps the fill time it had left at its last record, plus a reconnect grace of 10 s.
     server.kill9();
     std::thread::sleep(Duration::from_millis(3300));
     let mut server = Server::start_with(dir.path(), 0, &flags);
     let mut client = server.client().await;
+    let up_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64;
+    assert_eq!(
+        status(&mut client, &game).await.status,
+        pb::GameStatus::Waiting as i32,
+        "not abandoned for the time the server was down"
+    );
     let summary = wait_status(&mut client, &game, pb::GameStatus::Abandoned).await;
     assert_eq!(summary.seats_taken, 1);
     let records = log(&mut client, &game).await;
+    let created_at = records.first().expect("records").unix_ms;
+    let left = 3000 - (joined_at - created_at);
+    let end_at = records.last().expect("records").unix_ms;
+    assert!(
+        end_at >= joined_at + 3300 + 10_000 + left && end_at <= up_at + 10_000 + left + 2000,
+        "abandoned after the time left plus the grace from the restart \
+         (ended {end_at}, joined {joined_at}, up {up_at}, left {left})"
+    );
     let end = ended(&records);
     assert_eq!(end.reason(), pb::ended::Reason::Abandoned);
     assert!(end.detail.contains("fill"), "{}", end.detail);

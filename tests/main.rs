@@ -27,6 +27,7 @@ mod e2e_join_retry;
 mod e2e_journal_damage;
 mod e2e_ladder;
 mod e2e_ladder_cluster;
+mod e2e_ladder_fair;
 mod e2e_ladder_policy;
 mod e2e_ladder_ranking;
 mod e2e_lifecycle;

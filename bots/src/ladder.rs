@@ -7,6 +7,12 @@
 //! within the outage budget and queue again, listing the games already being played so that
 //! only the others come back as `matched`. A pause for timeouts is lifted by queueing again; a
 //! pause by the organizer keeps the stream open until it is lifted; a retired bot stops.
+//!
+//! Leaving: on SIGTERM or Ctrl-C the bot queues once more with `drain` (no new game; the games
+//! it was matched to come back if it did not know them yet), plays every game it is in to the
+//! end and exits 0; a second signal exits at once (130). A game whose seat the server refuses
+//! for the bot's credentials (PERMISSION_DENIED, UNAUTHENTICATED) stops the bot at once with
+//! the server's message: every next game would be refused the same way.
 
 use crate::reconnect::Reconnector;
 use crate::{BotArgs, BotError, Policy};
@@ -15,7 +21,86 @@ use pb::ladder_event::{paused::Reason, Event};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tonic::Code;
+
+/// Exit code after a second signal: the games in play are abandoned to their clocks.
+const INTERRUPTED: i32 = 130;
+
+/// SIGTERM and Ctrl-C (SIGINT), as one stream.
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        Signals {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// The next SIGTERM or Ctrl-C.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            let term = async {
+                match &mut self.term {
+                    Some(term) => {
+                        term.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = term => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// A second signal while leaving: stop now.
+fn stop_now() -> ! {
+    eprintln!(
+        "ladder bot: a second signal: stopping now, leaving the games in play to their clocks"
+    );
+    std::process::exit(INTERRUPTED)
+}
+
+/// Whether a game's failure is the server refusing the bot's credentials: every next game
+/// would fail the same way.
+fn refused_credentials(error: &BotError) -> bool {
+    matches!(error, BotError::Refused { status, .. }
+        if matches!(status.code(), Code::PermissionDenied | Code::Unauthenticated))
+}
+
+/// Waits until no game is in play (the bot is leaving); a refused credential or a second
+/// signal stops it sooner.
+async fn finish_games(
+    playing: &Rc<RefCell<HashSet<String>>>,
+    done_rx: &mut UnboundedReceiver<()>,
+    fatal_rx: &mut UnboundedReceiver<BotError>,
+    signals: &mut Signals,
+) -> Result<(), BotError> {
+    while !playing.borrow().is_empty() {
+        tokio::select! {
+            done = done_rx.recv() => {
+                if done.is_none() {
+                    return Ok(());
+                }
+            }
+            Some(e) = fatal_rx.recv() => return Err(e),
+            () = signals.next() => stop_now(),
+        }
+    }
+    Ok(())
+}
 
 /// What a ladder run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -48,22 +133,48 @@ pub async fn play_ladder<P: Policy + 'static>(
     let played: Rc<RefCell<HashSet<String>>> = Rc::default();
     let run: Rc<RefCell<LadderRun>> = Rc::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (fatal_tx, mut fatal_rx): (UnboundedSender<BotError>, _) =
+        tokio::sync::mpsc::unbounded_channel();
+    let mut signals = Signals::new();
+    let mut draining = false;
     let mut why = "first connection".to_string();
     loop {
         let finished = |run: &LadderRun| target.is_some_and(|n| run.games >= n);
         if finished(&run.borrow()) {
             return Ok(run.borrow().clone());
         }
-        let mut client = reconnector.connect_ladders(&why).await?;
+        let mut client = tokio::select! {
+            client = reconnector.connect_ladders(&why) => client?,
+            () = signals.next() => {
+                if draining {
+                    stop_now();
+                }
+                // Not connected: nothing new can be matched; finish what is in play.
+                tracing::warn!("signal: leaving the ladder once the games in play are over");
+                finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
+                return Ok(run.borrow().clone());
+            }
+        };
         let in_flight = playing.borrow().len() as u32;
         let max_games = target.map_or(0, |n| {
             n.saturating_sub(run.borrow().games)
                 .saturating_sub(in_flight)
         });
-        if target.is_some() && max_games == 0 {
+        if target.is_some() && max_games == 0 && !draining {
             // Every game still wanted is being played: wait for them.
-            if done_rx.recv().await.is_none() {
-                return Ok(run.borrow().clone());
+            tokio::select! {
+                done = done_rx.recv() => {
+                    if done.is_none() {
+                        return Ok(run.borrow().clone());
+                    }
+                }
+                Some(e) = fatal_rx.recv() => return Err(e),
+                () = signals.next() => {
+                    // Nothing more would be matched anyway: finish the games in play.
+                    tracing::warn!("signal: leaving the ladder once the games in play are over");
+                    finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
+                    return Ok(run.borrow().clone());
+                }
             }
             continue;
         }
@@ -73,6 +184,7 @@ pub async fn play_ladder<P: Policy + 'static>(
             max_concurrent: concurrent,
             max_games,
             acknowledged_game_ids: playing.borrow().iter().cloned().collect(),
+            drain: draining,
         };
         let mut stream = match client.queue(request).await {
             Ok(stream) => stream.into_inner(),
@@ -88,7 +200,11 @@ pub async fn play_ladder<P: Policy + 'static>(
             }
         };
         reconnector.healthy();
-        tracing::info!(%ladder, concurrent, max_games, "queued");
+        if draining {
+            tracing::info!(%ladder, playing = playing.borrow().len(), "leaving: no new game, finishing the games in play");
+        } else {
+            tracing::info!(%ladder, concurrent, max_games, "queued");
+        }
         loop {
             let event = tokio::select! {
                 event = stream.message() => event,
@@ -97,6 +213,16 @@ pub async fn play_ladder<P: Policy + 'static>(
                         return Ok(run.borrow().clone());
                     }
                     continue;
+                }
+                Some(e) = fatal_rx.recv() => return Err(e),
+                () = signals.next() => {
+                    if draining {
+                        stop_now();
+                    }
+                    tracing::warn!("signal: leaving the ladder once the games in play are over (a second signal stops now)");
+                    draining = true;
+                    why = "leaving the ladder".into();
+                    break;
                 }
             };
             match event {
@@ -114,11 +240,12 @@ pub async fn play_ladder<P: Policy + 'static>(
                         game_args.token = Some(matched.token);
                         game_args.ladder = Default::default();
                         let policy = make_policy();
-                        let (playing, played, run, done) = (
+                        let (playing, played, run, done, fatal) = (
                             playing.clone(),
                             played.clone(),
                             run.clone(),
                             done_tx.clone(),
+                            fatal_tx.clone(),
                         );
                         tokio::task::spawn_local(async move {
                             let result = crate::play(game_args, policy).await;
@@ -127,6 +254,10 @@ pub async fn play_ladder<P: Policy + 'static>(
                             match result {
                                 Ok(over) => {
                                     tracing::info!(game = %over.game_id, "game over: {}", over.outcome.map(|o| o.summary).unwrap_or_default())
+                                }
+                                Err(e) if refused_credentials(&e) => {
+                                    tally.failed += 1;
+                                    let _ = fatal.send(e);
                                 }
                                 Err(e) => {
                                     tally.failed += 1;
@@ -156,15 +287,26 @@ pub async fn play_ladder<P: Policy + 'static>(
                                 })
                             }
                             // Queueing again lifts it.
-                            Reason::Timeouts => break,
+                            Reason::Timeouts | Reason::NoFirstAction => break,
                             _ => {}
                         }
+                    }
+                    // Sent once each time the cap is reached: the stream stays open and the
+                    // server matches the bot again once the cap frees.
+                    Event::Capped(c) => {
+                        tracing::warn!(cap = %c.cap, flag = %c.flag, limit = c.limit, until_unix_ms = c.until_unix_ms, "capped by the server, waiting: {}", c.detail);
                     }
                     Event::Heartbeat(_) => {}
                 },
                 Ok(Some(pb::LadderEvent { event: None })) => {}
-                // The stream ended: every game asked for was matched and is over.
+                // The stream ended: every game asked for was matched and is over (leaving:
+                // every game the server had for the bot is over; the local runners finish).
                 Ok(None) => {
+                    if draining {
+                        finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
+                        tracing::info!("left the ladder: every game played to its end");
+                        return Ok(run.borrow().clone());
+                    }
                     why = "the Queue stream ended".into();
                     break;
                 }

@@ -13,7 +13,10 @@ watches and acts in the games its ladder matched the bot to, and needs nothing e
 On a ladder, `--ladder NAME --bot-key KEY [--games N]` instead of `--game`: it queues with its
 bot key and plays every game the server matches it to, one at a time, until N are over (forever
 without --games). A lost Queue stream is queued again (listing the game being played, so that
-only the others come back); a pause for timeouts is lifted by queueing again.
+only the others come back); a pause for timeouts is lifted by queueing again. SIGTERM or Ctrl-C
+makes it leave cleanly: it queues once more with `drain` (no new game), plays the games the
+server still has for it to their end and exits 0; a second signal exits at once (130). A
+refused key or permission stops it at once (exit 1, the server's message on stderr).
 
 The loop is the README's: join once (with a join_id, so a retry gets the same seat back), watch
 the seat's updates, answer every update that lists legal actions, resume after a lost
@@ -28,6 +31,7 @@ import collections
 import os
 import random
 import secrets
+import signal
 import sys
 import time
 from collections import Counter
@@ -337,10 +341,25 @@ def play_seat(stub, game, token, rng, outage):
             outage.wait(e)
 
 
+# Signals received (SIGTERM, SIGINT): the first makes the bot leave the ladder cleanly.
+SIGNALS = {"count": 0}
+
+
+def on_signal(signum, _frame):
+    SIGNALS["count"] += 1
+    if SIGNALS["count"] >= 2:
+        print("python-bot: a second signal: stopping now", file=sys.stderr)
+        os._exit(130)
+    log(f"signal {signum}: leaving the ladder once the game in play is over")
+
+
 def play_ladder(args):
     """Queues on the ladder and plays each matched game to its end, one at a time."""
     import ladder_pb2
     import ladder_pb2_grpc
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
 
     rng = random.Random(args.seed)
     # Without --api-key, the bot key is the bot's credential for its games.
@@ -351,14 +370,19 @@ def play_ladder(args):
     done = 0
     Reason = ladder_pb2.LadderEvent.Paused.Reason
     while args.games is None or done < args.games:
+        # Leaving: one more Queue call with `drain`, which matches nothing new, sends the games
+        # the server still has for this bot and ends once they are over.
+        draining = SIGNALS["count"] > 0
         request = ladder_pb2.QueueRequest(
             ladder=args.ladder,
             bot_key=args.bot_key,
             max_concurrent=1,
             max_games=0 if args.games is None else args.games - done,
+            drain=draining,
         )
         try:
-            for event in ladders.Queue(request):
+            stream = ladders.Queue(request)
+            for event in stream:
                 outage.over()
                 kind = event.WhichOneof("event")
                 if kind == "matched":
@@ -380,8 +404,20 @@ def play_ladder(args):
                         print(f"python-bot: error: retired: {event.paused.detail}",
                               file=sys.stderr)
                         return 1
-                    if reason == Reason.REASON_TIMEOUTS:
+                    if reason in (Reason.REASON_TIMEOUTS, Reason.REASON_NO_FIRST_ACTION):
                         break  # queueing again lifts it
+                elif kind == "capped":
+                    c = event.capped
+                    until = time.strftime("%H:%M:%S", time.localtime(c.until_unix_ms / 1000))
+                    log(f"capped by the server ({c.flag}, {c.limit} {c.cap}) until {until}: "
+                        "waiting on the open stream")
+                if SIGNALS["count"] > 0 and not draining:
+                    stream.cancel()
+                    break  # queue again, draining
+            else:
+                if draining:
+                    log("left the ladder: every game played to its end")
+                    return 0
             # The stream ended: every game asked for is over, or queue again.
         except grpc.RpcError as e:
             if not hasattr(e, "code") or e.code() not in TRANSIENT:

@@ -318,6 +318,22 @@ impl Clocks {
         Some(since.saturating_add(i64::try_from(allowance).unwrap_or(i64::MAX)))
     }
 
+    /// The host resumes the game after a gap it caused (a restart, or the game changing hands
+    /// on a cluster): each awaited seat's deadline moves to `moved(deadline)`, and its decision
+    /// counts as opened that much later, so the gap is taken from no seat's bank either.
+    /// Deadlines only move later.
+    pub fn resume(&mut self, moved: impl Fn(i64) -> i64) {
+        for seat in 0..self.seats.len() {
+            let Some(deadline) = self.deadline_of(seat) else {
+                continue;
+            };
+            let shift = moved(deadline).saturating_sub(deadline).max(0);
+            if let Some(since) = &mut self.seats[seat].decision_since {
+                *since = since.saturating_add(shift);
+            }
+        }
+    }
+
     /// The earliest deadline of the game (the lowest seat among equal ones).
     pub fn next_deadline(&self) -> Option<Deadline> {
         (0..self.seats.len())
@@ -497,6 +513,29 @@ mod tests {
         assert!(!c.is_absent(2));
         c.awaiting(750, &[2]);
         assert_eq!(c.deadline_of(2), Some(950));
+    }
+
+    #[test]
+    fn a_resumed_game_moves_deadlines_and_spends_no_bank_on_the_gap() {
+        let mut c = clocks(200, 1_000, 1);
+        c.awaiting(0, &[0, 1]);
+        c.timed_out(1, 1_200);
+        assert!(c.is_absent(1));
+        c.awaiting(1_200, &[0, 1]);
+        assert_eq!(c.deadline_of(0), Some(1_200));
+        assert_eq!(c.deadline_of(1), Some(1_200), "absent: at once");
+        // Down from 1_200 to 50_000; 10 s of grace.
+        c.resume(|at| 50_000 + 10_000 + (at - 1_200).max(0));
+        assert_eq!(c.deadline_of(0), Some(60_000));
+        assert_eq!(c.deadline_of(1), Some(60_000), "even an absent seat");
+        assert_eq!(c.deadline_of(2), None, "a seat not awaited stays so");
+        // Acting within the turn after the restart spends nothing of the bank.
+        c.acted(0, 58_900);
+        assert_eq!(c.views()[0].bank_ms, 1_000);
+        // A deadline never moves earlier.
+        c.awaiting(58_900, &[0]);
+        c.resume(|at| at - 100);
+        assert_eq!(c.deadline_of(0), Some(58_900 + 1_200));
     }
 
     #[test]

@@ -132,8 +132,9 @@ pub struct Config {
     /// community ladder; creating ladders, pausing and retiring bots still need the admin key.
     #[arg(long, env = "GANGS_OPEN_REGISTRATION")]
     pub open_registration: bool,
-    /// Games one bot key may be matched to per hour on a ladder (a sliding hour); past it its
-    /// Queue is refused with RESOURCE_EXHAUSTED until the hour frees a game. 0: no limit.
+    /// Games one bot key may be matched to per hour on a ladder (a sliding hour); past it the
+    /// bot's Queue stream gets a `capped` event (until when) and it waits. 0 (the default): no
+    /// limit, the host protected by --max-live-games and 8 games at once per bot.
     #[arg(long, env = "GANGS_LADDER_GAMES_PER_HOUR", default_value_t = crate::ladder::DEFAULT_GAMES_PER_HOUR)]
     pub ladder_games_per_hour: u32,
     #[command(flatten)]

@@ -381,11 +381,26 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
     if s.standings.is_empty() {
         lines.push("no bots yet: `gangs ladder register LADDER BOT`".into());
     }
+    // Why each paused or capped bot is not matched.
+    for row in &s.standings {
+        if !row.state_reason.is_empty() && !row.retired {
+            let what = if row.state == pb::BotState::Capped as i32 {
+                "capped"
+            } else {
+                "paused"
+            };
+            lines.push(format!(
+                "{}@{} {what}: {}",
+                row.bot, row.version, row.state_reason
+            ));
+        }
+    }
     lines.join("\n")
 }
 
 fn game_line(g: &pb::LadderGame) -> String {
     let result = match (&g.outcome, g.void, g.finished_unix_ms) {
+        (_, true, _) if !g.void_reason.is_empty() => format!("void (not rated): {}", g.void_reason),
         (_, true, _) => "void (not rated)".to_string(),
         (Some(o), _, _) => o.summary.clone(),
         (None, _, None) => "playing".to_string(),

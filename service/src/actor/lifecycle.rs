@@ -2,7 +2,8 @@
 //! abandoned when its seats are not all taken within `--fill-timeout` or (without an engine
 //! clock) nothing happens for `--idle-timeout`. Either way one `ended` record closes the log,
 //! every watcher gets it as a final update, and nothing is accepted after it. The deadlines
-//! come from the log's wall-clock times, so a restart keeps them.
+//! come from the log's wall-clock times, with the time the host was away given back (a game
+//! rebuilt from its log keeps the time it had left, plus a reconnect grace: `timers.rs`).
 
 use super::durability::PendingReply;
 use super::timers::unix_ms;
@@ -99,10 +100,16 @@ impl GameActor {
         let since = |unix: i64, after: Duration| {
             unix.saturating_add(i64::try_from(after.as_millis()).unwrap_or(i64::MAX))
         };
+        // A deadline set by records from before a rebuild gets the host's gap back.
+        let resumed = |at: i64| match self.timers.resumed {
+            Some(r) if self.records.len() <= r.through_seq => r.moved(at),
+            Some(r) if self.seating.start_seq.is_none() => r.moved(at),
+            _ => at,
+        };
         if self.seating.start_seq.is_none() {
             let created = self.records.first_unix_ms()?;
             let after = self.settings.fill_timeout;
-            return Some((since(created, after), Abandon::Unfilled(after)));
+            return Some((resumed(since(created, after)), Abandon::Unfilled(after)));
         }
         // A game with a running clock (phase deadline or seat clocks) cannot stall: no idle
         // timeout.
@@ -111,7 +118,7 @@ impl GameActor {
         }
         let last = self.records.last_unix_ms()?;
         let after = self.settings.idle_timeout;
-        Some((since(last, after), Abandon::Idle(after)))
+        Some((resumed(since(last, after)), Abandon::Idle(after)))
     }
 
     /// The tokio instant of a wall-clock time (now if it is past).

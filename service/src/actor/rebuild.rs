@@ -117,7 +117,8 @@ impl GameActor {
         actor.durability.durable.send_replace(records.len());
         actor.records = records;
         actor.timers.clocks = clocks;
-        // Deadlines are wall-clock times from the log: a restart keeps them.
+        // Deadlines are wall-clock times from the log, moved by the time the host was away.
+        actor.resume_after_gap(super::unix_ms());
         actor.arm_timer();
         actor.rearm_phase_timer(phase_id, phase_opened);
         actor.publish_summary();

@@ -1,7 +1,11 @@
 //! Time: the engine's phase deadline (armed when a timed phase opens, fired as an `expired`
 //! record), the seats' clocks (a seat whose clock ran out gets its default action played, a
 //! `timed_out` record), and the wall clock the log and the views use. Every deadline is a
-//! wall-clock time computed from the log's record times, so a restarted server keeps it.
+//! wall-clock time computed from the log's record times. The host's own gaps are not the
+//! players': a game rebuilt from its log (a restart, a game changing hands on a cluster) gives
+//! every deadline the time it had left at the log's last record, counted from the rebuild plus
+//! a reconnect grace (`Resumed`), so the log's deadlines are the earliest the host may use and
+//! `gangs replay --verify` still holds.
 
 use super::{durability::PendingReply, GameActor};
 use gangs_games::clock::Clocks;
@@ -29,6 +33,35 @@ pub(super) async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
+/// The least reconnect grace after the host resumes a game, ms (a game with seat clocks gets
+/// at least its `turn_ms`).
+pub const RECONNECT_GRACE_MS: u64 = 10_000;
+
+/// When the host resumed a game from its log, and the grace it gives the players to come back.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Resumed {
+    /// The time of the log's last record when it was rebuilt (the last durable record).
+    pub(super) last_unix_ms: i64,
+    /// The seq of that record: deadlines set by later records are the game's own again.
+    pub(super) through_seq: u64,
+    /// When the game was rebuilt.
+    pub(super) at_unix_ms: i64,
+    pub(super) grace_ms: u64,
+}
+
+impl Resumed {
+    /// A deadline the log set at `at`: the time it had left at the last record, counted from
+    /// the rebuild plus the grace. Never earlier than `at`.
+    pub(super) fn moved(&self, at: i64) -> i64 {
+        let left = at.saturating_sub(self.last_unix_ms).max(0);
+        let grace = i64::try_from(self.grace_ms).unwrap_or(i64::MAX);
+        self.at_unix_ms
+            .saturating_add(grace)
+            .saturating_add(left)
+            .max(at)
+    }
+}
+
 /// The timers' part of a game's state: the engine's phase deadline and the seats' clocks.
 #[derive(Default)]
 pub(super) struct Timers {
@@ -36,6 +69,8 @@ pub(super) struct Timers {
     pub(super) phase: Option<Timer>,
     /// The seats' clocks (games with `turn_ms`), fed with every record as replay feeds them.
     pub(super) clocks: Option<Clocks>,
+    /// Set when the game was rebuilt from its log while running or waiting for seats.
+    pub(super) resumed: Option<Resumed>,
 }
 
 impl GameActor {
@@ -112,19 +147,48 @@ impl GameActor {
         }
     }
 
-    /// After a restart: a phase deadline counts from when its phase opened (the log's time),
-    /// not from the restart.
+    /// After a rebuild: a phase deadline counts from when its phase opened (the log's time),
+    /// with the time the host was away given back (`Resumed`).
     pub(super) fn rearm_phase_timer(&mut self, phase_id: u64, opened_unix_ms: i64) {
         let Some(ms) = self.game.phase_deadline_ms() else {
             return;
         };
+        let resumed = self.timers.resumed;
         if let Some(timer) = &mut self.timers.phase {
             if timer.phase_id == phase_id {
                 let at = opened_unix_ms.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
+                let at = resumed.map_or(at, |r| r.moved(at));
                 timer.unix_ms = at;
                 timer.at = GameActor::instant_of(at);
             }
         }
+    }
+
+    /// The game was rebuilt from its log at `now`: if it waits for seats or players, the host's
+    /// gap (down, or the game on another node) is given back to every deadline, plus a reconnect
+    /// grace of max(`turn_ms`, 10 s) before anyone can time out.
+    pub(super) fn resume_after_gap(&mut self, now: i64) {
+        if self.is_over() {
+            return;
+        }
+        let Some(last_unix_ms) = self.records.last_unix_ms() else {
+            return;
+        };
+        let turn_ms = self
+            .timers
+            .clocks
+            .as_ref()
+            .map_or(0, |c| c.settings().turn_ms);
+        let resumed = Resumed {
+            last_unix_ms,
+            through_seq: self.records.len(),
+            at_unix_ms: now,
+            grace_ms: turn_ms.max(RECONNECT_GRACE_MS),
+        };
+        if let Some(clocks) = &mut self.timers.clocks {
+            clocks.resume(|at| resumed.moved(at));
+        }
+        self.timers.resumed = Some(resumed);
     }
 
     /// Starts the phase timer when the engine opened a new timed phase.

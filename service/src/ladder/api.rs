@@ -204,6 +204,17 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
                 retired: e.retired,
                 house: false,
                 trend: e.trend.iter().copied().collect(),
+                state: logged_state(e) as i32,
+                state_reason: e
+                    .paused
+                    .as_ref()
+                    .map(|(_, detail)| detail.clone())
+                    .unwrap_or_default(),
+                paused_since_unix_ms: if e.retired { 0 } else { e.paused_unix_ms },
+                pause_reason: match (&e.paused, e.retired) {
+                    (Some((reason, _)), false) => *reason as i32,
+                    _ => 0,
+                },
                 ..Default::default()
             }
         })
@@ -231,6 +242,49 @@ pub fn standings(state: &LadderState) -> Vec<pb::Standing> {
             .then_with(|| (&a.bot, &a.version).cmp(&(&b.bot, &b.version)))
     });
     rows
+}
+
+/// Sets each row's fit from `fitted` (by entry); a team ladder's rows are then ordered by it
+/// (the fit is a team ladder's rating: bots with games first, strongest first).
+pub fn apply_fit(
+    by_name: &std::collections::HashMap<String, usize>,
+    fitted: &[Option<fit::Fitted>],
+    rows: &mut [pb::Standing],
+    order_by_fit: bool,
+) {
+    for row in rows.iter_mut() {
+        let entry = by_name.get(&entry_name(&row.bot, &row.version));
+        let Some(Some(f)) = entry.and_then(|&e| fitted.get(e)) else {
+            continue;
+        };
+        row.fit = Some(f.strength);
+        row.fit_low = f.low;
+        row.fit_high = f.high;
+        row.tier = f.tier;
+    }
+    if order_by_fit {
+        // Stable: rows without a fit keep the conservative rating's order, after the others.
+        rows.sort_by(|a, b| match (a.fit, b.fit) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+    }
+}
+
+/// An entry's state as its ladder's log has it (retired, paused, playing; idle otherwise); the
+/// Standings call adds what only the running ladder knows (queued, capped).
+fn logged_state(e: &super::records::Entry) -> pb::BotState {
+    if e.retired {
+        pb::BotState::Retired
+    } else if e.paused.is_some() {
+        pb::BotState::Paused
+    } else if e.playing > 0 {
+        pb::BotState::Playing
+    } else {
+        pb::BotState::Idle
+    }
 }
 
 fn share(wins: u32, games: u32) -> f64 {
@@ -269,6 +323,7 @@ fn games_page(
                 names: seats.iter().map(|&e| state.entries[e].name()).collect(),
                 outcome: result.and_then(|r| r.outcome.clone()),
                 void: result.is_some_and(|r| r.void),
+                void_reason: result.map(|r| r.void_reason.clone()).unwrap_or_default(),
             });
             last = Some(key);
         }
@@ -413,37 +468,32 @@ impl LaddersRpc for LaddersService {
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, standings);
         let state = ladder.state.lock().await;
+        let mut rows = standings(&state);
+        ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
         let mut response = pb::StandingsResponse {
             ladder: Some(state.info.clone()),
-            standings: standings(&state),
+            standings: rows,
         };
-        if !request.get_ref().fit {
+        // A team ladder is always shown by its crews' fit (its rating); another on request.
+        let team = state.team_game();
+        if !request.get_ref().fit && !team {
             return Ok(Response::new(response));
         }
-        if state.team_game() {
-            return Err(Status::failed_precondition(format!(
-                "ladder {} is a team game: the fit ranks bots against each other, and a crew's members share one result",
-                ladder.name
-            )));
-        }
-        let games = fit::rankings(&state);
         let by_name = state.by_name.clone();
+        let entries = by_name.len();
+        let work: Box<dyn FnOnce() -> Vec<Option<fit::Fitted>> + Send> = if team {
+            let games = fit::crew_games(&state);
+            Box::new(move || fit::fit_crews(entries, &games))
+        } else {
+            let games = fit::rankings(&state);
+            Box::new(move || fit::fit(entries, &games))
+        };
         drop(state);
         let _one_at_a_time = self.heavy.acquire().await;
-        let entries = by_name.len();
-        let fitted = tokio::task::spawn_blocking(move || fit::fit(entries, &games))
+        let fitted = tokio::task::spawn_blocking(work)
             .await
             .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
-        for row in &mut response.standings {
-            let entry = by_name.get(&entry_name(&row.bot, &row.version));
-            let Some(Some(f)) = entry.map(|&e| &fitted[e]) else {
-                continue;
-            };
-            row.fit = Some(f.strength);
-            row.fit_low = f.low;
-            row.fit_high = f.high;
-            row.tier = f.tier;
-        }
+        apply_fit(&by_name, &fitted, &mut response.standings, team);
         Ok(Response::new(response))
     }
 

@@ -13,6 +13,14 @@
 //! interval comes from a bootstrap over the games (resampled with replacement, refitted; the
 //! 2.5th and 97.5th percentiles). Tiers group the bots whose intervals overlap the tier's best,
 //! best first. Pure; bounded by `MAX_GAMES` and `BOOTSTRAP_WORK`.
+//!
+//! A team ladder (The Gang: the crew wins or loses together against the game) has no ranking
+//! between its bots, only crews' results. There each bot has a strength θ, a crew's log-odds of
+//! winning are the sum of its members' θ against the house's (a logistic model over the crews'
+//! compositions, fitted at once over every game: order-free), with a weak normal prior (σ 2)
+//! so that a bot always seen with the same partners gets a finite share. Since the matchmaker
+//! rotates partners, a strong bot's wins follow it to every crew and its θ separates from its
+//! partners' luck. Same centring, bootstrap and tiers as above.
 
 use super::rating::GameRanks;
 use super::records::LadderState;
@@ -118,6 +126,165 @@ fn assign_tiers(fitted: &mut [Option<Fitted>]) {
         }
         f.tier = tier;
     }
+}
+
+/// One rated crew game: the crew's entries and whether it beat the house.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrewGame {
+    pub crew: Vec<usize>,
+    pub won: bool,
+}
+
+/// Every rated game of a team ladder, in match order (the newest `MAX_GAMES`).
+pub fn crew_games(state: &LadderState) -> Vec<CrewGame> {
+    let mut games: Vec<CrewGame> = state
+        .matches
+        .values()
+        .flat_map(|m| {
+            state
+                .match_ranks(m)
+                .into_iter()
+                .filter_map(|ranks| match ranks {
+                    GameRanks::Crew { won } => Some(CrewGame {
+                        crew: m.entries.clone(),
+                        won,
+                    }),
+                    GameRanks::Solo(_) => None,
+                })
+        })
+        .collect();
+    let skip = games.len().saturating_sub(MAX_GAMES);
+    games.drain(..skip);
+    games
+}
+
+/// The prior's precision on each θ (a normal prior of σ 2).
+const CREW_PRIOR: f64 = 0.25;
+/// The prior's precision on the house's intercept (σ 10).
+const HOUSE_PRIOR: f64 = 0.01;
+
+/// The fitted strengths of `entries` entries over crew games (entries that played none get
+/// none), with bootstrap intervals and tiers.
+pub fn fit_crews(entries: usize, games: &[CrewGame]) -> Vec<Option<Fitted>> {
+    let played: Vec<bool> = (0..entries)
+        .map(|e| games.iter().any(|g| g.crew.contains(&e)))
+        .collect();
+    let strengths = crew_strengths(entries, games, None);
+    let samples = if games.is_empty() {
+        0
+    } else {
+        MAX_SAMPLES.min(BOOTSTRAP_WORK / games.len()).max(20)
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(games.len() as u64);
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(samples); entries];
+    for _ in 0..samples {
+        let resampled: Vec<CrewGame> = (0..games.len())
+            .map(|_| games[rng.random_range(0..games.len())].clone())
+            .collect();
+        let sample = crew_strengths(entries, &resampled, Some(&strengths));
+        for (e, s) in sample.into_iter().enumerate() {
+            draws[e].push(s);
+        }
+    }
+    let mut fitted: Vec<Option<Fitted>> = (0..entries)
+        .map(|e| {
+            played[e].then(|| {
+                let (low, high) = percentiles(&mut draws[e]);
+                Fitted {
+                    strength: strengths[e],
+                    low: low.min(strengths[e]),
+                    high: high.max(strengths[e]),
+                    tier: 0,
+                }
+            })
+        })
+        .collect();
+    assign_tiers(&mut fitted);
+    fitted
+}
+
+fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The crews' logistic model by cyclic coordinate Newton steps (the house's intercept with a
+/// very weak prior, each θ the weak one), centred on the mean of the entries that played; `start` (a
+/// previous fit, centred) speeds up a bootstrap sample.
+fn crew_strengths(entries: usize, games: &[CrewGame], start: Option<&[f64]>) -> Vec<f64> {
+    let mut theta: Vec<f64> = start.map_or_else(|| vec![0.0; entries], <[f64]>::to_vec);
+    let mut games_of: Vec<Vec<usize>> = vec![Vec::new(); entries];
+    for (g, game) in games.iter().enumerate() {
+        for &e in &game.crew {
+            if e < entries {
+                games_of[e].push(g);
+            }
+        }
+    }
+    let wins = games.iter().filter(|g| g.won).count() as f64;
+    let n = games.len() as f64;
+    // The house's intercept starts at the crews' overall log-odds.
+    let mut house = if games.is_empty() {
+        0.0
+    } else {
+        let share = ((wins + 0.5) / (n + 1.0)).clamp(1e-6, 1.0 - 1e-6);
+        (share / (1.0 - share)).ln()
+            - games
+                .iter()
+                .map(|g| g.crew.iter().map(|&e| theta[e]).sum::<f64>())
+                .sum::<f64>()
+                / n
+    };
+    let mut eta: Vec<f64> = games
+        .iter()
+        .map(|g| house + g.crew.iter().map(|&e| theta[e]).sum::<f64>())
+        .collect();
+    for _ in 0..MAX_ITERATIONS {
+        let mut change: f64 = 0.0;
+        // The intercept: every game.
+        if !games.is_empty() {
+            // A very weak prior keeps it finite when every game was won (or lost).
+            let (mut grad, mut hess) = (-HOUSE_PRIOR * house, HOUSE_PRIOR);
+            for (g, game) in games.iter().enumerate() {
+                let p = logistic(eta[g]);
+                grad += f64::from(u8::from(game.won)) - p;
+                hess += p * (1.0 - p);
+            }
+            let step = grad / hess.max(1e-12);
+            house += step;
+            eta.iter_mut().for_each(|x| *x += step);
+            change = change.max(step.abs());
+        }
+        for e in 0..entries {
+            if games_of[e].is_empty() {
+                continue;
+            }
+            let (mut grad, mut hess) = (-CREW_PRIOR * theta[e], CREW_PRIOR);
+            for &g in &games_of[e] {
+                let p = logistic(eta[g]);
+                grad += f64::from(u8::from(games[g].won)) - p;
+                hess += p * (1.0 - p);
+            }
+            let step = grad / hess;
+            theta[e] += step;
+            for &g in &games_of[e] {
+                eta[g] += step;
+            }
+            change = change.max(step.abs());
+        }
+        if change < TOLERANCE {
+            break;
+        }
+    }
+    let active: Vec<f64> = (0..entries)
+        .filter(|&e| !games_of[e].is_empty())
+        .map(|e| theta[e])
+        .collect();
+    let mean = if active.is_empty() {
+        0.0
+    } else {
+        active.iter().sum::<f64>() / active.len() as f64
+    };
+    theta.into_iter().map(|t| t - mean).collect()
 }
 
 /// The 2.5th and 97.5th percentiles (0, 0 without draws).
@@ -266,6 +433,58 @@ mod tests {
             "{last:?}"
         );
         assert!(last.tier > 1, "{fitted:?}");
+    }
+
+    /// Crews of three drawn from six entries, every pair together as often: entries 0-2 are
+    /// strong (each adds 1 to the crew's log-odds), 3-5 weak; results drawn from that model.
+    fn crews(n: usize, seed: u64) -> Vec<CrewGame> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|i| {
+                let mut crew: Vec<usize> = (0..6).collect();
+                for k in (1..6).rev() {
+                    crew.swap(k, rng.random_range(0..=k));
+                }
+                crew.truncate(3);
+                let strong = crew.iter().filter(|&&e| e < 3).count() as f64;
+                let won = rng.random::<f64>() < logistic(-1.5 + strong);
+                let _ = i;
+                CrewGame { crew, won }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn crews_separate_their_members_whatever_the_order() {
+        let games = crews(600, 7);
+        let fitted = fit_crews(7, &games);
+        assert!(fitted[6].is_none(), "entry 6 never played");
+        let f: Vec<&Fitted> = fitted[..6].iter().map(|f| f.as_ref().unwrap()).collect();
+        let weakest_strong = f[..3].iter().map(|x| x.strength).fold(f64::MAX, f64::min);
+        let strongest_weak = f[3..].iter().map(|x| x.strength).fold(f64::MIN, f64::max);
+        assert!(weakest_strong > strongest_weak, "{f:?}");
+        // Equal bots: overlapping intervals.
+        assert!(f[0].low <= f[1].high && f[1].low <= f[0].high, "{f:?}");
+        let mut reversed = games.clone();
+        reversed.reverse();
+        let a = crew_strengths(7, &games, None);
+        let b = crew_strengths(7, &reversed, None);
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-6, "{a:?} vs {b:?}");
+        }
+    }
+
+    #[test]
+    fn a_crew_that_always_wins_or_loses_gets_finite_strengths() {
+        let games: Vec<CrewGame> = (0..30)
+            .map(|i| CrewGame {
+                crew: if i % 2 == 0 { vec![0, 1] } else { vec![2, 3] },
+                won: i % 2 == 0,
+            })
+            .collect();
+        let s = crew_strengths(4, &games, None);
+        assert!(s.iter().all(|x| x.is_finite()), "{s:?}");
+        assert!(s[0] > s[2], "{s:?}");
     }
 
     #[test]

@@ -136,7 +136,7 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
                         })) => match paused.reason() {
                             Reason::Retired => return,
                             // Queueing again lifts a pause for timeouts.
-                            Reason::Timeouts => break,
+                            Reason::Timeouts | Reason::NoFirstAction => break,
                             _ => {}
                         },
                         Some(Ok(_)) => {}

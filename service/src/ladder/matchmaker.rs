@@ -7,6 +7,25 @@
 //! therefore gets games at once and, looking close to everyone, meets everyone; established
 //! bots meet their peers. An entry appears at most once in a group (never the same bot version
 //! twice at one table) and in as many groups as it has free slots.
+//!
+//! A team game (The Gang: the crew against the game) has no opponents to match, only partners,
+//! and partners always the same would make each bot's record its partners' luck. There
+//! ([`make_crews`]) each crew is built around the candidate that waited longest, joined one by
+//! one by the candidate that has played least with those already in (counting every match the
+//! ladder made), ties broken by a seeded shuffle: over a few hundred games every pair of active
+//! bots plays together, and the same seed and history give the same crews.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::collections::HashMap;
+
+/// Games two entries played together, keyed by the pair (lower index first).
+pub type Together = HashMap<(usize, usize), u32>;
+
+/// The key of the pair `a`, `b` in [`Together`].
+pub fn pair(a: usize, b: usize) -> (usize, usize) {
+    (a.min(b), a.max(b))
+}
 
 /// One entry that may be matched now.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +75,67 @@ pub fn make_groups(mut candidates: Vec<Candidate>, players: usize) -> Vec<Vec<us
         let mut members = vec![anchor];
         members.extend(others.into_iter().take(players - 1));
         groups.push(members.iter().map(|&i| candidates[i].entry).collect());
+        for &i in &members {
+            candidates[i].free_slots -= 1;
+        }
+        candidates.retain(|c| c.free_slots > 0);
+    }
+    groups
+}
+
+/// Crews of `players` distinct entries for a team game, rotating partners: see the module's
+/// comment. `together` is the ladder's count of games per pair so far; `seed` decides ties.
+pub fn make_crews(
+    mut candidates: Vec<Candidate>,
+    players: usize,
+    together: &Together,
+    seed: u64,
+) -> Vec<Vec<usize>> {
+    let mut groups = Vec::new();
+    if players == 0 {
+        return groups;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    // This round's crews count too, so that one round's crews differ.
+    let mut round: Together = HashMap::new();
+    let count = |round: &Together, a: usize, b: usize| {
+        together.get(&pair(a, b)).copied().unwrap_or(0)
+            + round.get(&pair(a, b)).copied().unwrap_or(0)
+    };
+    candidates.retain(|c| c.free_slots > 0);
+    candidates.sort_by_key(|c| c.entry);
+    while candidates.len() >= players && groups.len() < MAX_GROUPS_PER_ROUND {
+        // A fresh seeded order for each crew breaks every tie.
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.shuffle(&mut rng);
+        let mut rank = vec![0; candidates.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r;
+        }
+        let anchor = (0..candidates.len())
+            .min_by_key(|&i| (candidates[i].waiting_since, rank[i]))
+            .expect("not empty");
+        let mut members = vec![anchor];
+        while members.len() < players {
+            let next = (0..candidates.len())
+                .filter(|i| !members.contains(i))
+                .min_by_key(|&i| {
+                    let with: u32 = members
+                        .iter()
+                        .map(|&m| count(&round, candidates[m].entry, candidates[i].entry))
+                        .sum();
+                    (with, rank[i])
+                })
+                .expect("enough candidates");
+            members.push(next);
+        }
+        let entries: Vec<usize> = members.iter().map(|&i| candidates[i].entry).collect();
+        for (k, &a) in entries.iter().enumerate() {
+            for &b in &entries[k + 1..] {
+                *round.entry(pair(a, b)).or_default() += 1;
+            }
+        }
+        groups.push(entries);
         for &i in &members {
             candidates[i].free_slots -= 1;
         }
@@ -147,6 +227,47 @@ mod tests {
             .collect();
         pairs.sort();
         assert_eq!(pairs, vec![vec![0, 2], vec![1, 3]]);
+    }
+
+    #[test]
+    fn crews_rotate_so_that_every_pair_plays_together() {
+        // Six entries, crews of three, one crew at a time (as a ladder of one-slot bots).
+        let mut together = Together::new();
+        let mut clock = 0;
+        let mut waiting: Vec<i64> = vec![0; 6];
+        let mut crews = Vec::new();
+        for round in 0..60u64 {
+            let candidates: Vec<Candidate> = (0..6)
+                .map(|e| Candidate {
+                    waiting_since: waiting[e],
+                    ..c(e, 25.0, 8.0, 1)
+                })
+                .collect();
+            for crew in make_crews(candidates, 3, &together, round) {
+                clock += 1;
+                for (k, &a) in crew.iter().enumerate() {
+                    waiting[a] = clock;
+                    for &b in &crew[k + 1..] {
+                        *together.entry(pair(a, b)).or_default() += 1;
+                    }
+                }
+                crews.push(crew);
+            }
+        }
+        assert_eq!(crews.len(), 120, "two crews a round");
+        // Every one of the 15 pairs played together, and about as often.
+        assert_eq!(together.len(), 15, "{together:?}");
+        let (least, most) = (
+            together.values().min().copied().unwrap(),
+            together.values().max().copied().unwrap(),
+        );
+        assert!(least * 2 >= most, "{together:?}");
+        // Seeded: the same history and seed give the same crews.
+        let candidates: Vec<Candidate> = (0..6).map(|e| c(e, 25.0, 8.0, 1)).collect();
+        assert_eq!(
+            make_crews(candidates.clone(), 3, &together, 9),
+            make_crews(candidates, 3, &together, 9)
+        );
     }
 
     #[test]

@@ -50,8 +50,15 @@ use tonic::Status;
 /// Games a bot may play at once on one key, whatever it asks (a duplicate ladder counts
 /// matches).
 pub const MAX_CONCURRENT: u32 = 8;
-/// Games one bot key may be matched to per sliding hour, by default (`--ladder-games-per-hour`).
-pub const DEFAULT_GAMES_PER_HOUR: u32 = 1000;
+/// Games one bot key may be matched to per sliding hour, by default (`--ladder-games-per-hour`):
+/// none. A ladder of one-second games at 8 at once is ~29,000 games an hour per bot, so any
+/// fixed default either starves such a ladder or protects nothing; a bot's pace is bounded by
+/// `MAX_CONCURRENT` games at once on the ladder's clocks, and the host by its own limits on
+/// live games (`--max-live-games`). An organizer sets the cap for a fair share.
+pub const DEFAULT_GAMES_PER_HOUR: u32 = 0;
+/// The cap's words and flag, in the `capped` event and the standings.
+const HOURLY_CAP: &str = "games per hour";
+const HOURLY_FLAG: &str = "--ladder-games-per-hour";
 const HOUR_MS: i64 = 3_600_000;
 
 /// The server's ladder flags.
@@ -100,6 +107,8 @@ pub struct Session {
     /// Games matched on this stream and not over: (match, game).
     open: HashSet<(u64, u32)>,
     since_unix_ms: i64,
+    /// The stream was told its bot reached a cap (once each time it reaches it).
+    capped_told: bool,
 }
 
 /// One ladder at run time.
@@ -343,6 +352,77 @@ impl Ladder {
         Some(cap.saturating_sub(recent))
     }
 
+    /// Adds to `rows` (the leaderboard of `state`) what only the running ladder knows: which
+    /// bots have a Queue stream open (queued).
+    pub fn live_states(&self, state: &LadderState, rows: &mut [pb::Standing], now: i64) {
+        let sessions = self.sessions.lock().expect("sessions lock");
+        for row in rows.iter_mut().filter(|r| !r.house) {
+            let Some(&index) = state
+                .by_name
+                .get(&records::entry_name(&row.bot, &row.version))
+            else {
+                continue;
+            };
+            let open = sessions.get(&index).is_some_and(|s| !s.tx.is_closed());
+            let free = matches!(
+                pb::BotState::try_from(row.state),
+                Ok(pb::BotState::Idle | pb::BotState::Playing)
+            );
+            if let (true, Some(until)) = (free, self.capped_until(state, index, now)) {
+                row.state = pb::BotState::Capped as i32;
+                row.state_reason = self.capped_event(&row_name(row), until).detail;
+                row.capped_until_unix_ms = until;
+            } else if open && row.state == pb::BotState::Idle as i32 {
+                row.state = pb::BotState::Queued as i32;
+            }
+        }
+    }
+
+    /// When entry `entry`, capped by `--ladder-games-per-hour` at `now`, may be matched again
+    /// (once enough of its games of the last hour are older than an hour that a match fits);
+    /// None when it is not capped.
+    fn capped_until(&self, state: &LadderState, entry: usize, now: i64) -> Option<i64> {
+        let cap = self.ctx.policy.games_per_hour;
+        let per_match = Self::games_per_match(&state.info);
+        if self.games_left_this_hour(state, entry, now)? >= per_match {
+            return None;
+        }
+        // Oldest first: the cap frees once the games left in the window leave room for a match.
+        let mut recent: Vec<(i64, u32)> = state
+            .matches
+            .values()
+            .rev()
+            .take_while(|m| m.matched_unix_ms > now - HOUR_MS)
+            .filter(|m| m.entries.contains(&entry))
+            .map(|m| (m.matched_unix_ms, m.games.len() as u32))
+            .collect();
+        recent.reverse();
+        let mut counted: u32 = recent.iter().map(|(_, g)| g).sum();
+        let room = cap.saturating_sub(per_match);
+        for (at, games) in recent {
+            counted = counted.saturating_sub(games);
+            if counted <= room {
+                return Some(at + HOUR_MS);
+            }
+        }
+        Some(now)
+    }
+
+    /// The `capped` event and the standings' reason for an entry capped until `until`.
+    fn capped_event(&self, name: &str, until: i64) -> pb::ladder_event::Capped {
+        let limit = self.ctx.policy.games_per_hour;
+        let at = utc_text(until);
+        pb::ladder_event::Capped {
+            cap: HOURLY_CAP.into(),
+            flag: HOURLY_FLAG.into(),
+            limit,
+            until_unix_ms: until,
+            detail: format!(
+                "{name} was matched to {limit} games in the last hour, the limit of this server ({HOURLY_FLAG}): it is matched again from {at}; the Queue stream stays open"
+            ),
+        }
+    }
+
     /// Games per match: one, or one per seat rotation in a duplicate ladder.
     fn games_per_match(info: &pb::Ladder) -> u32 {
         if info.duplicate {
@@ -362,7 +442,7 @@ impl Ladder {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
             sessions
-                .iter()
+                .iter_mut()
                 .filter_map(|(&index, s)| {
                     let entry = &state.entries[index];
                     if entry.paused.is_some() || entry.retired {
@@ -377,6 +457,18 @@ impl Ladder {
                     if let Some(left) = self.games_left_this_hour(&state, index, now) {
                         free = free.min(left / per_match);
                     }
+                    // Told once each time it reaches the cap, on its stream and in the log.
+                    match self.capped_until(&state, index, now) {
+                        Some(until) if !s.capped_told => {
+                            s.capped_told = true;
+                            let capped = self.capped_event(&entry.name(), until);
+                            tracing::info!(ladder = %self.name, bot = %entry.name(), "capped: {}", capped.detail);
+                            let event = pb::ladder_event::Event::Capped(capped);
+                            let _ = s.tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
+                        }
+                        Some(_) => {}
+                        None => s.capped_told = false,
+                    }
                     Some(matchmaker::Candidate {
                         entry: index,
                         mu: entry.rating.mu,
@@ -387,7 +479,14 @@ impl Ladder {
                 })
                 .collect()
         };
-        let groups = matchmaker::make_groups(candidates, state.info.players as usize);
+        let players = state.info.players as usize;
+        let groups = if state.team_game() {
+            // Seeded by the ladder and the match to come: the same history, the same crews.
+            let seed = ladder_seed(&state.log_id) ^ state.next_match_no();
+            matchmaker::make_crews(candidates, players, &state.together, seed)
+        } else {
+            matchmaker::make_groups(candidates, players)
+        };
         for group in groups {
             let no = state.next_match_no();
             let entries = group.iter().map(|&i| state.entries[i].name()).collect();
@@ -450,16 +549,12 @@ impl Ladder {
                 self.name
             )));
         }
-        if self.games_left_this_hour(&state, index, crate::actor::unix_ms()) == Some(0) {
-            return Err(Status::resource_exhausted(format!(
-                "{} was matched to {} games in the last hour, the limit of this server (--ladder-games-per-hour): queue again later",
-                state.entries[index].name(),
-                self.ctx.policy.games_per_hour
-            )));
-        }
-        if matches!(state.entries[index].paused, Some((Reason::Timeouts, _))) {
+        // A pause for the bot's own absence is lifted by queueing again (it says it is back).
+        if let Some((reason @ (Reason::Timeouts | Reason::NoFirstAction), _)) =
+            state.entries[index].paused
+        {
             let detail = "queued again".to_string();
-            self.set_paused(&mut state, index, Reason::Timeouts, detail, true)
+            self.set_paused(&mut state, index, reason, detail, true)
                 .await?;
         }
         let (tx, rx) = mpsc::channel(QUEUE_BUFFER);
@@ -470,7 +565,8 @@ impl Ladder {
             .collect();
         // Games of this entry not over yet and not acknowledged: sent again (once their seat
         // is known; the others are sent when it is). They are this stream's games: they count
-        // toward its max_games, and it ends once they are over too.
+        // toward its max_games, and it ends once they are over too. A draining stream counts
+        // every game not over, acknowledged or not: it ends once the bot has none left.
         let mut resent = HashSet::new();
         for m in state
             .matches
@@ -482,7 +578,13 @@ impl Ladder {
                     .game_id
                     .as_ref()
                     .is_some_and(|id| acknowledged.contains(id.as_str()));
-                if game.result.is_some() || acknowledged {
+                if game.result.is_some() {
+                    continue;
+                }
+                if acknowledged {
+                    if request.drain {
+                        resent.insert((m.no, g as u32));
+                    }
                     continue;
                 }
                 resent.insert((m.no, g as u32));
@@ -492,6 +594,17 @@ impl Ladder {
                 }
             }
         }
+        // A capped bot's stream opens all the same: it says until when, and the bot is matched
+        // once the cap frees (no call again, no retry loop).
+        let capped = match request.drain {
+            true => None,
+            false => self.capped_until(&state, index, crate::actor::unix_ms()),
+        };
+        if let Some(until) = capped {
+            let event = self.capped_event(&state.entries[index].name(), until);
+            let event = pb::ladder_event::Event::Capped(event);
+            let _ = tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
+        }
         if let Some((reason, detail)) = &state.entries[index].paused {
             let event = pb::ladder_event::Event::Paused(pb::ladder_event::Paused {
                 reason: *reason as i32,
@@ -499,15 +612,21 @@ impl Ladder {
             });
             let _ = tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
         }
+        let open_games = resent.len();
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
         let session = Session {
             id,
             tx: tx.clone(),
             max_concurrent: request.max_concurrent.clamp(1, MAX_CONCURRENT),
-            remaining: (request.max_games > 0)
-                .then(|| request.max_games.saturating_sub(resent.len() as u32)),
+            remaining: if request.drain {
+                Some(0)
+            } else {
+                (request.max_games > 0)
+                    .then(|| request.max_games.saturating_sub(resent.len() as u32))
+            },
             open: resent,
             since_unix_ms: crate::actor::unix_ms(),
+            capped_told: capped.is_some(),
         };
         let replaced = self
             .sessions
@@ -518,6 +637,14 @@ impl Ladder {
             let _ = old.tx.try_send(Err(Status::aborted(
                 "another Queue stream of this bot took over (a bot queues on one stream at a time)",
             )));
+        }
+        if request.drain && open_games == 0 {
+            // Nothing left to play: the stream ends (OK) after what was queued in it.
+            self.sessions.lock().expect("sessions lock").remove(&index);
+            let bot = state.entries[index].name();
+            drop(state);
+            tracing::info!(ladder = %self.name, %bot, "drained: no game left");
+            return Ok(rx);
         }
         drop(state);
         tokio::spawn(self.clone().heartbeat(index, id, tx));
@@ -763,9 +890,54 @@ fn grant_keys(bots: &BotGrants, state: &LadderState) {
     }
 }
 
+/// A ladder's own seed, from its log id (FNV-1a).
+fn ladder_seed(log_id: &str) -> u64 {
+    log_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn row_name(row: &pb::Standing) -> String {
+    records::entry_name(&row.bot, &row.version)
+}
+
+/// `unix_ms` as an RFC 3339 UTC time (seconds), for messages.
+fn utc_text(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 fn name_taken(name: &str) -> Status {
     Status::already_exists(format!(
         "ladder {} exists already: choose another name",
         gangs_proto::quoted(name)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_in_messages_are_utc() {
+        assert_eq!(utc_text(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_text(1_700_000_000_999), "2023-11-14T22:13:20Z");
+        assert_eq!(utc_text(951_825_600_000), "2000-02-29T12:00:00Z");
+    }
 }

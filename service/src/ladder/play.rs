@@ -1,9 +1,10 @@
 //! One game of a ladder match, from creation to rating, through the `Games` service as any
 //! client would call it: create the game (clocks on, seats reserved so nobody else can take
 //! them), join every seat for its bot with the seat's invitation, tell each bot (`matched`),
-//! watch the game as a spectator until it is over, read its log for the seats' timeouts, and
-//! log the result with the rating changes (then `finished` to each bot, and a pause for a bot
-//! that timed out `absent_after` times in a row).
+//! watch the game as a spectator until it is over (pausing at once a bot that is not there:
+//! its first decision timed out, which aborts the game, or its seat turned absent), read its
+//! log for the seats' timeouts, and log the result with the rating changes, or void with the
+//! reason when the game was not played (`void_reason`), then `finished` to each bot.
 //!
 //! Every step can be retried: the game's `create_id` and each seat's `join_id` are derived from
 //! the ladder, the match and the game, so a retry or a restart finds the same game and seats.
@@ -95,10 +96,12 @@ pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
         Err(status) => {
             // The game cannot be made (its options are refused now): the match is void.
             tracing::error!(ladder = %ladder.name, r#match = no, game, "a ladder game could not be set up: {}", status.message());
-            return record_result(&ladder, no, game, String::new(), None, Vec::new()).await;
+            return record_result(&ladder, no, game, String::new(), None, Vec::new(), &[]).await;
         }
     };
-    let Some(over) = watch_to_end(&ladder, &game_id, from_seq).await else {
+    let players = ladder.state.lock().await.info.players as usize;
+    let mut referee = Referee::new(no, game, players);
+    let Some(over) = watch_to_end(&ladder, &game_id, from_seq, &mut referee).await else {
         return;
     };
     let log = match retried(&ladder, "reading a ladder game's log", || {
@@ -128,7 +131,7 @@ pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
     let outcome = (over.status == pb::GameStatus::Finished as i32)
         .then_some(over.outcome)
         .flatten();
-    record_result(&ladder, no, game, game_id, outcome, log).await;
+    record_result(&ladder, no, game, game_id, outcome, log, &referee.paused).await;
 }
 
 /// Creates the game and takes every seat; the game's id and the seq to watch from.
@@ -222,7 +225,12 @@ async fn seat_game(
 
 /// Watches the game as a spectator until an update says it is over (resuming after a
 /// dropped stream); that update. None when the server stops.
-async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Option<pb::Update> {
+async fn watch_to_end(
+    ladder: &Arc<Ladder>,
+    game_id: &str,
+    mut from_seq: u64,
+    referee: &mut Referee,
+) -> Option<pb::Update> {
     let mut pause = RETRY_FIRST;
     let mut stop = ladder.stop.clone();
     loop {
@@ -246,6 +254,7 @@ async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Opti
                     match next {
                         Some(Ok(update)) => {
                             from_seq = from_seq.max(update.seq);
+                            referee.saw(ladder, game_id, &update).await;
                             if pb::GameStatus::is_over_code(update.status) {
                                 return Some(update);
                             }
@@ -269,6 +278,138 @@ async fn watch_to_end(ladder: &Ladder, game_id: &str, mut from_seq: u64) -> Opti
             return None;
         }
         pause = (pause * 2).min(RETRY_MOST);
+    }
+}
+
+/// A pause's detail: the seat's first decision in `game_id` timed out.
+fn no_first_action(game_id: &str) -> String {
+    format!(
+        "its first decision in game {game_id} timed out before it acted, so the game was aborted and not rated: check that the bot watches and acts with the seat's token, then call Queue again to play on"
+    )
+}
+
+/// A pause's detail: `run` timeouts in a row.
+fn too_many_timeouts(run: u32, absent_after: u32, game_id: &str) -> String {
+    format!(
+        "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
+    )
+}
+
+/// Watches a ladder game's seats as it runs, so that what the ladder does about a seat that is
+/// not there happens at once, not after the game: a seat whose first decision timed out before
+/// it acted aborts the game (cancelled; void from its log) and pauses its bot; a seat that
+/// turns absent (`absent_after` timeouts in a row) pauses its bot, and plays on on its clock.
+struct Referee {
+    no: u64,
+    game: u32,
+    /// Per seat: whether its first own record (acted or timed out) was seen.
+    first_seen: Vec<bool>,
+    /// Per seat: whether its bot was paused from this game already.
+    paused: Vec<bool>,
+    aborted: bool,
+}
+
+impl Referee {
+    fn new(no: u64, game: u32, players: usize) -> Referee {
+        Referee {
+            no,
+            game,
+            first_seen: vec![false; players],
+            paused: vec![false; players],
+            aborted: false,
+        }
+    }
+
+    /// Looks at one update of the game `game_id`.
+    async fn saw(&mut self, ladder: &Arc<Ladder>, game_id: &str, update: &pb::Update) {
+        if update.status != pb::GameStatus::Running as i32 {
+            return;
+        }
+        if let Some(seat) = update.actor.map(|s| s as usize) {
+            if self.first_seen.get(seat) == Some(&false) {
+                self.first_seen[seat] = true;
+                if self
+                    .first_record_timed_out(ladder, game_id, update.seq)
+                    .await
+                {
+                    self.abort(ladder, game_id, seat).await;
+                }
+            }
+        }
+        for clock in update.clocks.iter().filter(|c| c.absent) {
+            let seat = clock.seat as usize;
+            if self.paused.get(seat) == Some(&false) {
+                self.paused[seat] = true;
+                let absent_after = ladder.state.lock().await.info.absent_after;
+                let detail = too_many_timeouts(absent_after, absent_after, game_id);
+                self.pause(ladder, seat, Reason::Timeouts, detail).await;
+            }
+        }
+    }
+
+    /// Whether the record at `seq` is a timeout (read from the log: an update does not say).
+    async fn first_record_timed_out(&self, ladder: &Ladder, game_id: &str, seq: u64) -> bool {
+        let request = ladder.ctx.request(pb::GetLogRequest {
+            game_id: game_id.to_string(),
+            from_seq: seq.saturating_sub(1),
+        });
+        let Ok(stream) = ladder.ctx.games.get_log(request).await else {
+            return false;
+        };
+        let mut stream = stream.into_inner();
+        match stream.next().await {
+            Some(Ok(record)) => {
+                record.seq == seq && matches!(record.record, Some(Record::TimedOut(_)))
+            }
+            _ => false,
+        }
+    }
+
+    /// Seat `seat` was not there for its first decision: the game is cancelled (the result
+    /// record makes it void from its log) and the seat's bot paused.
+    async fn abort(&mut self, ladder: &Arc<Ladder>, game_id: &str, seat: usize) {
+        if !std::mem::replace(&mut self.aborted, true) {
+            let request = ladder.ctx.request(pb::CancelGameRequest {
+                game_id: game_id.to_string(),
+                reason: format!(
+                    "aborted by the ladder: seat {seat} timed out on its first decision"
+                ),
+            });
+            if let Err(status) = ladder.ctx.games.cancel_game(request).await {
+                tracing::debug!(ladder = %ladder.name, game = %game_id, "aborting a ladder game: {}", status.message());
+            }
+        }
+        if self.paused.get(seat) == Some(&false) {
+            self.paused[seat] = true;
+            let detail = no_first_action(game_id);
+            self.pause(ladder, seat, Reason::NoFirstAction, detail)
+                .await;
+        }
+    }
+
+    /// Pauses the bot at `seat` for `reason`, unless it is paused already.
+    async fn pause(&self, ladder: &Arc<Ladder>, seat: usize, reason: Reason, detail: String) {
+        let mut state = ladder.state.lock().await;
+        let Some(m) = state.matches.get(&self.no) else {
+            return;
+        };
+        let Some(&entry) = seating(&m.entries, self.no, self.game as usize).get(seat) else {
+            return;
+        };
+        if state.entries[entry].paused.is_some() {
+            return;
+        }
+        match ladder
+            .set_paused(&mut state, entry, reason, detail.clone(), false)
+            .await
+        {
+            Ok(()) => {
+                tracing::info!(ladder = %ladder.name, bot = %state.entries[entry].name(), "paused: {detail}")
+            }
+            Err(status) => {
+                tracing::warn!(ladder = %ladder.name, "pausing a bot: {}", status.message())
+            }
+        }
     }
 }
 
@@ -320,9 +461,53 @@ pub fn seat_timeouts(log: &[pb::LogRecord], players: usize) -> Vec<SeatTimeouts>
     seats
 }
 
-/// The record of game `game` of match `m` over with `outcome` (void without one) and the seats'
-/// `timeouts`; once it is the match's last result, with the ratings after the whole match. Pure:
-/// the live result and `gangs ladder rerate` (from the game's log) both come from here.
+/// Why game `game` of match `m` is not rated, from the game's log (its outcome and its seats'
+/// timeouts), so that `gangs ladder rerate` decides the same; None when it is rated. Only
+/// played games are rated: a game in which some seat's first decision timed out before any
+/// action of its own is aborted (nobody was there to play it), and so is one in which every
+/// seat was absent.
+pub fn void_reason(
+    state: &LadderState,
+    m: &Match,
+    game: u32,
+    set_up: bool,
+    outcome: Option<&pb::Outcome>,
+    timeouts: &[SeatTimeouts],
+) -> Option<String> {
+    if !set_up {
+        return Some("the game could not be set up".into());
+    }
+    let seats = seating(&m.entries, m.no, game as usize);
+    let name = |seat: usize| {
+        seats
+            .get(seat)
+            .map_or_else(String::new, |&e| state.entries[e].name())
+    };
+    if let Some(seat) = timeouts.iter().position(|t| t.leading > 0) {
+        return Some(format!(
+            "aborted: seat {seat} ({}) timed out on its first decision, before any action of its own",
+            name(seat)
+        ));
+    }
+    let absent_after = state.info.absent_after;
+    if absent_after > 0
+        && !timeouts.is_empty()
+        && timeouts.iter().all(|t| t.longest_run(0) >= absent_after)
+    {
+        return Some(format!(
+            "aborted: every seat was absent (timed out {absent_after} times in a row)"
+        ));
+    }
+    match outcome {
+        Some(_) => None,
+        None => Some("the game was cancelled or abandoned".into()),
+    }
+}
+
+/// The record of game `game` of match `m` over with `outcome` (void without one, or when
+/// [`void_reason`] says so) and the seats' `timeouts`; once it is the match's last result, with
+/// the ratings after the whole match. Pure: the live result and `gangs ladder rerate` (from the
+/// game's log) both come from here.
 pub fn rate_game(
     state: &LadderState,
     m: &Match,
@@ -331,11 +516,20 @@ pub fn rate_game(
     outcome: Option<pb::Outcome>,
     timeouts: &[SeatTimeouts],
 ) -> pb::ladder_record::GameRated {
+    let reason = void_reason(
+        state,
+        m,
+        game,
+        !game_id.is_empty(),
+        outcome.as_ref(),
+        timeouts,
+    );
     let mut rated = pb::ladder_record::GameRated {
         r#match: m.no,
         game,
         game_id,
-        void: outcome.is_none(),
+        void: reason.is_some(),
+        void_reason: reason.unwrap_or_default(),
         outcome,
         timeouts: timeouts.iter().map(|t| t.total).collect(),
         trailing_timeouts: timeouts
@@ -373,6 +567,7 @@ async fn record_result(
     game_id: String,
     outcome: Option<pb::Outcome>,
     log: Vec<pb::LogRecord>,
+    paused_live: &[bool],
 ) {
     let mut state = ladder.state.lock().await;
     let Some(m) = state.matches.get(&no).cloned() else {
@@ -440,21 +635,33 @@ async fn record_result(
                 score: line.map_or(0, |l| l.score),
                 won: line.is_some_and(|l| l.won),
                 void: rated.void,
+                void_reason: rated.void_reason.clone(),
                 rating_before: Some(rating_before),
                 rating_after: Some(rating_after),
                 timeouts: timeouts.get(seat).map_or(0, |t| t.total),
             }),
         );
-        let run = timeouts
-            .get(seat)
-            .map_or(0, |t| t.longest_run(streaks[seat]));
+        // Normally paused during the game already (`Referee`: then not again, the bot may
+        // have queued again since); here when the watch missed it (a restart).
+        if paused_live.get(seat) == Some(&true) {
+            continue;
+        }
+        let seat_timeouts = timeouts.get(seat).copied().unwrap_or_default();
+        let run = seat_timeouts.longest_run(streaks[seat]);
         let entry_state = &state.entries[entry];
-        if absent_after > 0 && run >= absent_after && entry_state.paused.is_none() {
-            let detail = format!(
-                "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
-            );
+        let pause = if seat_timeouts.leading > 0 {
+            Some((Reason::NoFirstAction, no_first_action(&game_id)))
+        } else if absent_after > 0 && run >= absent_after {
+            Some((
+                Reason::Timeouts,
+                too_many_timeouts(run, absent_after, &game_id),
+            ))
+        } else {
+            None
+        };
+        if let (Some((reason, detail)), None) = (pause, &entry_state.paused) {
             let paused = ladder
-                .set_paused(&mut state, entry, Reason::Timeouts, detail.clone(), false)
+                .set_paused(&mut state, entry, reason, detail.clone(), false)
                 .await;
             match paused {
                 Ok(()) => {

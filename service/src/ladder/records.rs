@@ -83,6 +83,8 @@ pub struct Entry {
     /// Timeouts in a row up to now, carried from game to game until the bot acts.
     pub timeouts_in_a_row: u32,
     pub paused: Option<(Reason, String)>,
+    /// When the current pause began (the pause record's time; 0 when not paused).
+    pub paused_unix_ms: i64,
     pub retired: bool,
     /// Games matched and not yet over.
     pub playing: u32,
@@ -146,6 +148,8 @@ pub struct LadderState {
     pub keep_matches: usize,
     /// The log's last seq.
     pub last_seq: u64,
+    /// Games each pair of entries was matched to together (team ladders rotate partners).
+    pub together: super::matchmaker::Together,
 }
 
 impl LadderState {
@@ -165,6 +169,7 @@ impl LadderState {
             forgotten: 0,
             keep_matches: KEEP_MATCHES,
             last_seq: 0,
+            together: HashMap::new(),
         }
     }
 
@@ -262,6 +267,7 @@ impl LadderState {
                     timeouts: 0,
                     timeouts_in_a_row: 0,
                     paused: None,
+                    paused_unix_ms: 0,
                     retired: false,
                     playing: 0,
                     trend: VecDeque::new(),
@@ -275,16 +281,19 @@ impl LadderState {
                 if reason == Reason::Retired {
                     entry.retired = true;
                     entry.paused = Some((reason, p.detail));
+                    entry.paused_unix_ms = unix_ms;
                 } else if p.lifted {
                     // Lifting a pause of one kind leaves the other kind's pause alone.
                     if entry.paused.as_ref().is_some_and(|(r, _)| *r == reason) {
                         entry.paused = None;
+                        entry.paused_unix_ms = 0;
                     }
-                    if reason == Reason::Timeouts {
+                    if matches!(reason, Reason::Timeouts | Reason::NoFirstAction) {
                         entry.timeouts_in_a_row = 0;
                     }
                 } else if !entry.retired {
                     entry.paused = Some((reason, p.detail));
+                    entry.paused_unix_ms = unix_ms;
                 }
             }
             Lr::Matched(m) => {
@@ -301,6 +310,14 @@ impl LadderState {
                 }
                 for &index in &entries {
                     self.entries[index].playing += m.games;
+                }
+                for (k, &a) in entries.iter().enumerate() {
+                    for &b in &entries[k + 1..] {
+                        *self
+                            .together
+                            .entry(super::matchmaker::pair(a, b))
+                            .or_default() += m.games;
+                    }
                 }
                 self.matches.insert(
                     m.r#match,

@@ -6,7 +6,8 @@
 //! (what `Standings` answers and a restart rebuilds), so a ladder that rated a game from a wrong
 //! outcome, twice, or not at all shows up as a difference. Nothing is written.
 
-use super::api::standings;
+use super::api::{apply_fit, standings};
+use super::fit;
 use super::play::{rate_game, seat_timeouts};
 use super::records::{self, LadderState};
 use super::Ladder;
@@ -48,24 +49,29 @@ pub async fn rerate(ladder: &Ladder) -> Result<pb::RerateLadderResponse, Status>
             } else {
                 game_outcome(ladder, &kept_result.game_id).await?
             };
-            games += u32::from(outcome.is_some());
             let timeouts = seat_timeouts(&log, fresh.info.players as usize);
             let game_id = kept_result.game_id.clone();
-            ladder_record = Lr::Rated(rate_game(
-                &fresh,
-                &m,
-                kept_result.game,
-                game_id,
-                outcome,
-                &timeouts,
-            ));
+            let result = rate_game(&fresh, &m, kept_result.game, game_id, outcome, &timeouts);
+            games += u32::from(!result.void);
+            ladder_record = Lr::Rated(result);
         }
         fresh
             .apply(record.seq, record.unix_ms, ladder_record)
             .map_err(broken)?;
     }
-    let recomputed = standings(&fresh);
-    let differences = compare(&standings(&kept), &recomputed);
+    let mut recomputed = standings(&fresh);
+    let mut kept_rows = standings(&kept);
+    if fresh.team_game() {
+        // A team ladder's rating is its crews' fit: recomputed the same way on both sides.
+        for (state, rows) in [(&fresh, &mut recomputed), (&kept, &mut kept_rows)] {
+            let (entries, games) = (state.entries.len(), fit::crew_games(state));
+            let fitted = tokio::task::spawn_blocking(move || fit::fit_crews(entries, &games))
+                .await
+                .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
+            apply_fit(&state.by_name, &fitted, rows, true);
+        }
+    }
+    let differences = compare(&kept_rows, &recomputed);
     Ok(pb::RerateLadderResponse {
         standings: recomputed,
         games,
