@@ -1,4 +1,4 @@
-//! End to end: a ladder on a cluster (issue 23 on `--store nats://`). Two real `gangs-server`
+//! End to end: a ladder on a cluster (`--store nats://`). Two real `gangs-server`
 //! nodes on one real `nats-server`:
 //! - a ladder created through A is listed by B at once (no restart), and its name is refused
 //!   through B;

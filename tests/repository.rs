@@ -408,3 +408,191 @@ fn no_generic_source_names_a_game() {
         found.join("\n")
     );
 }
+
+/// The words that tell how the work was organised rather than what the product is: a
+/// tracker's numbers, work periods and their ordinals. They mean nothing to a reader of the
+/// repository. Spelled in pieces so that this file does not match itself. ("session" alone is
+/// a product word: the viewer's login session.)
+fn process_phrases() -> Vec<String> {
+    let ordinals = [
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "last",
+        "previous", "next", "earlier", "this", "that", "work",
+    ];
+    let mut phrases: Vec<String> = ordinals
+        .iter()
+        .map(|o| format!("{o} {}", "session"))
+        .collect();
+    for period in ["round", "morning", "afternoon", "evening", "wave"] {
+        phrases.push(format!("this {period}"));
+    }
+    phrases.extend([
+        format!("{} the day", "run of"),
+        format!("the {} before", "session"),
+        format!("{}'s last", "session"),
+        format!("another {}", "engineer"),
+        format!("lead {}", "engineer"),
+        format!("{} engineer", "other"),
+    ]);
+    phrases
+}
+
+/// Where `text` (lowercase) cites a tracker's number: the tracker's word for an entry, then its
+/// number, maybe after a space, a `#` or a `-`.
+fn tracker_numbers(text: &str) -> Vec<usize> {
+    let word = format!("{}{}", "iss", "ue");
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&word) {
+        let at = from + i;
+        from = at + word.len();
+        let starts_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        let mut j = at + word.len();
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'#' | b'-') {
+            j += 1;
+        }
+        if starts_word && j > at + word.len() && j < bytes.len() && bytes[j].is_ascii_digit() {
+            found.push(at);
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_speaks_of_how_the_work_was_organised() {
+    let phrases = process_phrases();
+    let mut found = Vec::new();
+    let mut scanned = 0;
+    for (path, text) in text_files() {
+        scanned += 1;
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let hit = phrases.iter().find(|p| lower.contains(p.as_str())).cloned();
+            let hit = hit.or_else(|| {
+                (!tracker_numbers(&lower).is_empty()).then(|| "a tracker's number".to_string())
+            });
+            if let Some(what) = hit {
+                found.push(format!("{}:{}: {what}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(scanned > 100, "only {scanned} files scanned");
+    assert!(
+        found.is_empty(),
+        "text about how the work was organised (say what the product does, and why):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_process_word_check_catches_what_it_is_for() {
+    // The check above passes vacuously if its matching is broken: each of these must match.
+    let phrases = process_phrases();
+    for sample in [
+        format!("measured in the fifth {}", "session"),
+        format!("as {} round showed", "this"),
+        format!("the second {} the day", "run of"),
+    ] {
+        assert!(
+            phrases.iter().any(|p| sample.contains(p.as_str())),
+            "{sample:?} not caught"
+        );
+    }
+    let word = format!("{}{}", "iss", "ue");
+    for sample in [
+        format!("see {word} 27"),
+        format!("({word} #3)"),
+        format!("{word}-24's fork"),
+    ] {
+        assert_eq!(tracker_numbers(&sample).len(), 1, "{sample:?}");
+    }
+    for sample in [
+        format!("unknown{word}r 3"),
+        format!("an {word} of 3 cards"),
+        "the login session ends".to_string(),
+    ] {
+        let sample = sample.as_str();
+        assert!(tracker_numbers(sample).is_empty(), "{sample:?}");
+        assert!(!phrases.iter().any(|p| sample.contains(p.as_str())), "{sample:?}");
+    }
+}
+
+/// The paths ARCHITECTURE.md names in backticks: a token with a `/` (and no space or URL
+/// scheme) is a path from the repository's root; a bare file name (`mod.rs`) must be some
+/// tracked file's name. `<game>` stands for each game's module or kind name, `*` for any text.
+fn architecture_paths(text: &str) -> Vec<String> {
+    const EXTENSIONS: [&str; 9] = [
+        ".rs", ".proto", ".md", ".js", ".css", ".html", ".toml", ".yaml", ".py",
+    ];
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| !t.contains(char::is_whitespace) && !t.contains("://"))
+        .filter(|t| t.contains('/') || EXTENSIONS.iter().any(|e| t.ends_with(e)))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `pattern` (with `*` for any text) matches `path` whole.
+fn glob_matches(pattern: &str, path: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return pattern == path;
+    }
+    if !path.starts_with(first) || !path.ends_with(last) || path.len() < first.len() + last.len()
+    {
+        return false;
+    }
+    let mut rest = &path[first.len()..path.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(i) => rest = &rest[i + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn architecture_names_only_paths_that_exist() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let files: Vec<String> = tracked_files()
+        .iter()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect();
+    let exists = |path: &str| -> bool {
+        if path.contains('*') {
+            files.iter().any(|f| glob_matches(path, f))
+        } else if path.contains('/') {
+            root().join(path.trim_end_matches('/')).exists()
+        } else {
+            files.iter().any(|f| f.rsplit('/').next() == Some(path))
+        }
+    };
+    let paths = architecture_paths(&text);
+    assert!(
+        paths.len() > 50,
+        "only {} paths found: is the page there?",
+        paths.len()
+    );
+    let mut missing = Vec::new();
+    for path in &paths {
+        let ok = if path.contains("<game>") {
+            // Every game has it, as its module (`gang_of_four`) or its kind (`gang-of-four`).
+            gangs_games::kinds().iter().all(|k| {
+                exists(&path.replace("<game>", k.json_key)) || exists(&path.replace("<game>", k.name))
+            })
+        } else {
+            exists(path)
+        };
+        if !ok {
+            missing.push(path.clone());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist:\n{}",
+        missing.join("\n")
+    );
+}

@@ -363,7 +363,7 @@ async fn two_nodes_racing_on_one_game_never_fork_its_log() {
     assert_eq!(one.load_game(game).await.unwrap().len(), 40);
 }
 
-/// Issue 24's fork: an actor rebuilt on the same node while the game's writer still had its
+/// A fork once seen: an actor rebuilt on the same node while the game's writer still had its
 /// predecessor's record N in flight queued its own record N behind it; the writer's remembered
 /// tail made the second N "follow" the first and the stream stored both. Every record must
 /// follow the log's last record, whoever wrote it.
@@ -394,8 +394,8 @@ async fn a_second_record_with_a_seq_in_flight_is_refused_not_stored() {
 }
 
 /// A node taking a game over fences its log: the old owner's appends, prepared against the log
-/// as it was (its writer's tail), are refused even though nobody appended a record since (the
-/// paused owner of issue 24 answered OK for a record the new owner did not serve). Readers do
+/// as it was (its writer's tail), are refused even though nobody appended a record since (a
+/// paused owner once answered OK for a record the new owner did not serve). Readers do
 /// not see the fence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_takeover_fences_out_the_old_owner() {

@@ -31,7 +31,7 @@ const MAX_OPTION_BYTES: usize = 64;
 const MAX_BOT_KEY_BYTES: usize = 128;
 /// Games acknowledged in one Queue call.
 const MAX_ACKNOWLEDGED: usize = 256;
-/// The default clocks of a ladder (issue 23).
+/// The default clocks of a ladder's games (`docs/ladder.md`).
 pub const DEFAULT_TURN_MS: u64 = 2000;
 pub const DEFAULT_ABSENT_AFTER: u32 = 3;
 /// LadderGames pages.
