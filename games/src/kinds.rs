@@ -2,7 +2,7 @@
 //! not the engine's business lives in a [`KindInfo`], declared by the game's own module
 //! (`<game>/mod.rs`, `KIND`): its name and options, its words, whether its seats play as one
 //! team, what a round is and how one is summarized, which fields of a seat's view are private,
-//! and its web renderer. The host, the viewer, the CLI and the ladder ask the registry; none of
+//! and its web renderer and style. The host, the viewer, the CLI and the ladder ask the registry; none of
 //! them names a game. Adding a game adds one line to [`KIND_LIST`].
 
 use crate::summary::RoundTable;
@@ -41,6 +41,9 @@ pub struct KindInfo {
     /// The web viewer's renderer of this game's table (a script that registers itself with
     /// `gangs.register(name, {...})`; see `service/web/app.js`).
     pub web_renderer: &'static str,
+    /// The web viewer's style for this game's table (its cards' look): served with every
+    /// kind's as `/assets/games.css`, after the viewer's own `style.css`.
+    pub web_style: &'static str,
     pub(crate) new_game: NewGame,
     pub(crate) parse_options: ParseOptions,
     pub(crate) parse_action: fn(&[String]) -> Result<pb::GameAction, Refusal>,

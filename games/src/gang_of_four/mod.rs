@@ -51,6 +51,7 @@ pub const KIND: KindInfo = KindInfo {
     json_key: "gang_of_four",
     private_view_fields: &["hand"],
     web_renderer: include_str!("web.js"),
+    web_style: include_str!("web.css"),
     new_game: |options, seed, preset| {
         use pb::{game_options::Game as O, preset_deals::Game as P};
         let options = match options.and_then(|o| o.game.as_ref()) {

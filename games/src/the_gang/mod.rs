@@ -54,6 +54,7 @@ pub const KIND: KindInfo = KindInfo {
     json_key: "the_gang",
     private_view_fields: &["private_cards", "shown_to_me", "received", "remembered"],
     web_renderer: include_str!("web.js"),
+    web_style: include_str!("web.css"),
     new_game: |options, seed, preset| {
         use pb::{game_options::Game as O, preset_deals::Game as P};
         let options = match options.and_then(|o| o.game.as_ref()) {
