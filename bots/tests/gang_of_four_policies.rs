@@ -7,8 +7,8 @@
 use gangs_bots::policies::gang_of_four::arena::{options, play_game, rank_of};
 use gangs_bots::policies::gang_of_four::sample::Constraints;
 use gangs_bots::policies::gang_of_four::view::{DealMemory, Situation};
-use gangs_bots::policies::greedy::GreedyPolicy;
-use gangs_bots::policies::search::SearchPolicy;
+use gangs_bots::policies::gang_of_four::greedy::GreedyPolicy;
+use gangs_bots::policies::gang_of_four::search::SearchPolicy;
 use gangs_bots::{Policy, RandomPolicy};
 use gangs_games::{new_game, GANG_OF_FOUR};
 use gangs_proto::v1 as pb;
