@@ -17,7 +17,7 @@ pub trait Wire: Send + Sync + 'static {
     /// messages.
     type PbEvent;
     type PbView: prost::Message + Default;
-    /// The kind's name ("gang-of-four").
+    /// The kind's name, as the registry lists it (`KindInfo::name`).
     const KIND: &'static str;
     /// The number of this game's case in `GameView.game` (what [`Wire::wrap_view`] sets).
     const VIEW_FIELD: u32;

@@ -52,6 +52,11 @@ pub const KIND: KindInfo = KindInfo {
     private_view_fields: &["hand"],
     web_renderer: include_str!("web.js"),
     web_style: include_str!("web.css"),
+    short_games: &[
+        &[("target_score", "12"), ("manual_last_card", "true")],
+        &[("target_score", "12"), ("manual_last_card", "false")],
+        &[("target_score", "12"), ("manual_last_card", "false")],
+    ],
     new_game: |options, seed, preset| {
         use pb::{game_options::Game as O, preset_deals::Game as P};
         let options = match options.and_then(|o| o.game.as_ref()) {

@@ -55,6 +55,12 @@ pub const KIND: KindInfo = KindInfo {
     private_view_fields: &["private_cards", "shown_to_me", "received", "remembered"],
     web_renderer: include_str!("web.js"),
     web_style: include_str!("web.css"),
+    short_games: &[
+        &[("mode", "basic"), ("phase_deadline_ms", "1000")],
+        &[("mode", "advanced"), ("phase_deadline_ms", "1000")],
+        &[("mode", "pro"), ("phase_deadline_ms", "1000")],
+        &[("mode", "gangster"), ("phase_deadline_ms", "1000")],
+    ],
     new_game: |options, seed, preset| {
         use pb::{game_options::Game as O, preset_deals::Game as P};
         let options = match options.and_then(|o| o.game.as_ref()) {
