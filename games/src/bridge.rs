@@ -133,6 +133,13 @@ impl<W: Visibility> Bridge<W> {
         Ok(self)
     }
 
+    /// [`Bridge::with_clock`] with the clock fields of this game's `options` (absent: no
+    /// clock), read through [`Wire::clock_fields`]: the one place each game names them.
+    pub fn with_clock_of(self, mut options: pb::GameOptions) -> Result<Self, Refusal> {
+        let wire = W::clock_fields(&mut options).map_or_else(WireClock::default, |f| f.get());
+        self.with_clock(wire)
+    }
+
     /// The engine, with every card: for tests and for bots that know the truth.
     pub fn engine(&self) -> &W::Engine {
         &self.engine

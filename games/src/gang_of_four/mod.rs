@@ -29,14 +29,10 @@ impl Bridge<GangOfFourWire> {
         seed: u64,
         preset: Option<&pb::GangOfFourPreset>,
     ) -> Result<Self, Refusal> {
-        let clock = options.map_or_else(crate::clock::WireClock::default, |o| {
-            crate::clock::WireClock {
-                turn_ms: o.turn_ms,
-                bank_ms: o.bank_ms,
-                absent_after: o.absent_after,
-            }
-        });
-        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock(clock)
+        let wrapped = pb::GameOptions {
+            game: options.cloned().map(pb::game_options::Game::GangOfFour),
+        };
+        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock_of(wrapped)
     }
 }
 

@@ -32,14 +32,10 @@ impl Bridge<TheGangWire> {
         seed: u64,
         preset: Option<&pb::TheGangPreset>,
     ) -> Result<Self, Refusal> {
-        let clock = options.map_or_else(crate::clock::WireClock::default, |o| {
-            crate::clock::WireClock {
-                turn_ms: o.turn_ms,
-                bank_ms: o.bank_ms,
-                absent_after: o.absent_after,
-            }
-        });
-        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock(clock)
+        let wrapped = pb::GameOptions {
+            game: options.cloned().map(pb::game_options::Game::TheGang),
+        };
+        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock_of(wrapped)
     }
 }
 
