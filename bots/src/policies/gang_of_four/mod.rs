@@ -14,14 +14,20 @@ pub mod search;
 pub mod view;
 
 use super::GamePolicies;
+use crate::Policy;
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
 
 /// The policies that play Gang of Four, beside the random one every game has.
 pub const POLICIES: GamePolicies = GamePolicies {
     kind: gangs_games::gang_of_four::KIND.name,
-    policies: &[
-        ("greedy", |rng, _| Box::new(greedy::GreedyPolicy::new(rng))),
-        ("search", |rng, budget| {
-            Box::new(search::SearchPolicy::new(rng, budget))
-        }),
-    ],
+    policies: &[("greedy", make_greedy), ("search", make_search)],
 };
+
+fn make_greedy(rng: ChaCha8Rng, _budget: Duration) -> Box<dyn Policy + Send> {
+    Box::new(greedy::GreedyPolicy::new(rng))
+}
+
+fn make_search(rng: ChaCha8Rng, budget: Duration) -> Box<dyn Policy + Send> {
+    Box::new(search::SearchPolicy::new(rng, budget))
+}

@@ -9,9 +9,16 @@ pub mod hand;
 pub mod protocol;
 
 use super::GamePolicies;
+use crate::Policy;
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
 
 /// The policies that play The Gang, beside the random one every game has.
 pub const POLICIES: GamePolicies = GamePolicies {
     kind: gangs_games::the_gang::KIND.name,
-    policies: &[("crew", |rng, _| Box::new(crew::CrewPolicy::new(rng)))],
+    policies: &[("crew", make_crew)],
 };
+
+fn make_crew(rng: ChaCha8Rng, _budget: Duration) -> Box<dyn Policy + Send> {
+    Box::new(crew::CrewPolicy::new(rng))
+}
