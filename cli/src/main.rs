@@ -18,7 +18,8 @@ use client::Context;
 use output::Output;
 use std::process::ExitCode;
 
-/// The command line of a gangs server.
+// The one-line description names the games from the registry (no doc comment: clap would show
+// it as the long description instead).
 #[derive(Parser)]
 #[command(
     name = "gangs",

@@ -100,3 +100,30 @@ fn architecture_lists_every_command() {
     }
     assert!(problems.is_empty(), "ARCHITECTURE.md's commands:\n{}", problems.join("\n"));
 }
+
+/// The help texts that name the games take them from the registry: every kind there, in the
+/// commands that take one, and every title in the program's description.
+#[test]
+fn help_texts_name_every_kind_of_the_registry() {
+    let about = help(&["--help"]);
+    for kind in gangs_games::kinds() {
+        assert!(about.contains(kind.title), "`gangs --help` misses {}:\n{about}", kind.title);
+    }
+    for args in [
+        &["new", "--help"][..],
+        &["rules", "--help"],
+        &["arena", "--help"],
+        &["games", "--help"],
+        &["ladder", "create", "--help"],
+    ] {
+        let text = help(args);
+        for kind in gangs_games::kinds() {
+            assert!(
+                text.contains(&format!("`{}`", kind.name)),
+                "`gangs {}` misses {}:\n{text}",
+                args.join(" "),
+                kind.name
+            );
+        }
+    }
+}
