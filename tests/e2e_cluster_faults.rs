@@ -689,7 +689,10 @@ async fn a_paused_node_never_refuses_from_a_state_another_node_moved_past() {
     let (seat, action) = next_action(&*replica, &mut rng);
     replica.act(seat, &action).unwrap();
     let late = act(seat, &action, "late");
-    let known: Vec<u16> = connections_to(a.port()).iter().map(|(client, _)| *client).collect();
+    let known: Vec<u16> = connections_to(a.port())
+        .iter()
+        .map(|(client, _)| *client)
+        .collect();
     let pending = {
         let channel = tonic::transport::Endpoint::from_shared(a.url())
             .unwrap()

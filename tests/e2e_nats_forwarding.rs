@@ -175,7 +175,11 @@ async fn unread_forwarded_streams_do_not_stall_the_nodes_link() {
     // and nobody reads it: on a link whose windows unread streams can fill, the reader below
     // stalls whenever it starts.
     for stream in &mut unread {
-        let first = stream.message().await.expect("a first update").expect("an update");
+        let first = stream
+            .message()
+            .await
+            .expect("a first update")
+            .expect("an update");
         assert_eq!(first.seq, 1);
     }
 

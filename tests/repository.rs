@@ -306,23 +306,37 @@ struct AddingAGame {
 
 fn adding_a_game() -> AddingAGame {
     let page = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
-    let start = page.find("## Adding a game").expect("a section \"Adding a game\"");
+    let start = page
+        .find("## Adding a game")
+        .expect("a section \"Adding a game\"");
     let section = &page[start + 3..];
     let section = &section[..section.find("\n## ").unwrap_or(section.len())];
     let (own, shared) = section
         .split_once("One entry in each of these shared files:")
-        .expect("the section lists the shared files after \"One entry in each of these shared files:\"");
+        .expect(
+            "the section lists the shared files after \"One entry in each of these shared files:\"",
+        );
     let items = |part: &str| -> Vec<Vec<String>> {
         part.lines()
             .filter(|l| l.starts_with("- `"))
-            .map(|l| l.split('`').skip(1).step_by(2).map(str::to_string).collect())
+            .map(|l| {
+                l.split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_string)
+                    .collect()
+            })
             .collect()
     };
     let own: Vec<String> = items(own).into_iter().map(|t| t[0].clone()).collect();
     let shared: Vec<(String, Vec<String>)> = items(shared)
         .into_iter()
         .map(|t| {
-            let entries = t[1..].iter().filter(|e| e.contains("<game>")).cloned().collect();
+            let entries = t[1..]
+                .iter()
+                .filter(|e| e.contains("<game>"))
+                .cloned()
+                .collect();
             (t[0].clone(), entries)
         })
         .collect();
@@ -371,7 +385,11 @@ fn readable_lines(text: &str, ext: &str) -> Vec<String> {
         if !t.is_empty() {
             after_cfg_test = t == "#[cfg(test)]";
         }
-        let (open, close) = if ext == "html" { ("<!--", "-->") } else { ("/*", "*/") };
+        let (open, close) = if ext == "html" {
+            ("<!--", "-->")
+        } else {
+            ("/*", "*/")
+        };
         if ext != "rs" && t.starts_with(open) {
             if !t[open.len()..].contains(close) {
                 block_comment = Some(close);
@@ -380,7 +398,11 @@ fn readable_lines(text: &str, ext: &str) -> Vec<String> {
             continue;
         }
         let plain_comment = t.starts_with("//") && !t.starts_with("///") && !t.starts_with("//!");
-        out.push(if plain_comment { String::new() } else { line.to_string() });
+        out.push(if plain_comment {
+            String::new()
+        } else {
+            line.to_string()
+        });
     }
     out
 }
@@ -443,7 +465,10 @@ fn generic_sources(adding: &AddingAGame) -> Vec<(PathBuf, String)> {
         .iter()
         .flat_map(|place| {
             gangs_games::kinds().iter().flat_map(move |k| {
-                [place.replace("<game>", k.json_key), place.replace("<game>", k.name)]
+                [
+                    place.replace("<game>", k.json_key),
+                    place.replace("<game>", k.name),
+                ]
             })
         })
         .collect();
@@ -454,7 +479,9 @@ fn generic_sources(adding: &AddingAGame) -> Vec<(PathBuf, String)> {
             let ext = path.extension()?.to_str()?;
             let generic = matches!(ext, "rs" | "js" | "css" | "html")
                 && generic_dirs.iter().any(|d| rel.starts_with(d))
-                && !own.iter().any(|o| rel == *o || (o.ends_with('/') && rel.starts_with(o.as_str())));
+                && !own
+                    .iter()
+                    .any(|o| rel == *o || (o.ends_with('/') && rel.starts_with(o.as_str())));
             generic.then_some((rel, text))
         })
         .collect();
@@ -620,7 +647,12 @@ fn no_file_speaks_of_how_the_work_was_organised() {
                 (!tracker_numbers(&lower).is_empty()).then(|| "a tracker's number".to_string())
             });
             if let Some(what) = hit {
-                found.push(format!("{}:{}: {what}: {}", path.display(), n + 1, line.trim()));
+                found.push(format!(
+                    "{}:{}: {what}: {}",
+                    path.display(),
+                    n + 1,
+                    line.trim()
+                ));
             }
         }
     }
@@ -661,7 +693,10 @@ fn the_process_word_check_catches_what_it_is_for() {
     ] {
         let sample = sample.as_str();
         assert!(tracker_numbers(sample).is_empty(), "{sample:?}");
-        assert!(!phrases.iter().any(|p| sample.contains(p.as_str())), "{sample:?}");
+        assert!(
+            !phrases.iter().any(|p| sample.contains(p.as_str())),
+            "{sample:?}"
+        );
     }
 }
 
@@ -688,8 +723,7 @@ fn glob_matches(pattern: &str, path: &str) -> bool {
     if parts.len() == 1 {
         return pattern == path;
     }
-    if !path.starts_with(first) || !path.ends_with(last) || path.len() < first.len() + last.len()
-    {
+    if !path.starts_with(first) || !path.ends_with(last) || path.len() < first.len() + last.len() {
         return false;
     }
     let mut rest = &path[first.len()..path.len() - last.len()];
@@ -729,7 +763,8 @@ fn architecture_names_only_paths_that_exist() {
         let ok = if path.contains("<game>") {
             // Every game has it, as its module (`gang_of_four`) or its kind (`gang-of-four`).
             gangs_games::kinds().iter().all(|k| {
-                exists(&path.replace("<game>", k.json_key)) || exists(&path.replace("<game>", k.name))
+                exists(&path.replace("<game>", k.json_key))
+                    || exists(&path.replace("<game>", k.name))
             })
         } else {
             exists(path)

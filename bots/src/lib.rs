@@ -58,6 +58,5 @@ pub fn shipped_policy(
     rng: rand_chacha::ChaCha8Rng,
     budget: std::time::Duration,
 ) -> Box<dyn Policy + Send> {
-    policies::by_name(name, rng, budget)
-        .unwrap_or_else(|| panic!("no shipped policy named {name}"))
+    policies::by_name(name, rng, budget).unwrap_or_else(|| panic!("no shipped policy named {name}"))
 }

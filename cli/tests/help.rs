@@ -78,7 +78,9 @@ fn architecture_lists_every_command() {
     );
     let row = |command: &str| {
         let start = format!("| `gangs {command}` |");
-        page.lines().find(|l| l.starts_with(&start)).map(str::to_string)
+        page.lines()
+            .find(|l| l.starts_with(&start))
+            .map(str::to_string)
     };
     let mut problems = Vec::new();
     for command in &commands {
@@ -87,18 +89,28 @@ fn architecture_lists_every_command() {
             continue;
         };
         for sub in subcommands(&[command.as_str()]) {
-            if !line.contains(&format!("`{sub}`")) && !line.contains(&format!("`gangs {command} {sub}`")) {
-                problems.push(format!("the row of `gangs {command}` does not name `{sub}`"));
+            if !line.contains(&format!("`{sub}`"))
+                && !line.contains(&format!("`gangs {command} {sub}`"))
+            {
+                problems.push(format!(
+                    "the row of `gangs {command}` does not name `{sub}`"
+                ));
             }
         }
     }
     for line in page.lines().filter(|l| l.starts_with("| `gangs ")) {
         let name = line["| `gangs ".len()..].split('`').next().unwrap_or("");
         if !commands.iter().any(|c| c == name) {
-            problems.push(format!("a row for `gangs {name}`, which clap does not list"));
+            problems.push(format!(
+                "a row for `gangs {name}`, which clap does not list"
+            ));
         }
     }
-    assert!(problems.is_empty(), "ARCHITECTURE.md's commands:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md's commands:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// The help texts that name the games take them from the registry: every kind there, in the
@@ -107,7 +119,11 @@ fn architecture_lists_every_command() {
 fn help_texts_name_every_kind_of_the_registry() {
     let about = help(&["--help"]);
     for kind in gangs_games::kinds() {
-        assert!(about.contains(kind.title), "`gangs --help` misses {}:\n{about}", kind.title);
+        assert!(
+            about.contains(kind.title),
+            "`gangs --help` misses {}:\n{about}",
+            kind.title
+        );
     }
     for args in [
         &["new", "--help"][..],

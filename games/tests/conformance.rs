@@ -174,7 +174,10 @@ where
     Bridge<W>: Clone,
 {
     let info = gangs_games::kind(kind).unwrap();
-    assert!(!info.short_games.is_empty(), "{kind} lists no option sets for short games");
+    assert!(
+        !info.short_games.is_empty(),
+        "{kind} lists no option sets for short games"
+    );
     let options = info.options();
     let players = options.iter().find(|o| o.key == "players").unwrap();
     let OptionType::Count { min, max } = players.kind else {
@@ -379,7 +382,9 @@ fn conform(kind: &str, games: u64) -> Stats {
             games,
         )
     } else {
-        panic!("{kind} is registered but has no arm in conform(): add it with its leak::Hidden rules")
+        panic!(
+            "{kind} is registered but has no arm in conform(): add it with its leak::Hidden rules"
+        )
     }
 }
 
@@ -395,7 +400,12 @@ fn every_kind_conforms() {
         );
         eprintln!(
             "{}: {} games, {} steps, {} legal actions accepted, {} refused, {} cards checked",
-            info.name, stats.games, stats.steps, stats.accepted_all, stats.refused, stats.cards_checked
+            info.name,
+            stats.games,
+            stats.steps,
+            stats.accepted_all,
+            stats.refused,
+            stats.cards_checked
         );
     }
 }

@@ -80,7 +80,10 @@ async fn log_of(service: &GamesService, game_id: &str) -> Vec<pb::LogRecord> {
 }
 
 /// The first record of `log` that `pick` accepts, with its time.
-fn first<'a>(log: &'a [pb::LogRecord], pick: impl Fn(&Record) -> bool) -> Option<&'a pb::LogRecord> {
+fn first<'a>(
+    log: &'a [pb::LogRecord],
+    pick: impl Fn(&Record) -> bool,
+) -> Option<&'a pb::LogRecord> {
     log.iter().find(|r| r.record.as_ref().is_some_and(&pick))
 }
 
@@ -90,12 +93,12 @@ fn started(log: &[pb::LogRecord]) -> &pb::LogRecord {
 
 /// Sleeps on the paused clock until just before `at` (unix ms, as the records carry it), then
 /// past it: what `due` finds in the log just before must be nothing, just after something.
-async fn across<T: std::fmt::Debug>(
-    at: i64,
-    mut due: impl AsyncFnMut() -> Option<T>,
-) -> T {
+async fn across<T: std::fmt::Debug>(at: i64, mut due: impl AsyncFnMut() -> Option<T>) -> T {
     let now = gangs_service::actor::unix_ms();
-    assert!(at > now + 1, "the deadline is still ahead: {at} vs now {now}");
+    assert!(
+        at > now + 1,
+        "the deadline is still ahead: {at} vs now {now}"
+    );
     tokio::time::sleep(Duration::from_millis((at - now - 1) as u64)).await;
     assert!(
         due().await.is_none(),
@@ -124,7 +127,11 @@ async fn a_phase_deadline_expires_the_phase_exactly_when_due() {
 async fn a_silent_seat_times_out_when_its_turn_and_bank_are_spent_then_is_absent() {
     let service = service(Settings::default()).await;
     let kind = gangs_games::gang_of_four::KIND.name;
-    let options = [("turn_ms", "2000"), ("bank_ms", "3000"), ("absent_after", "1")];
+    let options = [
+        ("turn_ms", "2000"),
+        ("bank_ms", "3000"),
+        ("absent_after", "1"),
+    ];
     let (game_id, _) = game(&service, kind, 4, 4, &options).await;
     let opened = started(&log_of(&service, &game_id).await).unix_ms;
     // Nobody acts: the seat to act has its turn, then its bank, then its default is played.
@@ -151,7 +158,10 @@ async fn a_silent_seat_times_out_when_its_turn_and_bank_are_spent_then_is_absent
             _ => None,
         })
         .collect();
-    assert!(!again.is_empty(), "the absent seat was never played for again");
+    assert!(
+        !again.is_empty(),
+        "the absent seat was never played for again"
+    );
     assert!(
         again.iter().all(|t| t.used_ms == 0),
         "an absent seat's default waits for nothing: {again:?}"

@@ -70,7 +70,11 @@ mod tests {
             assert_eq!(offered.first(), Some(&RANDOM), "{}: {offered:?}", kind.name);
             for name in offered {
                 let policy = by_name(name, ChaCha8Rng::seed_from_u64(1), Duration::ZERO);
-                assert!(policy.is_some(), "{name} is offered for {} but not made", kind.name);
+                assert!(
+                    policy.is_some(),
+                    "{name} is offered for {} but not made",
+                    kind.name
+                );
                 if name != RANDOM {
                     names.push(name);
                 }
@@ -79,7 +83,11 @@ mod tests {
         let mut unique = names.clone();
         unique.sort_unstable();
         unique.dedup();
-        assert_eq!(unique.len(), names.len(), "a policy name used twice: {names:?}");
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "a policy name used twice: {names:?}"
+        );
         for game in GAMES {
             assert!(
                 gangs_games::kind(game.kind).is_ok(),
@@ -88,6 +96,11 @@ mod tests {
             );
         }
         assert!(playing("no-such-game").is_empty());
-        assert!(by_name("no-such-policy", ChaCha8Rng::seed_from_u64(1), Duration::ZERO).is_none());
+        assert!(by_name(
+            "no-such-policy",
+            ChaCha8Rng::seed_from_u64(1),
+            Duration::ZERO
+        )
+        .is_none());
     }
 }

@@ -262,11 +262,9 @@ mod tests {
             created,
         );
         let (reply, answer) = tokio::sync::oneshot::channel();
-        actor.answer_when_durable::<pb::ActResponse>(
-            actor.durable_seq() + 5,
-            reply,
-            |_| unreachable!("the record is not durable"),
-        );
+        actor.answer_when_durable::<pb::ActResponse>(actor.durable_seq() + 5, reply, |_| {
+            unreachable!("the record is not durable")
+        });
         match answer.await {
             Ok(Err(HostError::Internal(message))) => assert!(message.contains("neither saved")),
             other => panic!("expected an internal error, got {other:?}"),

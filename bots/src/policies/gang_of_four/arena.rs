@@ -29,7 +29,13 @@ pub fn play_game(
     seed: u64,
     policies: &mut [Box<dyn Policy>],
 ) -> Result<pb::Outcome, String> {
-    let mut game = new_game(gangs_games::gang_of_four::KIND.name, Some(options), seed, None).map_err(|e| e.to_string())?;
+    let mut game = new_game(
+        gangs_games::gang_of_four::KIND.name,
+        Some(options),
+        seed,
+        None,
+    )
+    .map_err(|e| e.to_string())?;
     if policies.len() != game.players() {
         return Err(format!(
             "{} policies for {} seats",

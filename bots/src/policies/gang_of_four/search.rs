@@ -19,11 +19,11 @@ use gangs_rules::gang_of_four::{DealState, PlayList};
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
+use super::greedy::{best_index, score_candidates};
 use super::plan::Planner;
 use super::rollout;
 use super::sample::Constraints;
 use super::view::{candidates, CandidateKind, DealMemory, Situation};
-use super::greedy::{best_index, score_candidates};
 use crate::Policy;
 
 /// Candidates searched at most (the greedy ranking picks them when there are more).
