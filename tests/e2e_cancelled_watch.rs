@@ -1,4 +1,4 @@
-//! End to end, the reproduction of issue 26: one connection opens 200 spectator streams on one
+//! End to end, cancelled streams on quiet games: one connection opens 200 spectator streams on one
 //! game, reads one update from each and cancels them, 50 times over (10,000 streams), on a
 //! game waiting for its seats and on a running game where nobody acts. A cancelled stream
 //! leaves its game at once, whatever the game is doing: after every round the games' watcher
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 const ROUNDS: usize = 50;
 const STREAMS: usize = 200;
-/// What the whole reproduction may add to the server's resident memory (the issue's bound).
+/// What the whole reproduction may add to the server's resident memory.
 const BUDGET_KB: u64 = 10 * 1024;
 /// How long a round's cancelled streams may take to leave their game (they leave as soon as the
 /// server has read the client's resets: milliseconds; the margin is for a loaded CI machine).
@@ -23,7 +23,7 @@ const RELEASE_DEADLINE: Duration = Duration::from_secs(10);
 
 type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
-/// The rounds of the issue on `game`: each stream reads one update, then all are cancelled, and
+/// The rounds on `game`: each stream reads one update, then all are cancelled, and
 /// every list is empty again before the next round.
 async fn open_read_cancel(client: &mut Client, metrics: u16, game: &str) {
     for _ in 0..ROUNDS {

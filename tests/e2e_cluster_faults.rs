@@ -26,7 +26,7 @@ use crate::e2e_nats_cluster::{
 };
 
 use common::nats;
-use common::observe::{free_port, scrape};
+use common::observe::{connections_to, free_port, scrape};
 use common::*;
 use gangs_proto::v1 as pb;
 use rand::{Rng, SeedableRng};
@@ -684,15 +684,37 @@ async fn a_paused_node_never_refuses_from_a_state_another_node_moved_past() {
         async move { node.act(request).await }
     })
     .await;
-    // The action after it, sent to the paused A: valid only after B's action.
+    // The action after it, sent to the paused A over a connection of its own: valid only
+    // after B's action.
     let (seat, action) = next_action(&*replica, &mut rng);
     replica.act(seat, &action).unwrap();
     let late = act(seat, &action, "late");
+    let known: Vec<u16> = connections_to(a.port())
+        .iter()
+        .map(|(client, _)| *client)
+        .collect();
     let pending = {
-        let (mut through_a, late) = (through_a.clone(), late.clone());
-        tokio::spawn(async move { through_a.act(late).await })
+        let channel = tonic::transport::Endpoint::from_shared(a.url())
+            .unwrap()
+            .connect_lazy();
+        let mut to_a = pb::games_client::GamesClient::new(channel);
+        let late = late.clone();
+        tokio::spawn(async move { to_a.act(late).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The request reached A: the kernel holds it, unread, in a new connection to A's port
+    // (A is stopped, so nothing else connects to it anew, and nothing reads it yet).
+    let start = Instant::now();
+    while !connections_to(a.port())
+        .iter()
+        .any(|(client, unread)| !known.contains(client) && *unread > 0)
+    {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the late request never reached the paused A: {:?}",
+            connections_to(a.port())
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     signal(&a, "-CONT");
     let answer = pending.await.unwrap();
     let applied = match answer {

@@ -1,9 +1,9 @@
-//! End to end: timers are not starved (issue 26). Two clients flood one game with actions the
+//! End to end: timers are not starved. Two clients flood one game with actions the
 //! game refuses (a pass out of turn, a card nobody holds, a stale seq: each one a command its
 //! actor must answer) while no seat plays, so every decision ends by its seat's clock. Every
 //! `timed_out` record in the log says how long its decision was open (`used_ms`, measured by the
 //! server against the record before it); the clock allowed `turn_ms`, so `used_ms - turn_ms` is
-//! how late the deadline fired. It must stay within the issue's 100 ms.
+//! how late the deadline fired. It must stay within 100 ms.
 //! One client plays a card nobody holds (refused by the engine), the other passes with a
 //! stale `expected_seq` (refused before the engine).
 
@@ -19,7 +19,7 @@ use std::time::Duration;
 type Client = pb::games_client::GamesClient<tonic::transport::Channel>;
 
 const TURN_MS: u64 = 250;
-/// The issue's bound: a deadline fires within 100 ms of its time, flood or not.
+/// The bound: a deadline fires within 100 ms of its time, flood or not.
 const LATE_MS: u64 = 100;
 /// Timeouts measured: each one a deadline that fired under the flood.
 const TIMEOUTS: u64 = 10;

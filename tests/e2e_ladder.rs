@@ -1,4 +1,4 @@
-//! End to end: a Gang of Four ladder on the real binaries (issue 23). The CLI creates it and
+//! End to end: a Gang of Four ladder on the real binaries. The CLI creates it and
 //! registers four bots (greedy and three random), each a real bot binary run with `--ladder
 //! --bot-key --games 20 --concurrent 2`. The server is SIGKILLed and restarted mid-ladder; the
 //! bots ride it out and finish their games. Then: every bot played its games and exited 0;

@@ -1,4 +1,4 @@
-//! End to end: a ladder on a cluster (issue 23 on `--store nats://`). Two real `gangs-server`
+//! End to end: a ladder on a cluster (`--store nats://`). Two real `gangs-server`
 //! nodes on one real `nats-server`:
 //! - a ladder created through A is listed by B at once (no restart), and its name is refused
 //!   through B;
@@ -90,17 +90,16 @@ async fn a_ladder_runs_on_one_node_and_is_played_through_every_node() {
             ladder_bot(binary(i), via, &keys[i], Some(3), i as u64 + 1)
         })
         .collect();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let on_a = scrape(ports[0]);
-    assert!(
-        on_a.contains(QUEUED),
-        "A runs the ladder: its matchmaker reports on A"
-    );
-    assert!(
-        !scrape(ports[1]).contains(QUEUED),
-        "B runs no matchmaker of the ladder"
-    );
+    // A runs the ladder: its matchmaker reports the queued bots on A.
+    until("A's matchmaker reports the queued bots", 60, || {
+        let port = ports[0];
+        async move { scrape(port).contains(QUEUED) }
+    })
+    .await;
     all_succeed(&mut bots, 180);
+    // B ran no matchmaker of the ladder in all that time (a gauge once set stays in the
+    // scrape). Read now, judged below once B shows it reports the gauge when it runs one.
+    let b_while_a_ran_it = scrape(ports[1]);
 
     let mut on_a = ladders(&a).await;
     let mut on_b = ladders(&b).await;
@@ -136,6 +135,10 @@ async fn a_ladder_runs_on_one_node_and_is_played_through_every_node() {
         async move { scrape(port).contains(QUEUED) }
     })
     .await;
+    assert!(
+        !b_while_a_ran_it.contains(QUEUED),
+        "B ran a matchmaker of the ladder while A held it"
+    );
 
     a.restart();
     // A serves once it holds its share again (B has handed shards back): before, calls for

@@ -1,4 +1,4 @@
-//! End to end: a ladder server's policy flags (issue 23). `--open-registration` lets anyone
+//! End to end: a ladder server's policy flags. `--open-registration` lets anyone
 //! register a bot (no key, or the player key) while creating ladders still needs the admin key;
 //! `--ladder-games-per-hour` caps the games one bot key is matched to per sliding hour: once a
 //! bot has had its share, its Queue stream says so once (`capped`: which cap, its flag and

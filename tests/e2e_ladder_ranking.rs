@@ -1,4 +1,4 @@
-//! End to end: a Gang of Four ladder ranks its bots (issue 23). Greedy, search, three random
+//! End to end: a Gang of Four ladder ranks its bots. Greedy, search, three random
 //! bots and the Python example (`bot.py --ladder --bot-key`) queue on one ladder (one deal a
 //! game, clocks on); once 100 games are rated, the leaderboard must say what everyone knows:
 //! greedy and search rank above every random bot (conservative rating μ − 3σ), and their win

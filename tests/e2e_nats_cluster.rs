@@ -436,7 +436,7 @@ async fn wait_for_file(path: &std::path::Path) {
     }
 }
 
-/// Issue 24's paused owner, made deterministic by a fail point instead of a sleep: A holds its
+/// A paused owner, made deterministic by a fail point instead of a sleep: A holds its
 /// append of the next action (the test-only `GANGS_FAILPOINT_HOLD_APPEND`), is paused
 /// (SIGSTOP), B takes the game over after A's lease expired (a read through B, no append), A
 /// resumes and publishes the held record. The stream refuses it every time (B fenced the log
@@ -564,7 +564,7 @@ async fn a_paused_owner_never_acknowledges_after_a_takeover() {
     assert_acknowledged_kept(&records, &acknowledged);
 }
 
-/// Issue 24: a create_id retried through any node, or after the node restarted, answers the same
+/// A create_id retried through any node, or after the node restarted, answers the same
 /// game (never another game, never "key already exists" forever); and a node that just started
 /// lists every game in its first answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! End to end: the directory feed and the webhooks on a JetStream cluster (issue 25). Two
+//! End to end: the directory feed and the webhooks on a JetStream cluster. Two
 //! real `gangs-server` nodes on one real `nats-server` (the feed's guarantees come from the
 //! stream's sequence, not from replication, which `e2e_nats_cluster.rs` covers), both sending
 //! to the same webhook receiver on loopback:
@@ -258,7 +258,7 @@ pub(crate) async fn two_serving_nodes_each(flags_of: impl Fn(usize) -> Vec<Strin
 }
 
 /// A CreateGame retried with its create_id through another node of the cluster, where the
-/// client is at `--max-live-games-per-key` already, is answered with its game (issue 26): that
+/// client is at `--max-live-games-per-key` already, is answered with its game: that
 /// node never saw the creation, but the log has it under the id the create_id derives. (The
 /// limit counts per node: the other node is the one that did not run the creation, which the
 /// game's shard decides.)

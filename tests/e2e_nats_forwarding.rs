@@ -170,8 +170,18 @@ async fn unread_forwarded_streams_do_not_stall_the_nodes_link() {
             unread.push(stream);
         }
     }
-    // Time for B to send what the windows let it send.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Every one of them flows over the link: each has delivered its first update (B sent it,
+    // A piped it through). From here B sends each stream's rest as far as the windows let it,
+    // and nobody reads it: on a link whose windows unread streams can fill, the reader below
+    // stalls whenever it starts.
+    for stream in &mut unread {
+        let first = stream
+            .message()
+            .await
+            .expect("a first update")
+            .expect("an update");
+        assert_eq!(first.seq, 1);
+    }
 
     // Another client reads the whole game through A, in order, in reasonable time.
     let mut reader = a.client().await;

@@ -357,7 +357,7 @@ impl Soak {
         // Pages of the games that stay (the finished ones may be deleted meanwhile).
         self.viewer_pages(&targets[..2]).await;
         let pages = t.elapsed();
-        // Every stream of this round is gone from the server, its game's list included.
+        // Every stream of the pass just made is gone from the server, its game's list included.
         await_metric(self.metrics, "gangs_watchers", 0.0, RELEASE_DEADLINE).await;
         await_metric(self.metrics, "gangs_game_watchers", 0.0, RELEASE_DEADLINE).await;
         eprintln!(

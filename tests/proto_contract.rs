@@ -64,12 +64,12 @@ const GRANDFATHERED: [(&str, &str, &str); 7] = [
     (
         "SERVICE_SUFFIX",
         "gangs.v1.Ladders",
-        "public name fixed by issue 23, the sibling of Games (one naming scheme for both)",
+        "public name, the sibling of Games (one naming scheme for both)",
     ),
     (
         "RPC_RESPONSE_STANDARD_NAME",
         "gangs.v1.Ladders.Queue",
-        "streams LadderEvent messages, the name issue 23 fixes for a bot's events",
+        "streams LadderEvent messages, the public name of a bot's events",
     ),
 ];
 

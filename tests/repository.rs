@@ -296,47 +296,204 @@ fn the_rules_pages_list_exactly_the_options_of_the_engines_schemas() {
     }
 }
 
-/// The files that serve every game and so may name none: a game is named (its kind, its proto
-/// messages, its module) only in the kind registry, the game's own modules, the proto files,
-/// the game-specific bots, tests and docs. Test modules (from their `#[cfg(test)]` on) are
-/// skipped: tests play real games.
-fn generic_sources() -> Vec<(PathBuf, String)> {
-    let generic_dirs = [
-        "service/src",
-        "cli/src",
-        "bots/src",
-        "proto",
-        "games/src",
-        "service/web",
-    ];
-    let game_dirs: Vec<String> = gangs_games::kinds()
-        .iter()
-        .map(|k| format!("games/src/{}/", k.json_key))
-        .chain(["bots/src/policies/".to_string()])
+/// ARCHITECTURE.md's "Adding a game": the places that are a game's own (a `<game>` path per
+/// item) and, per shared file, the entries a game adds there (its backticked `<game>` texts).
+/// The guard below allows exactly these, so the page and the guard cannot drift apart.
+struct AddingAGame {
+    own: Vec<String>,
+    shared: Vec<(String, Vec<String>)>,
+}
+
+fn adding_a_game() -> AddingAGame {
+    let page = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let start = page
+        .find("## Adding a game")
+        .expect("a section \"Adding a game\"");
+    let section = &page[start + 3..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let (own, shared) = section
+        .split_once("One entry in each of these shared files:")
+        .expect(
+            "the section lists the shared files after \"One entry in each of these shared files:\"",
+        );
+    let items = |part: &str| -> Vec<Vec<String>> {
+        part.lines()
+            .filter(|l| l.starts_with("- `"))
+            .map(|l| {
+                l.split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect()
+    };
+    let own: Vec<String> = items(own).into_iter().map(|t| t[0].clone()).collect();
+    let shared: Vec<(String, Vec<String>)> = items(shared)
+        .into_iter()
+        .map(|t| {
+            let entries = t[1..]
+                .iter()
+                .filter(|e| e.contains("<game>"))
+                .cloned()
+                .collect();
+            (t[0].clone(), entries)
+        })
         .collect();
-    text_files()
+    assert!(
+        own.iter().all(|p| p.contains("<game>")) && own.len() >= 4 && shared.len() >= 4,
+        "the section \"Adding a game\" reads wrong: own {own:?}, shared {shared:?}"
+    );
+    AddingAGame { own, shared }
+}
+
+/// `text` with what the guard does not read blanked out, line for line (numbers stay right):
+/// test modules (`#[cfg(test)] mod … { … }`) and comments that are not doc comments (`//`,
+/// `/* … */`, `<!-- … -->`). Doc comments (`///`, `//!`: also clap's `--help` texts) are read,
+/// as is everything else, a `#[cfg(test)]` helper outside a test module included.
+fn readable_lines(text: &str, ext: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut test_block: Option<i64> = None;
+    let mut block_comment: Option<&str> = None;
+    let mut after_cfg_test = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(depth) = test_block.as_mut() {
+            *depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            if *depth <= 0 {
+                test_block = None;
+            }
+            out.push(String::new());
+            continue;
+        }
+        if let Some(end) = block_comment {
+            if t.contains(end) {
+                block_comment = None;
+            }
+            out.push(String::new());
+            continue;
+        }
+        let is_mod_block = ["mod ", "pub mod ", "pub(crate) mod "]
+            .iter()
+            .any(|p| t.starts_with(p))
+            && t.ends_with('{');
+        if ext == "rs" && after_cfg_test && is_mod_block {
+            test_block = Some(line.matches('{').count() as i64 - line.matches('}').count() as i64);
+            out.push(String::new());
+            continue;
+        }
+        if !t.is_empty() {
+            after_cfg_test = t == "#[cfg(test)]";
+        }
+        let (open, close) = if ext == "html" {
+            ("<!--", "-->")
+        } else {
+            ("/*", "*/")
+        };
+        if ext != "rs" && t.starts_with(open) {
+            if !t[open.len()..].contains(close) {
+                block_comment = Some(close);
+            }
+            out.push(String::new());
+            continue;
+        }
+        let plain_comment = t.starts_with("//") && !t.starts_with("///") && !t.starts_with("//!");
+        out.push(if plain_comment {
+            String::new()
+        } else {
+            line.to_string()
+        });
+    }
+    out
+}
+
+#[test]
+fn the_guard_reads_doc_comments_and_helpers_and_skips_test_modules_and_comments() {
+    let text = "/// doc A\n// plain B\nfn c() {}\n#[cfg(test)]\nfn helper_d() {}\n#[cfg(test)]\nmod tests {\n    fn e() { if x { } }\n}\nfn f() {}\n";
+    let read = readable_lines(text, "rs").join("\n");
+    for kept in ["doc A", "fn c", "helper_d", "fn f"] {
+        assert!(read.contains(kept), "{kept} not read: {read}");
+    }
+    for skipped in ["plain B", "fn e"] {
+        assert!(!read.contains(skipped), "{skipped} read: {read}");
+    }
+    let css = readable_lines("/* a\n b */\n.c { }\n", "css").join("\n");
+    assert!(!css.contains('b') && css.contains(".c"), "{css}");
+    let html = readable_lines("<!-- a\n b -->\n<p>c</p>\n", "html").join("\n");
+    assert!(!html.contains(" b") && html.contains("<p>c"), "{html}");
+}
+
+/// The files declared as test modules (`#[cfg(test)] mod NAME;`) among `sources`: a test
+/// module in a file of its own, skipped whole like a `mod tests { … }` block.
+fn test_module_files(sources: &[(String, String)]) -> Vec<String> {
+    let mut files = Vec::new();
+    for (path, text) in sources.iter().filter(|(p, _)| p.ends_with(".rs")) {
+        let (dir, file) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
+        let module_dir = match file {
+            "mod.rs" | "lib.rs" | "main.rs" => dir.to_string(),
+            other => format!("{dir}/{}", other.trim_end_matches(".rs")),
+        };
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for pair in lines.windows(2) {
+            let name = ["mod ", "pub mod ", "pub(crate) mod "]
+                .iter()
+                .find_map(|p| pair[1].strip_prefix(p))
+                .and_then(|rest| rest.strip_suffix(';'));
+            if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", name) {
+                files.push(format!("{module_dir}/{name}.rs"));
+                files.push(format!("{module_dir}/{name}/"));
+            }
+        }
+    }
+    files
+}
+
+/// The files that serve every game, as the guard reads them: Rust, scripts, styles and pages
+/// of the host, the viewer, the CLI, the bots, the proto helpers and the games crate's shared
+/// code; less each game's own places ([`adding_a_game`]) and test modules.
+fn generic_sources(adding: &AddingAGame) -> Vec<(PathBuf, String)> {
+    let generic_dirs = [
+        "service/src/",
+        "service/web/",
+        "cli/src/",
+        "bots/src/",
+        "proto/",
+        "games/src/",
+    ];
+    let own: Vec<String> = adding
+        .own
+        .iter()
+        .flat_map(|place| {
+            gangs_games::kinds().iter().flat_map(move |k| {
+                [
+                    place.replace("<game>", k.json_key),
+                    place.replace("<game>", k.name),
+                ]
+            })
+        })
+        .collect();
+    let candidates: Vec<(String, String)> = text_files()
         .into_iter()
         .filter_map(|(path, text)| {
-            // Paths come relative to the repository (`text_files`).
             let rel = path.to_string_lossy().replace('\\', "/");
             let ext = path.extension()?.to_str()?;
-            let generic = matches!(ext, "rs" | "js")
+            let generic = matches!(ext, "rs" | "js" | "css" | "html")
                 && generic_dirs.iter().any(|d| rel.starts_with(d))
-                && !game_dirs.iter().any(|d| rel.starts_with(d.as_str()))
-                && rel != "games/src/kinds.rs"
-                // Declares each game's module (`pub mod <game>;`) beside the registry.
-                && rel != "games/src/lib.rs"
-                // A test module of the CLI's terminal (snapshots of both games' tables).
-                && rel != "cli/src/tui/snapshots.rs";
-            if !generic {
-                return None;
-            }
-            let code = match text.find("#[cfg(test)]") {
-                Some(at) => text[..at].to_string(),
-                None => text,
-            };
-            Some((PathBuf::from(rel), code))
+                && !own
+                    .iter()
+                    .any(|o| rel == *o || (o.ends_with('/') && rel.starts_with(o.as_str())));
+            generic.then_some((rel, text))
         })
+        .collect();
+    let tests = test_module_files(&candidates);
+    candidates
+        .into_iter()
+        .filter(|(rel, _)| {
+            !tests
+                .iter()
+                .any(|t| rel == t || (t.ends_with('/') && rel.starts_with(t.as_str())))
+        })
+        .map(|(rel, text)| (PathBuf::from(rel), text))
         .collect()
 }
 
@@ -370,41 +527,59 @@ fn names_of_games() -> Vec<String> {
 fn no_generic_source_names_a_game() {
     let names = names_of_games();
     assert!(names.contains(&"GangOfFour".to_string()), "{names:?}");
-    let sources = generic_sources();
-    // The walk found the generic code (a wrong root or filter would pass vacuously).
+    let adding = adding_a_game();
+    let sources = generic_sources(&adding);
+    // The walk found the generic code (a wrong root or filter would pass vacuously), and left
+    // out what is a game's own or a test module.
     for expected in [
         "service/src/api.rs",
         "cli/src/tui/app.rs",
         "service/web/app.js",
+        "service/web/style.css",
+        "service/web/index.html",
+        "bots/src/policies/mod.rs",
+        "games/src/kinds.rs",
     ] {
         assert!(
             sources.iter().any(|(p, _)| p == Path::new(expected)),
             "{expected} not scanned"
         );
     }
+    for left_out in ["cli/src/tui/snapshots.rs", "games/src/gang_of_four/wire.rs"] {
+        assert!(
+            !sources.iter().any(|(p, _)| p == Path::new(left_out)),
+            "{left_out} scanned"
+        );
+    }
     let mut found = Vec::new();
-    for (path, code) in &sources {
-        for (number, line) in code.lines().enumerate() {
-            let trimmed = line.trim_start();
-            if trimmed.starts_with("//") {
+    for (path, text) in &sources {
+        let rel = path.to_string_lossy();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let entries: Vec<String> = adding
+            .shared
+            .iter()
+            .filter(|(file, _)| *file == rel)
+            .flat_map(|(_, entries)| entries.iter())
+            .flat_map(|entry| {
+                gangs_games::kinds()
+                    .iter()
+                    .map(move |k| entry.replace("<game>", k.json_key))
+            })
+            .collect();
+        for (number, line) in readable_lines(text, ext).iter().enumerate() {
+            let Some(name) = names.iter().find(|n| line.contains(n.as_str())) else {
+                continue;
+            };
+            if entries.iter().any(|e| line.contains(e.as_str())) {
                 continue;
             }
-            for name in &names {
-                if line.contains(name.as_str()) {
-                    found.push(format!(
-                        "{}:{}: {name}: {}",
-                        path.display(),
-                        number + 1,
-                        line.trim()
-                    ));
-                }
-            }
+            found.push(format!("{rel}:{}: {name}: {}", number + 1, line.trim()));
         }
     }
     assert!(
         found.is_empty(),
         "code that serves every game names a game (ask the kind registry, games/src/kinds.rs, \
-         or move it into the game's own module):\n{}",
+         or move it into the game's own places: ARCHITECTURE.md, \"Adding a game\"):\n{}",
         found.join("\n")
     );
 }
@@ -451,4 +626,200 @@ fn the_host_builds_no_authorization_header_but_a_forwarded_callers_own() {
             );
         }
     }
+}
+
+/// The words that tell how the work was organised rather than what the product is: a
+/// tracker's numbers, work periods and their ordinals. They mean nothing to a reader of the
+/// repository. Spelled in pieces so that this file does not match itself. ("session" alone is
+/// a product word: the viewer's login session.)
+fn process_phrases() -> Vec<String> {
+    let ordinals = [
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "last",
+        "previous", "next", "earlier", "this", "that", "work",
+    ];
+    let mut phrases: Vec<String> = ordinals
+        .iter()
+        .map(|o| format!("{o} {}", "session"))
+        .collect();
+    for period in ["round", "morning", "afternoon", "evening", "wave"] {
+        phrases.push(format!("this {period}"));
+    }
+    phrases.extend([
+        format!("{} the day", "run of"),
+        format!("the {} before", "session"),
+        format!("{}'s last", "session"),
+        format!("another {}", "engineer"),
+        format!("lead {}", "engineer"),
+        format!("{} engineer", "other"),
+    ]);
+    phrases
+}
+
+/// Where `text` (lowercase) cites a tracker's number: the tracker's word for an entry, then its
+/// number, maybe after a space, a `#` or a `-`.
+fn tracker_numbers(text: &str) -> Vec<usize> {
+    let word = format!("{}{}", "iss", "ue");
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&word) {
+        let at = from + i;
+        from = at + word.len();
+        let starts_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+        let mut j = at + word.len();
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'#' | b'-') {
+            j += 1;
+        }
+        if starts_word && j > at + word.len() && j < bytes.len() && bytes[j].is_ascii_digit() {
+            found.push(at);
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_speaks_of_how_the_work_was_organised() {
+    let phrases = process_phrases();
+    let mut found = Vec::new();
+    let mut scanned = 0;
+    for (path, text) in text_files() {
+        scanned += 1;
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let hit = phrases.iter().find(|p| lower.contains(p.as_str())).cloned();
+            let hit = hit.or_else(|| {
+                (!tracker_numbers(&lower).is_empty()).then(|| "a tracker's number".to_string())
+            });
+            if let Some(what) = hit {
+                found.push(format!(
+                    "{}:{}: {what}: {}",
+                    path.display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(scanned > 100, "only {scanned} files scanned");
+    assert!(
+        found.is_empty(),
+        "text about how the work was organised (say what the product does, and why):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_process_word_check_catches_what_it_is_for() {
+    // The check above passes vacuously if its matching is broken: each of these must match.
+    let phrases = process_phrases();
+    for sample in [
+        format!("measured in the fifth {}", "session"),
+        format!("as {} round showed", "this"),
+        format!("the second {} the day", "run of"),
+    ] {
+        assert!(
+            phrases.iter().any(|p| sample.contains(p.as_str())),
+            "{sample:?} not caught"
+        );
+    }
+    let word = format!("{}{}", "iss", "ue");
+    for sample in [
+        format!("see {word} 27"),
+        format!("({word} #3)"),
+        format!("{word}-24's fork"),
+    ] {
+        assert_eq!(tracker_numbers(&sample).len(), 1, "{sample:?}");
+    }
+    for sample in [
+        format!("unknown{word}r 3"),
+        format!("an {word} of 3 cards"),
+        "the login session ends".to_string(),
+    ] {
+        let sample = sample.as_str();
+        assert!(tracker_numbers(sample).is_empty(), "{sample:?}");
+        assert!(
+            !phrases.iter().any(|p| sample.contains(p.as_str())),
+            "{sample:?}"
+        );
+    }
+}
+
+/// The paths ARCHITECTURE.md names in backticks: a token with a `/` (and no space or URL
+/// scheme) is a path from the repository's root; a bare file name (`mod.rs`) must be some
+/// tracked file's name. `<game>` stands for each game's module or kind name, `*` for any text.
+fn architecture_paths(text: &str) -> Vec<String> {
+    const EXTENSIONS: [&str; 9] = [
+        ".rs", ".proto", ".md", ".js", ".css", ".html", ".toml", ".yaml", ".py",
+    ];
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| !t.contains(char::is_whitespace) && !t.contains("://"))
+        .filter(|t| t.contains('/') || EXTENSIONS.iter().any(|e| t.ends_with(e)))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `pattern` (with `*` for any text) matches `path` whole.
+fn glob_matches(pattern: &str, path: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return pattern == path;
+    }
+    if !path.starts_with(first) || !path.ends_with(last) || path.len() < first.len() + last.len() {
+        return false;
+    }
+    let mut rest = &path[first.len()..path.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(i) => rest = &rest[i + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn architecture_names_only_paths_that_exist() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let files: Vec<String> = tracked_files()
+        .iter()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect();
+    let exists = |path: &str| -> bool {
+        if path.contains('*') {
+            files.iter().any(|f| glob_matches(path, f))
+        } else if path.contains('/') {
+            root().join(path.trim_end_matches('/')).exists()
+        } else {
+            files.iter().any(|f| f.rsplit('/').next() == Some(path))
+        }
+    };
+    let paths = architecture_paths(&text);
+    assert!(
+        paths.len() > 50,
+        "only {} paths found: is the page there?",
+        paths.len()
+    );
+    let mut missing = Vec::new();
+    for path in &paths {
+        let ok = if path.contains("<game>") {
+            // Every game has it, as its module (`gang_of_four`) or its kind (`gang-of-four`).
+            gangs_games::kinds().iter().all(|k| {
+                exists(&path.replace("<game>", k.json_key))
+                    || exists(&path.replace("<game>", k.name))
+            })
+        } else {
+            exists(path)
+        };
+        if !ok {
+            missing.push(path.clone());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist:\n{}",
+        missing.join("\n")
+    );
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use gangs_bots::policies::gang_of_four::arena::{options, play_game, rank_of};
-use gangs_bots::policies::greedy::GreedyPolicy;
-use gangs_bots::policies::search::SearchPolicy;
+use gangs_bots::policies::gang_of_four::greedy::GreedyPolicy;
+use gangs_bots::policies::gang_of_four::search::SearchPolicy;
 use gangs_bots::{Policy, RandomPolicy};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -11,8 +11,8 @@
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use gangs_bots::policies::crew::CrewPolicy;
 use gangs_bots::policies::the_gang::arena::{options, play_game, GameReport};
+use gangs_bots::policies::the_gang::crew::CrewPolicy;
 use gangs_bots::{Policy, RandomPolicy};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -50,3 +50,13 @@ pub use error::BotError;
 pub use policies::random::RandomPolicy;
 pub use policy::Policy;
 pub use runner::{play, run_bot, run_bot_with, GameOver};
+
+/// The shipped policy `name` (`gangs_bots::policies::by_name`), for a bot binary that plays
+/// exactly that policy: its name is its binary's, so an unknown one is a bug here.
+pub fn shipped_policy(
+    name: &str,
+    rng: rand_chacha::ChaCha8Rng,
+    budget: std::time::Duration,
+) -> Box<dyn Policy + Send> {
+    policies::by_name(name, rng, budget).unwrap_or_else(|| panic!("no shipped policy named {name}"))
+}

@@ -14,3 +14,15 @@ pub trait Policy {
     /// `None` to let the moment pass (wait for the next update).
     fn choose(&mut self, update: &pb::Update) -> Option<pb::GameAction>;
 }
+
+/// A boxed policy is a policy: what [`crate::policies::by_name`] makes, for the bot binaries
+/// and the ladder's house bots.
+impl<P: Policy + ?Sized> Policy for Box<P> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn choose(&mut self, update: &pb::Update) -> Option<pb::GameAction> {
+        (**self).choose(update)
+    }
+}

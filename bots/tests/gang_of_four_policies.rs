@@ -5,12 +5,12 @@
 //! example.
 
 use gangs_bots::policies::gang_of_four::arena::{options, play_game, rank_of};
+use gangs_bots::policies::gang_of_four::greedy::GreedyPolicy;
 use gangs_bots::policies::gang_of_four::sample::Constraints;
+use gangs_bots::policies::gang_of_four::search::SearchPolicy;
 use gangs_bots::policies::gang_of_four::view::{DealMemory, Situation};
-use gangs_bots::policies::greedy::GreedyPolicy;
-use gangs_bots::policies::search::SearchPolicy;
 use gangs_bots::{Policy, RandomPolicy};
-use gangs_games::{new_game, GANG_OF_FOUR};
+use gangs_games::new_game;
 use gangs_proto::v1 as pb;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
@@ -101,7 +101,13 @@ fn every_choice_is_legal_in_every_variant() {
 fn memory_and_determinizations_agree_with_the_truth() {
     for (players, seed) in [(4u32, 7u64), (3, 8), (4, 9)] {
         let opts = gang_options(players, 60, false);
-        let mut game = new_game(GANG_OF_FOUR, Some(&opts), seed, None).unwrap();
+        let mut game = new_game(
+            gangs_games::gang_of_four::KIND.name,
+            Some(&opts),
+            seed,
+            None,
+        )
+        .unwrap();
         let mut events = game.start();
         let mut memories = vec![DealMemory::default(); players as usize];
         let mut r = rng(seed);

@@ -133,7 +133,7 @@ impl tonic::codec::Decoder for UpdateSizes {
 /// What to play.
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
-    /// `gang-of-four` or `the-gang`, played with its default options.
+    /// A kind from the registry (`gangs_games::kinds`), played with its default options.
     pub kind: String,
     /// Games played at once (each by one sequential player for all its seats).
     pub games: usize,

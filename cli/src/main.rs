@@ -18,9 +18,14 @@ use client::Context;
 use output::Output;
 use std::process::ExitCode;
 
-/// Play Gang of Four and The Gang against people and bots on a gangs server.
+// The one-line description names the games from the registry (no doc comment: clap would show
+// it as the long description instead).
 #[derive(Parser)]
-#[command(name = "gangs", version)]
+#[command(
+    name = "gangs",
+    version,
+    about = format!("Play {} against people and bots on a gangs server.", gangs_games::kind_titles())
+)]
 struct Cli {
     /// The gangs server to talk to. `gangs arena` starts its own server unless this is given
     /// (here or as GANGS_SERVER).

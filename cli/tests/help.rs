@@ -49,3 +49,97 @@ fn an_unreachable_server_is_a_clear_error() {
         "the error should name the server: {stderr}"
     );
 }
+
+/// The subcommands clap lists in `gangs ARGS --help` (its "Commands:" section), without `help`.
+fn subcommands(args: &[&str]) -> Vec<String> {
+    let mut all = args.to_vec();
+    all.push("--help");
+    let text = help(&all);
+    text.lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// ARCHITECTURE.md's table of commands is clap's: a row `| \`gangs NAME\` |` for every command,
+/// naming each of its subcommands, and no row for a command that does not exist.
+#[test]
+fn architecture_lists_every_command() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../ARCHITECTURE.md"))
+        .expect("ARCHITECTURE.md beside the workspace's manifest");
+    let commands = subcommands(&[]);
+    assert!(
+        commands.len() > 10 && commands.iter().any(|c| c == "ladder"),
+        "clap's list looks wrong: {commands:?}"
+    );
+    let row = |command: &str| {
+        let start = format!("| `gangs {command}` |");
+        page.lines()
+            .find(|l| l.starts_with(&start))
+            .map(str::to_string)
+    };
+    let mut problems = Vec::new();
+    for command in &commands {
+        let Some(line) = row(command) else {
+            problems.push(format!("no row for `gangs {command}`"));
+            continue;
+        };
+        for sub in subcommands(&[command.as_str()]) {
+            if !line.contains(&format!("`{sub}`"))
+                && !line.contains(&format!("`gangs {command} {sub}`"))
+            {
+                problems.push(format!(
+                    "the row of `gangs {command}` does not name `{sub}`"
+                ));
+            }
+        }
+    }
+    for line in page.lines().filter(|l| l.starts_with("| `gangs ")) {
+        let name = line["| `gangs ".len()..].split('`').next().unwrap_or("");
+        if !commands.iter().any(|c| c == name) {
+            problems.push(format!(
+                "a row for `gangs {name}`, which clap does not list"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md's commands:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The help texts that name the games take them from the registry: every kind there, in the
+/// commands that take one, and every title in the program's description.
+#[test]
+fn help_texts_name_every_kind_of_the_registry() {
+    let about = help(&["--help"]);
+    for kind in gangs_games::kinds() {
+        assert!(
+            about.contains(kind.title),
+            "`gangs --help` misses {}:\n{about}",
+            kind.title
+        );
+    }
+    for args in [
+        &["new", "--help"][..],
+        &["rules", "--help"],
+        &["arena", "--help"],
+        &["games", "--help"],
+        &["ladder", "create", "--help"],
+    ] {
+        let text = help(args);
+        for kind in gangs_games::kinds() {
+            assert!(
+                text.contains(&format!("`{}`", kind.name)),
+                "`gangs {}` misses {}:\n{text}",
+                args.join(" "),
+                kind.name
+            );
+        }
+    }
+}

@@ -17,7 +17,7 @@ pub trait Wire: Send + Sync + 'static {
     /// messages.
     type PbEvent;
     type PbView: prost::Message + Default;
-    /// The kind's name ("gang-of-four").
+    /// The kind's name, as the registry lists it (`KindInfo::name`).
     const KIND: &'static str;
     /// The number of this game's case in `GameView.game` (what [`Wire::wrap_view`] sets).
     const VIEW_FIELD: u32;
@@ -131,6 +131,13 @@ impl<W: Visibility> Bridge<W> {
     pub fn with_clock(mut self, wire: WireClock) -> Result<Self, Refusal> {
         self.clock = ClockSettings::from_wire(wire)?;
         Ok(self)
+    }
+
+    /// [`Bridge::with_clock`] with the clock fields of this game's `options` (absent: no
+    /// clock), read through [`Wire::clock_fields`]: the one place each game names them.
+    pub fn with_clock_of(self, mut options: pb::GameOptions) -> Result<Self, Refusal> {
+        let wire = W::clock_fields(&mut options).map_or_else(WireClock::default, |f| f.get());
+        self.with_clock(wire)
     }
 
     /// The engine, with every card: for tests and for bots that know the truth.

@@ -2,26 +2,21 @@
 //! not the engine's business lives in a [`KindInfo`], declared by the game's own module
 //! (`<game>/mod.rs`, `KIND`): its name and options, its words, whether its seats play as one
 //! team, what a round is and how one is summarized, which fields of a seat's view are private,
-//! and its web renderer. The host, the viewer, the CLI and the ladder ask the registry; none of
+//! and its web renderer and style. The host, the viewer, the CLI and the ladder ask the registry; none of
 //! them names a game. Adding a game adds one line to [`KIND_LIST`].
 
 use crate::summary::RoundTable;
-use crate::{gang_of_four, the_gang, Game, OptionSpec, Refusal};
+use crate::{Game, OptionSpec, Refusal};
 use gangs_proto::v1 as pb;
 
 /// The games this build knows, in the order `gangs rules`, errors and menus list them.
-static KIND_LIST: &[&KindInfo] = &[&gang_of_four::KIND, &the_gang::KIND];
-
-/// The names of the two games of the first release, for tests and examples that create one.
-/// Code that serves any game asks the registry instead.
-pub const GANG_OF_FOUR: &str = gang_of_four::KIND.name;
-pub const THE_GANG: &str = the_gang::KIND.name;
+static KIND_LIST: &[&KindInfo] = &[&crate::gang_of_four::KIND, &crate::the_gang::KIND];
 
 /// One kind of game. Built only by the game's own module; read through its methods and fields.
 pub struct KindInfo {
-    /// The game's name for people ("Gang of Four").
+    /// The game's name for people (its title in menus and help).
     pub title: &'static str,
-    /// "gang-of-four", "the-gang": the `kind` of `CreateGame`.
+    /// The `kind` of `CreateGame`: lowercase words joined by `-`.
     pub name: &'static str,
     /// The engine's option schema (key, type, default, range, meaning); [`KindInfo::options`]
     /// adds the clock options every game takes.
@@ -33,7 +28,8 @@ pub struct KindInfo {
     pub team_game: bool,
     /// What one round of the game is called ("deal", "heist"): the summary's first column.
     pub round: &'static str,
-    /// The game's field in the proto3 JSON of a `GameView`, `GameEvent`, ... ("gang_of_four").
+    /// The game's field in the proto3 JSON of a `GameView`, `GameEvent`, ...: its module's
+    /// name (the kind with `_` for `-`).
     pub json_key: &'static str,
     /// The fields of a seat's view (in its JSON) that only that seat may see: what a replay of
     /// a game that is over shows of every seat.
@@ -41,6 +37,13 @@ pub struct KindInfo {
     /// The web viewer's renderer of this game's table (a script that registers itself with
     /// `gangs.register(name, {...})`; see `service/web/app.js`).
     pub web_renderer: &'static str,
+    /// The web viewer's style for this game's table (its cards' look): served with every
+    /// kind's as `/assets/games.css`, after the viewer's own `style.css`.
+    pub web_style: &'static str,
+    /// Option sets (key, value) that make short games which still reach every rule (a low
+    /// target, each mode, a deadline): what the conformance suite and the leak checks play,
+    /// one set after the other, so that a new game is checked with options of its own choosing.
+    pub short_games: &'static [&'static [(&'static str, &'static str)]],
     pub(crate) new_game: NewGame,
     pub(crate) parse_options: ParseOptions,
     pub(crate) parse_action: fn(&[String]) -> Result<pb::GameAction, Refusal>,
@@ -152,6 +155,27 @@ pub fn kind(name: &str) -> Result<&'static KindInfo, Refusal> {
                 kind_names().join(", ")
             ))
         })
+}
+
+/// `items` as a sentence lists them: "a", "a or b", "a, b or c" (`last` is "or" or "and").
+fn in_words(items: &[String], last: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., final_one] => format!("{} {last} {final_one}", rest.join(", ")),
+    }
+}
+
+/// The kinds' names as a help text offers them: "`a` or `b`" (`gangs new --help`, ...).
+pub fn kind_names_help() -> String {
+    let names: Vec<String> = KIND_LIST.iter().map(|k| format!("`{}`", k.name)).collect();
+    in_words(&names, "or")
+}
+
+/// The kinds' titles for people: "A and B" (the programs' `--help`).
+pub fn kind_titles() -> String {
+    let titles: Vec<String> = KIND_LIST.iter().map(|k| k.title.to_string()).collect();
+    in_words(&titles, "and")
 }
 
 /// Creates a game of `kind`. `options` omitted means defaults; the options must be for `kind`.

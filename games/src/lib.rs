@@ -23,7 +23,7 @@ pub mod visibility;
 
 use gangs_proto::v1 as pb;
 
-pub use kinds::{kind, kind_names, kinds, KindInfo, GANG_OF_FOUR, THE_GANG};
+pub use kinds::{kind, kind_names, kind_names_help, kind_titles, kinds, KindInfo};
 
 /// Why an action or a request was refused: the engines' one refusal type. The host maps its
 /// kind to a gRPC status (`Invalid` → INVALID_ARGUMENT, `NotNow` → FAILED_PRECONDITION).
@@ -35,7 +35,7 @@ pub use gangs_rules::{OptionSpec, OptionType, Refusal, RefusalKind, Seat};
 /// Events returned by `start`, `act` and `expire` are **complete** (nothing hidden): the host
 /// logs them as they are and passes them through [`Game::redact`] for each watcher.
 pub trait Game: Send + Sync + 'static {
-    /// "gang-of-four" or "the-gang".
+    /// The kind's name, as the registry lists it (`KindInfo::name`).
     fn kind(&self) -> &'static str;
     /// Number of seats.
     fn players(&self) -> usize;

@@ -207,7 +207,8 @@ mod tests {
 
     /// A real deal's events and a real first action (the skim never looks inside either).
     fn events_and_action() -> (Vec<pb::GameEvent>, pb::GameAction) {
-        let mut game = crate::new_game(crate::GANG_OF_FOUR, None, 7, None).expect("a game");
+        let mut game =
+            crate::new_game(crate::gang_of_four::KIND.name, None, 7, None).expect("a game");
         let mut events = game.start();
         let seat = (0..game.players())
             .find(|&s| !game.legal_actions(s).is_empty())

@@ -2,7 +2,9 @@
 //! out-of-range value is a clear refusal (the host turns it into INVALID_ARGUMENT), never a
 //! panic (which would kill the game's actor) or a silently different value.
 
-use gangs_games::{new_game, parse_options, THE_GANG};
+use gangs_games::{new_game, parse_options};
+
+const THE_GANG: &str = gangs_games::the_gang::KIND.name;
 use gangs_proto::v1 as pb;
 
 fn the_gang(deadline: Option<u64>) -> Result<Box<dyn gangs_games::Game>, String> {

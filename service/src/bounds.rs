@@ -15,7 +15,7 @@ use tonic::Status;
 pub const MAX_GAME_ID_BYTES: usize = 64;
 /// Seat tokens the server makes are 32 hex characters.
 pub const MAX_TOKEN_BYTES: usize = 128;
-/// Game kinds are short words (`gang-of-four`).
+/// Game kinds are a few short words (`KindInfo::name`).
 pub const MAX_KIND_BYTES: usize = 32;
 /// An action, encoded: a handful of card ids or words. Bounds the card lists and words inside.
 pub const MAX_ACTION_BYTES: usize = 4096;

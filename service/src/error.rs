@@ -1,6 +1,6 @@
 //! The host's domain error: what went wrong with a request, in terms callers can act on.
-//! The actor, the registry and the store boundary speak only this type; `api.rs` is the one
-//! place that turns it into a gRPC status (`impl From<HostError> for tonic::Status` there).
+//! The actor, the registry and the store boundary speak only this type; it becomes a gRPC
+//! status in `api.rs` (`impl From<HostError> for tonic::Status`).
 
 use gangs_games::{Refusal, RefusalKind};
 
@@ -24,7 +24,9 @@ pub enum HostError {
     OutOfRange(String),
     /// A limit was reached (the message names it).
     Exhausted(String),
-    /// The store failed: the game is out of service until the server restarts.
+    /// The store failed: nothing was acknowledged, and the game's actor ends (its memory may be
+    /// ahead of the log); the next call reloads the game from the log, so a retry succeeds once
+    /// the store answers again.
     Storage(String),
     /// The server cannot answer now (shutting down, a game could not be reloaded); try again.
     Unavailable(String),

@@ -29,7 +29,7 @@ pub const MAX_BLOCKING_THREADS: usize = 32;
 #[command(
     name = "gangs-server",
     version,
-    about = "The gangs game server: Gang of Four and The Gang over gRPC."
+    about = format!("The gangs game server: {} over gRPC.", gangs_games::kind_titles())
 )]
 pub struct Config {
     /// Address to listen on.

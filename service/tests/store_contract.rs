@@ -566,8 +566,8 @@ async fn jetstream_failure_then_reload_leaves_no_hole_and_no_duplicate_the_outag
 }
 
 /// A node taking a game over fences its log: the old owner's appends, prepared against the log
-/// as it was (its writer's tail), are refused even though nobody appended a record since (the
-/// paused owner of issue 24 answered OK for a record the new owner did not serve). Readers do
+/// as it was (its writer's tail), are refused even though nobody appended a record since (a
+/// paused owner once answered OK for a record the new owner did not serve). Readers do
 /// not see the fence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jetstream_a_takeover_fences_out_the_old_owner() {

@@ -105,3 +105,41 @@ pub fn dir_bytes(dir: &std::path::Path) -> u64 {
         })
         .sum()
 }
+
+/// The established TCP connections to local port `port` (the server's side), as Linux lists
+/// them in `/proc/net/tcp` and `/proc/net/tcp6`: each with the client's port and the bytes
+/// received that the server has not read yet. A connection the server has not accepted yet
+/// (it is stopped, say) is listed too, with what the client sent into it.
+pub fn connections_to(port: u16) -> Vec<(u16, u64)> {
+    let mut found = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st tx_queue:rx_queue ...
+            let (Some(local), Some(remote), Some(state), Some(queues)) =
+                (fields.get(1), fields.get(2), fields.get(3), fields.get(4))
+            else {
+                continue;
+            };
+            let hex_port = |address: &str| {
+                address
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| u16::from_str_radix(p, 16).ok())
+            };
+            let unread = queues
+                .split_once(':')
+                .and_then(|(_, rx)| u64::from_str_radix(rx, 16).ok());
+            // 01: ESTABLISHED.
+            if *state == "01" && hex_port(local) == Some(port) {
+                if let (Some(client), Some(unread)) = (hex_port(remote), unread) {
+                    found.push((client, unread));
+                }
+            }
+        }
+    }
+    found
+}

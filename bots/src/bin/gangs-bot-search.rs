@@ -1,11 +1,10 @@
 //! `gangs-bot-search --game GAME [--seat N] [--seed S] [--budget-ms MS]`: plays Gang of Four
-//! with determinized Monte Carlo search, answering within `--budget-ms` per move (see
-//! `gangs_bots::policies::search`). Exits 0 when the game ends.
+//! with determinized Monte Carlo search, answering within `--budget-ms` per move (the policy
+//! `search`, listed with its game's policies). Exits 0 when the game ends.
 
 use clap::Parser;
-use gangs_bots::policies::search::SearchPolicy;
-use gangs_bots::policies::search::DEFAULT_BUDGET_MS;
-use gangs_bots::{run_bot_with, BotArgs};
+use gangs_bots::policies::DEFAULT_BUDGET_MS;
+use gangs_bots::{run_bot_with, shipped_policy, BotArgs};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -24,5 +23,5 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let budget = Duration::from_millis(cli.budget_ms);
-    run_bot_with(cli.bot, |rng| SearchPolicy::new(rng, budget))
+    run_bot_with(cli.bot, |rng| shipped_policy("search", rng, budget))
 }

@@ -74,8 +74,7 @@ bot and its seat under `killed` (and in `notes`).";
 
 #[derive(Args)]
 pub struct ArenaArgs {
-    /// The game: `gang-of-four` or `the-gang`.
-    #[arg(long = "game", value_name = "KIND")]
+    #[arg(long = "game", value_name = "KIND", help = format!("The game: {}.", gangs_games::kind_names_help()))]
     kind: String,
 
     /// A bot command, e.g. `gangs-bot-random` or "gangs-bot-search --budget-ms 50"; repeat

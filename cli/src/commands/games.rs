@@ -15,8 +15,7 @@ pub struct GamesArgs {
     #[arg(long, value_enum)]
     status: Option<StatusFilter>,
 
-    /// Only the games of this kind (`gang-of-four`, `the-gang`).
-    #[arg(long)]
+    #[arg(long, help = format!("Only the games of this kind ({}).", gangs_games::kind_names_help()))]
     kind: Option<String>,
 
     /// At most this many games (the server's page; at most 1000).

@@ -21,8 +21,7 @@ enum LadderCommand {
     Create {
         /// The ladder's name: letters, digits, '-', '_' and '.'.
         name: String,
-        /// The game: `gang-of-four` or `the-gang`.
-        #[arg(long)]
+        #[arg(long, help = format!("The game: {}.", gangs_games::kind_names_help()))]
         kind: String,
         /// Seats per game (omitted: the game's default).
         #[arg(long)]
@@ -42,8 +41,9 @@ enum LadderCommand {
         /// Play each deal once per seat rotation with the same group, rated on the aggregate.
         #[arg(long)]
         duplicate: bool,
-        /// Enter one of the server's own bots (`random`, `greedy`, `search` for Gang of Four;
-        /// `random`, `crew` for The Gang) as `house-NAME@1`; repeat for several.
+        /// Enter one of the server's own bots (a shipped policy that plays the ladder's game:
+        /// `random` for every game, and the game's own; the server names them if BOT is not one)
+        /// as `house-NAME@1`; repeat for several.
         #[arg(long = "house", value_name = "BOT")]
         house_bots: Vec<String>,
     },

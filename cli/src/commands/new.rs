@@ -10,7 +10,7 @@ use serde_json::json;
 
 #[derive(Args)]
 pub struct NewArgs {
-    /// The game: `gang-of-four` or `the-gang`.
+    #[arg(help = format!("The game: {}.", gangs_games::kind_names_help()))]
     kind: String,
 
     /// Number of seats (omitted: the game's default).

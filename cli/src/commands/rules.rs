@@ -9,7 +9,7 @@ use serde_json::json;
 
 #[derive(Args)]
 pub struct RulesArgs {
-    /// The game: `gang-of-four` or `the-gang`.
+    #[arg(help = format!("The game: {}.", gangs_games::kind_names_help()))]
     kind: String,
 }
 

@@ -105,7 +105,7 @@ fn update_for(
 fn gang_of_four_app() -> App {
     let mut game = gangs_games::new_game("gang-of-four", None, 7, None).expect("a game");
     let mut app = App::new(
-        gangs_games::kind(gangs_games::GANG_OF_FOUR).unwrap(),
+        gangs_games::kind(gangs_games::gang_of_four::KIND.name).unwrap(),
         "g-7".into(),
         Some(0),
         true,
@@ -177,7 +177,7 @@ fn the_gang_screen() {
     .expect("options");
     let mut game = gangs_games::new_game("the-gang", Some(&options), 11, None).expect("a game");
     let mut app = App::new(
-        gangs_games::kind(gangs_games::THE_GANG).unwrap(),
+        gangs_games::kind(gangs_games::the_gang::KIND.name).unwrap(),
         "g-11".into(),
         Some(0),
         true,

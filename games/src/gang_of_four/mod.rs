@@ -29,14 +29,10 @@ impl Bridge<GangOfFourWire> {
         seed: u64,
         preset: Option<&pb::GangOfFourPreset>,
     ) -> Result<Self, Refusal> {
-        let clock = options.map_or_else(crate::clock::WireClock::default, |o| {
-            crate::clock::WireClock {
-                turn_ms: o.turn_ms,
-                bank_ms: o.bank_ms,
-                absent_after: o.absent_after,
-            }
-        });
-        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock(clock)
+        let wrapped = pb::GameOptions {
+            game: options.cloned().map(pb::game_options::Game::GangOfFour),
+        };
+        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock_of(wrapped)
     }
 }
 
@@ -51,6 +47,12 @@ pub const KIND: KindInfo = KindInfo {
     json_key: "gang_of_four",
     private_view_fields: &["hand"],
     web_renderer: include_str!("web.js"),
+    web_style: include_str!("web.css"),
+    short_games: &[
+        &[("target_score", "12"), ("manual_last_card", "true")],
+        &[("target_score", "12"), ("manual_last_card", "false")],
+        &[("target_score", "12"), ("manual_last_card", "false")],
+    ],
     new_game: |options, seed, preset| {
         use pb::{game_options::Game as O, preset_deals::Game as P};
         let options = match options.and_then(|o| o.game.as_ref()) {

@@ -32,14 +32,10 @@ impl Bridge<TheGangWire> {
         seed: u64,
         preset: Option<&pb::TheGangPreset>,
     ) -> Result<Self, Refusal> {
-        let clock = options.map_or_else(crate::clock::WireClock::default, |o| {
-            crate::clock::WireClock {
-                turn_ms: o.turn_ms,
-                bank_ms: o.bank_ms,
-                absent_after: o.absent_after,
-            }
-        });
-        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock(clock)
+        let wrapped = pb::GameOptions {
+            game: options.cloned().map(pb::game_options::Game::TheGang),
+        };
+        Bridge::from_engine(new_engine(options, seed, preset)?).with_clock_of(wrapped)
     }
 }
 
@@ -54,6 +50,13 @@ pub const KIND: KindInfo = KindInfo {
     json_key: "the_gang",
     private_view_fields: &["private_cards", "shown_to_me", "received", "remembered"],
     web_renderer: include_str!("web.js"),
+    web_style: include_str!("web.css"),
+    short_games: &[
+        &[("mode", "basic"), ("phase_deadline_ms", "1000")],
+        &[("mode", "advanced"), ("phase_deadline_ms", "1000")],
+        &[("mode", "pro"), ("phase_deadline_ms", "1000")],
+        &[("mode", "gangster"), ("phase_deadline_ms", "1000")],
+    ],
     new_game: |options, seed, preset| {
         use pb::{game_options::Game as O, preset_deals::Game as P};
         let options = match options.and_then(|o| o.game.as_ref()) {

@@ -225,11 +225,13 @@ impl Hidden for GangOfFourWire {
     fn from_created(created: &pb::Created) -> Bridge<Self> {
         let options = match created.options.as_ref().and_then(|o| o.game.as_ref()) {
             Some(pb::game_options::Game::GangOfFour(o)) => Some(o),
-            _ => None,
+            None => None,
+            Some(other) => panic!("the log's options are another game's: {other:?}"),
         };
         let preset = match created.preset.as_ref().and_then(|p| p.game.as_ref()) {
             Some(pb::preset_deals::Game::GangOfFour(p)) => Some(p),
-            _ => None,
+            None => None,
+            Some(other) => panic!("the log's preset is another game's: {other:?}"),
         };
         Bridge::<GangOfFourWire>::new(options, created.seed.expect("a complete log"), preset)
             .expect("the logged options make a game")
@@ -273,11 +275,13 @@ impl Hidden for TheGangWire {
     fn from_created(created: &pb::Created) -> Bridge<Self> {
         let options = match created.options.as_ref().and_then(|o| o.game.as_ref()) {
             Some(pb::game_options::Game::TheGang(o)) => Some(o),
-            _ => None,
+            None => None,
+            Some(other) => panic!("the log's options are another game's: {other:?}"),
         };
         let preset = match created.preset.as_ref().and_then(|p| p.game.as_ref()) {
             Some(pb::preset_deals::Game::TheGang(p)) => Some(p),
-            _ => None,
+            None => None,
+            Some(other) => panic!("the log's preset is another game's: {other:?}"),
         };
         Bridge::<TheGangWire>::new(options, created.seed.expect("a complete log"), preset)
             .expect("the logged options make a game")

@@ -141,6 +141,16 @@ impl GameActor {
             .and_then(|p| T::waiters(&mut p.reply))
         {
             waiters.push(reply);
+        } else {
+            // Neither durable nor in a batch being saved that answers this kind of request:
+            // nothing would answer it later, so say so now (a dropped reply reads as the game's
+            // actor gone). Not expected: a retry's record is in the batch of the request that
+            // wrote it, and a broken store is answered before any command gets here.
+            tracing::error!(game = %self.id, seq, "a retried request's record is neither durable nor being saved");
+            let _ = reply.send(Err(HostError::Internal(format!(
+                "record {seq} of game {} is neither saved nor being saved",
+                self.id
+            ))));
         }
     }
 
@@ -223,6 +233,41 @@ impl GameActor {
         if self.is_over() && self.durability.pending.is_empty() {
             // The final update is out: end every stream.
             self.watchers.list.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actor::{Settings, Summaries};
+
+    #[tokio::test]
+    async fn a_retry_whose_record_nobody_is_saving_gets_an_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _closer) = crate::store::sled::SledStore::open(dir.path()).unwrap();
+        let kind = gangs_games::kinds()[0].name;
+        let created = pb::Created {
+            kind: kind.into(),
+            seed: Some(1),
+            ..Default::default()
+        };
+        let (game, created) = GameActor::new_game(created).unwrap();
+        let mut actor = GameActor::empty(
+            "0123456789abcdef".to_string(),
+            store,
+            Summaries::default(),
+            Settings::default(),
+            game,
+            created,
+        );
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        actor.answer_when_durable::<pb::ActResponse>(actor.durable_seq() + 5, reply, |_| {
+            unreachable!("the record is not durable")
+        });
+        match answer.await {
+            Ok(Err(HostError::Internal(message))) => assert!(message.contains("neither saved")),
+            other => panic!("expected an internal error, got {other:?}"),
         }
     }
 }

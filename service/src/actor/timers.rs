@@ -19,11 +19,22 @@ pub(super) struct Timer {
     pub(super) unix_ms: i64,
 }
 
+/// Now, in unix ms: the time the log's records and the views carry, and every deadline is
+/// computed from. Read from tokio's clock, anchored to the system's wall clock the first time
+/// it is read, so that a deadline and the timer that sleeps until it keep one clock: the
+/// monotonic one (a wall clock stepped back or forth while the server runs moves no deadline),
+/// and in tests tokio's paused time, which moves both at once.
 pub fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    static ANCHOR: std::sync::OnceLock<(i64, std::time::Instant)> = std::sync::OnceLock::new();
+    let (wall, at) = ANCHOR.get_or_init(|| {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        (wall, std::time::Instant::now())
+    });
+    let since = Instant::now().into_std().saturating_duration_since(*at);
+    wall.saturating_add(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
 }
 
 pub(super) async fn sleep_until_opt(at: Option<Instant>) {

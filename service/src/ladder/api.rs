@@ -22,7 +22,7 @@ use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 pub use crate::bounds::{MAX_BOT_NAME, MAX_LADDER_NAME, MAX_VERSION};
-/// The default clocks of a ladder (issue 23).
+/// The default clocks of a ladder's games (`docs/ladder.md`).
 pub const DEFAULT_TURN_MS: u64 = 2000;
 pub const DEFAULT_ABSENT_AFTER: u32 = 3;
 /// LadderGames pages.

@@ -1,4 +1,4 @@
-//! Ladders: standing competitions the server runs itself (issue 23). Bots queue with their key;
+//! Ladders: standing competitions the server runs itself. Bots queue with their key;
 //! the server pairs them, creates each game with clocks through the same `Games` service every
 //! client uses (so limits, forwarding and durability are those of any game), takes the bots'
 //! seats for them, rates every result and keeps the leaderboard. Map:

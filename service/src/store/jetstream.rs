@@ -18,7 +18,7 @@
 //!
 //! The writer remembers the game's *tail* (the stream sequence and the record seq of the last
 //! message it stored or read), and uses it only for the record that follows it (`seq + 1`);
-//! any other record reads the tail from the stream first. That closes the fork of issue 24:
+//! any other record reads the tail from the stream first. That closes a fork once seen:
 //! an actor rebuilt on the same node while the writer still retried its predecessor's record
 //! N (a NATS election) queued its own record N behind it; once the old N landed, the cached
 //! tail made the new N "follow" it, and the stream, asked only about stream sequences,

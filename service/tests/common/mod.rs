@@ -1,6 +1,6 @@
 //! Shared by the service's in-process tests: a Gang of Four game seated through the service with
-//! a local replica that picks random legal actions, and a log store whose appends a test can
-//! make fail (an outage) or wait (a slow disk).
+//! a local replica that picks random legal actions, a log store whose appends a test can make
+//! fail (an outage) or wait (a slow disk), and a log store in memory.
 
 #![allow(dead_code)]
 
@@ -185,5 +185,61 @@ impl LogStore for TestStore {
 
     async fn delete_games(&self, game_ids: &[String]) -> Vec<Result<(), StoreError>> {
         self.inner.delete_games(game_ids).await
+    }
+}
+
+/// A log store in memory: an append is durable at once, on no thread of its own. For tests on
+/// tokio's paused time, where a store's own threads (sled's flusher) would let the paused clock
+/// jump ahead to the next timer while the runtime waits for them.
+#[derive(Default)]
+pub struct MemoryStore {
+    games: std::sync::Mutex<std::collections::BTreeMap<String, Vec<pb::LogRecord>>>,
+}
+
+#[async_trait::async_trait]
+impl LogStore for MemoryStore {
+    fn append_encoded(
+        &self,
+        game_id: &str,
+        records: Vec<EncodedRecord>,
+        _marked: Vec<u64>,
+    ) -> Durable {
+        self.games
+            .lock()
+            .unwrap()
+            .entry(game_id.to_string())
+            .or_default()
+            .extend(records.into_iter().map(|r| r.record));
+        let (done, rx) = tokio::sync::oneshot::channel();
+        let _ = done.send(Ok(()));
+        rx
+    }
+
+    async fn read_range(
+        &self,
+        game_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<pb::LogRecord>, StoreError> {
+        let games = self.games.lock().unwrap();
+        Ok(games
+            .get(game_id)
+            .map(|log| {
+                log.iter()
+                    .filter(|r| r.seq > after_seq)
+                    .take(limit)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.games.lock().unwrap().keys().cloned().collect())
+    }
+
+    async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
+        self.games.lock().unwrap().remove(game_id);
+        Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! `pb::Update` shape the server sends (its view, its legal actions, the latest events as
 //! that seat may see them). Used by the tests and the `gang_of_four_arena` example.
 
-use gangs_games::{new_game, GANG_OF_FOUR};
+use gangs_games::new_game;
 use gangs_proto::v1 as pb;
 
 use crate::Policy;
@@ -29,7 +29,13 @@ pub fn play_game(
     seed: u64,
     policies: &mut [Box<dyn Policy>],
 ) -> Result<pb::Outcome, String> {
-    let mut game = new_game(GANG_OF_FOUR, Some(options), seed, None).map_err(|e| e.to_string())?;
+    let mut game = new_game(
+        gangs_games::gang_of_four::KIND.name,
+        Some(options),
+        seed,
+        None,
+    )
+    .map_err(|e| e.to_string())?;
     if policies.len() != game.players() {
         return Err(format!(
             "{} policies for {} seats",

@@ -56,7 +56,8 @@ pub fn play_game(
     max_actions: u64,
 ) -> Result<GameReport, String> {
     let mut game: Box<dyn Game> =
-        new_game(gangs_games::THE_GANG, Some(options), seed, None).map_err(|e| e.to_string())?;
+        new_game(gangs_games::the_gang::KIND.name, Some(options), seed, None)
+            .map_err(|e| e.to_string())?;
     let players = game.players();
     if policies.len() != players {
         return Err(format!("{} policies for {players} seats", policies.len()));

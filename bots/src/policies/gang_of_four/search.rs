@@ -19,18 +19,18 @@ use gangs_rules::gang_of_four::{DealState, PlayList};
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::gang_of_four::plan::Planner;
-use super::gang_of_four::rollout;
-use super::gang_of_four::sample::Constraints;
-use super::gang_of_four::view::{candidates, CandidateKind, DealMemory, Situation};
 use super::greedy::{best_index, score_candidates};
+use super::plan::Planner;
+use super::rollout;
+use super::sample::Constraints;
+use super::view::{candidates, CandidateKind, DealMemory, Situation};
 use crate::Policy;
 
 /// Candidates searched at most (the greedy ranking picks them when there are more).
 pub const MAX_CANDIDATES: usize = 12;
 
 /// The default per-move budget.
-pub const DEFAULT_BUDGET_MS: u64 = 200;
+pub use crate::policies::DEFAULT_BUDGET_MS;
 
 pub struct SearchPolicy {
     planner: Planner,

@@ -21,8 +21,8 @@
 //!
 //! Every decision reads only the update's view (plus caches), so the bot survives restarts.
 
-use crate::policies::the_gang::hand::{self, STREET_SCALE};
-use crate::policies::the_gang::protocol::{self, digit_of, LoggedMove, Params, Schedule};
+use super::hand::{self, STREET_SCALE};
+use super::protocol::{self, digit_of, LoggedMove, Params, Schedule};
 use crate::Policy;
 use gangs_games::the_gang::{action_from_pb, card_from_pb};
 use gangs_proto::v1 as pb;

@@ -1,5 +1,5 @@
 //! The greedy Gang of Four policy: plans its hand into combinations (see
-//! [`gang_of_four::plan`](super::gang_of_four::plan)) and takes the legal action that leaves
+//! [`plan`](super::plan)) and takes the legal action that leaves
 //! the cheapest plan, with a few rules of thumb on top:
 //! - lead the weakest combination of the plan (low cards go early, gangs and five-card hands
 //!   stay together because breaking them makes the plan dearer);
@@ -18,8 +18,8 @@ use gangs_rules::gang_of_four::{cards, Combination, Kind, Mask};
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::gang_of_four::plan::{strength, Planner};
-use super::gang_of_four::view::{candidates, Candidate, CandidateKind, Situation};
+use super::plan::{strength, Planner};
+use super::view::{candidates, Candidate, CandidateKind, Situation};
 use crate::Policy;
 
 /// Score bonus per card shed: shedding is what wins a deal.
