@@ -349,7 +349,7 @@ impl Referee {
 
     /// Whether the record at `seq` is a timeout (read from the log: an update does not say).
     async fn first_record_timed_out(&self, ladder: &Ladder, game_id: &str, seq: u64) -> bool {
-        let request = ladder.ctx.request(pb::GetLogRequest {
+        let request = ladder.request(pb::GetLogRequest {
             game_id: game_id.to_string(),
             from_seq: seq.saturating_sub(1),
         });
@@ -369,7 +369,7 @@ impl Referee {
     /// record makes it void from its log) and the seat's bot paused.
     async fn abort(&mut self, ladder: &Arc<Ladder>, game_id: &str, seat: usize) {
         if !std::mem::replace(&mut self.aborted, true) {
-            let request = ladder.ctx.request(pb::CancelGameRequest {
+            let request = ladder.request(pb::CancelGameRequest {
                 game_id: game_id.to_string(),
                 reason: format!(
                     "aborted by the ladder: seat {seat} timed out on its first decision"
