@@ -123,8 +123,9 @@ pub async fn play_ladder<P: Policy + 'static>(
     let concurrent = args.ladder.concurrent.max(1);
     // On a server with keys, the bot key is a credential of its own: it watches and acts in
     // the games its ladder matched it to. --api-key (a player key) wins when both are given.
-    let credential = args.api_key.as_deref().or(Some(key.as_str()));
-    let mut reconnector = Reconnector::new(&args.server, args.ca.as_deref(), credential)?;
+    let credential: Option<String> = args.api_key.clone().or_else(|| Some(key.clone()));
+    let mut reconnector =
+        Reconnector::new(&args.server, args.ca.as_deref(), credential.as_deref())?;
     // Game ids being played now, and the run's tally; shared with the game tasks.
     let playing: Rc<RefCell<HashSet<String>>> = Rc::default();
     // Games this run has played to their end: a ladder that changed nodes may send one again
@@ -239,6 +240,8 @@ pub async fn play_ladder<P: Policy + 'static>(
                         game_args.seat = Some(matched.seat);
                         game_args.token = Some(matched.token);
                         game_args.ladder = Default::default();
+                        // The game's calls carry the same credential as the queue's.
+                        game_args.api_key.clone_from(&credential);
                         let policy = make_policy();
                         let (playing, played, run, done, fatal) = (
                             playing.clone(),
