@@ -613,8 +613,9 @@ mod tests {
     fn a_damaged_payload_in_the_middle_is_skipped_and_reported_with_its_game_ids() {
         let dir = tempfile::tempdir().unwrap();
         let (batches, mut bytes, starts) = three_entries(dir.path());
-        // One byte of the second entry's last record flipped: its length is intact.
-        bytes[starts[2] - 3] ^= 0xff;
+        // One byte of the second entry's last record flipped (before the last append's count
+        // of feed positions, 4 bytes): its lengths are intact.
+        bytes[starts[2] - 6] ^= 0xff;
         let (journal, found) = reopened(dir.path(), &bytes);
         assert_eq!(found.appends, [&batches[0][..], &batches[2][..]].concat());
         assert_eq!(
