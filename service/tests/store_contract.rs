@@ -560,7 +560,8 @@ async fn jetstream_failure_then_reload_leaves_no_hole_and_no_duplicate_the_outag
     let node = std::sync::Arc::new(std::sync::Mutex::new(
         tokio::task::spawn_blocking(nats::single).await.unwrap(),
     ));
-    let store = open_nats(&node.lock().unwrap().url()).await;
+    let url = node.lock().unwrap().url();
+    let store = open_nats(&url).await;
     let (down, up) = (node.clone(), node.clone());
     case_failure_then_reload(
         &store,

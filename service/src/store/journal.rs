@@ -431,7 +431,8 @@ fn read_entries(bytes: &[u8], generation: u64) -> Replayed {
         let mut entry_start = MAGIC.to_le_bytes().to_vec();
         entry_start.extend_from_slice(&generation.to_le_bytes());
         let seen = rest.len().min(entry_start.len());
-        let cut = bytes.len() as u64 % BLOCK != 0 && rest[..seen] == entry_start[..seen];
+        let cut =
+            !(bytes.len() as u64).is_multiple_of(BLOCK) && rest[..seen] == entry_start[..seen];
         if cut {
             let (legible, _) = legible(rest.get(HEADER..).unwrap_or_default());
             replayed.damage.push(Damage {
