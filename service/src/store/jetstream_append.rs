@@ -163,10 +163,14 @@ pub(super) async fn write_game(
                 }
             }
         }
+        if result.is_err() {
+            // Closed before the failure is answered: an append made once the caller knows of
+            // it goes to a fresh writer (reading the stream's state), not into this queue.
+            appends.close();
+        }
         let _ = append.done.send(result.clone());
         if let Err(error) = result {
             // Whatever was queued behind a failure fails too: a log never has a hole.
-            appends.close();
             while let Some(queued) = appends.recv().await {
                 let _ = queued.done.send(Err(error.clone()));
             }

@@ -431,7 +431,8 @@ fn read_entries(bytes: &[u8], generation: u64) -> Replayed {
         let mut entry_start = MAGIC.to_le_bytes().to_vec();
         entry_start.extend_from_slice(&generation.to_le_bytes());
         let seen = rest.len().min(entry_start.len());
-        let cut = bytes.len() as u64 % BLOCK != 0 && rest[..seen] == entry_start[..seen];
+        let cut =
+            !(bytes.len() as u64).is_multiple_of(BLOCK) && rest[..seen] == entry_start[..seen];
         if cut {
             let (legible, _) = legible(rest.get(HEADER..).unwrap_or_default());
             replayed.damage.push(Damage {
@@ -613,8 +614,9 @@ mod tests {
     fn a_damaged_payload_in_the_middle_is_skipped_and_reported_with_its_game_ids() {
         let dir = tempfile::tempdir().unwrap();
         let (batches, mut bytes, starts) = three_entries(dir.path());
-        // One byte of the second entry's last record flipped: its length is intact.
-        bytes[starts[2] - 3] ^= 0xff;
+        // One byte of the second entry's last record flipped (before the last append's count
+        // of feed positions, 4 bytes): its lengths are intact.
+        bytes[starts[2] - 6] ^= 0xff;
         let (journal, found) = reopened(dir.path(), &bytes);
         assert_eq!(found.appends, [&batches[0][..], &batches[2][..]].concat());
         assert_eq!(

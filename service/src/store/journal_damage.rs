@@ -127,11 +127,13 @@ pub fn assess(
         }
         next.insert(append.game_id.clone(), want);
         // Feed entries only for the records kept (consecutive seqs).
-        let kept_seqs = match (kept.first(), kept.last()) {
-            (Some((first, _)), Some((last, _))) => *first..=*last,
-            _ => 1..=0,
-        };
-        append.marked.retain(|(seq, _)| kept_seqs.contains(seq));
+        let kept_seqs = kept
+            .first()
+            .zip(kept.last())
+            .map(|((first, _), (last, _))| *first..=*last);
+        append
+            .marked
+            .retain(|(seq, _)| kept_seqs.as_ref().is_some_and(|k| k.contains(seq)));
         append.records = kept;
     }
     Ok(found)

@@ -960,9 +960,8 @@ impl Trees {
                         "game {id} is damaged ({why}): not written"
                     ))));
                 }
-                let Some(&(first, _)) = append.records.first() else {
-                    return None;
-                };
+                // An append without records (feed marks alone) follows anything.
+                let &(first, _) = append.records.first()?;
                 let want = match next_seq(&accepted, &pending, &self.log, id) {
                     Ok(want) => want,
                     Err(e) => return Some(Err(e)),
