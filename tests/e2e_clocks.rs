@@ -274,9 +274,6 @@ async fn a_restart_gives_the_seat_to_act_its_time_back_plus_a_grace() {
         "fired at the moved deadline ({} vs {after_deadline})",
         fired.unix_ms
     );
-    // The log's own deadline is the earliest the host may use: the log still verifies.
-    let (code, out) = gangs_cli(&server, &["replay", &game_id, "--verify"]);
-    assert_eq!(code, 0, "replay --verify failed: {out}");
 }
 
 /// When the last record (the `started` one here) was written.

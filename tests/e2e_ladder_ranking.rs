@@ -277,7 +277,10 @@ async fn a_the_gang_ladder_of_crew_bots_runs() {
         let rating = row.rating.unwrap();
         assert!(rating.sigma < 25.0 / 3.0, "{}: sigma never moved", row.bot);
     }
-    every_game_has_clocks_and_replays(&server, &games, 1500).await;
+    // A crew bot slow on its first decision (a loaded machine) aborts that game: void, not
+    // rated; the rated ones replay.
+    let rated_games_list: Vec<_> = games.iter().filter(|g| !g.void).cloned().collect();
+    every_game_has_clocks_and_replays(&server, &rated_games_list, 1500).await;
     let (code, out) = gangs_cli(&server, &["ladder", "rerate", LADDER, "--json"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(json(&out)["same"], true, "{out}");

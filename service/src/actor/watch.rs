@@ -455,6 +455,7 @@ impl GameActor {
                 from_seq,
                 through,
                 last_deadline: self.timers.phase.as_ref().map(|t| t.unix_ms),
+                last_clocks: self.timers.clocks.as_ref().map(Clocks::to_pb),
             };
             tokio::spawn(catch_up.send_to(tx));
             Box::pin(ReceiverStream::new(rx))
@@ -493,6 +494,9 @@ struct CatchUp {
     through: u64,
     /// The phase deadline shown with the last record (the game's current one).
     last_deadline: Option<i64>,
+    /// The seats' clocks shown with the last record: the actor's own, which after a rebuild
+    /// give the host's gap back (the log alone does not know it).
+    last_clocks: Option<Vec<pb::SeatClock>>,
 }
 
 impl CatchUp {
@@ -561,7 +565,10 @@ impl CatchUp {
                     deadline_unix_ms: (record.seq == self.through)
                         .then_some(self.last_deadline)
                         .flatten(),
-                    clocks: replayer.clocks().map(Clocks::to_pb).unwrap_or_default(),
+                    clocks: match (&self.last_clocks, record.seq == self.through) {
+                        (Some(clocks), true) => clocks.clone(),
+                        _ => replayer.clocks().map(Clocks::to_pb).unwrap_or_default(),
+                    },
                 };
                 // The first update of the stream carries the view, whatever `views` says.
                 let with_view = if first { WithView::Always } else { self.views };
