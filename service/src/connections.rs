@@ -459,7 +459,11 @@ impl Acceptor {
         };
         let message = refusal_message(&self.gate, refusal, peer.ip());
         if self.refused[index].starts() {
-            tracing::warn!(port = label, limit = refusal.limit(), "{label} port: {message}");
+            tracing::warn!(
+                port = label,
+                limit = refusal.limit(),
+                "{label} port: {message}"
+            );
         }
         let Ok(permit) = self.writing_refusals.clone().try_acquire_owned() else {
             return;
@@ -476,13 +480,13 @@ impl Acceptor {
     }
 }
 
-/// Writes `reply`, ends the sending side, and reads until the client closes: closing with its
-/// request unread would reset the connection, and the client could lose the reply.
+/// Writes `reply`, then reads until the client closes: closing with its request unread would
+/// reset the connection, and closing before the client has read the reply made an HTTP/2
+/// client see the connection closed before the GOAWAY that says why.
 async fn linger(mut stream: TcpStream, reply: Vec<u8>) {
     if stream.write_all(&reply).await.is_err() {
         return;
     }
-    let _ = stream.shutdown().await;
     let mut sink = [0u8; 1024];
     while let Ok(n) = stream.read(&mut sink).await {
         if n == 0 {
@@ -960,9 +964,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Admitted<IO> {
     }
 }
 
-impl<IO: tonic::transport::server::Connected> tonic::transport::server::Connected
-    for Admitted<IO>
-{
+impl<IO: tonic::transport::server::Connected> tonic::transport::server::Connected for Admitted<IO> {
     type ConnectInfo = IO::ConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {
