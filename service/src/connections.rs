@@ -126,6 +126,8 @@ pub fn raise_open_files_limit() -> Option<u64> {
             limit.rlim_cur = limit.rlim_max;
         }
     }
+    // rlim_t is u64 on Linux, not on every target.
+    #[allow(clippy::unnecessary_cast)]
     Some(limit.rlim_cur as u64)
 }
 
