@@ -128,7 +128,8 @@ pub fn raise_open_files_limit() -> Option<u64> {
     }
     // rlim_t is u64 on Linux, not on every target.
     #[allow(clippy::unnecessary_cast)]
-    Some(limit.rlim_cur as u64)
+    let soft = limit.rlim_cur as u64;
+    Some(soft)
 }
 
 /// Files this process has open now (where /proc tells; else a guess).
