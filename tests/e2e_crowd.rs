@@ -132,7 +132,10 @@ impl Crowded {
 
 fn clock_ticks() -> u64 {
     let out = Command::new("getconf").arg("CLK_TCK").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(100)
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(100)
 }
 
 /// A TCP connection to `to` from the loopback address `from`.
@@ -264,20 +267,28 @@ where
 /// Both ports answer 127.0.0.1 again: a gRPC call and a viewer page.
 async fn recovered(crowded: &Crowded) {
     let (grpc, http) = (crowded.grpc, crowded.http);
-    eventually(Duration::from_secs(10), "gRPC after the crowd", || async move {
-        list_from(OTHER, grpc)
-            .await
-            .1
-            .map(|_| ())
-            .map_err(|s| s.to_string())
-    })
+    eventually(
+        Duration::from_secs(10),
+        "gRPC after the crowd",
+        || async move {
+            list_from(OTHER, grpc)
+                .await
+                .1
+                .map(|_| ())
+                .map_err(|s| s.to_string())
+        },
+    )
     .await;
-    eventually(Duration::from_secs(10), "the viewer after the crowd", || async move {
-        match page(OTHER, http, "/api/games").await? {
-            (200, _) => Ok(()),
-            other => Err(format!("{other:?}")),
-        }
-    })
+    eventually(
+        Duration::from_secs(10),
+        "the viewer after the crowd",
+        || async move {
+            match page(OTHER, http, "/api/games").await? {
+                (200, _) => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
     .await;
 }
 
@@ -306,15 +317,18 @@ async fn out_of_open_files_the_server_neither_spins_nor_hangs() {
         "the server used {:.0}% of a core with the crowd waiting",
         share * 100.0
     );
-    // Another address: answered, or refused quickly (its connection closed), never left waiting.
+    // Another address: answered, or refused quickly (its connection closed: the client reads
+    // a transport error), never left waiting until its deadline.
     let (took, result) = list_from(OTHER, crowded.grpc).await;
-    assert!(took < Duration::from_secs(3), "gRPC took {took:?}: {result:?}");
+    assert!(
+        took < Duration::from_secs(3),
+        "gRPC took {took:?}: {result:?}"
+    );
     if let Err(status) = &result {
+        assert_ne!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
         assert!(
-            matches!(
-                status.code(),
-                tonic::Code::Unavailable | tonic::Code::ResourceExhausted
-            ),
+            format!("{status:?}").contains("transport error")
+                || status.code() == tonic::Code::ResourceExhausted,
             "{status:?}"
         );
     }
@@ -329,15 +343,26 @@ async fn out_of_open_files_the_server_neither_spins_nor_hangs() {
         assert!(matches!(status, 200 | 503), "{viewed:?}");
     }
     // Once per burst, not per attempt.
-    assert_eq!(crowded.logged("grpc port out of open files"), 1, "{}", crowded.log_text());
-    assert_eq!(crowded.logged("http port out of open files"), 1, "{}", crowded.log_text());
+    assert_eq!(
+        crowded.logged("grpc port out of open files"),
+        1,
+        "{}",
+        crowded.log_text()
+    );
+    assert_eq!(
+        crowded.logged("http port out of open files"),
+        1,
+        "{}",
+        crowded.log_text()
+    );
 
     drop(grpc_crowd);
     drop(http_crowd);
     recovered(&crowded).await;
     for port in ["grpc", "http"] {
-        let errors =
-            crowded.metric(&format!(r#"gangs_accept_errors_total{{port="{port}",error="open-files"}}"#));
+        let errors = crowded.metric(&format!(
+            r#"gangs_accept_errors_total{{port="{port}",error="open-files"}}"#
+        ));
         assert!(errors >= 1.0, "{port}: {errors} accept errors counted");
         let dropped = crowded.metric(&format!(
             r#"gangs_connections_refused_total{{port="{port}",limit="open-files"}}"#
@@ -374,16 +399,29 @@ async fn under_a_low_limit_the_ports_are_sized_to_fit_and_the_crowd_refused() {
     let status = refused.expect_err("the crowd's address is past its share");
     assert!(took < Duration::from_secs(1), "refused after {took:?}");
     assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
-    assert!(status.message().contains("--max-connections-per-client"), "{status:?}");
+    // The GOAWAY's words, in the error's source.
+    assert!(
+        format!("{status:?}").contains("--max-connections-per-client"),
+        "{status:?}"
+    );
     let (code, body) = page(CROWD, crowded.http, "/").await.expect("a refusal");
     assert_eq!(code, 503, "{body}");
-    assert!(body.contains("RESOURCE_EXHAUSTED") && body.contains("--max-connections-per-client"), "{body}");
+    assert!(
+        body.contains("RESOURCE_EXHAUSTED") && body.contains("--max-connections-per-client"),
+        "{body}"
+    );
     // ...while another address is served.
     let (took, listed) = list_from(OTHER, crowded.grpc).await;
-    assert!(listed.is_ok() && took < Duration::from_secs(1), "{took:?} {listed:?}");
+    assert!(
+        listed.is_ok() && took < Duration::from_secs(1),
+        "{took:?} {listed:?}"
+    );
     let started = Instant::now();
     let (code, _) = page(OTHER, crowded.http, "/").await.expect("a page");
-    assert!(code == 200 && started.elapsed() < Duration::from_secs(1), "{code}");
+    assert!(
+        code == 200 && started.elapsed() < Duration::from_secs(1),
+        "{code}"
+    );
 
     // One line per burst and port; every refusal counted by its limit.
     for port in ["grpc", "http"] {
@@ -400,13 +438,21 @@ async fn under_a_low_limit_the_ports_are_sized_to_fit_and_the_crowd_refused() {
         let open = crowded.metric(&format!(r#"gangs_connections_open{{port="{port}"}}"#));
         assert!(open < LIMIT as f64 / 2.0, "{port}: {open} open");
     }
-    assert_eq!(crowded.logged("out of open files"), 0, "{}", crowded.log_text());
+    assert_eq!(
+        crowded.logged("out of open files"),
+        0,
+        "{}",
+        crowded.log_text()
+    );
 
     drop(grpc_crowd);
     drop(http_crowd);
     recovered(&crowded).await;
     let (_, again) = list_from(CROWD, crowded.grpc).await;
-    assert!(again.is_ok(), "the crowd's address is served again: {again:?}");
+    assert!(
+        again.is_ok(),
+        "the crowd's address is served again: {again:?}"
+    );
 }
 
 /// One address opens 1,000 connections to each port, then 300 slow requests, then 300 live
@@ -430,7 +476,10 @@ async fn one_address_cannot_take_either_port() {
 
     async fn others_are_served(grpc: SocketAddr, http: SocketAddr, game: &str) {
         let (took, listed) = list_from(OTHER, grpc).await;
-        assert!(listed.is_ok() && took < Duration::from_secs(1), "gRPC: {took:?} {listed:?}");
+        assert!(
+            listed.is_ok() && took < Duration::from_secs(1),
+            "gRPC: {took:?} {listed:?}"
+        );
         for path in ["/", "/api/games"] {
             let started = Instant::now();
             let viewed = page(OTHER, http, path).await;
@@ -492,11 +541,15 @@ async fn one_address_cannot_take_either_port() {
         }
         live.push(stream);
     }
-    assert!((16..=33).contains(&admitted), "{admitted} live streams admitted");
-    assert!(refused >= 250, "{refused} refused");
+    assert!(
+        (16..=33).contains(&admitted),
+        "{admitted} live streams admitted"
+    );
+    // The others past its share of connections were refused (or closed) at accept already.
+    assert!(refused >= 150, "{refused} refused");
     others_are_served(grpc, http, &game).await;
-    let refusals =
-        crowded.metric(r#"gangs_viewer_live_streams_refused_total{limit="max-connections-per-client"}"#);
+    let refusals = crowded
+        .metric(r#"gangs_viewer_live_streams_refused_total{limit="max-connections-per-client"}"#);
     // Past its share of connections (--max-connections 400: 200 once the port is half full),
     // the rest were refused at accept already.
     assert!(refusals >= 150.0, "{refusals}");
@@ -514,7 +567,9 @@ async fn idle_connections_are_closed_and_busy_ones_kept() {
     // An HTTP/2 client that says hello and nothing more: GOAWAY (NO_ERROR), then closed.
     let started = Instant::now();
     let mut idle = connect_from(OTHER, grpc).await.unwrap();
-    idle.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await.unwrap();
+    idle.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .unwrap();
     idle.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
     let mut received = Vec::new();
     tokio::time::timeout(Duration::from_secs(5), idle.read_to_end(&mut received))
@@ -596,7 +651,11 @@ async fn idle_connections_are_closed_and_busy_ones_kept() {
     })
     .await
     .expect("the live stream's cancel within 5 s");
-    assert!(saw_cancel, "the live stream ended early: {}", String::from_utf8_lossy(&seen));
+    assert!(
+        saw_cancel,
+        "the live stream ended early: {}",
+        String::from_utf8_lossy(&seen)
+    );
     let closed = crowded.metric(r#"gangs_connections_idle_closed_total{port="grpc"}"#);
     assert!(closed >= 1.0, "{closed}");
 }

@@ -126,7 +126,10 @@ pub fn raise_open_files_limit() -> Option<u64> {
             limit.rlim_cur = limit.rlim_max;
         }
     }
-    Some(limit.rlim_cur as u64)
+    // rlim_t is u64 on Linux, not on every target.
+    #[allow(clippy::unnecessary_cast)]
+    let soft = limit.rlim_cur as u64;
+    Some(soft)
 }
 
 /// Files this process has open now (where /proc tells; else a guess).
@@ -459,34 +462,64 @@ impl Acceptor {
         };
         let message = refusal_message(&self.gate, refusal, peer.ip());
         if self.refused[index].starts() {
-            tracing::warn!(port = label, limit = refusal.limit(), "{label} port: {message}");
+            tracing::warn!(
+                port = label,
+                limit = refusal.limit(),
+                "{label} port: {message}"
+            );
         }
         let Ok(permit) = self.writing_refusals.clone().try_acquire_owned() else {
             return;
         };
-        let reply = match self.port {
-            Port::Grpc => goaway(0, ENHANCE_YOUR_CALM, &message, true),
-            Port::Viewer | Port::Metrics => http_refusal(&message),
+        let (reply, http2) = match self.port {
+            Port::Grpc => (goaway(0, ENHANCE_YOUR_CALM, &message, true), true),
+            Port::Viewer | Port::Metrics => (http_refusal(&message), false),
             Port::GrpcTls => return,
         };
         tokio::spawn(async move {
             let _permit = permit;
-            let _ = tokio::time::timeout(REFUSAL_LINGER, linger(stream, reply)).await;
+            let _ = tokio::time::timeout(REFUSAL_LINGER, linger(stream, reply, http2)).await;
         });
     }
 }
 
-/// Writes `reply`, ends the sending side, and reads until the client closes: closing with its
-/// request unread would reset the connection, and the client could lose the reply.
-async fn linger(mut stream: TcpStream, reply: Vec<u8>) {
+/// Writes `reply`, then reads until the client closes: closing with its request unread would
+/// reset the connection, and closing before the client has read the reply made an HTTP/2
+/// client see the connection closed before the GOAWAY that says why.
+async fn linger(mut stream: TcpStream, reply: Vec<u8>, http2: bool) {
+    if http2 {
+        // An HTTP/2 client whose request is still queued when the GOAWAY comes reads only
+        // "connection closed": wait (a little: the caller's timeout) for its first request.
+        wait_for_request(&mut stream).await;
+    }
     if stream.write_all(&reply).await.is_err() {
         return;
     }
-    let _ = stream.shutdown().await;
     let mut sink = [0u8; 1024];
     while let Ok(n) = stream.read(&mut sink).await {
         if n == 0 {
             break;
+        }
+    }
+}
+
+/// Reads an HTTP/2 client's preface and frames until a HEADERS frame (a request) has come, the
+/// client stops, or 16 KB were read.
+async fn wait_for_request(stream: &mut TcpStream) {
+    const PREFACE: usize = 24;
+    let mut read = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    while read.len() < 16 * 1024 {
+        match tokio::time::timeout(Duration::from_millis(200), stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => read.extend_from_slice(&chunk[..n]),
+            _ => return,
+        }
+        let mut at = PREFACE;
+        while at + 9 <= read.len() {
+            if read[at + 3] == 0x1 {
+                return;
+            }
+            at += 9 + u32::from_be_bytes([0, read[at], read[at + 1], read[at + 2]]) as usize;
         }
     }
 }
@@ -960,9 +993,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Admitted<IO> {
     }
 }
 
-impl<IO: tonic::transport::server::Connected> tonic::transport::server::Connected
-    for Admitted<IO>
-{
+impl<IO: tonic::transport::server::Connected> tonic::transport::server::Connected for Admitted<IO> {
     type ConnectInfo = IO::ConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {

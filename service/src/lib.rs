@@ -26,8 +26,8 @@
 pub mod actor;
 pub mod api;
 pub mod bounds;
-pub mod connections;
 pub mod cluster;
+pub mod connections;
 pub mod directory;
 pub mod error;
 pub mod front;

@@ -296,7 +296,11 @@ pub enum WebhookOutcome {
 /// Every connection series of `port` exists from the start (zeros before the first event).
 pub fn connections_port(port: &'static str) {
     gauge!("gangs_connections_open", "port" => port).increment(0.0);
-    for limit in ["max-connections", "max-connections-per-client", "open-files"] {
+    for limit in [
+        "max-connections",
+        "max-connections-per-client",
+        "open-files",
+    ] {
         counter!("gangs_connections_refused_total", "port" => port, "limit" => limit).increment(0);
     }
     for error in ["open-files", "connection", "other"] {

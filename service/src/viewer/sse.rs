@@ -46,9 +46,9 @@ pub(super) async fn live(
     let permit = gate.admit(peer.ip()).map_err(|refusal| {
         crate::metrics::live_stream_refused(refusal.limit());
         ApiError::busy(match refusal {
-            Refusal::Full => format!(
-                "too many live viewers at once (limit {MAX_LIVE_STREAMS}): try again later"
-            ),
+            Refusal::Full => {
+                format!("too many live viewers at once (limit {MAX_LIVE_STREAMS}): try again later")
+            }
             Refusal::PerClient => format!(
                 "too many live viewers from {}: while more than half of the {MAX_LIVE_STREAMS} \
                  live streams are taken, one address may hold {}; close some and try again",
