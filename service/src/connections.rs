@@ -1014,7 +1014,7 @@ mod tests {
 
     #[test]
     fn one_address_is_held_to_its_share_only_past_half() {
-        let gate = Gate::new(sizing(8, 2), None);
+        let gate = Gate::new(sizing(8, 3), None);
         let crowd: IpAddr = "127.0.0.2".parse().unwrap();
         let other: IpAddr = "127.0.0.1".parse().unwrap();
         // Below half, one address takes what it likes...

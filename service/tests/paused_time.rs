@@ -80,10 +80,7 @@ async fn log_of(service: &GamesService, game_id: &str) -> Vec<pb::LogRecord> {
 }
 
 /// The first record of `log` that `pick` accepts, with its time.
-fn first<'a>(
-    log: &'a [pb::LogRecord],
-    pick: impl Fn(&Record) -> bool,
-) -> Option<&'a pb::LogRecord> {
+fn first(log: &[pb::LogRecord], pick: impl Fn(&Record) -> bool) -> Option<&pb::LogRecord> {
     log.iter().find(|r| r.record.as_ref().is_some_and(&pick))
 }
 

@@ -527,7 +527,8 @@ mod tests {
         let size = std::mem::size_of_val(&actor.run(rx));
         println!("the actor's future: {size} bytes");
         // Measured 2240 bytes with one `Sleep` per kind of wake-up, 1792 with one for all,
-        // 1968 with the `Notified` that lets a dropped stream leave its game at once.
-        assert!(size <= 2000, "the actor's future is {size} bytes");
+        // 1968 with the `Notified` that lets a dropped stream leave its game at once, 2056 with
+        // the time a rebuilt game gives back to its seats (`timers::Resumed`).
+        assert!(size <= 2100, "the actor's future is {size} bytes");
     }
 }
