@@ -96,7 +96,7 @@ pub fn make_crews(
         return groups;
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    // This round's crews count too, so that one round's crews differ.
+    // The crews made by this call count too, so that the crews of one matching differ.
     let mut round: Together = HashMap::new();
     let count = |round: &Together, a: usize, b: usize| {
         together.get(&pair(a, b)).copied().unwrap_or(0)
