@@ -455,6 +455,11 @@ impl Shards {
                 (shard, lease.revision, renewed.map(|next| (next, sent)))
             });
         }
+        // Shards whose renewal failed for another reason than a lost lease: said in one line
+        // per round (with every shard), not one per shard, so an outage of NATS does not
+        // flood the log with hundreds of lines a second.
+        let mut unrenewed: Vec<u32> = Vec::new();
+        let mut last_error = None;
         while let Some(done) = renewals.join_next().await {
             let Ok((shard, revision, renewed)) = done else {
                 continue;
@@ -485,8 +490,19 @@ impl Shards {
                 // second. Meanwhile the lease goes stale: its games answer UNAVAILABLE rather
                 // than from a memory another node may have moved past (appends stay safe
                 // either way: the stream's expected sequence refuses a stale one).
-                Err(e) => tracing::warn!(shard, "could not renew the shard's lease: {e}"),
+                Err(e) => {
+                    unrenewed.push(shard);
+                    last_error = Some(e);
+                }
             }
+        }
+        if let Some(e) = last_error {
+            unrenewed.sort_unstable();
+            tracing::warn!(
+                shards = ?unrenewed,
+                "could not renew the lease of {} shard(s) ({e}); tried again in a second",
+                unrenewed.len()
+            );
         }
         // A lease not renewed for its whole life may be another node's now: its games leave
         // memory; this node takes the shard again (and rebuilds them from the stream) if it
