@@ -164,6 +164,20 @@ async fn a_damaged_journal_entry_costs_only_its_games_and_says_so() {
         let line = out.lines().find(|l| l.contains(game.as_str())).expect(game);
         assert!(line.contains("damaged"), "{line}");
     }
+    // `--status damaged` lists exactly the damaged games.
+    let (code, out) = gangs_cli(&server, &["--json", "games", "--status", "damaged"]);
+    assert_eq!(code, 0, "{out}");
+    let only: serde_json::Value = serde_json::from_str(&out).expect(&out);
+    let mut listed_damaged: Vec<&str> = only["games"]
+        .as_array()
+        .expect(&out)
+        .iter()
+        .map(|g| g["game_id"].as_str().expect("game_id"))
+        .collect();
+    listed_damaged.sort_unstable();
+    let mut expected: Vec<&str> = hit.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(listed_damaged, expected, "{out}");
     assert!(
         data_dir.join("journal.damaged-0").exists(),
         "the journal kept aside"

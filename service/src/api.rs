@@ -602,6 +602,7 @@ impl Games for GamesService {
             status,
             created_after_unix_ms: request.created_after_unix_ms,
             created_before_unix_ms: request.created_before_unix_ms,
+            damaged_only: request.damaged_only,
         };
         let (games, next_page_token) = match &self.cluster {
             Some(cluster) => {

@@ -1,5 +1,5 @@
 //! `gangs games [--status S] [--kind K] [--limit N] [--page-token T]`: lists the server's
-//! games, oldest first, a page at a time. `--follow` prints the directory's events instead, as
+//! games, oldest first, a page at a time (`--status damaged`: the games the store damaged). `--follow` prints the directory's events instead, as
 //! they happen (`follow.rs`).
 
 use crate::client::Context;
@@ -11,7 +11,8 @@ use serde_json::json;
 
 #[derive(Args)]
 pub struct GamesArgs {
-    /// Only the games in this status.
+    /// Only the games in this status; `damaged`: the games that lost records to damage in the
+    /// store (readable up to the damage, refusing actions), whatever their status.
     #[arg(long, value_enum)]
     status: Option<StatusFilter>,
 
@@ -45,28 +46,52 @@ enum StatusFilter {
     Finished,
     Cancelled,
     Abandoned,
+    Damaged,
 }
 
 impl StatusFilter {
-    fn wire(self) -> pb::GameStatus {
+    /// The game status this filter asks for; None for `damaged`, which is not a status.
+    fn wire(self) -> Option<pb::GameStatus> {
         match self {
-            StatusFilter::Waiting => pb::GameStatus::Waiting,
-            StatusFilter::Running => pb::GameStatus::Running,
-            StatusFilter::Finished => pb::GameStatus::Finished,
-            StatusFilter::Cancelled => pb::GameStatus::Cancelled,
-            StatusFilter::Abandoned => pb::GameStatus::Abandoned,
+            StatusFilter::Waiting => Some(pb::GameStatus::Waiting),
+            StatusFilter::Running => Some(pb::GameStatus::Running),
+            StatusFilter::Finished => Some(pb::GameStatus::Finished),
+            StatusFilter::Cancelled => Some(pb::GameStatus::Cancelled),
+            StatusFilter::Abandoned => Some(pb::GameStatus::Abandoned),
+            StatusFilter::Damaged => None,
         }
     }
 }
 
 pub async fn run(args: GamesArgs, context: &Context) -> Result<(), CliError> {
+    let damaged_only = matches!(args.status, Some(StatusFilter::Damaged));
     if args.follow {
+        if damaged_only {
+            return Err(CliError::invalid(
+                "--status damaged lists the damaged games; it cannot be followed (damage is \
+                 found when the server reads its store, not as an event)",
+            ));
+        }
         let follow = super::follow::Follow {
             kind: args.kind.unwrap_or_default(),
-            statuses: args.status.map(StatusFilter::wire).into_iter().collect(),
+            statuses: args
+                .status
+                .and_then(StatusFilter::wire)
+                .into_iter()
+                .collect(),
             from_cursor: args.from_cursor.unwrap_or_default(),
         };
         return super::follow::run(follow, context).await;
+    }
+    // The filters again, for the hint that continues the listing (a page token is only
+    // valid with the filters it was made with).
+    let mut filters = String::new();
+    if let Some(status) = args.status {
+        let name = status.to_possible_value().expect("not skipped");
+        filters.push_str(&format!(" --status {}", name.get_name()));
+    }
+    if let Some(kind) = &args.kind {
+        filters.push_str(&format!(" --kind {kind}"));
     }
     let mut client = context.connect().await?;
     let page = client
@@ -76,7 +101,9 @@ pub async fn run(args: GamesArgs, context: &Context) -> Result<(), CliError> {
             kind: args.kind.unwrap_or_default(),
             status: args
                 .status
-                .map_or(pb::GameStatus::Unspecified, StatusFilter::wire) as i32,
+                .and_then(StatusFilter::wire)
+                .unwrap_or(pb::GameStatus::Unspecified) as i32,
+            damaged_only,
             ..Default::default()
         })
         .await
@@ -98,7 +125,7 @@ pub async fn run(args: GamesArgs, context: &Context) -> Result<(), CliError> {
                 ));
             }
             if !next.is_empty() {
-                lines.push(format!("more: `gangs games --page-token {next}`"));
+                lines.push(format!("more: `gangs games{filters} --page-token {next}`"));
             }
             lines.join("\n")
         },

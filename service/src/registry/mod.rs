@@ -93,6 +93,7 @@ pub struct ListQuery {
     pub status: Option<pb::GameStatus>,
     pub created_after_unix_ms: Option<i64>,
     pub created_before_unix_ms: Option<i64>,
+    pub damaged_only: bool,
 }
 
 impl Registry {
@@ -561,6 +562,7 @@ pub fn page(
         .into_iter()
         .filter(|g| query.kind.is_empty() || g.kind == query.kind)
         .filter(|g| query.status.is_none_or(|s| g.status == s as i32))
+        .filter(|g| !query.damaged_only || g.damaged)
         .filter(|g| {
             query
                 .created_after_unix_ms
