@@ -673,3 +673,71 @@ fn frames(bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
     }
     found
 }
+
+/// HTTP/2 keepalive finds a dead peer: a client that said hello and then answers nothing (not
+/// even the server's PING) is closed once `--keepalive-timeout` passed after the PING, while a
+/// live client's stream (its HTTP/2 stack answers PINGs) stays open for longer than both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keepalive_closes_a_dead_peer_and_keeps_a_live_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--keepalive-interval", "1s", "--keepalive-timeout", "1s"];
+    let crowded = Crowded::start(dir.path(), None, &flags);
+    let grpc = crowded.grpc;
+
+    // The live client: a Watch stream open on a game, for longer than interval + timeout.
+    let mut games = client_from(OTHER, grpc).await.unwrap();
+    let game = games
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game_id;
+    let mut watching = games
+        .watch(pb::WatchRequest {
+            game_id: game.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+
+    // The dead peer: the HTTP/2 preface and its SETTINGS, then silence.
+    let mut dead = connect_from(OTHER, grpc).await.unwrap();
+    dead.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .unwrap();
+    dead.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    let mut received = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), dead.read_to_end(&mut received))
+        .await
+        .expect("the dead peer's connection closed within 20 s")
+        .expect("read");
+    let pinged = frames(&received).iter().any(|(kind, _)| *kind == 6);
+    assert!(
+        pinged,
+        "the server sent no PING before closing: {received:?}"
+    );
+
+    // The live stream outlived it and still delivers.
+    games
+        .cancel_game(pb::CancelGameRequest {
+            game_id: game.clone(),
+            reason: "checking the stream".into(),
+        })
+        .await
+        .unwrap();
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(update) = watching.message().await.expect("the live stream is open") {
+            if update.status == pb::GameStatus::Cancelled as i32 {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .expect("the cancel within 10 s");
+    assert!(cancelled, "the live stream ended before the cancel");
+}

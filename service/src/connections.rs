@@ -60,11 +60,6 @@ const MAX_REFUSALS_WRITING: usize = 8;
 /// How long a refusal waits for the client to read it and close.
 const REFUSAL_LINGER: Duration = Duration::from_millis(500);
 
-/// HTTP/2 keepalive on the gRPC port: a PING after this long without a frame from the peer...
-pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(30);
-/// ... and the connection closed when its ACK has not come within this.
-pub const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
-
 /// The connection flags (`gangs-server --help`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConnectionFlags {
@@ -85,6 +80,16 @@ pub struct ConnectionFlags {
     #[arg(long, env = "GANGS_IDLE_CONNECTION_TIMEOUT", default_value = "5m",
           value_parser = parse_timeout)]
     pub idle_connection_timeout: Duration,
+    /// HTTP/2 keepalive on the gRPC port: a PING to a peer that sent no frame for this long
+    /// (e.g. 30s), so that a dead peer (a machine gone, a NAT that forgot) is found...
+    #[arg(long, env = "GANGS_KEEPALIVE_INTERVAL", default_value = "30s",
+          value_parser = parse_timeout)]
+    pub keepalive_interval: Duration,
+    /// ... and its connection closed (its calls and streams ended) when the PING's answer has
+    /// not come within this.
+    #[arg(long, env = "GANGS_KEEPALIVE_TIMEOUT", default_value = "20s",
+          value_parser = parse_timeout)]
+    pub keepalive_timeout: Duration,
 }
 
 impl Default for ConnectionFlags {
@@ -93,6 +98,8 @@ impl Default for ConnectionFlags {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: None,
             idle_connection_timeout: Duration::from_secs(300),
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(20),
         }
     }
 }

@@ -579,8 +579,8 @@ pub async fn run(
     builder
         .accept_http1(config.grpc_web)
         // Dead peers (a machine gone, a NAT that forgot) found and their connections closed.
-        .http2_keepalive_interval(Some(crate::connections::KEEPALIVE_INTERVAL))
-        .http2_keepalive_timeout(Some(crate::connections::KEEPALIVE_TIMEOUT))
+        .http2_keepalive_interval(Some(config.connections.keepalive_interval))
+        .http2_keepalive_timeout(Some(config.connections.keepalive_timeout))
         // CORS outside gRPC-Web: a browser's preflight is answered before any translation.
         .layer(tower::util::option_layer(cors))
         .layer(tower::util::option_layer(grpc_web))
