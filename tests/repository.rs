@@ -448,6 +448,13 @@ fn test_module_files(sources: &[(String, String)]) -> Vec<String> {
     files
 }
 
+/// Whether `rel` is one of `places`: a file named whole, or under a folder (ending in `/`).
+fn covers(places: &[String], rel: &str) -> bool {
+    places
+        .iter()
+        .any(|p| rel == p || (p.ends_with('/') && rel.starts_with(p.as_str())))
+}
+
 /// The files that serve every game, as the guard reads them: Rust, scripts, styles and pages
 /// of the host, the viewer, the CLI, the bots, the proto helpers and the games crate's shared
 /// code; less each game's own places ([`adding_a_game`]) and test modules.
@@ -479,20 +486,14 @@ fn generic_sources(adding: &AddingAGame) -> Vec<(PathBuf, String)> {
             let ext = path.extension()?.to_str()?;
             let generic = matches!(ext, "rs" | "js" | "css" | "html")
                 && generic_dirs.iter().any(|d| rel.starts_with(d))
-                && !own
-                    .iter()
-                    .any(|o| rel == *o || (o.ends_with('/') && rel.starts_with(o.as_str())));
+                && !covers(&own, &rel);
             generic.then_some((rel, text))
         })
         .collect();
     let tests = test_module_files(&candidates);
     candidates
         .into_iter()
-        .filter(|(rel, _)| {
-            !tests
-                .iter()
-                .any(|t| rel == t || (t.ends_with('/') && rel.starts_with(t.as_str())))
-        })
+        .filter(|(rel, _)| !covers(&tests, rel))
         .map(|(rel, text)| (PathBuf::from(rel), text))
         .collect()
 }
@@ -584,7 +585,8 @@ fn no_generic_source_names_a_game() {
     );
 }
 
-/// The host's Rust sources, each without its test module (from its `#[cfg(test)]` on).
+/// The host's Rust sources, as the guards read them ([`readable_lines`]: test modules and
+/// plain comments left out).
 fn host_sources() -> Vec<(String, String)> {
     text_files()
         .into_iter()
@@ -593,11 +595,7 @@ fn host_sources() -> Vec<(String, String)> {
             if !rel.starts_with("service/src/") || !rel.ends_with(".rs") {
                 return None;
             }
-            let code = match text.find("#[cfg(test)]") {
-                Some(at) => text[..at].to_string(),
-                None => text,
-            };
-            Some((rel, code))
+            Some((rel, readable_lines(&text, "rs").join("\n")))
         })
         .collect()
 }

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::MemoryStore;
+use common::{log_of, MemoryStore};
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
@@ -19,7 +19,6 @@ use pb::games_server::Games;
 use pb::log_record::Record;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_stream::StreamExt;
 use tonic::Request;
 
 async fn service(settings: Settings) -> GamesService {
@@ -28,55 +27,17 @@ async fn service(settings: Settings) -> GamesService {
     GamesService::new(registry, None)
 }
 
-/// A game of `kind` created with `options` (`--option` pairs) and `players` seats, of which
-/// the first `seated` are taken; the tokens of those.
+/// A game of `kind` with `players` seats, the first `seated` taken; its id.
 async fn game(
     service: &GamesService,
     kind: &str,
     players: u32,
     seated: u32,
     options: &[(&str, &str)],
-) -> (String, Vec<String>) {
-    let pairs: Vec<(String, String)> = options
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let options = gangs_games::parse_options(kind, Some(players), &pairs).unwrap();
-    let game_id = service
-        .create_game(Request::new(pb::CreateGameRequest {
-            kind: kind.into(),
-            options: Some(options),
-            seed: Some(7),
-            ..Default::default()
-        }))
+) -> String {
+    common::create_and_seat(service, kind, players, seated, options, 7)
         .await
-        .unwrap()
-        .into_inner()
-        .game_id;
-    let mut tokens = Vec::new();
-    for seat in 0..seated {
-        let joined = service
-            .join_game(Request::new(pb::JoinGameRequest {
-                game_id: game_id.clone(),
-                seat: Some(seat),
-                name: format!("p{seat}"),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner();
-        tokens.push(joined.token);
-    }
-    (game_id, tokens)
-}
-
-async fn log_of(service: &GamesService, game_id: &str) -> Vec<pb::LogRecord> {
-    let request = Request::new(pb::GetLogRequest {
-        game_id: game_id.to_string(),
-        from_seq: 0,
-    });
-    let stream = service.get_log(request).await.unwrap().into_inner();
-    stream.map(|r| r.unwrap()).collect::<Vec<_>>().await
+        .0
 }
 
 /// The first record of `log` that `pick` accepts, with its time.
@@ -105,26 +66,19 @@ async fn across<T: std::fmt::Debug>(at: i64, mut due: impl AsyncFnMut() -> Optio
     due().await.expect("fired once due")
 }
 
-/// A record's time against its due time: equal up to the millisecond the clock's anchor drops
-/// (the server's unix time is an `Instant` plus the wall clock at start, each read to whole
-/// milliseconds, so a deadline may land on either side of one millisecond's edge).
-fn assert_within_a_ms(at: i64, due: i64) {
-    assert!((at - due).abs() <= 1, "recorded at {at}, due at {due}");
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_phase_deadline_expires_the_phase_exactly_when_due() {
     let service = service(Settings::default()).await;
     let kind = gangs_games::the_gang::KIND.name;
     let options = [("mode", "basic"), ("phase_deadline_ms", "5000")];
-    let (game_id, _) = game(&service, kind, 3, 3, &options).await;
+    let game_id = game(&service, kind, 3, 3, &options).await;
     let opened = started(&log_of(&service, &game_id).await).unix_ms;
     let expired = across(opened + 5000, async || {
         let log = log_of(&service, &game_id).await;
         first(&log, |r| matches!(r, Record::Expired(_))).cloned()
     })
     .await;
-    assert_within_a_ms(expired.unix_ms, opened + 5000);
+    assert_eq!(expired.unix_ms, opened + 5000);
 }
 
 #[tokio::test(start_paused = true)]
@@ -136,7 +90,7 @@ async fn a_silent_seat_times_out_when_its_turn_and_bank_are_spent_then_is_absent
         ("bank_ms", "3000"),
         ("absent_after", "1"),
     ];
-    let (game_id, _) = game(&service, kind, 4, 4, &options).await;
+    let game_id = game(&service, kind, 4, 4, &options).await;
     let opened = started(&log_of(&service, &game_id).await).unix_ms;
     // Nobody acts: the seat to act has its turn, then its bank, then its default is played.
     let timed_out = across(opened + 5000, async || {
@@ -144,7 +98,7 @@ async fn a_silent_seat_times_out_when_its_turn_and_bank_are_spent_then_is_absent
         first(&log, |r| matches!(r, Record::TimedOut(_))).cloned()
     })
     .await;
-    assert_within_a_ms(timed_out.unix_ms, opened + 5000);
+    assert_eq!(timed_out.unix_ms, opened + 5000);
     let Some(Record::TimedOut(first_timeout)) = &timed_out.record else {
         unreachable!()
     };
@@ -180,14 +134,14 @@ async fn an_unfilled_game_is_abandoned_exactly_at_the_fill_timeout() {
     };
     let service = service(settings).await;
     let kind = gangs_games::gang_of_four::KIND.name;
-    let (game_id, _) = game(&service, kind, 4, 1, &[]).await;
+    let game_id = game(&service, kind, 4, 1, &[]).await;
     let created = log_of(&service, &game_id).await[0].unix_ms;
     let ended = across(created + 3_600_000, async || {
         let log = log_of(&service, &game_id).await;
         first(&log, |r| matches!(r, Record::Ended(_))).cloned()
     })
     .await;
-    assert_within_a_ms(ended.unix_ms, created + 3_600_000);
+    assert_eq!(ended.unix_ms, created + 3_600_000);
     let Some(Record::Ended(end)) = &ended.record else {
         unreachable!()
     };
@@ -214,14 +168,14 @@ async fn a_game_nobody_plays_is_abandoned_exactly_at_the_idle_timeout() {
     };
     let service = service(settings).await;
     let kind = gangs_games::gang_of_four::KIND.name;
-    let (game_id, _) = game(&service, kind, 4, 4, &[]).await;
+    let game_id = game(&service, kind, 4, 4, &[]).await;
     let last = started(&log_of(&service, &game_id).await).unix_ms;
     let ended = across(last + 86_400_000, async || {
         let log = log_of(&service, &game_id).await;
         first(&log, |r| matches!(r, Record::Ended(_))).cloned()
     })
     .await;
-    assert_within_a_ms(ended.unix_ms, last + 86_400_000);
+    assert_eq!(ended.unix_ms, last + 86_400_000);
     let Some(Record::Ended(end)) = &ended.record else {
         unreachable!()
     };

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::Seated;
+use common::{log_of, Seated};
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
 use gangs_service::api::GamesService;
@@ -16,15 +16,6 @@ use tokio_stream::StreamExt;
 use tonic::{Code, Request};
 
 const QUIET: Duration = Duration::from_millis(150);
-
-async fn log_of(service: &GamesService, game_id: &str) -> Vec<pb::LogRecord> {
-    let request = Request::new(pb::GetLogRequest {
-        game_id: game_id.to_string(),
-        from_seq: 0,
-    });
-    let stream = service.get_log(request).await.unwrap().into_inner();
-    stream.map(|r| r.unwrap()).collect::<Vec<_>>().await
-}
 
 async fn wait_unloaded(registry: &Registry) {
     for _ in 0..100 {

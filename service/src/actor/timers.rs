@@ -33,8 +33,17 @@ pub fn unix_ms() -> i64 {
             .unwrap_or(0);
         (wall, std::time::Instant::now())
     });
-    let since = Instant::now().into_std().saturating_duration_since(*at);
-    wall.saturating_add(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+    // Whole milliseconds since the anchor, rounded down on both sides of it: tokio's clock may
+    // read a little before the anchor (a paused clock stands still while the instant that made
+    // the anchor was read). Rounding a time before it up to the anchor would make a deadline
+    // computed from it (`instant_of`) fall up to a millisecond before the time it is due.
+    let now = Instant::now().into_std();
+    let since_ms = match now.checked_duration_since(*at) {
+        Some(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
+        None => -i64::try_from(at.duration_since(now).as_nanos().div_ceil(1_000_000))
+            .unwrap_or(i64::MAX),
+    };
+    wall.saturating_add(since_ms)
 }
 
 pub(super) async fn sleep_until_opt(at: Option<Instant>) {

@@ -19,26 +19,29 @@ const STYLE_CSS: &str = include_str!("../../web/style.css");
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// Every kind's web renderer, one after the other.
-fn games_js() -> &'static str {
-    static GAMES_JS: OnceLock<String> = OnceLock::new();
-    GAMES_JS.get_or_init(|| {
+/// Every kind's part of one asset (its renderer, its style), one after the other in registry
+/// order, each under a comment naming the kind; made once.
+fn every_kind(
+    cell: &'static OnceLock<String>,
+    part: fn(&gangs_games::KindInfo) -> &'static str,
+    comment: fn(&str) -> String,
+) -> &'static str {
+    cell.get_or_init(|| {
         gangs_games::kinds()
             .iter()
-            .map(|kind| format!("// ---- {}\n{}\n", kind.name, kind.web_renderer))
+            .map(|kind| format!("{}\n{}\n", comment(kind.name), part(kind)))
             .collect()
     })
 }
 
-/// Every kind's web style, one after the other.
+fn games_js() -> &'static str {
+    static GAMES_JS: OnceLock<String> = OnceLock::new();
+    every_kind(&GAMES_JS, |k| k.web_renderer, |name| format!("// ---- {name}"))
+}
+
 fn games_css() -> &'static str {
     static GAMES_CSS: OnceLock<String> = OnceLock::new();
-    GAMES_CSS.get_or_init(|| {
-        gangs_games::kinds()
-            .iter()
-            .map(|kind| format!("/* ---- {} */\n{}\n", kind.name, kind.web_style))
-            .collect()
-    })
+    every_kind(&GAMES_CSS, |k| k.web_style, |name| format!("/* ---- {name} */"))
 }
 
 fn page(body: &'static str, content_type: &'static str) -> Response {

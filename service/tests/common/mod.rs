@@ -11,6 +11,7 @@ use pb::games_server::Games;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::sync::watch;
+use tokio_stream::StreamExt;
 use tonic::Request;
 
 /// A Gang of Four game created and fully seated through `service`, with the replica the test
@@ -30,37 +31,9 @@ impl Seated {
         options: &[(&str, &str)],
         seed: u64,
     ) -> Seated {
-        let pairs: Vec<(String, String)> = options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let options =
-            gangs_games::parse_options("gang-of-four", Some(players as u32), &pairs).unwrap();
-        let game_id = service
-            .create_game(Request::new(pb::CreateGameRequest {
-                kind: "gang-of-four".into(),
-                options: Some(options),
-                seed: Some(seed),
-                ..Default::default()
-            }))
-            .await
-            .unwrap()
-            .into_inner()
-            .game_id;
-        let mut tokens = Vec::new();
-        for seat in 0..players as u32 {
-            let joined = service
-                .join_game(Request::new(pb::JoinGameRequest {
-                    game_id: game_id.clone(),
-                    seat: Some(seat),
-                    name: format!("p{seat}"),
-                    ..Default::default()
-                }))
-                .await
-                .unwrap()
-                .into_inner();
-            tokens.push(joined.token);
-        }
+        let players = players as u32;
+        let (game_id, options, tokens) =
+            create_and_seat(service, "gang-of-four", players, players, options, seed).await;
         let mut replica =
             gangs_games::new_game("gang-of-four", Some(&options), seed, None).unwrap();
         replica.start();
@@ -105,6 +78,60 @@ impl Seated {
             .into_inner()
             .seq
     }
+}
+
+/// A game of `kind` created through `service` with `options` (`--option` pairs, e.g.
+/// `target_score=20`), `players` seats and `seed`, of which the first `seated` are taken (named
+/// `p0`, `p1`, …): its id, its options as parsed, and the taken seats' tokens.
+pub async fn create_and_seat(
+    service: &GamesService,
+    kind: &str,
+    players: u32,
+    seated: u32,
+    options: &[(&str, &str)],
+    seed: u64,
+) -> (String, pb::GameOptions, Vec<String>) {
+    let pairs: Vec<(String, String)> = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let options = gangs_games::parse_options(kind, Some(players), &pairs).unwrap();
+    let game_id = service
+        .create_game(Request::new(pb::CreateGameRequest {
+            kind: kind.into(),
+            options: Some(options),
+            seed: Some(seed),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .game_id;
+    let mut tokens = Vec::new();
+    for seat in 0..seated {
+        let joined = service
+            .join_game(Request::new(pb::JoinGameRequest {
+                game_id: game_id.clone(),
+                seat: Some(seat),
+                name: format!("p{seat}"),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        tokens.push(joined.token);
+    }
+    (game_id, options, tokens)
+}
+
+/// A game's whole log, read through `service` (`GetLog` from the start).
+pub async fn log_of(service: &GamesService, game_id: &str) -> Vec<pb::LogRecord> {
+    let request = Request::new(pb::GetLogRequest {
+        game_id: game_id.to_string(),
+        from_seq: 0,
+    });
+    let stream = service.get_log(request).await.unwrap().into_inner();
+    stream.map(|r| r.unwrap()).collect().await
 }
 
 /// A log store over another whose appends fail while `failing` is set (a disk or network
