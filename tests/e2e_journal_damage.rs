@@ -12,34 +12,21 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const MAGIC: u32 = 0x314c_4e4a;
-const HEADER: usize = 20;
+#[path = "../service/tests/common/journal.rs"]
+mod journal;
+
+use journal::HEADER;
 
 /// Each whole entry of the journal: its offset and the ids of the games it holds.
-fn journal_entries(journal: &[u8]) -> Vec<(usize, BTreeSet<String>)> {
-    let mut entries = Vec::new();
-    let mut at = 0;
-    while journal.get(at..at + 4) == Some(&MAGIC.to_le_bytes()[..]) {
-        let len = u32::from_le_bytes(journal[at + 12..at + 16].try_into().unwrap()) as usize;
-        let payload = &journal[at + HEADER..at + HEADER + len];
-        let u32_at = |p: usize| u32::from_le_bytes(payload[p..p + 4].try_into().unwrap());
-        let mut games = BTreeSet::new();
-        let mut p = 4;
-        for _ in 0..u32_at(0) {
-            let id_len = u16::from_le_bytes(payload[p..p + 2].try_into().unwrap()) as usize;
-            games.insert(String::from_utf8(payload[p + 2..p + 2 + id_len].to_vec()).unwrap());
-            p += 2 + id_len;
-            let records = u32_at(p);
-            p += 4;
-            for _ in 0..records {
-                p += 12 + u32_at(p + 8) as usize;
-            }
-            p += 4 + 16 * u32_at(p) as usize;
-        }
-        entries.push((at, games));
-        at += HEADER + len;
-    }
-    entries
+fn journal_entries(bytes: &[u8]) -> Vec<(usize, BTreeSet<String>)> {
+    let starts = journal::entry_starts(bytes);
+    starts[..starts.len() - 1]
+        .iter()
+        .map(|&at| {
+            let appends = journal::appends_in(bytes, at).into_iter();
+            (at, appends.map(|(id, _)| id).collect())
+        })
+        .collect()
 }
 
 /// Flips a byte of the payload of an entry in the middle of the journal, one with records of

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::journal::{appends_in, entry_starts, run_child_until_it_dies};
 use common::Seated;
 use gangs_proto::v1 as pb;
 use gangs_service::actor::Settings;
@@ -23,8 +24,6 @@ use tonic::Request;
 const GAMES: usize = 4;
 const ACTIONS: usize = 480;
 const TRIALS: usize = 36;
-const ENTRY_MAGIC: u32 = 0x314c_4e4a;
-const HEADER: usize = 20;
 
 /// The child: plays `GAMES` games an action at a time, round robin, writing each action's
 /// game and seq to `acks` once it is acknowledged; then aborts (no closing checkpoint: the
@@ -73,42 +72,6 @@ fn acknowledged(dir: &Path) -> HashMap<String, u64> {
     last
 }
 
-/// The entries' offsets (the last one's end included).
-fn entries(journal: &[u8]) -> Vec<usize> {
-    let mut starts = vec![0];
-    let mut at = 0;
-    while journal.get(at..at + 4) == Some(&ENTRY_MAGIC.to_le_bytes()[..]) {
-        at += HEADER + u32::from_le_bytes(journal[at + 12..at + 16].try_into().unwrap()) as usize;
-        starts.push(at);
-    }
-    starts
-}
-
-/// The (game, first seq) of each append in the entry at `start`.
-fn appends_in(journal: &[u8], start: usize) -> Vec<(String, u64)> {
-    let mut at = start + HEADER;
-    let u32_at = |at: usize| u32::from_le_bytes(journal[at..at + 4].try_into().unwrap());
-    let count = u32_at(at);
-    at += 4;
-    let mut found = Vec::new();
-    for _ in 0..count {
-        let id_len = u16::from_le_bytes(journal[at..at + 2].try_into().unwrap()) as usize;
-        let id = String::from_utf8(journal[at + 2..at + 2 + id_len].to_vec()).unwrap();
-        at += 2 + id_len;
-        let records = u32_at(at);
-        at += 4;
-        for n in 0..records {
-            let seq = u64::from_le_bytes(journal[at..at + 8].try_into().unwrap());
-            if n == 0 {
-                found.push((id.clone(), seq));
-            }
-            at += 12 + u32_at(at + 8) as usize;
-        }
-        at += 4 + 16 * u32_at(at) as usize;
-    }
-    found
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -135,31 +98,27 @@ fn random_damage_to_a_real_journal_never_panics_hides_a_hole_or_loses_an_acknowl
         play_and_die(Path::new(&dir));
     }
     let run = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "random_damage_to_a_real_journal_never_panics_hides_a_hole_or_loses_an_acknowledged_record",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env("GANGS_CORRUPTION_CHILD", run.path())
-        .output()
-        .unwrap();
-    assert!(
-        !child.status.success(),
-        "the child dies after its actions: {}",
-        String::from_utf8_lossy(&child.stderr)
+    run_child_until_it_dies(
+        "random_damage_to_a_real_journal_never_panics_hides_a_hole_or_loses_an_acknowledged_record",
+        "GANGS_CORRUPTION_CHILD",
+        run.path(),
     );
     let acked = acknowledged(run.path());
     assert_eq!(acked.len(), GAMES);
     let journal = std::fs::read(run.path().join("data/journal")).unwrap();
-    let starts = entries(&journal);
+    let starts = entry_starts(&journal);
     let (last_start, end) = (starts[starts.len() - 2], starts[starts.len() - 1]);
     assert!(starts.len() > ACTIONS / 2, "{} entries", starts.len());
     // What each entry held: damage that reaches the last entry cannot be told from a write
     // torn by a crash, so what it covers may be lost unnoticed.
     let held: Vec<Vec<(String, u64)>> = starts[..starts.len() - 1]
         .iter()
-        .map(|&start| appends_in(&journal, start))
+        .map(|&start| {
+            let appends = appends_in(&journal, start).into_iter();
+            appends
+                .filter_map(|(id, first)| Some((id, first?)))
+                .collect()
+        })
         .collect();
 
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(50);

@@ -5,6 +5,8 @@
 //! JetStream, two writers racing on one game never fork its log, and the directory feed is the
 //! same on every node.
 
+#[path = "common/journal.rs"]
+mod journal;
 #[path = "../../tests/common/nats.rs"]
 mod nats;
 
@@ -1046,24 +1048,8 @@ async fn journal_child(dir: &std::path::Path) {
 /// one's end included.
 fn written_journal(test: &str) -> (tempfile::TempDir, Vec<usize>) {
     let dir = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([test, "--exact", "--test-threads=1"])
-        .env("GANGS_JOURNAL_DIR", dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        !child.status.success(),
-        "the child aborts after its appends: {}",
-        String::from_utf8_lossy(&child.stderr)
-    );
-    // An entry: magic (4), generation (8), payload length (4), CRC (4), payload.
-    let bytes = std::fs::read(dir.path().join("journal")).unwrap();
-    let mut starts = vec![0];
-    let mut at = 0;
-    while bytes.get(at..at + 4) == Some(&0x314c_4e4a_u32.to_le_bytes()[..]) {
-        at += 20 + u32::from_le_bytes(bytes[at + 12..at + 16].try_into().unwrap()) as usize;
-        starts.push(at);
-    }
+    journal::run_child_until_it_dies(test, "GANGS_JOURNAL_DIR", dir.path());
+    let starts = journal::entry_starts(&std::fs::read(journal_of(&dir)).unwrap());
     assert_eq!(
         starts.len(),
         JOURNAL_STEPS.len() + 1,

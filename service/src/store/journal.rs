@@ -451,22 +451,24 @@ fn read_entries(bytes: &[u8], generation: u64) -> Replayed {
     }
 }
 
-/// Reads past one append (id, records, feed positions); its id and first seq.
-fn skip_append<'a>(reader: &mut Reader<'a>) -> Option<(&'a [u8], Option<u64>)> {
+/// Reads one append as [`Journal::write`] lays it out (id, records, feed positions), handing
+/// each record and each feed position on; its id.
+fn read_append<'a>(
+    reader: &mut Reader<'a>,
+    mut record: impl FnMut(u64, &'a [u8]),
+    mut mark: impl FnMut(u64, u64),
+) -> Option<&'a [u8]> {
     let id_len = reader.u16()? as usize;
     let id = reader.bytes(id_len)?;
-    let mut first = None;
     for _ in 0..reader.u32()? {
         let seq = reader.u64()?;
-        first.get_or_insert(seq);
         let len = reader.u32()? as usize;
-        reader.bytes(len)?;
+        record(seq, reader.bytes(len)?);
     }
     for _ in 0..reader.u32()? {
-        reader.u64()?;
-        reader.u64()?;
+        mark(reader.u64()?, reader.u64()?);
     }
-    Some((id, first))
+    Some(id)
 }
 
 /// The appends a damaged payload still shows, decoded as far as its shape holds, and whether
@@ -480,7 +482,11 @@ fn legible(payload: &[u8]) -> (Vec<(String, u64)>, bool) {
     };
     let mut whole = count > 0;
     for _ in 0..count.min(1 << 16) {
-        let Some((id, first)) = skip_append(&mut reader) else {
+        let mut first = None;
+        let record = |seq: u64, _: &[u8]| {
+            first.get_or_insert(seq);
+        };
+        let Some(id) = read_append(&mut reader, record, |_, _| {}) else {
             whole = false;
             break;
         };
@@ -505,21 +511,17 @@ fn decode_payload(payload: &[u8]) -> Option<Vec<JournaledAppend>> {
     let count = reader.u32()?;
     let mut appends = Vec::new();
     for _ in 0..count {
-        let id_len = reader.u16()? as usize;
-        let game_id = String::from_utf8(reader.bytes(id_len)?.to_vec()).ok()?;
-        let mut append = JournaledAppend {
-            game_id,
-            ..Default::default()
-        };
-        for _ in 0..reader.u32()? {
-            let seq = reader.u64()?;
-            let len = reader.u32()? as usize;
-            append.records.push((seq, reader.bytes(len)?.into()));
-        }
-        for _ in 0..reader.u32()? {
-            append.marked.push((reader.u64()?, reader.u64()?));
-        }
-        appends.push(append);
+        let (mut records, mut marked) = (Vec::new(), Vec::new());
+        let id = read_append(
+            &mut reader,
+            |seq, bytes| records.push((seq, bytes.into())),
+            |seq, position| marked.push((seq, position)),
+        )?;
+        appends.push(JournaledAppend {
+            game_id: String::from_utf8(id.to_vec()).ok()?,
+            records,
+            marked,
+        });
     }
     reader.0.is_empty().then_some(appends)
 }

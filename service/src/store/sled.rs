@@ -30,6 +30,7 @@ use super::{
     StoreCloser, StoreError, StoredLog, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
@@ -914,23 +915,6 @@ fn flusher(mut trees: Trees, rx: std_mpsc::Receiver<Job>) {
     }
 }
 
-/// A game's next seq as the flusher checks it: what this batch accepted so far, else the
-/// game's last durable record (pending, else sled's files).
-fn next_seq(
-    accepted: &HashMap<&str, u64>,
-    pending: &Pending,
-    log: &sled::Tree,
-    game_id: &str,
-) -> Result<u64, StoreError> {
-    if let Some(next) = accepted.get(game_id) {
-        return Ok(*next);
-    }
-    match pending.last_seq(game_id) {
-        Some(last) => Ok(last + 1),
-        None => Ok(last_stored_seq(log, game_id)? + 1),
-    }
-}
-
 impl Trees {
     /// Writes a batch and answers each appender.
     fn commit(&mut self, batch: &mut Vec<Append>) {
@@ -950,6 +934,7 @@ impl Trees {
     fn check_sequence(&self, batch: &[Append]) -> Vec<Option<Result<(), StoreError>>> {
         let damaged = self.damaged.read().expect("damaged lock");
         let pending = self.pending.lock().expect("pending lock");
+        // Each game's next seq after the appends of it this batch accepted so far.
         let mut accepted: HashMap<&str, u64> = HashMap::new();
         batch
             .iter()
@@ -962,17 +947,29 @@ impl Trees {
                 }
                 // An append without records (feed marks alone) follows anything.
                 let &(first, _) = append.records.first()?;
-                let want = match next_seq(&accepted, &pending, &self.log, id) {
-                    Ok(want) => want,
-                    Err(e) => return Some(Err(e)),
+                let next = accepted.entry(id.as_str());
+                let want = match &next {
+                    Entry::Occupied(next) => *next.get(),
+                    // The game's first append in the batch: its last durable record (pending,
+                    // else sled's files).
+                    Entry::Vacant(_) => {
+                        let want = match pending.last_seq(id) {
+                            Some(last) => last + 1,
+                            None => match last_stored_seq(&self.log, id) {
+                                Ok(last) => last + 1,
+                                Err(e) => return Some(Err(e)),
+                            },
+                        };
+                        // A game with no record yet has nothing to protect: its creation,
+                        // made again after a failed one, is taken.
+                        if want > 1 && self.failed.contains(id) {
+                            return Some(Err(StoreError::unavailable(format!(
+                                "not saved: an earlier append of game {id} failed; the game is reloaded from the log before it is written again"
+                            ))));
+                        }
+                        want
+                    }
                 };
-                // A game with no record yet has nothing to protect: its creation, made again
-                // after a failed one, is taken.
-                if want > 1 && !accepted.contains_key(id.as_str()) && self.failed.contains(id) {
-                    return Some(Err(StoreError::unavailable(format!(
-                        "not saved: an earlier append of game {id} failed; the game is reloaded from the log before it is written again"
-                    ))));
-                }
                 let consecutive = append
                     .records
                     .iter()
@@ -986,7 +983,7 @@ impl Trees {
                     tracing::warn!("{refused}");
                     return Some(Err(refused));
                 }
-                accepted.insert(id, first + append.records.len() as u64);
+                *next.or_default() = first + append.records.len() as u64;
                 None
             })
             .collect()

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod journal;
+
 use gangs_proto::v1 as pb;
 use gangs_service::api::GamesService;
 use gangs_service::store::{Durable, EncodedRecord, LogStore, Store, StoreError};
