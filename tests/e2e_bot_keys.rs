@@ -10,14 +10,12 @@ use crate::common;
 use crate::e2e_ladder::{json, until, LADDER};
 use crate::e2e_python_bot::{bot_script, python};
 
+use common::ladder::{ladder_games, on_ladder, python_ladder_bot, standings};
 use common::*;
-use gangs_proto::auth::ApiKey;
+use gangs_proto::auth::{ApiKey, KeyedClient, KeyedLaddersClient};
 use gangs_proto::v1 as pb;
-use pb::games_client::GamesClient;
-use pb::ladders_client::LaddersClient;
 use std::process::{Command, Stdio};
 use tokio_stream::StreamExt;
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use tonic::Code;
 
@@ -25,21 +23,20 @@ const ADMIN: &str = "admin-secret-bot-keys-1";
 const PLAYERS: &str = "player-secret-bot-keys-2";
 const RATED: usize = 24;
 
-type GamesKeyed = GamesClient<InterceptedService<Channel, ApiKey>>;
-type LaddersKeyed = LaddersClient<InterceptedService<Channel, ApiKey>>;
-
 fn channel(server: &Server) -> Channel {
     gangs_proto::connect::endpoint(&server.url(), None)
         .expect("endpoint")
         .connect_lazy()
 }
 
-fn games(server: &Server, key: &str) -> GamesKeyed {
-    GamesClient::with_interceptor(channel(server), ApiKey::new(Some(key)).expect("key"))
+fn games(server: &Server, key: &str) -> KeyedClient {
+    ApiKey::new(Some(key)).expect("key").client(channel(server))
 }
 
-fn ladders(server: &Server, key: &str) -> LaddersKeyed {
-    LaddersClient::with_interceptor(channel(server), ApiKey::new(Some(key)).expect("key"))
+fn ladders(server: &Server, key: &str) -> KeyedLaddersClient {
+    ApiKey::new(Some(key))
+        .expect("key")
+        .ladders(channel(server))
 }
 
 /// `gangs --api-key ADMIN ARGS…`: the exit code and output.
@@ -51,16 +48,10 @@ fn admin_cli(server: &Server, args: &[&str]) -> (i32, String) {
 
 /// A Rust bot binary on the ladder with only its bot key.
 fn rust_bot(binary: &str, server: &Server, key: &str, seed: u64) -> Bot {
-    let mut command = Command::new(bin(binary));
-    command.args([
-        "--server",
-        &server.url(),
-        "--ladder",
-        LADDER,
-        "--bot-key",
-        key,
-    ]);
-    only_its_key(&mut command, seed)
+    only_its_key(
+        on_ladder(&mut Command::new(bin(binary)), server, LADDER, key),
+        seed,
+    )
 }
 
 fn only_its_key(command: &mut Command, seed: u64) -> Bot {
@@ -73,29 +64,7 @@ fn only_its_key(command: &mut Command, seed: u64) -> Bot {
     Bot(command.spawn().expect("start a ladder bot"))
 }
 
-/// Every game of the ladder, through every page (the player key reads them).
-async fn ladder_games(client: &mut LaddersKeyed) -> Vec<pb::LadderGame> {
-    let mut games = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let page = client
-            .ladder_games(pb::LadderGamesRequest {
-                ladder: LADDER.into(),
-                page_size: 100,
-                page_token,
-            })
-            .await
-            .expect("ladder games")
-            .into_inner();
-        games.extend(page.games);
-        if page.next_page_token.is_empty() {
-            return games;
-        }
-        page_token = page.next_page_token;
-    }
-}
-
-async fn all_games(admin: &mut GamesKeyed) -> Vec<String> {
+async fn all_games(admin: &mut KeyedClient) -> Vec<String> {
     let listed = admin
         .list_games(pb::ListGamesRequest {
             page_size: 1000,
@@ -110,7 +79,7 @@ async fn all_games(admin: &mut GamesKeyed) -> Vec<String> {
 }
 
 async fn log_of(
-    client: &mut GamesKeyed,
+    client: &mut KeyedClient,
     game_id: &str,
 ) -> Result<Vec<pb::LogRecord>, tonic::Status> {
     let mut stream = client
@@ -188,24 +157,15 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     for (i, key) in random_keys.iter().enumerate() {
         bots.push(rust_bot("gangs-bot-random", &server, key, i as u64 + 2));
     }
-    let (python, stubs) = python();
-    let mut python_bot = Command::new(python);
-    python_bot
-        .arg(bot_script())
-        .args(["--server", &server.url(), "--ladder", LADDER])
-        .args(["--bot-key", &python_key, "--seed", "5"])
-        .env("PYTHONPATH", stubs)
-        .env("GANGS_BOT_QUIET", "1")
-        .env_remove("GANGS_API_KEY")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
+    let mut python_bot = python_ladder_bot(python(), &bot_script(), &server, LADDER, &python_key);
+    python_bot.args(["--seed", "5"]).env_remove("GANGS_API_KEY");
     bots.push(Bot(python_bot.spawn().expect("start the Python bot")));
 
     let mut player = ladders(&server, PLAYERS);
     until(&format!("{RATED} rated games"), 600, || {
         let mut player = player.clone();
         async move {
-            ladder_games(&mut player)
+            ladder_games(&mut player, LADDER, 100)
                 .await
                 .iter()
                 .filter(|g| g.outcome.is_some())
@@ -222,14 +182,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
             bot.try_wait()
         );
     }
-    let standings = player
-        .standings(pb::StandingsRequest {
-            ladder: LADDER.into(),
-            fit: false,
-        })
-        .await
-        .expect("standings")
-        .into_inner();
+    let standings = standings(&mut player, LADDER).await;
     for row in &standings.standings {
         // A bot that could not watch or act would time out every decision of every game.
         assert!(row.games > 0, "{} played no rated game", row.bot);
@@ -245,7 +198,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
 
     let mut admin = games(&server, ADMIN);
     let mut bot = games(&server, greedy_key);
-    let played = ladder_games(&mut player).await;
+    let played = ladder_games(&mut player, LADDER, 100).await;
     let greedy_game = played
         .iter()
         .find(|g| g.names.iter().any(|n| n == "greedy@1"))

@@ -9,7 +9,7 @@ use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
 use crate::error::{HostError, HostResult};
 use crate::front::access::{self, bearer, Method};
-use crate::front::Front;
+use crate::front::{Front, Principal};
 use crate::limits::{Client, Limits};
 use crate::registry::{ListQuery, Registry};
 use gangs_games::game_file::Header;
@@ -76,11 +76,11 @@ impl GamesService {
         self
     }
 
-    /// The front of every call for one game: its caller ([`Front::admit`] by `method`'s rule),
-    /// the request's bounds, the game a bot key may touch, then where it runs. Served here,
-    /// the request comes back ([`Routed::Here`]); run by another node of a cluster, `forward`
-    /// sends it there with the caller's credentials and the cluster's mark (that node trusts
-    /// this one's admission) and its answer is the answer.
+    /// The front of every call for one game: its caller and the request's bounds
+    /// ([`Front::accept`] by `method`'s rule), the game a bot key may touch, then where it
+    /// runs. Served here, the request comes back ([`Routed::Here`]); run by another node of a
+    /// cluster, `forward` sends it there with the caller's credentials and the cluster's mark
+    /// (that node trusts this one's admission) and its answer is the answer.
     async fn route<R, T, F>(
         &self,
         request: Request<R>,
@@ -91,10 +91,9 @@ impl GamesService {
         R: Bounded + ForGame,
         F: Future<Output = Result<Response<T>, Status>>,
     {
-        let principal = self.front.admit(&request, method)?;
-        let forwarded = self.forwarded_by_a_node(&request);
+        let principal = self.front.accept(&request, method)?;
+        let forwarded = principal == Principal::Forwarded;
         let (credentials, request) = Credentials::split(request);
-        request.check_bounds()?;
         self.front
             .may_play(&principal, request.game_id(), request.token())?;
         let Some(cluster) = &self.cluster else {
@@ -399,11 +398,10 @@ impl Games for GamesService {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let created = async {
-            self.front.admit(&request, &access::CREATE_GAME)?;
+            let forwarded =
+                self.front.accept(&request, &access::CREATE_GAME)? == Principal::Forwarded;
             let client = self.client_of(&request);
-            let forwarded = self.forwarded_by_a_node(&request);
             let (credentials, request) = Credentials::split(request);
-            request.check_bounds()?;
             if request.kind.is_empty() {
                 return Err(Status::invalid_argument(format!(
                     "kind is required: one of {}",
@@ -582,9 +580,8 @@ impl Games for GamesService {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        self.front.admit(&request, &access::LIST_GAMES)?;
+        self.front.accept(&request, &access::LIST_GAMES)?;
         let request = request.into_inner();
-        request.check_bounds()?;
         let status = match pb::GameStatus::try_from(request.status) {
             Ok(pb::GameStatus::Unspecified) => None,
             Ok(status) => Some(status),
@@ -622,9 +619,8 @@ impl Games for GamesService {
         &self,
         request: Request<pb::WatchGamesRequest>,
     ) -> Result<Response<DirectoryStream>, Status> {
-        self.front.admit(&request, &access::WATCH_GAMES)?;
+        self.front.accept(&request, &access::WATCH_GAMES)?;
         let request = request.into_inner();
-        request.check_bounds()?;
         let filter = Filter::new(request.kind, &request.statuses).map_err(Status::from)?;
         let stream = self
             .directory

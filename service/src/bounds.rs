@@ -1,10 +1,11 @@
 //! Bounds on what a client sends: every id, string and count of every request of `Games` and
-//! `Ladders` has a limit, here and nowhere else, refused with INVALID_ARGUMENT naming the field and its limit,
-//! and no message quotes more than [`gangs_proto::MAX_QUOTED_BYTES`] of input. `api.rs` checks
-//! each request once ([`Bounded`]), before it is forwarded or reaches a game, so the actors,
-//! the registry and the directory work on bounded input. A careless or
-//! hostile client thus gets a clear status (a 60 KB game id echoed whole would overflow gRPC's
-//! metadata limit and arrive as an unrelated RESOURCE_EXHAUSTED) and costs little.
+//! `Ladders` has a limit, here and nowhere else, refused with INVALID_ARGUMENT naming the field
+//! and its limit, and no message quotes more than [`gangs_proto::MAX_QUOTED_BYTES`] of input.
+//! The front checks each request once ([`Bounded`], `Front::accept`), before it is forwarded or
+//! reaches a game or a ladder, so the actors, the registry, the directory and the ladders work
+//! on bounded input. A careless or hostile client thus gets a clear status (a 60 KB game id
+//! echoed whole would overflow gRPC's metadata limit and arrive as an unrelated
+//! RESOURCE_EXHAUSTED) and costs little.
 
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
@@ -111,18 +112,21 @@ pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
     )))
 }
 
-/// A bot's version as given: empty (it means "1") or a name.
-pub fn check_version(version: &str) -> Result<(), Status> {
-    if version.is_empty() {
-        return Ok(());
-    }
-    check_name("version", version, MAX_VERSION)
-}
-
 /// The `ladder` a request names: at most a ladder name's length (an empty one is refused by
 /// the ladders, with what to do).
 fn check_ladder(ladder: &str) -> Result<(), Status> {
     check_len("ladder", ladder, MAX_LADDER_NAME)
+}
+
+/// The bot `bot@version` of `ladder` a request names (RegisterBot, PauseBot, RetireBot); its
+/// version as given: empty (it means "1") or a name.
+fn check_entry(ladder: &str, bot: &str, version: &str) -> Result<(), Status> {
+    check_ladder(ladder)?;
+    check_name("bot", bot, MAX_BOT_NAME)?;
+    if version.is_empty() {
+        return Ok(());
+    }
+    check_name("version", version, MAX_VERSION)
 }
 
 /// A request whose every field is within its bounds, checked once in front of the handlers.
@@ -248,9 +252,7 @@ impl Bounded for pb::ListLaddersRequest {
 
 impl Bounded for pb::RegisterBotRequest {
     fn check_bounds(&self) -> Result<(), Status> {
-        check_ladder(&self.ladder)?;
-        check_name("bot", &self.bot, MAX_BOT_NAME)?;
-        check_version(&self.version)
+        check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
 
@@ -286,17 +288,13 @@ impl Bounded for pb::LadderGamesRequest {
 
 impl Bounded for pb::PauseBotRequest {
     fn check_bounds(&self) -> Result<(), Status> {
-        check_ladder(&self.ladder)?;
-        check_name("bot", &self.bot, MAX_BOT_NAME)?;
-        check_version(&self.version)
+        check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
 
 impl Bounded for pb::RetireBotRequest {
     fn check_bounds(&self) -> Result<(), Status> {
-        check_ladder(&self.ladder)?;
-        check_name("bot", &self.bot, MAX_BOT_NAME)?;
-        check_version(&self.version)
+        check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
 

@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod ladder;
 pub mod nats;
 pub mod observe;
 

@@ -89,13 +89,6 @@ methods! {
     RERATE_LADDER: LADDERS "RerateLadder" Admin "rerate ladders";
 }
 
-/// The rule of `service`'s method `name`, if it has one.
-pub fn rule_of(service: &str, name: &str) -> Option<&'static Method> {
-    RULES
-        .iter()
-        .find(|m| m.service == service && m.name == name)
-}
-
 /// The caller of a method, once [`Front::admit`] accepted its credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Principal {
@@ -112,8 +105,9 @@ pub enum Principal {
     /// acts in its own games.
     Ladder(String),
     /// A call another node of this cluster forwarded (it carries the cluster's forwarding
-    /// mark): that node admitted its caller for this method and game, which is not checked
-    /// twice (a bot key, for one, is known on the node that runs its ladder).
+    /// mark), on a server with keys or without: that node admitted its caller for this method
+    /// and game, which is not checked twice (a bot key, for one, is known on the node that runs
+    /// its ladder), and the call is never forwarded again.
     Forwarded,
 }
 
@@ -188,11 +182,10 @@ impl Front {
             Some(InProcess::Key(key)) => return self.admit_key(key.as_deref(), method),
             None => {}
         }
-        if self.keys.admin.is_some()
-            && self
-                .cluster
-                .as_ref()
-                .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
+        if self
+            .cluster
+            .as_ref()
+            .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
         {
             return Ok(Principal::Forwarded);
         }
@@ -229,10 +222,7 @@ impl Front {
         }
         if let Some(bot) = self.bots.bot_of(given) {
             if bot.retired {
-                return Err(Status::permission_denied(format!(
-                    "bot {} is retired from ladder {}: its key no longer plays (register a new version)",
-                    bot.bot, bot.ladder
-                )));
+                return Err(super::bots::retired(&bot.bot, &bot.ladder));
             }
             return match method.rule {
                 Rule::PlayerOrBot => Ok(Principal::Bot(bot)),
@@ -319,6 +309,13 @@ mod tests {
     struct MethodDescriptor {
         #[prost(string, optional, tag = "1")]
         name: Option<String>,
+    }
+
+    /// The rule of `service`'s method `name`, if it has one.
+    fn rule_of(service: &str, name: &str) -> Option<&'static Method> {
+        RULES
+            .iter()
+            .find(|m| m.service == service && m.name == name)
     }
 
     /// Every (service, method) of the compiled proto.

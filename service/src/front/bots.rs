@@ -12,21 +12,29 @@ use tonic::Status;
 /// not of its thousandth game back.
 pub const MAX_GAMES_PER_KEY: usize = 1024;
 
-/// A ladder bot, as its key makes it.
+/// A ladder bot, as its key makes it (made on each of its calls: the names are shared, not
+/// copied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BotKey {
     /// SHA-256 of the key, hex.
     pub hash: String,
-    pub ladder: String,
+    pub ladder: Arc<str>,
     /// `bot@version`.
-    pub bot: String,
+    pub bot: Arc<str>,
     pub retired: bool,
+}
+
+/// The refusal of a retired bot's key.
+pub fn retired(bot: &str, ladder: &str) -> Status {
+    Status::permission_denied(format!(
+        "bot {bot} is retired from ladder {ladder}: its key no longer plays (register a new version)"
+    ))
 }
 
 #[derive(Debug)]
 struct Grant {
-    ladder: String,
-    bot: String,
+    ladder: Arc<str>,
+    bot: Arc<str>,
     retired: bool,
     /// Game id -> the bot's seats' tokens there (None: not known yet: its ladder seats the
     /// game again after a restart).
@@ -44,8 +52,8 @@ impl BotGrants {
     pub fn enter(&self, hash: &str, ladder: &str, bot: &str, retired: bool) {
         let mut grants = self.0.write().expect("bot grants lock");
         let grant = grants.entry(hash.to_string()).or_insert_with(|| Grant {
-            ladder: ladder.to_string(),
-            bot: bot.to_string(),
+            ladder: ladder.into(),
+            bot: bot.into(),
             retired,
             games: HashMap::new(),
             order: VecDeque::new(),
@@ -95,7 +103,7 @@ impl BotGrants {
         self.0
             .write()
             .expect("bot grants lock")
-            .retain(|_, grant| grant.ladder != ladder);
+            .retain(|_, grant| &*grant.ladder != ladder);
     }
 
     /// The bot whose key is `key`, if any ladder here has it.
@@ -123,10 +131,7 @@ impl BotGrants {
             )));
         };
         if grant.retired {
-            return Err(Status::permission_denied(format!(
-                "bot {} is retired from ladder {}: its key no longer plays (register a new version)",
-                grant.bot, grant.ladder
-            )));
+            return Err(retired(&grant.bot, &grant.ladder));
         }
         match grant.games.get(game_id) {
             None => Err(Status::permission_denied(format!(
