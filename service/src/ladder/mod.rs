@@ -481,8 +481,9 @@ impl Ladder {
         };
         let players = state.info.players as usize;
         let groups = if state.team_game() {
-            // Seeded by the ladder and the match to come: the same history, the same crews.
-            let seed = ladder_seed(&state.log_id) ^ state.next_match_no();
+            // Seeded by the ladder (its log id's FNV-1a) and the match to come: the same
+            // history, the same crews.
+            let seed = crate::registry::fnv1a_64(&state.log_id) ^ state.next_match_no();
             matchmaker::make_crews(candidates, players, &state.together, seed)
         } else {
             matchmaker::make_groups(candidates, players)
@@ -888,13 +889,6 @@ fn grant_keys(bots: &BotGrants, state: &LadderState) {
             }
         }
     }
-}
-
-/// A ladder's own seed, from its log id (FNV-1a).
-fn ladder_seed(log_id: &str) -> u64 {
-    log_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn row_name(row: &pb::Standing) -> String {
