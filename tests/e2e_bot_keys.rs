@@ -4,7 +4,8 @@
 //! register` printed, as printed), play a Gang of Four ladder to 24+ rated games without
 //! timing out their seats. A bot key used beyond its games is refused with PERMISSION_DENIED
 //! naming why, and nothing changes: CreateGame, ListGames, JoinGame, a game it was not matched
-//! to (Watch, Act), and, once its bot is retired, its own games.
+//! to (Watch, Act), and, once its bot is retired, its own games. A bot whose key the server
+//! refuses stops at once with a non-zero exit code and the server's reason.
 
 use crate::common;
 use crate::e2e_ladder::{json, until, LADDER};
@@ -300,4 +301,46 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     assert!(log_of(&mut games(&server, PLAYERS), &greedy_game)
         .await
         .is_ok());
+
+    // A bot whose credentials the server refuses stops at once, non-zero, with the server's
+    // words, instead of queueing again: a bot key the server does not know (its Queue is
+    // refused), and a known bot key beside a wrong --api-key (which wins for the games: its
+    // first matched game's Watch is refused).
+    let (status, stderr) = refused_bot(&server, "not-a-bot-key", None).await;
+    assert!(!status.success(), "{status:?}: {stderr}");
+    assert!(stderr.contains("bot key"), "no reason given: {stderr}");
+    let mislaid_key = register("mislaid");
+    let (status, stderr) = refused_bot(&server, &mislaid_key, Some("not-the-player-key")).await;
+    assert!(!status.success(), "{status:?}: {stderr}");
+    assert!(stderr.contains("wrong key"), "no reason given: {stderr}");
+}
+
+/// Runs `gangs-bot-random` on the ladder with `key` (and `--api-key api_key`) until it exits
+/// by itself (at most 180 s: a refused bot must not queue on): how it exited, and its stderr.
+async fn refused_bot(
+    server: &Server,
+    key: &str,
+    api_key: Option<&str>,
+) -> (std::process::ExitStatus, String) {
+    let mut command = Command::new(bin("gangs-bot-random"));
+    on_ladder(&mut command, server, LADDER, key);
+    if let Some(api_key) = api_key {
+        command.args(["--api-key", api_key]);
+    }
+    let mut child = command
+        .env_remove("GANGS_API_KEY")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start a ladder bot");
+    tokio::task::spawn_blocking(move || {
+        let status = wait_with_timeout(&mut child, std::time::Duration::from_secs(180));
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr"), &mut stderr)
+            .expect("the bot's stderr");
+        (status, stderr)
+    })
+    .await
+    .expect("the bot's wait")
 }
