@@ -27,7 +27,7 @@ pub const DEFAULT_TURN_MS: u64 = 2000;
 pub const DEFAULT_ABSENT_AFTER: u32 = 3;
 /// LadderGames pages.
 const DEFAULT_PAGE: usize = 50;
-const MAX_PAGE: usize = 500;
+const MAX_PAGE: usize = crate::bounds::MAX_LADDER_PAGE as usize;
 
 /// SHA-256 of a bot key, hex: what the log keeps and keys are looked up by.
 pub fn key_hash(key: &str) -> String {

@@ -47,9 +47,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 use tonic::Status;
 
-/// Games a bot may play at once on one key, whatever it asks (a duplicate ladder counts
-/// matches).
-pub const MAX_CONCURRENT: u32 = 8;
+/// Games a bot may play at once on one key (a duplicate ladder counts matches); a Queue
+/// asking for more is refused naming the cap (`bounds.rs`).
+pub const MAX_CONCURRENT: u32 = crate::bounds::MAX_CONCURRENT_GAMES;
 /// Games one bot key may be matched to per sliding hour, by default (`--ladder-games-per-hour`):
 /// none. A ladder of one-second games at 8 at once is ~29,000 games an hour per bot, so any
 /// fixed default either starves such a ladder or protects nothing; a bot's pace is bounded by
