@@ -336,6 +336,44 @@ impl Bounded for pb::RerateLadderRequest {
     }
 }
 
+impl Bounded for pb::DeleteLadderRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)
+    }
+}
+
+impl Bounded for pb::RenameLadderRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_ladder_name("new_name", &self.new_name)
+    }
+}
+
+impl Bounded for pb::RekeyBotRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
+    }
+}
+
+impl Bounded for pb::SetSeasonRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        if self.clear_ends && self.ends_unix_ms.is_some() {
+            return Err(Status::invalid_argument(
+                "clear_ends and ends_unix_ms contradict each other: give one",
+            ));
+        }
+        if !self.end && !self.clear_ends && self.ends_unix_ms.is_none() {
+            return Err(Status::invalid_argument(
+                "nothing to do: end the season now (end), or give when it ends (ends_unix_ms), or clear its end (clear_ends)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The same status with its message cut to [`MAX_MESSAGE_BYTES`] (on a character boundary).
 pub fn bounded(status: Status) -> Status {
     if status.message().len() <= MAX_MESSAGE_BYTES {
