@@ -83,6 +83,7 @@ async fn ladder_games(client: &mut LaddersKeyed) -> Vec<pb::LadderGame> {
                 ladder: LADDER.into(),
                 page_size: 100,
                 page_token,
+                season: 0,
             })
             .await
             .expect("ladder games")
@@ -226,6 +227,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
         .standings(pb::StandingsRequest {
             ladder: LADDER.into(),
             fit: false,
+            season: 0,
         })
         .await
         .expect("standings")
