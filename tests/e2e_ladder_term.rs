@@ -77,7 +77,14 @@ fn play_one_match(server: &Server, ladder: &str, keys: &[String]) {
         .enumerate()
         .map(|(i, key)| {
             let child = Command::new(bin("gangs-bot-random"))
-                .args(["--server", &server.url(), "--ladder", ladder, "--bot-key", key])
+                .args([
+                    "--server",
+                    &server.url(),
+                    "--ladder",
+                    ladder,
+                    "--bot-key",
+                    key,
+                ])
                 .args(["--games", "1", "--seed", &(i + 1).to_string()])
                 .env_remove("GANGS_API_KEY")
                 .env("RUST_LOG", "warn")
@@ -108,7 +115,11 @@ fn table(server: &Server, ladder: &str, season: u32) -> Vec<(String, u64, f64, f
         .iter()
         .map(|r| {
             (
-                format!("{}@{}", r["bot"].as_str().unwrap(), r["version"].as_str().unwrap()),
+                format!(
+                    "{}@{}",
+                    r["bot"].as_str().unwrap(),
+                    r["version"].as_str().unwrap()
+                ),
                 r["games"].as_u64().unwrap_or(0),
                 r["rating"]["mu"].as_f64().unwrap_or(0.0),
                 r["rating"]["sigma"].as_f64().unwrap_or(0.0),
@@ -132,15 +143,27 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     let mut server = Server::start_with(dir.path(), 0, &keyed);
 
     // Names that break a link are refused.
-    let (code, out) = admin(&server, &["ladder", "create", "..", "--kind", "gang-of-four"]);
+    let (code, out) = admin(
+        &server,
+        &["ladder", "create", "..", "--kind", "gang-of-four"],
+    );
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("only dots"), "{out}");
 
     let created = admin_json(
         &server,
         &[
-            "ladder", "create", TERM, "--kind", "gang-of-four", "--option", "target_score=1",
-            "--turn-ms", "1000", "--season-ends", "2099-01-01T00:00:00Z",
+            "ladder",
+            "create",
+            TERM,
+            "--kind",
+            "gang-of-four",
+            "--option",
+            "target_score=1",
+            "--turn-ms",
+            "1000",
+            "--season-ends",
+            "2099-01-01T00:00:00Z",
         ],
     );
     assert_eq!(created["season"], 1);
@@ -163,7 +186,10 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     let ended = admin_json(&server, &["ladder", "season", TERM, "--end"]);
     assert_eq!(ended["ended_season"], 1);
     assert_eq!(ended["ladder"]["season"], 2);
-    assert!(ended["ladder"].get("season_ends_unix_ms").is_none(), "{ended}");
+    assert!(
+        ended["ladder"].get("season_ends_unix_ms").is_none(),
+        "{ended}"
+    );
     assert_eq!(table(&server, TERM, 1), season_one);
     let fresh = table(&server, TERM, 0);
     assert!(
@@ -259,7 +285,15 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     let scratch = "scratch";
     admin_json(
         &server,
-        &["ladder", "create", scratch, "--kind", "gang-of-four", "--turn-ms", "600000"],
+        &[
+            "ladder",
+            "create",
+            scratch,
+            "--kind",
+            "gang-of-four",
+            "--turn-ms",
+            "600000",
+        ],
     );
     let mut admin_rpc = ladders(&server, ADMIN);
     let mut streams = Vec::new();
@@ -295,7 +329,10 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     }
     let (code, out) = admin(&server, &["ladder", "delete", scratch]);
     assert_ne!(code, 0, "{out}");
-    assert!(out.contains("1 games in play") && out.contains("--force"), "{out}");
+    assert!(
+        out.contains("1 games in play") && out.contains("--force"),
+        "{out}"
+    );
     let deleted = admin_json(&server, &["ladder", "delete", scratch, "--force"]);
     assert_eq!(deleted["cancelled_games"], 1);
     let admin_games = games(&server, ADMIN);
@@ -324,7 +361,10 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     assert_eq!(status.code(), Code::NotFound);
     server.restart();
     assert_eq!(listed(&server), [TERM]);
-    admin_json(&server, &["ladder", "create", scratch, "--kind", "the-gang"]);
+    admin_json(
+        &server,
+        &["ladder", "create", scratch, "--kind", "the-gang"],
+    );
     assert_eq!(listed(&server), [scratch, TERM]);
 
     // Rename: everything follows the new name; the old one is NOT_FOUND.
@@ -332,7 +372,10 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     assert_eq!(renamed["name"], "term-2027");
     let (code, out) = admin(&server, &["ladder", "standings", TERM]);
     assert_ne!(code, 0, "{out}");
-    assert!(out.contains("NOT_FOUND") || out.contains("no ladder"), "{out}");
+    assert!(
+        out.contains("NOT_FOUND") || out.contains("no ladder"),
+        "{out}"
+    );
     assert_eq!(table(&server, "term-2027", 1), season_one);
     server.restart();
     assert_eq!(table(&server, "term-2027", 0), season_two);

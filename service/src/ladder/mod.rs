@@ -966,7 +966,10 @@ impl Ladders {
             cancelled_games: cancelled,
         });
         ladder.append(&mut state, record).await?;
-        self.stop_running(&ladder, Status::not_found(format!("ladder {name} was deleted")));
+        self.stop_running(
+            &ladder,
+            Status::not_found(format!("ladder {name} was deleted")),
+        );
         drop(state);
         for game_id in in_play {
             let request = ladder.request(pb::CancelGameRequest {
@@ -984,7 +987,11 @@ impl Ladders {
 
     /// Renames ladder `name` to `new_name` (single node): logged, then run again under the new
     /// name (its games in play are picked up again, as after a restart).
-    pub async fn rename(self: &Arc<Self>, name: &str, new_name: &str) -> Result<pb::Ladder, Status> {
+    pub async fn rename(
+        self: &Arc<Self>,
+        name: &str,
+        new_name: &str,
+    ) -> Result<pb::Ladder, Status> {
         self.single_node("renamed")?;
         let _one_at_a_time = self.creating.lock().await;
         let ladder = self.get(name)?;

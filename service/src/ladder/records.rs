@@ -878,7 +878,11 @@ mod tests {
         state.apply(4, 0, renamed).unwrap();
         assert_eq!(state.info.name, "term-2");
         state
-            .apply(5, 0, Lr::Deleted(pb::ladder_record::LadderDeleted::default()))
+            .apply(
+                5,
+                0,
+                Lr::Deleted(pb::ladder_record::LadderDeleted::default()),
+            )
             .unwrap();
         assert!(state.deleted);
     }

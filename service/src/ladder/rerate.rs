@@ -36,7 +36,11 @@ pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResp
     let kept = LadderState::rebuild(&log_id, &records).map_err(broken)?;
     let mut fresh =
         LadderState::rebuild(&log_id, &records[..1.min(records.len())]).map_err(broken)?;
-    let season = if season == 0 { kept.info.season } else { season };
+    let season = if season == 0 {
+        kept.info.season
+    } else {
+        season
+    };
     let mut games = 0;
     for record in records.iter().skip(1) {
         let mut ladder_record = records::from_log(record).map_err(broken)?;

@@ -198,10 +198,7 @@ pub fn confirm_retire(what: &str, yes: bool) -> Result<(), CliError> {
     if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
         Ok(())
     } else {
-        Err(CliError::new(
-            "CANCELLED",
-            format!("{what} not retired"),
-        ))
+        Err(CliError::new("CANCELLED", format!("{what} not retired")))
     }
 }
 
@@ -319,7 +316,13 @@ mod tests {
             Some(1_700_000_000_000)
         );
         assert_eq!(parse_rfc3339("2000-02-29T12:00:00Z"), Some(951_825_600_000));
-        for bad in ["", "tomorrow", "2026-13-01T00:00:00Z", "2026-12-01T00:00:00", "2026-12-01"] {
+        for bad in [
+            "",
+            "tomorrow",
+            "2026-13-01T00:00:00Z",
+            "2026-12-01T00:00:00",
+            "2026-12-01",
+        ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
         assert_eq!(utc_text(951_825_600_000), "2000-02-29T12:00:00Z");
