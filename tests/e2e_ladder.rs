@@ -540,6 +540,6 @@ async fn bad_input_is_refused(server: &Server, client: &mut LaddersClient<Channe
         "{out}"
     );
     // Retired: it never plays, and its key is refused.
-    let (code, out) = gangs_cli(server, &["ladder", "retire", LADDER, "twice"]);
+    let (code, out) = gangs_cli(server, &["ladder", "retire", LADDER, "twice", "--yes"]);
     assert_eq!(code, 0, "{out}");
 }
