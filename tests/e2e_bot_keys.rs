@@ -285,7 +285,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     assert_eq!(after, before, "a refused call changed the games");
 
     // Retired: its key no longer reads or plays its own games.
-    let (code, out) = admin_cli(&server, &["ladder", "retire", LADDER, "greedy"]);
+    let (code, out) = admin_cli(&server, &["ladder", "retire", LADDER, "greedy", "--yes"]);
     assert_eq!(code, 0, "{out}");
     let refused = log_of(&mut bot, &greedy_game).await.expect_err("retired");
     denied(&refused, "retired");

@@ -89,6 +89,7 @@ pub(crate) async fn standings(client: &mut LaddersClient<Channel>) -> pb::Standi
         .standings(pb::StandingsRequest {
             ladder: LADDER.into(),
             fit: false,
+            season: 0,
         })
         .await
         .expect("standings")
@@ -105,6 +106,7 @@ pub(crate) async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb:
                 ladder: LADDER.into(),
                 page_size: 7,
                 page_token: token,
+                season: 0,
             })
             .await
             .expect("ladder games")
@@ -497,6 +499,7 @@ async fn bad_input_is_refused(server: &Server, client: &mut LaddersClient<Channe
         .standings(pb::StandingsRequest {
             ladder: "nope".into(),
             fit: false,
+            season: 0,
         })
         .await
         .unwrap_err();
@@ -537,6 +540,6 @@ async fn bad_input_is_refused(server: &Server, client: &mut LaddersClient<Channe
         "{out}"
     );
     // Retired: it never plays, and its key is refused.
-    let (code, out) = gangs_cli(server, &["ladder", "retire", LADDER, "twice"]);
+    let (code, out) = gangs_cli(server, &["ladder", "retire", LADDER, "twice", "--yes"]);
     assert_eq!(code, 0, "{out}");
 }

@@ -182,6 +182,7 @@ async fn a_ladder_runs_on_one_node_and_is_played_through_every_node() {
             on_a.standings(pb::StandingsRequest {
                 ladder: LADDER.into(),
                 fit: false,
+                season: 0,
             })
             .await
             .is_ok_and(|s| s.into_inner().standings == want)

@@ -141,6 +141,7 @@ async fn open_registration_and_the_hourly_cap() {
         .standings(pb::StandingsRequest {
             ladder: "open".into(),
             fit: false,
+            season: 0,
         })
         .await
         .unwrap()

@@ -346,6 +346,7 @@ async fn snapshot(
             .standings(as_admin(pb::StandingsRequest {
                 ladder: ladder.name.clone(),
                 fit: false,
+                season: 0,
             }))
             .await
             .expect("standings")
@@ -355,6 +356,7 @@ async fn snapshot(
                 ladder: ladder.name,
                 page_size: 500,
                 page_token: String::new(),
+                season: 0,
             }))
             .await
             .expect("ladder games")

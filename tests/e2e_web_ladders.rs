@@ -122,6 +122,7 @@ async fn the_ladder_pages_show_the_leaderboard_and_link_the_games() {
             .standings(pb::StandingsRequest {
                 ladder: LADDER.into(),
                 fit: false,
+                season: 0,
             })
             .await
             .expect("standings")

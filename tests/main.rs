@@ -30,6 +30,7 @@ mod e2e_ladder_cluster;
 mod e2e_ladder_fair;
 mod e2e_ladder_policy;
 mod e2e_ladder_ranking;
+mod e2e_ladder_term;
 mod e2e_lifecycle;
 mod e2e_limits;
 mod e2e_migrate;

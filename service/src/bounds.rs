@@ -39,10 +39,15 @@ pub const MAX_STATUSES: usize = 8;
 pub const MAX_PAGE_TOKEN_BYTES: usize = 64;
 
 /// Longest ladder and bot names, and versions (a seat's name "bot@version" fits the games'
-/// 64-character names).
+/// 64-character names). The proto's comments and docs/ladder.md say the same figures.
 pub const MAX_LADDER_NAME: usize = 64;
 pub const MAX_BOT_NAME: usize = 40;
 pub const MAX_VERSION: usize = 16;
+/// Games a bot may play at once on one key (`QueueRequest.max_concurrent`; a duplicate ladder
+/// counts matches): more is refused, naming this cap.
+pub const MAX_CONCURRENT_GAMES: u32 = 8;
+/// Most games in one `LadderGames` page (`page_size`): more is refused, naming this cap.
+pub const MAX_LADDER_PAGE: u32 = 500;
 /// Options of a ladder, and the length of each key and value.
 pub const MAX_LADDER_OPTIONS: usize = 32;
 pub const MAX_OPTION_BYTES: usize = 64;
@@ -112,6 +117,27 @@ pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
     )))
 }
 
+/// A ladder's name: a name ([`check_name`]) that is also one segment of a URL path (the
+/// viewer's `/ladders/NAME`): not made only of dots (`.`, `..` would open another page).
+pub fn check_ladder_name(field: &str, value: &str) -> Result<(), Status> {
+    check_name(field, value, MAX_LADDER_NAME)?;
+    if value.chars().all(|c| c == '.') {
+        return Err(Status::invalid_argument(format!(
+            "{field} {} is only dots, which a link cannot name (`/ladders/..` opens another page): choose a name with a letter or a digit",
+            quoted(value)
+        )));
+    }
+    Ok(())
+}
+
+/// A bot's version as given: empty (it means "1") or a name.
+pub fn check_version(version: &str) -> Result<(), Status> {
+    if version.is_empty() {
+        return Ok(());
+    }
+    check_name("version", version, MAX_VERSION)
+}
+
 /// The `ladder` a request names: at most a ladder name's length (an empty one is refused by
 /// the ladders, with what to do).
 fn check_ladder(ladder: &str) -> Result<(), Status> {
@@ -123,10 +149,7 @@ fn check_ladder(ladder: &str) -> Result<(), Status> {
 fn check_entry(ladder: &str, bot: &str, version: &str) -> Result<(), Status> {
     check_ladder(ladder)?;
     check_name("bot", bot, MAX_BOT_NAME)?;
-    if version.is_empty() {
-        return Ok(());
-    }
-    check_name("version", version, MAX_VERSION)
+    check_version(version)
 }
 
 /// A request whose every field is within its bounds, checked once in front of the handlers.
@@ -215,7 +238,7 @@ impl Bounded for pb::WatchGamesRequest {
 
 impl Bounded for pb::CreateLadderRequest {
     fn check_bounds(&self) -> Result<(), Status> {
-        check_name("name", &self.name, MAX_LADDER_NAME)?;
+        check_ladder_name("name", &self.name)?;
         check_len("kind", &self.kind, MAX_KIND_BYTES)?;
         if self.options.len() > MAX_LADDER_OPTIONS {
             return Err(Status::invalid_argument(format!(
@@ -260,6 +283,12 @@ impl Bounded for pb::QueueRequest {
     fn check_bounds(&self) -> Result<(), Status> {
         check_ladder(&self.ladder)?;
         check_len("bot_key", &self.bot_key, MAX_BOT_KEY_BYTES)?;
+        if self.max_concurrent > MAX_CONCURRENT_GAMES {
+            return Err(Status::invalid_argument(format!(
+                "max_concurrent {} is over this server's cap of {MAX_CONCURRENT_GAMES} games at once per bot key: ask for {MAX_CONCURRENT_GAMES} or fewer (0 means 1)",
+                self.max_concurrent
+            )));
+        }
         if self.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
             return Err(Status::invalid_argument(format!(
                 "{} acknowledged games, more than the limit of {MAX_ACKNOWLEDGED}",
@@ -282,6 +311,12 @@ impl Bounded for pb::StandingsRequest {
 impl Bounded for pb::LadderGamesRequest {
     fn check_bounds(&self) -> Result<(), Status> {
         check_ladder(&self.ladder)?;
+        if self.page_size > MAX_LADDER_PAGE {
+            return Err(Status::invalid_argument(format!(
+                "page_size {} is over the limit of {MAX_LADDER_PAGE} games a page: ask for {MAX_LADDER_PAGE} or fewer and page on with next_page_token",
+                self.page_size
+            )));
+        }
         check_len("page_token", &self.page_token, MAX_LADDER_PAGE_TOKEN_BYTES)
     }
 }
@@ -301,6 +336,44 @@ impl Bounded for pb::RetireBotRequest {
 impl Bounded for pb::RerateLadderRequest {
     fn check_bounds(&self) -> Result<(), Status> {
         check_ladder(&self.ladder)
+    }
+}
+
+impl Bounded for pb::DeleteLadderRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)
+    }
+}
+
+impl Bounded for pb::RenameLadderRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_ladder_name("new_name", &self.new_name)
+    }
+}
+
+impl Bounded for pb::RekeyBotRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
+    }
+}
+
+impl Bounded for pb::SetSeasonRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        if self.clear_ends && self.ends_unix_ms.is_some() {
+            return Err(Status::invalid_argument(
+                "clear_ends and ends_unix_ms contradict each other: give one",
+            ));
+        }
+        if !self.end && !self.clear_ends && self.ends_unix_ms.is_none() {
+            return Err(Status::invalid_argument(
+                "nothing to do: end the season now (end), or give when it ends (ends_unix_ms), or clear its end (clear_ends)",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -330,6 +403,46 @@ mod tests {
         assert!(status.message().len() < 300, "{}", status.message());
         assert!(check_game_id("0123456789abcdef").is_ok());
         assert!(check_game_id("").is_err());
+    }
+
+    #[test]
+    fn ladder_names_that_break_a_link_are_refused() {
+        for bad in [".", "..", "...", "a/b", "/", "", "a b"] {
+            let status = check_ladder_name("name", bad).unwrap_err();
+            assert_eq!(status.code(), tonic::Code::InvalidArgument, "{bad}");
+        }
+        assert!(check_ladder_name("name", "..")
+            .unwrap_err()
+            .message()
+            .contains("only dots"));
+        for good in ["class", "class.2026", ".hidden", "a..b", "x"] {
+            assert!(check_ladder_name("name", good).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn caps_are_refused_naming_them() {
+        let queue = pb::QueueRequest {
+            ladder: "class".into(),
+            bot_key: "k".into(),
+            max_concurrent: MAX_CONCURRENT_GAMES + 1,
+            ..Default::default()
+        };
+        let status = queue.check_bounds().unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        assert!(status.message().contains("cap of 8"), "{status:?}");
+        let fine = pb::QueueRequest {
+            max_concurrent: MAX_CONCURRENT_GAMES,
+            ..queue
+        };
+        assert!(fine.check_bounds().is_ok());
+        let page = pb::LadderGamesRequest {
+            ladder: "class".into(),
+            page_size: MAX_LADDER_PAGE + 1,
+            ..Default::default()
+        };
+        let status = page.check_bounds().unwrap_err();
+        assert!(status.message().contains("limit of 500"), "{status:?}");
     }
 
     #[test]

@@ -370,10 +370,11 @@ async function ladderPage(name) {
   const params = new URLSearchParams(location.search);
   const query = new URLSearchParams({ limit: "20" });
   if (params.get("page_token")) query.set("page_token", params.get("page_token"));
+  if (params.get("season")) query.set("season", params.get("season"));
   let board, games;
   try {
     [board, games] = await Promise.all([
-      getJson(`/api/ladders/${encodeURIComponent(name)}`),
+      getJson(`/api/ladders/${encodeURIComponent(name)}${seasonQuery(params)}`),
       getJson(`/api/ladders/${encodeURIComponent(name)}/games?${query}`),
     ]);
   } catch (e) {
@@ -409,6 +410,7 @@ async function ladderPage(name) {
   });
   const next = new URLSearchParams();
   if (games.next_page_token) next.set("page_token", games.next_page_token);
+  if (params.get("season")) next.set("season", params.get("season"));
   app.replaceChildren(
     laddersTabs("ladders"),
     el("h1", {}, "Ladder ", el("code", { text: ladder.name })),
@@ -428,7 +430,43 @@ async function ladderPage(name) {
     el("p", { class: "pager" },
       params.get("page_token") ? el("a", { href: `/ladders/${encodeURIComponent(name)}`, id: "first-page", text: "newest games" }) : null, " ",
       games.next_page_token ? el("a", { href: `/ladders/${encodeURIComponent(name)}?${next}`, id: "next-page", text: "older games" }) : null));
+  seasonPicker(name, board);
   app.dataset.state = "ready";
+}
+
+// ---- a ladder's seasons -----------------------------------------------------------------------
+
+// "?season=N" when the page shows season N, else "".
+function seasonQuery(params) {
+  const season = params.get("season");
+  return season ? `?${new URLSearchParams({ season })}` : "";
+}
+
+// A picker of the ladder's seasons under its title; a season that is over shows its frozen table.
+function seasonPicker(name, board) {
+  const current = Number(board.ladder.season || 1);
+  const shown = board.season ? Number(board.season.number) : current;
+  const when = (ms) => new Date(Number(ms)).toLocaleString();
+  const options = [];
+  for (let n = current; n >= 1; n--) {
+    options.push(el("option", { value: n, text: n === current ? `season ${n} (current)` : `season ${n} (over)` }));
+  }
+  const picker = el("select", { id: "season" }, options);
+  picker.value = String(shown);
+  picker.addEventListener("change", () => {
+    const n = Number(picker.value);
+    location.href = `/ladders/${encodeURIComponent(name)}${n === current ? "" : `?season=${n}`}`;
+  });
+  const season = board.season || {};
+  const note = season.ended_unix_ms
+    ? `Season ${shown} is over (${when(season.started_unix_ms)} – ${when(season.ended_unix_ms)}): its standings are frozen; its games are listed below.`
+    : season.ends_unix_ms
+      ? `Season ${shown} began ${when(season.started_unix_ms)} and ends ${when(season.ends_unix_ms)}.`
+      : `Season ${shown} began ${when(season.started_unix_ms || board.ladder.created_unix_ms)}.`;
+  const line = el("p", { class: "meta", id: "season-line" }, el("label", {}, "season ", picker), " ",
+    el("span", { id: "season-note", class: season.ended_unix_ms ? "frozen" : null, text: note }));
+  const meta = document.getElementById("ladder-meta");
+  if (meta) meta.after(line);
 }
 
 // ---- routing ----------------------------------------------------------------------------------

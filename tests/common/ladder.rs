@@ -71,6 +71,7 @@ where
         .standings(pb::StandingsRequest {
             ladder: ladder.into(),
             fit: false,
+            ..Default::default()
         })
         .await
         .expect("standings")
@@ -97,6 +98,7 @@ where
                 ladder: ladder.into(),
                 page_size,
                 page_token,
+                ..Default::default()
             })
             .await
             .expect("ladder games")

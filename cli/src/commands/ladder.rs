@@ -2,6 +2,8 @@
 //! (each gets its secret key, printed once), read the standings and the games, pause, resume
 //! and retire bots. `--json` prints the proto's own messages in the proto3 JSON mapping.
 
+mod housekeeping;
+
 use crate::client::Context;
 use crate::commands::new::parse_key_value;
 use crate::error::CliError;
@@ -46,6 +48,10 @@ enum LadderCommand {
         /// as `house-NAME@1`; repeat for several.
         #[arg(long = "house", value_name = "BOT")]
         house_bots: Vec<String>,
+        /// When the first season ends, an RFC 3339 time (2026-12-18T17:00:00Z); omitted: when
+        /// you end it (`gangs ladder season NAME --end`).
+        #[arg(long, value_name = "AT")]
+        season_ends: Option<String>,
     },
     /// Register a bot's version on a ladder (admin key); prints its bot key, once.
     Register {
@@ -65,6 +71,9 @@ enum LadderCommand {
         /// bootstrap intervals and tiers of bots whose intervals overlap (not for team games).
         #[arg(long)]
         fit: bool,
+        /// A season's standings (frozen once it is over); omitted: the current season.
+        #[arg(long, value_name = "N")]
+        season: Option<u32>,
     },
     /// The ladder's games, newest first, with their results.
     Games {
@@ -76,6 +85,9 @@ enum LadderCommand {
         /// Continue a listing: the `next_page_token` a previous call printed.
         #[arg(long)]
         page_token: Option<String>,
+        /// Only the games matched in this season; omitted: every season's.
+        #[arg(long, value_name = "N")]
+        season: Option<u32>,
     },
     /// The server's ladders.
     List,
@@ -90,18 +102,68 @@ enum LadderCommand {
         resume: bool,
     },
     /// Retire a bot's version for good (admin key): never matched again, kept in the standings.
+    /// Asks for confirmation on a terminal.
     Retire {
         /// The ladder.
         name: String,
         bot: String,
         #[arg(long)]
         version: Option<String>,
+        /// Do not ask (needed when no terminal can answer, e.g. in a script).
+        #[arg(long)]
+        yes: bool,
     },
     /// Recompute the leaderboard from the games' own logs (admin key) and compare it with the
     /// kept one: exit code 1 (`RERATE_DIFFERS`) when they differ. Changes nothing.
     Rerate {
         /// The ladder.
         name: String,
+        /// Recompute this season's standings (a season over: its frozen table); omitted: the
+        /// current season.
+        #[arg(long, value_name = "N")]
+        season: Option<u32>,
+    },
+    /// Delete a ladder (admin key): it leaves the lists and its name is free again. Refused
+    /// while its games are in play unless `--force`, which cancels them.
+    Delete {
+        /// The ladder.
+        name: String,
+        /// Cancel the ladder's games in play.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Rename a ladder (admin key): its standings, games and links follow the new name; its
+    /// bots queue again with the new name.
+    Rename {
+        /// The ladder.
+        name: String,
+        /// Its new name: letters, digits, '-', '_' and '.'.
+        new_name: String,
+    },
+    /// Give a bot's version a new key (admin key), printed once: the old key stops working,
+    /// the rating stays.
+    Rekey {
+        /// The ladder.
+        name: String,
+        /// The bot, as BOT@VERSION (or BOT: version 1).
+        bot: String,
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// End the current season now (`--end`) or set when it ends (`--ends AT`): its standings
+    /// are frozen and the next season starts every bot from the initial rating (admin key).
+    Season {
+        /// The ladder.
+        name: String,
+        /// End the current season now.
+        #[arg(long)]
+        end: bool,
+        /// When the current season ends (with --end: the next one), an RFC 3339 time.
+        #[arg(long, value_name = "AT", conflicts_with = "no_end")]
+        ends: Option<String>,
+        /// The current season has no planned end any more.
+        #[arg(long)]
+        no_end: bool,
     },
 }
 
@@ -119,7 +181,12 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             absent_after,
             duplicate,
             house_bots,
+            season_ends,
         } => {
+            let season_ends_unix_ms = season_ends
+                .as_deref()
+                .map(housekeeping::parse_time)
+                .transpose()?;
             let request = pb::CreateLadderRequest {
                 name,
                 kind,
@@ -130,6 +197,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 absent_after,
                 duplicate,
                 house_bots,
+                season_ends_unix_ms,
             };
             let created = client
                 .create_ladder(request)
@@ -176,28 +244,38 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 )
             });
         }
-        LadderCommand::Standings { name, fit } => {
+        LadderCommand::Standings { name, fit, season } => {
             let standings = client
-                .standings(pb::StandingsRequest { ladder: name, fit })
+                .standings(pb::StandingsRequest {
+                    ladder: name,
+                    fit,
+                    season: season.unwrap_or(0),
+                })
                 .await
                 .map_err(refused)?
                 .into_inner();
             context
                 .out
                 .emit(to_json(&standings, "gangs.v1.StandingsResponse"), || {
-                    standings_lines(&standings)
+                    let table = standings_lines(&standings);
+                    match &standings.season {
+                        Some(season) => format!("{}\n{table}", housekeeping::season_header(season)),
+                        None => table,
+                    }
                 });
         }
         LadderCommand::Games {
             name,
             limit,
             page_token,
+            season,
         } => {
             let page = client
                 .ladder_games(pb::LadderGamesRequest {
                     ladder: name,
                     page_size: limit,
                     page_token: page_token.unwrap_or_default(),
+                    season: season.unwrap_or(0),
                 })
                 .await
                 .map_err(refused)?
@@ -259,10 +337,11 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                     format!("{bot} {word}")
                 });
         }
-        LadderCommand::Rerate { name } => {
+        LadderCommand::Rerate { name, season } => {
             let rerated = client
                 .rerate_ladder(pb::RerateLadderRequest {
                     ladder: name.clone(),
+                    season: season.unwrap_or(0),
                 })
                 .await
                 .map_err(refused)?
@@ -270,6 +349,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             let table = pb::StandingsResponse {
                 ladder: None,
                 standings: rerated.standings.clone(),
+                season: None,
             };
             context
                 .out
@@ -299,7 +379,17 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 .in_json_result());
             }
         }
-        LadderCommand::Retire { name, bot, version } => {
+        LadderCommand::Retire {
+            name,
+            bot,
+            version,
+            yes,
+        } => {
+            let what = format!(
+                "{bot}@{} from ladder {name}",
+                version.as_deref().unwrap_or("1")
+            );
+            housekeeping::confirm_retire(&what, yes)?;
             client
                 .retire_bot(pb::RetireBotRequest {
                     ladder: name,
@@ -314,6 +404,23 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                     format!("{bot} retired")
                 });
         }
+        LadderCommand::Delete { name, force } => {
+            housekeeping::delete(&mut client, context, name, force).await?;
+        }
+        LadderCommand::Rename { name, new_name } => {
+            housekeeping::rename(&mut client, context, name, new_name).await?;
+        }
+        LadderCommand::Rekey { name, bot, version } => {
+            housekeeping::rekey(&mut client, context, name, bot, version).await?;
+        }
+        LadderCommand::Season {
+            name,
+            end,
+            ends,
+            no_end,
+        } => {
+            housekeeping::season(&mut client, context, name, end, ends, no_end).await?;
+        }
     }
     Ok(())
 }
@@ -325,14 +432,15 @@ fn ladder_line(l: &pb::Ladder) -> String {
         format!(", house bots {}", l.house_bots.join(" "))
     };
     format!(
-        "{} for {}, turn {} ms, absent after {}{}{house}; {} bots, {} games rated",
+        "{} for {}, turn {} ms, absent after {}{}{house}; {} bots, {} games rated; {}",
         l.kind,
         l.players,
         l.turn_ms,
         l.absent_after,
         if l.duplicate { ", duplicate" } else { "" },
         l.bots,
-        l.games
+        l.games,
+        housekeeping::season_line(l)
     )
 }
 

@@ -87,6 +87,10 @@ methods! {
     PAUSE_BOT: LADDERS "PauseBot" Admin "pause bots";
     RETIRE_BOT: LADDERS "RetireBot" Admin "retire bots";
     RERATE_LADDER: LADDERS "RerateLadder" Admin "rerate ladders";
+    DELETE_LADDER: LADDERS "DeleteLadder" Admin "delete ladders";
+    RENAME_LADDER: LADDERS "RenameLadder" Admin "rename ladders";
+    REKEY_BOT: LADDERS "RekeyBot" Admin "give bots new keys";
+    SET_SEASON: LADDERS "SetSeason" Admin "end or plan seasons";
 }
 
 /// The caller of a method, once [`Front::admit`] accepted its credentials.

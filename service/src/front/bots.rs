@@ -98,6 +98,15 @@ impl BotGrants {
         }
     }
 
+    /// The key `old` was replaced by `new` (its bot's games go with it); `old` is refused from
+    /// now on.
+    pub fn rekey(&self, old: &str, new: &str) {
+        let mut grants = self.0.write().expect("bot grants lock");
+        if let Some(grant) = grants.remove(old) {
+            grants.insert(new.to_string(), grant);
+        }
+    }
+
     /// Forgets every key of `ladder` (this node no longer runs it).
     pub fn forget_ladder(&self, ladder: &str) {
         self.0
@@ -159,5 +168,25 @@ impl BotGrants {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_key_takes_the_games_and_the_old_one_plays_no_more() {
+        let grants = BotGrants::default();
+        let (old, new) = ("old-key", "new-key");
+        let old_hash = crate::secret::sha256_hex(old);
+        let new_hash = crate::secret::sha256_hex(new);
+        grants.enter(&old_hash, "class", "a@1", false);
+        grants.grant_game(&old_hash, "00000000000000aa", Some(vec!["token".into()]));
+        grants.rekey(&old_hash, &new_hash);
+        assert!(grants.bot_of(old).is_none());
+        let bot = grants.bot_of(new).expect("the new key");
+        assert_eq!((bot.ladder.as_str(), bot.bot.as_str()), ("class", "a@1"));
+        assert!(grants.may_play(&bot, "00000000000000aa", "token").is_ok());
     }
 }

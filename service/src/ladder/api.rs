@@ -27,7 +27,7 @@ pub const DEFAULT_TURN_MS: u64 = 2000;
 pub const DEFAULT_ABSENT_AFTER: u32 = 3;
 /// LadderGames pages.
 const DEFAULT_PAGE: usize = 50;
-const MAX_PAGE: usize = 500;
+const MAX_PAGE: usize = crate::bounds::MAX_LADDER_PAGE as usize;
 
 /// SHA-256 of a bot key, hex: what the log keeps and keys are looked up by.
 pub fn key_hash(key: &str) -> String {
@@ -159,6 +159,9 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
         gangs_games::parse_options(&request.kind, request.players, &pairs).map_err(refused)?;
     let game = gangs_games::new_game(&request.kind, Some(&options), 0, None).map_err(refused)?;
     house::check(&request.kind, &request.house_bots)?;
+    if let Some(ends) = request.season_ends_unix_ms {
+        check_future("season_ends_unix_ms", ends, now)?;
+    }
     let clock = game.clock();
     Ok(pb::Ladder {
         name: request.name.clone(),
@@ -173,7 +176,51 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
         bank_ms: clock.bank_ms,
         absent_after: clock.absent_after,
         house_bots: request.house_bots.clone(),
+        season: 1,
+        season_started_unix_ms: now,
+        season_ends_unix_ms: request.season_ends_unix_ms,
     })
+}
+
+/// A season's planned end must be to come.
+fn check_future(field: &str, at: i64, now: i64) -> Result<(), Status> {
+    if at <= now {
+        return Err(Status::invalid_argument(format!(
+            "{field} {at} ({}) is not in the future: give a time to come, or end the season now (gangs ladder season NAME --end)",
+            super::utc_text(at)
+        )));
+    }
+    Ok(())
+}
+
+/// Rows of a season that is over: its frozen figures, without what a bot is doing now (only
+/// the retired mark stays).
+fn frozen_rows(rows: &mut [pb::Standing]) {
+    for row in rows.iter_mut() {
+        row.playing = 0;
+        row.paused = false;
+        row.state = if row.retired {
+            pb::BotState::Retired as i32
+        } else {
+            pb::BotState::Unspecified as i32
+        };
+        row.state_reason.clear();
+        row.paused_since_unix_ms = 0;
+        row.pause_reason = 0;
+        row.capped_until_unix_ms = 0;
+    }
+}
+
+/// Season `season` (0: the current one) of a ladder's state, NOT_FOUND for one not begun.
+fn season_of(state: &LadderState, name: &str, season: u32) -> Result<u32, Status> {
+    let current = state.info.season;
+    match season {
+        0 => Ok(current),
+        n if n <= current => Ok(n),
+        n => Err(Status::not_found(format!(
+            "ladder {name} has no season {n}: its current season is {current}"
+        ))),
+    }
 }
 
 /// The leaderboard of a ladder's state, best conservative rating first.
@@ -300,10 +347,12 @@ fn games_page(
     state: &LadderState,
     after: Option<(u64, u32)>,
     size: usize,
+    season: u32,
 ) -> (Vec<pb::LadderGame>, String) {
     let mut games = Vec::new();
     let mut last = None;
-    for m in state.matches.values().rev() {
+    let in_season = |m: &&super::records::Match| season == 0 || m.season == season;
+    for m in state.matches.values().rev().filter(in_season) {
         for (g, game) in m.games.iter().enumerate().rev() {
             let key = (m.no, g as u32);
             if after.is_some_and(|a| key >= a) {
@@ -468,11 +517,23 @@ impl LaddersRpc for LaddersService {
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, standings);
         let state = ladder.state.lock().await;
-        let mut rows = standings(&state);
-        ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
+        let season = season_of(&state, &ladder.name, request.get_ref().season)?;
+        // A season that is over: its frozen figures.
+        let past = match season == state.info.season {
+            true => None,
+            false => state.as_of_season(season),
+        };
+        let view: &LadderState = past.as_ref().unwrap_or(&*state);
+        let mut rows = standings(view);
+        if past.is_none() {
+            ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
+        } else {
+            frozen_rows(&mut rows);
+        }
         let mut response = pb::StandingsResponse {
             ladder: Some(state.info.clone()),
             standings: rows,
+            season: state.season_info(season),
         };
         // A team ladder is always shown by its crews' fit (its rating); another on request.
         let team = state.team_game();
@@ -482,12 +543,13 @@ impl LaddersRpc for LaddersService {
         let by_name = state.by_name.clone();
         let entries = by_name.len();
         let work: Box<dyn FnOnce() -> Vec<Option<fit::Fitted>> + Send> = if team {
-            let games = fit::crew_games(&state);
+            let games = fit::crew_games(view, season);
             Box::new(move || fit::fit_crews(entries, &games))
         } else {
-            let games = fit::rankings(&state);
+            let games = fit::rankings(view, season);
             Box::new(move || fit::fit(entries, &games))
         };
+        drop(past);
         drop(state);
         let _one_at_a_time = self.heavy.acquire().await;
         let fitted = tokio::task::spawn_blocking(work)
@@ -511,7 +573,13 @@ impl LaddersRpc for LaddersService {
             n => n.min(MAX_PAGE),
         };
         let state = ladder.state.lock().await;
-        let (games, next_page_token) = games_page(&state, after, size);
+        if request.season > state.info.season {
+            return Err(Status::not_found(format!(
+                "ladder {} has no season {}: its current season is {}",
+                ladder.name, request.season, state.info.season
+            )));
+        }
+        let (games, next_page_token) = games_page(&state, after, size, request.season);
         if !next_page_token.is_empty() || state.forgotten == 0 {
             return Ok(Response::new(pb::LadderGamesResponse {
                 games,
@@ -536,7 +604,7 @@ impl LaddersRpc for LaddersService {
             })?;
         let history = LadderState::rebuild_with_history(&log_id, &records)
             .map_err(|e| Status::internal(format!("ladder {}: {e}", ladder.name)))?;
-        let (games, next_page_token) = games_page(&history, after, size);
+        let (games, next_page_token) = games_page(&history, after, size, request.season);
         Ok(Response::new(pb::LadderGamesResponse {
             games,
             next_page_token,
@@ -613,13 +681,98 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::RerateLadderResponse>, Status> {
         self.front.accept(&request, &access::RERATE_LADDER)?;
         let name = request.get_ref().ladder.clone();
-        let (ladder, _) = here_or_return!(self, name, request, rerate_ladder);
+        let (ladder, request) = here_or_return!(self, name, request, rerate_ladder);
         let _one_at_a_time = self.rerating.try_acquire().map_err(|_| {
             Status::resource_exhausted(
                 "another ladder is being rerated (one at a time per server): try again when it is done",
             )
         })?;
-        Ok(Response::new(super::rerate::rerate(&ladder).await?))
+        let season = request.get_ref().season;
+        Ok(Response::new(super::rerate::rerate(&ladder, season).await?))
+    }
+
+    async fn delete_ladder(
+        &self,
+        request: Request<pb::DeleteLadderRequest>,
+    ) -> Result<Response<pb::DeleteLadderResponse>, Status> {
+        self.front.accept(&request, &access::DELETE_LADDER)?;
+        let request = request.into_inner();
+        let cancelled_games = self.ladders.delete(&request.ladder, request.force).await?;
+        Ok(Response::new(pb::DeleteLadderResponse { cancelled_games }))
+    }
+
+    async fn rename_ladder(
+        &self,
+        request: Request<pb::RenameLadderRequest>,
+    ) -> Result<Response<pb::RenameLadderResponse>, Status> {
+        self.front.accept(&request, &access::RENAME_LADDER)?;
+        let request = request.into_inner();
+        let ladder = self
+            .ladders
+            .rename(&request.ladder, &request.new_name)
+            .await?;
+        Ok(Response::new(pb::RenameLadderResponse {
+            ladder: Some(ladder),
+        }))
+    }
+
+    async fn rekey_bot(
+        &self,
+        request: Request<pb::RekeyBotRequest>,
+    ) -> Result<Response<pb::RekeyBotResponse>, Status> {
+        self.front.accept(&request, &access::REKEY_BOT)?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, rekey_bot);
+        let request = request.into_inner();
+        let (ladder, index) = self.entry(ladder, &request.bot, &request.version).await?;
+        let mut state = ladder.state.lock().await;
+        let entry = &state.entries[index];
+        if entry.retired {
+            return Err(Status::failed_precondition(format!(
+                "{} is retired: its key is refused for good (register a new version)",
+                entry.name()
+            )));
+        }
+        if entry.bot.starts_with(house::HOUSE_PREFIX) {
+            return Err(Status::failed_precondition(format!(
+                "{} is a house bot: the server plays it without a key",
+                entry.name()
+            )));
+        }
+        let key = ladder.rekey(&mut state, index).await?;
+        let entry = &state.entries[index];
+        tracing::info!(ladder = %ladder.name, bot = %entry.name(), "gave a bot a new key");
+        Ok(Response::new(pb::RekeyBotResponse {
+            bot_key: key,
+            bot: entry.bot.clone(),
+            version: entry.version.clone(),
+        }))
+    }
+
+    async fn set_season(
+        &self,
+        request: Request<pb::SetSeasonRequest>,
+    ) -> Result<Response<pb::SetSeasonResponse>, Status> {
+        self.front.accept(&request, &access::SET_SEASON)?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, set_season);
+        let request = request.into_inner();
+        let now = crate::actor::unix_ms();
+        if let Some(ends) = request.ends_unix_ms {
+            check_future("ends_unix_ms", ends, now)?;
+        }
+        let mut state = ladder.state.lock().await;
+        let ended_season = match request.end {
+            true => ladder.end_season(&mut state).await?,
+            false => 0,
+        };
+        if request.ends_unix_ms.is_some() || request.clear_ends {
+            ladder.plan_season(&mut state, request.ends_unix_ms).await?;
+        }
+        Ok(Response::new(pb::SetSeasonResponse {
+            ladder: Some(state.info.clone()),
+            ended_season,
+        }))
     }
 }
 

@@ -47,12 +47,13 @@ pub struct Fitted {
     pub tier: u32,
 }
 
-/// Every rated game of a ladder whose seats each play for themselves, in match order (the
-/// newest `MAX_GAMES`): each game's ranks as the rating reads them (`match_ranks`).
-pub fn rankings(state: &LadderState) -> Vec<Ranking> {
+/// Every rated game of season `season` of a ladder whose seats each play for themselves, in
+/// match order (the newest `MAX_GAMES`): each game's ranks as the rating reads them (`match_ranks`).
+pub fn rankings(state: &LadderState, season: u32) -> Vec<Ranking> {
     let mut games: Vec<Ranking> = state
         .matches
         .values()
+        .filter(|m| m.season == season)
         .flat_map(|m| {
             state
                 .match_ranks(m)
@@ -135,11 +136,13 @@ pub struct CrewGame {
     pub won: bool,
 }
 
-/// Every rated game of a team ladder, in match order (the newest `MAX_GAMES`).
-pub fn crew_games(state: &LadderState) -> Vec<CrewGame> {
+/// Every rated game of season `season` of a team ladder, in match order (the newest
+/// `MAX_GAMES`).
+pub fn crew_games(state: &LadderState, season: u32) -> Vec<CrewGame> {
     let mut games: Vec<CrewGame> = state
         .matches
         .values()
+        .filter(|m| m.season == season)
         .flat_map(|m| {
             state
                 .match_ranks(m)

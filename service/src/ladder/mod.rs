@@ -47,9 +47,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
 use tonic::Status;
 
-/// Games a bot may play at once on one key, whatever it asks (a duplicate ladder counts
-/// matches).
-pub const MAX_CONCURRENT: u32 = 8;
+/// Games a bot may play at once on one key (a duplicate ladder counts matches); a Queue
+/// asking for more is refused naming the cap (`bounds.rs`).
+pub const MAX_CONCURRENT: u32 = crate::bounds::MAX_CONCURRENT_GAMES;
 /// Games one bot key may be matched to per sliding hour, by default (`--ladder-games-per-hour`):
 /// none. A ladder of one-second games at 8 at once is ~29,000 games an hour per bot, so any
 /// fixed default either starves such a ladder or protects nothing; a bot's pace is bounded by
@@ -121,9 +121,13 @@ pub struct Ladder {
     next_session: AtomicU64,
     wake: Notify,
     pub name: String,
-    /// True when this node stops running the ladder: the server stops, or (on a cluster)
-    /// another node took its turn. Every task of the ladder ends then.
+    /// True when this node stops running the ladder: the server stops, (on a cluster) another
+    /// node took its turn, or the ladder was deleted or renamed (`halt`). Every task of the
+    /// ladder ends then.
     stop: watch::Receiver<bool>,
+    /// Stops this runtime of the ladder alone (deleted, or renamed: run again under its new
+    /// name).
+    halt: Arc<watch::Sender<bool>>,
 }
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
@@ -131,7 +135,19 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 }
 
 impl Ladder {
-    fn new(ctx: Arc<Context>, state: LadderState, stop: watch::Receiver<bool>) -> Arc<Ladder> {
+    fn new(ctx: Arc<Context>, state: LadderState, outer: watch::Receiver<bool>) -> Arc<Ladder> {
+        // Its own stop: set when `outer` is, or by `halt`.
+        let (halt, stop) = watch::channel(*outer.borrow());
+        let halt = Arc::new(halt);
+        let follow = halt.clone();
+        tokio::spawn(async move {
+            let mut outer = outer;
+            let mut own = follow.subscribe();
+            tokio::select! {
+                _ = outer.wait_for(|s| *s) => { let _ = follow.send(true); }
+                _ = own.wait_for(|s| *s) => {}
+            }
+        });
         Arc::new(Ladder {
             ctx,
             name: state.info.name.clone(),
@@ -140,7 +156,13 @@ impl Ladder {
             next_session: AtomicU64::new(1),
             wake: Notify::new(),
             stop,
+            halt,
         })
+    }
+
+    /// Stops this runtime of the ladder: its tasks end, its appends are refused.
+    fn halt(&self) {
+        let _ = self.halt.send(true);
     }
 
     /// `message` as this ladder's own call to the games service: its principal travels in the
@@ -167,6 +189,13 @@ impl Ladder {
     /// Appends one record and applies it once durable. A failed append reloads the state from
     /// the log (another node may have written, or part of the log is unknown now).
     async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), Status> {
+        if self.stopping() {
+            // Deleted, renamed (the new runtime writes now), or run by another node.
+            return Err(Status::unavailable(format!(
+                "ladder {} is not run here any more; try again",
+                self.name
+            )));
+        }
         let seq = state.last_seq + 1;
         let now = crate::actor::unix_ms();
         // A game's result enters the directory feed: the webhooks send it (`ladder.result`);
@@ -206,9 +235,7 @@ impl Ladder {
         bot: String,
         version: String,
     ) -> Result<String, Status> {
-        let key: String = (0..4)
-            .map(|_| format!("{:016x}", rand::random::<u64>()))
-            .collect();
+        let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
         let key_sha256 = api::key_hash(&key);
         let record = Lr::Registered(pb::ladder_record::BotRegistered {
@@ -220,6 +247,59 @@ impl Ladder {
         // The key plays its games from now on (`front/bots.rs`).
         self.bots().enter(&key_sha256, &self.name, &name, false);
         Ok(key)
+    }
+
+    /// Gives entry `index` a new bot key (the caller checked it is not retired); the key, which
+    /// the ladder keeps only hashed. The old key stops at once: Queue refuses it (its open
+    /// stream ends), and so does the Games service.
+    async fn rekey(&self, state: &mut LadderState, index: usize) -> Result<String, Status> {
+        let key = new_bot_key();
+        let key_sha256 = api::key_hash(&key);
+        let old = state.entries[index].key_sha256.clone();
+        let entry = &state.entries[index];
+        let record = Lr::Rekeyed(pb::ladder_record::BotRekeyed {
+            bot: entry.bot.clone(),
+            version: entry.version.clone(),
+            key_sha256: key_sha256.clone(),
+        });
+        self.append(state, record).await?;
+        self.bots().rekey(&old, &key_sha256);
+        self.close_session(
+            index,
+            Some(Status::permission_denied(format!(
+                "the key of {} on ladder {} was replaced (gangs ladder rekey): queue with the new key",
+                state.entries[index].name(),
+                self.name
+            ))),
+        );
+        Ok(key)
+    }
+
+    /// Ends the current season now: its standings are frozen, the next one starts every entry
+    /// from the initial rating. The season ended.
+    async fn end_season(&self, state: &mut LadderState) -> Result<u32, Status> {
+        let season = state.info.season;
+        let last_match = state.next_match_no() - 1;
+        let record = Lr::SeasonEnded(pb::ladder_record::SeasonEnded { season, last_match });
+        self.append(state, record).await?;
+        tracing::info!(ladder = %self.name, season, "a season ended: its standings are frozen");
+        Ok(season)
+    }
+
+    /// Sets (or clears) when the current season ends.
+    async fn plan_season(&self, state: &mut LadderState, ends: Option<i64>) -> Result<(), Status> {
+        let record = Lr::SeasonPlanned(pb::ladder_record::SeasonPlanned { ends_unix_ms: ends });
+        self.append(state, record).await
+    }
+
+    /// Ends the current season once its planned end has come.
+    async fn season_due(&self) -> Result<(), Status> {
+        let mut state = self.state.lock().await;
+        let now = crate::actor::unix_ms();
+        if state.info.season_ends_unix_ms.is_some_and(|end| now >= end) {
+            self.end_season(&mut state).await?;
+        }
+        Ok(())
     }
 
     /// The state as the log has it, keeping what only this process knows (games and tokens).
@@ -326,6 +406,9 @@ impl Ladder {
                 }
                 _ = self.wake.notified() => {}
                 _ = tokio::time::sleep(MATCH_EVERY) => {}
+            }
+            if let Err(e) = self.season_due().await {
+                tracing::warn!(ladder = %self.name, "ending a season: {}", e.message());
             }
             if let Err(e) = self.match_round().await {
                 tracing::warn!(ladder = %self.name, "matching: {}", e.message());
@@ -733,6 +816,9 @@ impl Ladders {
                     continue;
                 }
             };
+            if state.deleted {
+                continue;
+            }
             if ladders.cluster.is_some() {
                 // Made before the cluster kept ladders' names: entered now (a name taken
                 // meanwhile keeps its first ladder).
@@ -859,6 +945,130 @@ impl Ladders {
         self.start(state, self.ctx.stop.clone());
         Ok(info)
     }
+}
+
+impl Ladders {
+    /// Deletes ladder `name` (single node): refused while games of it are in play unless
+    /// `force`, which cancels them. The number of games cancelled.
+    pub async fn delete(self: &Arc<Self>, name: &str, force: bool) -> Result<u32, Status> {
+        self.single_node("deleted")?;
+        let _one_at_a_time = self.creating.lock().await;
+        let ladder = self.get(name)?;
+        let mut state = ladder.state.lock().await;
+        let in_play = games_in_play(&state);
+        if !in_play.is_empty() && !force {
+            return Err(Status::failed_precondition(format!(
+                "ladder {name} has {} games in play: wait until they are over, or pass --force (DeleteLadderRequest.force) to cancel them",
+                in_play.len()
+            )));
+        }
+        let cancelled = in_play.len() as u32;
+        let record = Lr::Deleted(pb::ladder_record::LadderDeleted {
+            cancelled_games: cancelled,
+        });
+        ladder.append(&mut state, record).await?;
+        self.stop_running(
+            &ladder,
+            Status::not_found(format!("ladder {name} was deleted")),
+        );
+        drop(state);
+        for game_id in in_play {
+            let request = ladder.request(pb::CancelGameRequest {
+                game_id: game_id.clone(),
+                reason: format!("ladder {name} was deleted"),
+            });
+            let cancelled = pb::games_server::Games::cancel_game(&self.ctx.games, request).await;
+            if let Err(status) = cancelled {
+                tracing::debug!(ladder = %name, game = %game_id, "cancelling a deleted ladder's game: {}", status.message());
+            }
+        }
+        tracing::info!(ladder = %name, cancelled, "deleted a ladder");
+        Ok(cancelled)
+    }
+
+    /// Renames ladder `name` to `new_name` (single node): logged, then run again under the new
+    /// name (its games in play are picked up again, as after a restart).
+    pub async fn rename(
+        self: &Arc<Self>,
+        name: &str,
+        new_name: &str,
+    ) -> Result<pb::Ladder, Status> {
+        self.single_node("renamed")?;
+        let _one_at_a_time = self.creating.lock().await;
+        let ladder = self.get(name)?;
+        if name == new_name {
+            return Ok(ladder.state.lock().await.info.clone());
+        }
+        if self.get(new_name).is_ok() {
+            return Err(name_taken(new_name));
+        }
+        let mut state = ladder.state.lock().await;
+        let record = Lr::Renamed(pb::ladder_record::LadderRenamed {
+            name: new_name.to_string(),
+        });
+        ladder.append(&mut state, record).await?;
+        self.stop_running(
+            &ladder,
+            Status::unavailable(format!(
+                "ladder {name} is now called {new_name}: queue again on {new_name}"
+            )),
+        );
+        let renamed = state.clone();
+        drop(state);
+        let info = renamed.info.clone();
+        self.start(renamed, self.ctx.stop.clone());
+        tracing::info!(ladder = %new_name, was = %name, "renamed a ladder");
+        Ok(info)
+    }
+
+    /// Stops running `ladder` here: its tasks end, it leaves the list, its keys are forgotten,
+    /// its Queue streams end with `status`.
+    fn stop_running(&self, ladder: &Arc<Ladder>, status: Status) {
+        ladder.halt();
+        self.ladders
+            .write()
+            .expect("ladders lock")
+            .remove(&ladder.name);
+        self.ctx.games.front().bots().forget_ladder(&ladder.name);
+        ladder.close_all(status);
+    }
+
+    fn single_node(&self, what: &str) -> Result<(), Status> {
+        match self.cluster {
+            Some(_) => Err(Status::failed_precondition(format!(
+                "a ladder on a cluster cannot be {what} yet: only on a single node"
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A fresh bot key: 256 random bits, hex.
+fn new_bot_key() -> String {
+    (0..4)
+        .map(|_| format!("{:016x}", rand::random::<u64>()))
+        .collect()
+}
+
+/// The ids of the ladder's games not over yet (those not created yet by the ids they will
+/// have).
+fn games_in_play(state: &LadderState) -> Vec<String> {
+    let mut ids = Vec::new();
+    for m in state.matches.values() {
+        for (g, game) in m.games.iter().enumerate() {
+            if game.result.is_some() {
+                continue;
+            }
+            ids.push(game.game_id.clone().unwrap_or_else(|| {
+                crate::registry::game_id_of_create_id(&play::create_id(
+                    &state.log_id,
+                    m.no,
+                    g as u32,
+                ))
+            }));
+        }
+    }
+    ids
 }
 
 /// Enters every bot key of a ladder this node starts running, with the games its state knows:

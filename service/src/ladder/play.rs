@@ -546,9 +546,10 @@ pub fn rate_game(
         slot.result = Some(rated.clone());
     }
     if with_this.is_over() {
-        let before: Vec<pb::Rating> = m.entries.iter().map(|&e| state.entries[e].rating).collect();
+        // The ratings of the season the match was made in.
+        let (before, house) = state.ratings_for(m);
         let ranks = state.match_ranks(&with_this);
-        let house = state.team_game().then_some(state.house);
+        let house = state.team_game().then_some(house);
         if let Some(after) = rating::rate_match(&before, house.as_ref(), &ranks) {
             rated.ratings_after = after.entries;
             rated.house_after = after.house;
@@ -590,7 +591,7 @@ async fn record_result(
         outcome.clone(),
         &timeouts,
     );
-    let before: Vec<pb::Rating> = m.entries.iter().map(|&e| state.entries[e].rating).collect();
+    let (before, _) = state.ratings_for(&m);
     let streaks: Vec<u32> = seats
         .iter()
         .map(|&e| state.entries[e].timeouts_in_a_row)
@@ -621,11 +622,12 @@ async fn record_result(
         crate::metrics::ladder_rated(&ladder.name);
     }
     let absent_after = state.info.absent_after;
+    let (after, _) = state.ratings_for(&m);
     for (seat, &entry) in seats.iter().enumerate() {
         let index_in_match = m.entries.iter().position(|&e| e == entry).unwrap_or(0);
         let line = outcome.as_ref().and_then(|o| seat_outcome(o, seat));
         let rating_before = before[index_in_match];
-        let rating_after = state.entries[entry].rating;
+        let rating_after = after[index_in_match];
         ladder.send(
             entry,
             Event::Finished(pb::ladder_event::Finished {

@@ -96,6 +96,55 @@ impl Entry {
     pub fn name(&self) -> String {
         entry_name(&self.bot, &self.version)
     }
+
+    /// Swaps its season's figures (rating, totals, trend) with `stats`.
+    fn swap_stats(&mut self, stats: &mut Stats) {
+        std::mem::swap(&mut self.rating, &mut stats.rating);
+        std::mem::swap(&mut self.games, &mut stats.games);
+        std::mem::swap(&mut self.wins, &mut stats.wins);
+        std::mem::swap(&mut self.score_sum, &mut stats.score_sum);
+        std::mem::swap(&mut self.timeouts, &mut stats.timeouts);
+        std::mem::swap(&mut self.trend, &mut stats.trend);
+    }
+}
+
+/// An entry's (or the house's) figures in one season: what a season's end freezes and the next
+/// season starts afresh.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub rating: pb::Rating,
+    pub games: u32,
+    pub wins: u32,
+    pub score_sum: i64,
+    pub timeouts: u32,
+    pub trend: VecDeque<f64>,
+}
+
+impl Stats {
+    /// A season's start: the initial rating, nothing played.
+    pub fn fresh() -> Stats {
+        Stats {
+            rating: rating::initial(),
+            games: 0,
+            wins: 0,
+            score_sum: 0,
+            timeouts: 0,
+            trend: VecDeque::new(),
+        }
+    }
+}
+
+/// A season that is over: its frozen figures, by entry (entries registered later have none),
+/// and the house's.
+#[derive(Debug, Clone)]
+pub struct PastSeason {
+    pub number: u32,
+    pub started_unix_ms: i64,
+    pub ended_unix_ms: i64,
+    /// Matches up to this number were matched in it.
+    pub last_match: u64,
+    pub entries: Vec<Stats>,
+    pub house: Stats,
 }
 
 /// One game of a match.
@@ -118,6 +167,8 @@ pub struct Match {
     pub seed: u64,
     pub games: Vec<MatchGame>,
     pub matched_unix_ms: i64,
+    /// The season it was matched in: its games are rated there, even once it is over.
+    pub season: u32,
 }
 
 impl Match {
@@ -150,11 +201,20 @@ pub struct LadderState {
     pub last_seq: u64,
     /// Games each pair of entries was matched to together (team ladders rotate partners).
     pub together: super::matchmaker::Together,
+    /// The seasons that are over, oldest first (the current one is `info.season`).
+    pub seasons: Vec<PastSeason>,
+    /// The ladder was deleted (a restart leaves it out).
+    pub deleted: bool,
 }
 
 impl LadderState {
     /// The state after the log's first record, which creates the ladder.
-    pub fn new(log_id: String, info: pb::Ladder) -> LadderState {
+    pub fn new(log_id: String, mut info: pb::Ladder) -> LadderState {
+        // A ladder created before seasons existed is in its first season since its creation.
+        if info.season == 0 {
+            info.season = 1;
+            info.season_started_unix_ms = info.created_unix_ms;
+        }
         LadderState {
             log_id,
             info,
@@ -170,6 +230,8 @@ impl LadderState {
             keep_matches: KEEP_MATCHES,
             last_seq: 0,
             together: HashMap::new(),
+            seasons: Vec::new(),
+            deleted: false,
         }
     }
 
@@ -327,12 +389,137 @@ impl LadderState {
                         seed: m.seed,
                         games: vec![MatchGame::default(); m.games as usize],
                         matched_unix_ms: unix_ms,
+                        season: self.info.season,
                     },
                 );
             }
-            Lr::Rated(r) => self.apply_rated(seq, unix_ms, r)?,
+            Lr::Rated(r) => {
+                // A game of a season that is over is rated in that season's figures.
+                let past = self.past_season_of(r.r#match);
+                if let Some(i) = past {
+                    self.swap_season(i);
+                }
+                let rated = self.apply_rated(seq, unix_ms, r);
+                if let Some(i) = past {
+                    self.swap_season(i);
+                }
+                rated?;
+            }
+            Lr::SeasonEnded(e) => {
+                if e.season != self.info.season {
+                    return Err(format!(
+                        "record {seq} ends season {} during season {}",
+                        e.season, self.info.season
+                    ));
+                }
+                let entries = self
+                    .entries
+                    .iter_mut()
+                    .map(|entry| {
+                        let mut stats = Stats::fresh();
+                        entry.swap_stats(&mut stats);
+                        stats
+                    })
+                    .collect();
+                let mut house = Stats::fresh();
+                self.swap_house(&mut house);
+                self.seasons.push(PastSeason {
+                    number: e.season,
+                    started_unix_ms: self.info.season_started_unix_ms,
+                    ended_unix_ms: unix_ms,
+                    last_match: e.last_match,
+                    entries,
+                    house,
+                });
+                self.info.season += 1;
+                self.info.season_started_unix_ms = unix_ms;
+                self.info.season_ends_unix_ms = None;
+            }
+            Lr::SeasonPlanned(p) => self.info.season_ends_unix_ms = p.ends_unix_ms,
+            Lr::Rekeyed(k) => {
+                let index = self.entry_index(&k.bot, &k.version, seq)?;
+                let old = std::mem::replace(&mut self.entries[index].key_sha256, k.key_sha256);
+                self.by_key.remove(&old);
+                self.by_key
+                    .insert(self.entries[index].key_sha256.clone(), index);
+            }
+            Lr::Renamed(r) => self.info.name = r.name,
+            Lr::Deleted(_) => self.deleted = true,
         }
         Ok(())
+    }
+
+    /// The index in `seasons` of the season that is over in which match `no` was matched.
+    fn past_season_of(&self, no: u64) -> Option<usize> {
+        let season = self.matches.get(&no)?.season;
+        self.seasons.iter().position(|s| s.number == season)
+    }
+
+    /// Swaps the current season's figures with those of past season `i` (and back, called
+    /// again).
+    fn swap_season(&mut self, i: usize) {
+        let mut past = std::mem::take(&mut self.seasons[i].entries);
+        for (entry, stats) in self.entries.iter_mut().zip(past.iter_mut()) {
+            entry.swap_stats(stats);
+        }
+        self.seasons[i].entries = past;
+        let mut house = std::mem::replace(&mut self.seasons[i].house, Stats::fresh());
+        self.swap_house(&mut house);
+        self.seasons[i].house = house;
+    }
+
+    fn swap_house(&mut self, stats: &mut Stats) {
+        std::mem::swap(&mut self.house, &mut stats.rating);
+        std::mem::swap(&mut self.house_games, &mut stats.games);
+        std::mem::swap(&mut self.house_wins, &mut stats.wins);
+        std::mem::swap(&mut self.house_trend, &mut stats.trend);
+    }
+
+    /// The state as season `number` left it (its frozen figures in the entries' places), or
+    /// None when that season is not over (the current one, or one not begun).
+    pub fn as_of_season(&self, number: u32) -> Option<LadderState> {
+        let i = self.seasons.iter().position(|s| s.number == number)?;
+        let mut state = self.clone();
+        state.swap_season(i);
+        Some(state)
+    }
+
+    /// The ratings before match `m` is rated, in entry order, and the house's: those of the
+    /// season it was matched in.
+    pub fn ratings_for(&self, m: &Match) -> (Vec<pb::Rating>, pb::Rating) {
+        match self.seasons.iter().find(|s| s.number == m.season) {
+            Some(past) => (
+                m.entries
+                    .iter()
+                    .map(|&e| past.entries.get(e).map_or(rating::initial(), |s| s.rating))
+                    .collect(),
+                past.house.rating,
+            ),
+            None => (
+                m.entries.iter().map(|&e| self.entries[e].rating).collect(),
+                self.house,
+            ),
+        }
+    }
+
+    /// What `Standings` says of season `number`: its number, start, end (once over) and
+    /// planned end (the current one's).
+    pub fn season_info(&self, number: u32) -> Option<pb::Season> {
+        if number == self.info.season {
+            return Some(pb::Season {
+                number,
+                started_unix_ms: self.info.season_started_unix_ms,
+                ended_unix_ms: None,
+                ends_unix_ms: self.info.season_ends_unix_ms,
+            });
+        }
+        let past = self.seasons.iter().find(|s| s.number == number)?;
+        Some(pb::Season {
+            number,
+            started_unix_ms: past.started_unix_ms,
+            ended_unix_ms: Some(past.ended_unix_ms),
+            ends_unix_ms: None,
+        })
     }
 
     fn entry_index(&self, bot: &str, version: &str, seq: u64) -> Result<usize, String> {
@@ -547,6 +734,157 @@ mod tests {
         }
         // A game is rated once: the same record again is refused.
         assert!(live.apply(6, 5, Lr::Rated(rated)).is_err());
+    }
+
+    /// A rated result of match `no` (one game, two seats): seat 0 wins.
+    fn result(state: &LadderState, no: u64) -> Lr {
+        let m = &state.matches[&no];
+        let outcome = pb::Outcome {
+            seats: vec![
+                pb::SeatOutcome {
+                    seat: 0,
+                    rank: 1,
+                    score: 0,
+                    won: true,
+                },
+                pb::SeatOutcome {
+                    seat: 1,
+                    rank: 2,
+                    score: 9,
+                    won: false,
+                },
+            ],
+            summary: String::new(),
+        };
+        let timeouts = vec![super::super::play::SeatTimeouts::default(); 2];
+        Lr::Rated(super::super::play::rate_game(
+            state,
+            m,
+            0,
+            format!("{no:016x}"),
+            Some(outcome),
+            &timeouts,
+        ))
+    }
+
+    #[test]
+    fn a_season_freezes_its_table_and_the_next_starts_afresh() {
+        let mut live = LadderState::new("ladder0000000003".into(), ladder());
+        live.last_seq = 1;
+        let mut records = vec![to_log(1, 0, Lr::Created(ladder()))];
+        let mut seq = 1;
+        let mut step = |live: &mut LadderState, at: i64, record: Lr| {
+            seq += 1;
+            records.push(to_log(seq, at, record.clone()));
+            live.apply(seq, at, record).unwrap();
+        };
+        let matched = |no: u64| {
+            Lr::Matched(pb::ladder_record::MatchMade {
+                r#match: no,
+                entries: vec!["a@1".into(), "b@1".into()],
+                seed: no,
+                games: 1,
+            })
+        };
+        step(&mut live, 0, register("a"));
+        step(&mut live, 0, register("b"));
+        // Season 1: matches 1 and 2 made, only match 1 over when the season ends.
+        step(&mut live, 10, matched(1));
+        let rated = result(&live, 1);
+        step(&mut live, 11, rated);
+        step(&mut live, 12, matched(2));
+        assert_eq!(live.info.season, 1);
+        let ended = Lr::SeasonEnded(pb::ladder_record::SeasonEnded {
+            season: 1,
+            last_match: 2,
+        });
+        step(&mut live, 20, ended.clone());
+        assert_eq!(
+            (live.info.season, live.info.season_started_unix_ms),
+            (2, 20)
+        );
+        // The new season starts every entry from the initial rating.
+        for e in &live.entries {
+            assert_eq!((e.rating, e.games, e.wins), (rating::initial(), 0, 0));
+        }
+        let frozen = live.as_of_season(1).unwrap();
+        let one_game: Vec<u32> = frozen.entries.iter().map(|e| e.games).collect();
+        assert_eq!(one_game, [1, 1]);
+        // Match 2, matched in season 1, ends in season 2: rated in season 1.
+        let rated = result(&live, 2);
+        step(&mut live, 30, rated);
+        let after_straggler = live.as_of_season(1).unwrap();
+        let season_one: Vec<(u32, pb::Rating)> = after_straggler
+            .entries
+            .iter()
+            .map(|e| (e.games, e.rating))
+            .collect();
+        assert_eq!(season_one.iter().map(|e| e.0).collect::<Vec<_>>(), [2, 2]);
+        assert!(live.entries.iter().all(|e| e.games == 0));
+        // Games of season 2 leave season 1's table as it was.
+        for no in 3..=5 {
+            step(&mut live, 40 + no as i64, matched(no));
+            let rated = result(&live, no);
+            step(&mut live, 41 + no as i64, rated);
+        }
+        let later: Vec<(u32, pb::Rating)> = live
+            .as_of_season(1)
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| (e.games, e.rating))
+            .collect();
+        assert_eq!(later, season_one);
+        assert_eq!(live.entries[0].games, 3);
+        assert_eq!(live.matches[&4].season, 2);
+        // A restart rebuilds both tables the same.
+        let rebuilt = LadderState::rebuild("ladder0000000003", &records).unwrap();
+        assert_eq!(rebuilt.info.season, 2);
+        let rebuilt_one: Vec<(u32, pb::Rating)> = rebuilt
+            .as_of_season(1)
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| (e.games, e.rating))
+            .collect();
+        assert_eq!(rebuilt_one, season_one);
+        for (a, b) in rebuilt.entries.iter().zip(&live.entries) {
+            assert_eq!((a.games, a.rating, &a.trend), (b.games, b.rating, &b.trend));
+        }
+        assert_eq!(rebuilt.season_info(1).unwrap().ended_unix_ms, Some(20));
+        assert!(rebuilt.as_of_season(2).is_none());
+        // A season is ended once.
+        assert!(live.apply(seq + 1, 50, ended).is_err());
+    }
+
+    #[test]
+    fn a_new_key_replaces_the_old_one_and_the_rating_stays() {
+        let mut state = LadderState::new("ladder0000000004".into(), ladder());
+        state.last_seq = 1;
+        state.apply(2, 0, register("a")).unwrap();
+        state.entries[0].rating.mu = 30.0;
+        let rekeyed = Lr::Rekeyed(pb::ladder_record::BotRekeyed {
+            bot: "a".into(),
+            version: "1".into(),
+            key_sha256: "new-hash".into(),
+        });
+        state.apply(3, 0, rekeyed).unwrap();
+        assert!(!state.by_key.contains_key("hash-a"));
+        assert_eq!(state.by_key.get("new-hash"), Some(&0));
+        assert_eq!(state.entries[0].rating.mu, 30.0);
+        let renamed = Lr::Renamed(pb::ladder_record::LadderRenamed {
+            name: "term-2".into(),
+        });
+        state.apply(4, 0, renamed).unwrap();
+        assert_eq!(state.info.name, "term-2");
+        state
+            .apply(
+                5,
+                0,
+                Lr::Deleted(pb::ladder_record::LadderDeleted::default()),
+            )
+            .unwrap();
+        assert!(state.deleted);
     }
 
     #[test]

@@ -19,8 +19,10 @@ use tonic::Status;
 /// Difference lines returned at most.
 const MAX_DIFFERENCES: usize = 50;
 
-/// Recomputes `ladder`'s leaderboard from its games' logs and compares it with the kept one.
-pub async fn rerate(ladder: &Ladder) -> Result<pb::RerateLadderResponse, Status> {
+/// Recomputes `ladder`'s leaderboard of season `season` (0: the current one) from its games'
+/// logs and compares it with the kept one. Every season is refolded (each starts from the
+/// initial rating), so a season that is over is compared by its frozen table.
+pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResponse, Status> {
     let log_id = ladder.state.lock().await.log_id.clone();
     let store = &ladder.ctx.store;
     let records = store.load_game(&log_id).await.map_err(|e| {
@@ -34,6 +36,11 @@ pub async fn rerate(ladder: &Ladder) -> Result<pb::RerateLadderResponse, Status>
     let kept = LadderState::rebuild(&log_id, &records).map_err(broken)?;
     let mut fresh =
         LadderState::rebuild(&log_id, &records[..1.min(records.len())]).map_err(broken)?;
+    let season = if season == 0 {
+        kept.info.season
+    } else {
+        season
+    };
     let mut games = 0;
     for record in records.iter().skip(1) {
         let mut ladder_record = records::from_log(record).map_err(broken)?;
@@ -52,19 +59,33 @@ pub async fn rerate(ladder: &Ladder) -> Result<pb::RerateLadderResponse, Status>
             let timeouts = seat_timeouts(&log, fresh.info.players as usize);
             let game_id = kept_result.game_id.clone();
             let result = rate_game(&fresh, &m, kept_result.game, game_id, outcome, &timeouts);
-            games += u32::from(!result.void);
+            games += u32::from(!result.void && m.season == season);
             ladder_record = Lr::Rated(result);
         }
         fresh
             .apply(record.seq, record.unix_ms, ladder_record)
             .map_err(broken)?;
     }
+    let (fresh, kept) = if season == kept.info.season {
+        (fresh, kept)
+    } else {
+        let not_found = || {
+            Status::not_found(format!(
+                "ladder {} has no season {season} that is over (its current season is {})",
+                ladder.name, kept.info.season
+            ))
+        };
+        (
+            fresh.as_of_season(season).ok_or_else(not_found)?,
+            kept.as_of_season(season).ok_or_else(not_found)?,
+        )
+    };
     let mut recomputed = standings(&fresh);
     let mut kept_rows = standings(&kept);
     if fresh.team_game() {
         // A team ladder's rating is its crews' fit: recomputed the same way on both sides.
         for (state, rows) in [(&fresh, &mut recomputed), (&kept, &mut kept_rows)] {
-            let (entries, games) = (state.entries.len(), fit::crew_games(state));
+            let (entries, games) = (state.entries.len(), fit::crew_games(state, season));
             let fitted = tokio::task::spawn_blocking(move || fit::fit_crews(entries, &games))
                 .await
                 .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;

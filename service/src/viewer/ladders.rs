@@ -48,20 +48,23 @@ pub(super) async fn list(
     )))
 }
 
-/// `GET /api/ladders/{name}`: `Standings` (the ladder and its leaderboard, best conservative
-/// rating first, each row with its trend).
+/// `GET /api/ladders/{name}?season=N`: `Standings` (the ladder and its leaderboard, best
+/// conservative rating first, each row with its trend; a season that is over: its frozen
+/// table).
 pub(super) async fn standings(
     State(viewer): State<Viewer>,
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    Query::parse(query.as_deref(), &[])?;
+    let query = Query::parse(query.as_deref(), &["season"])?;
     let name = check_name(&name)?;
+    let season = query.number("season", 0, u64::from(u32::MAX))? as u32;
     let answer = viewer
         .ladders
         .standings(viewer.request(pb::StandingsRequest {
             ladder: name.to_string(),
             fit: false,
+            season,
         }))
         .await?
         .into_inner();
@@ -78,7 +81,7 @@ pub(super) async fn games(
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = Query::parse(query.as_deref(), &["limit", "page_token"])?;
+    let query = Query::parse(query.as_deref(), &["limit", "page_token", "season"])?;
     let name = check_name(&name)?;
     let limit = query.number("limit", DEFAULT_PAGE, MAX_PAGE)?.max(1);
     let answer = viewer
@@ -87,6 +90,7 @@ pub(super) async fn games(
             ladder: name.to_string(),
             page_size: limit as u32,
             page_token: query.get("page_token").unwrap_or("").to_string(),
+            season: query.number("season", 0, u64::from(u32::MAX))? as u32,
         }))
         .await?
         .into_inner();
