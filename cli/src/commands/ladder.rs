@@ -65,6 +65,10 @@ enum LadderCommand {
         /// bootstrap intervals and tiers of bots whose intervals overlap (not for team games).
         #[arg(long)]
         fit: bool,
+        /// Print the table as CSV (RFC 4180, a header row): the columns of the viewer's CSV
+        /// download.
+        #[arg(long, conflicts_with = "fit")]
+        csv: bool,
     },
     /// The ladder's games, newest first, with their results.
     Games {
@@ -76,6 +80,9 @@ enum LadderCommand {
         /// Continue a listing: the `next_page_token` a previous call printed.
         #[arg(long)]
         page_token: Option<String>,
+        /// Only this bot's games: `BOT@VERSION` (`BOT` alone: version 1).
+        #[arg(long, value_name = "BOT@VERSION")]
+        bot: Option<String>,
     },
     /// The server's ladders.
     List,
@@ -176,12 +183,16 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 )
             });
         }
-        LadderCommand::Standings { name, fit } => {
+        LadderCommand::Standings { name, fit, csv } => {
             let standings = client
                 .standings(pb::StandingsRequest { ladder: name, fit })
                 .await
                 .map_err(refused)?
                 .into_inner();
+            if csv {
+                print!("{}", gangs_proto::csv::standings_csv(&standings.standings));
+                return Ok(());
+            }
             context
                 .out
                 .emit(to_json(&standings, "gangs.v1.StandingsResponse"), || {
@@ -192,12 +203,22 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             name,
             limit,
             page_token,
+            bot,
         } => {
+            let (bot, version) = match &bot {
+                Some(bot) => {
+                    let (b, v) = bot.split_once('@').unwrap_or((bot, ""));
+                    (b.to_string(), v.to_string())
+                }
+                None => Default::default(),
+            };
             let page = client
                 .ladder_games(pb::LadderGamesRequest {
                     ladder: name,
                     page_size: limit,
                     page_token: page_token.unwrap_or_default(),
+                    bot,
+                    version,
                 })
                 .await
                 .map_err(refused)?
@@ -336,11 +357,37 @@ fn ladder_line(l: &pb::Ladder) -> String {
     )
 }
 
+/// A row's name in the table: `bot@version`, marked when retired or paused; the house entry of
+/// a team game (the game itself as the opponent, not one of the house bots) says so.
+fn row_name(row: &pb::Standing) -> String {
+    if row.house {
+        let players = row.version.trim_end_matches('p');
+        return format!("(the game itself, {players} seats)");
+    }
+    let mut name = format!("{}@{}", row.bot, row.version);
+    if row.retired {
+        name.push_str(" (retired)");
+    } else if row.state == pb::BotState::Capped as i32 {
+        name.push_str(" (capped)");
+    } else if row.paused {
+        name.push_str(" (paused)");
+    }
+    name
+}
+
 fn standings_lines(s: &pb::StandingsResponse) -> String {
     let fitted = s.standings.iter().any(|r| r.fit.is_some());
+    // As wide as the longest name (a 64-character bot name and its version fit).
+    let width = s
+        .standings
+        .iter()
+        .map(|r| row_name(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(28);
     let mut header = format!(
-        "{:>3}  {:<28} {:>7} {:>6} {:>6} {:>6} {:>5} {:>17} {:>8} {:>8}",
-        "#", "bot", "μ−3σ", "μ", "σ", "games", "wins", "win share (95%)", "score", "timeouts"
+        "{:>3}  {:<width$} {:>7} {:>6} {:>6} {:>6} {:>5} {:>17} {:>10} {:>8}",
+        "#", "bot", "μ−3σ", "μ", "σ", "games", "wins", "win share (95%)", "mean score", "timeouts"
     );
     if fitted {
         header.push_str(&format!("  {:>22} {:>4}", "fit (95%)", "tier"));
@@ -348,12 +395,7 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
     let mut lines = vec![header];
     for (i, row) in s.standings.iter().enumerate() {
         let rating = row.rating.unwrap_or_default();
-        let mut name = format!("{}@{}", row.bot, row.version);
-        if row.retired {
-            name.push_str(" (retired)");
-        } else if row.paused {
-            name.push_str(" (paused)");
-        }
+        let name = row_name(row);
         let fit = match row.fit {
             Some(fit) => format!(
                 "  {fit:>6.2} [{:>6.2}, {:>6.2}] {:>4}",
@@ -363,7 +405,7 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
             None => String::new(),
         };
         lines.push(format!(
-            "{:>3}  {:<28} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>8.2} {:>8}{fit}",
+            "{:>3}  {:<width$} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>10.2} {:>8}{fit}",
             i + 1,
             name,
             row.conservative,
@@ -380,6 +422,12 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
     }
     if s.standings.is_empty() {
         lines.push("no bots yet: `gangs ladder register LADDER BOT`".into());
+    } else if let Some(kind) = s
+        .ladder
+        .as_ref()
+        .and_then(|l| gangs_games::kind(&l.kind).ok())
+    {
+        lines.push(format!("mean score: {}", kind.score_words));
     }
     // Why each paused or capped bot is not matched.
     for row in &s.standings {

@@ -87,6 +87,7 @@ methods! {
     PAUSE_BOT: LADDERS "PauseBot" Admin "pause bots";
     RETIRE_BOT: LADDERS "RetireBot" Admin "retire bots";
     RERATE_LADDER: LADDERS "RerateLadder" Admin "rerate ladders";
+    BOT_REPORT: LADDERS "BotReport" Player "read a bot's report";
 }
 
 /// The rule of `service`'s method `name`, if it has one.
@@ -176,6 +177,17 @@ impl Front {
     /// Whether the server has keys (`--api-key`).
     pub fn keyed(&self) -> bool {
         self.keys.admin.is_some()
+    }
+
+    /// Whether `key` is one of this server's keys: the admin key, the player key or a ladder
+    /// bot's key (a retired bot's included: its refusal says why). What it may call is
+    /// [`Front::admit`]'s to decide.
+    pub fn knows(&self, key: &str) -> bool {
+        let is = |k: &Option<String>| {
+            k.as_ref()
+                .is_some_and(|k| constant_time_eq(key.as_bytes(), k.as_bytes()))
+        };
+        is(&self.keys.admin) || is(&self.keys.player) || self.bots.bot_of(key).is_some()
     }
 
     /// The caller of `method` by the call's `authorization` metadata, or the refusal: no key

@@ -121,6 +121,8 @@ pub struct Ladder {
     next_session: AtomicU64,
     wake: Notify,
     pub name: String,
+    /// Moves each time a record is applied (the viewer's live leaderboard waits on it).
+    changed: watch::Sender<u64>,
     /// True when this node stops running the ladder: the server stops, or (on a cluster)
     /// another node took its turn. Every task of the ladder ends then.
     stop: watch::Receiver<bool>,
@@ -139,6 +141,7 @@ impl Ladder {
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
             wake: Notify::new(),
+            changed: watch::Sender::new(0),
             stop,
         })
     }
@@ -182,9 +185,11 @@ impl Ladder {
         );
         let failure = match durable.await {
             Ok(Ok(())) => {
-                return state
+                let applied = state
                     .apply(seq, now, record)
-                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)))
+                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)));
+                self.changed.send_modify(|n| *n += 1);
+                return applied;
             }
             Ok(Err(e)) if e.kind == StoreErrorKind::Conflict => {
                 unavailable("another node wrote to this ladder first", e)
@@ -423,6 +428,35 @@ impl Ladder {
         }
     }
 
+    /// Logs that entry `index` reached a cap (`capped`, as its stream was told), unless the log
+    /// has this very cap already (the same entry capped until the same time: told again after
+    /// a restart or a new Queue stream).
+    async fn log_capped(
+        &self,
+        state: &mut LadderState,
+        index: usize,
+        capped: pb::ladder_event::Capped,
+    ) -> Result<(), Status> {
+        let entry = &state.entries[index];
+        if entry
+            .caps
+            .back()
+            .is_some_and(|c| c.until_unix_ms == capped.until_unix_ms)
+        {
+            return Ok(());
+        }
+        let record = Lr::Capped(pb::ladder_record::BotCapped {
+            bot: entry.bot.clone(),
+            version: entry.version.clone(),
+            cap: capped.cap,
+            flag: capped.flag,
+            limit: capped.limit,
+            until_unix_ms: capped.until_unix_ms,
+            detail: capped.detail,
+        });
+        self.append(state, record).await
+    }
+
     /// Games per match: one, or one per seat rotation in a duplicate ladder.
     fn games_per_match(info: &pb::Ladder) -> u32 {
         if info.duplicate {
@@ -438,6 +472,7 @@ impl Ladder {
         let mut state = self.state.lock().await;
         let per_match = Self::games_per_match(&state.info);
         let now = crate::actor::unix_ms();
+        let mut newly_capped = Vec::new();
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
@@ -463,6 +498,7 @@ impl Ladder {
                             s.capped_told = true;
                             let capped = self.capped_event(&entry.name(), until);
                             tracing::info!(ladder = %self.name, bot = %entry.name(), "capped: {}", capped.detail);
+                            newly_capped.push((index, capped.clone()));
                             let event = pb::ladder_event::Event::Capped(capped);
                             let _ = s.tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
                         }
@@ -479,6 +515,9 @@ impl Ladder {
                 })
                 .collect()
         };
+        for (index, capped) in newly_capped {
+            self.log_capped(&mut state, index, capped).await?;
+        }
         let players = state.info.players as usize;
         let groups = if state.team_game() {
             // Seeded by the ladder and the match to come: the same history, the same crews.
@@ -602,6 +641,7 @@ impl Ladder {
         };
         if let Some(until) = capped {
             let event = self.capped_event(&state.entries[index].name(), until);
+            self.log_capped(&mut state, index, event.clone()).await?;
             let event = pb::ladder_event::Event::Capped(event);
             let _ = tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
         }
