@@ -83,6 +83,7 @@ async fn ladder_games(client: &mut LaddersKeyed) -> Vec<pb::LadderGame> {
                 ladder: LADDER.into(),
                 page_size: 100,
                 page_token,
+                ..Default::default()
             })
             .await
             .expect("ladder games")

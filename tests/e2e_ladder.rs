@@ -105,6 +105,7 @@ pub(crate) async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb:
                 ladder: LADDER.into(),
                 page_size: 7,
                 page_token: token,
+                ..Default::default()
             })
             .await
             .expect("ladder games")

@@ -355,6 +355,7 @@ async fn snapshot(
                 ladder: ladder.name,
                 page_size: 500,
                 page_token: String::new(),
+                ..Default::default()
             }))
             .await
             .expect("ladder games")
