@@ -123,7 +123,8 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
         .connect()
         .await
         .expect("connect");
-    let mut admin = LaddersClient::with_interceptor(channel.clone(), ApiKey::new(Some(ADMIN)).unwrap());
+    let mut admin =
+        LaddersClient::with_interceptor(channel.clone(), ApiKey::new(Some(ADMIN)).unwrap());
     let mut player =
         LaddersClient::with_interceptor(channel.clone(), ApiKey::new(Some(PLAYER)).unwrap());
     admin
@@ -227,7 +228,12 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
     assert!(body.contains("Bearer KEY"), "{body}");
 
     // A bot's page: the capped one.
-    let alpha = json_with(&http, &format!("/api/ladders/{LADDER}/bots/alpha@1"), PLAYER).await;
+    let alpha = json_with(
+        &http,
+        &format!("/api/ladders/{LADDER}/bots/alpha@1"),
+        PLAYER,
+    )
+    .await;
     for key in [
         "bot",
         "version",
@@ -268,31 +274,63 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
     );
     let seat = game["seat"].as_u64().unwrap() as usize;
     assert_eq!(game["names"][seat], "alpha@1", "{game}");
-    assert!(game.get("score").is_some() && game.get("timeouts").is_some(), "{game}");
-    assert!(!game["summary"].as_str().unwrap().contains("seat "), "{game}");
+    assert!(
+        game.get("score").is_some() && game.get("timeouts").is_some(),
+        "{game}"
+    );
+    assert!(
+        !game["summary"].as_str().unwrap().contains("seat "),
+        "{game}"
+    );
     assert_eq!(alpha["history"].as_array().unwrap().len(), 1, "{alpha}");
 
     // The paused one: why and since when.
-    let gamma = json_with(&http, &format!("/api/ladders/{LADDER}/bots/gamma%401"), ADMIN).await;
+    let gamma = json_with(
+        &http,
+        &format!("/api/ladders/{LADDER}/bots/gamma%401"),
+        ADMIN,
+    )
+    .await;
     assert_eq!(gamma["state"], "BOT_STATE_PAUSED", "{gamma}");
     assert_eq!(gamma["state_reason"], "paused by an organizer");
     let pause = gamma["pauses"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(pause["reason"], "REASON_ADMIN", "{gamma}");
     assert_eq!(pause["lifted"], false);
     assert!(pause["unix_ms"].as_i64().unwrap() > 0);
-    let (code, _, body) = get_with(&http, &format!("/api/ladders/{LADDER}/bots/nobody@1"), PLAYER).await;
+    let (code, _, body) = get_with(
+        &http,
+        &format!("/api/ladders/{LADDER}/bots/nobody@1"),
+        PLAYER,
+    )
+    .await;
     assert_eq!(code, 404, "{body}");
 
     // The games of one bot, and results that name the bots.
-    let games = json_with(&http, &format!("/api/ladders/{LADDER}/games?bot=beta%401"), PLAYER).await;
+    let games = json_with(
+        &http,
+        &format!("/api/ladders/{LADDER}/games?bot=beta%401"),
+        PLAYER,
+    )
+    .await;
     let listed = games["games"].as_array().unwrap();
     assert!(!listed.is_empty(), "{games}");
     for g in listed {
-        assert!(g["names"].as_array().unwrap().contains(&"beta@1".into()), "{g}");
+        assert!(
+            g["names"].as_array().unwrap().contains(&"beta@1".into()),
+            "{g}"
+        );
         let summary = g["outcome"]["summary"].as_str().unwrap();
-        assert!(summary.contains("@1 wins") && !summary.contains("seat "), "{summary}");
+        assert!(
+            summary.contains("@1 wins") && !summary.contains("seat "),
+            "{summary}"
+        );
     }
-    let (code, _, body) = get_with(&http, &format!("/api/ladders/{LADDER}/games?bot=nobody@1"), PLAYER).await;
+    let (code, _, body) = get_with(
+        &http,
+        &format!("/api/ladders/{LADDER}/games?bot=nobody@1"),
+        PLAYER,
+    )
+    .await;
     assert_eq!(code, 404, "{body}");
 
     // The same over gRPC: the bot filter, and BotReport with the player key (not a bot key).
@@ -333,8 +371,10 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
         .expect("gamma's report")
         .into_inner();
     assert_eq!(report.state, pb::BotState::Paused as i32);
-    let mut as_bot =
-        LaddersClient::with_interceptor(channel.clone(), ApiKey::new(Some(keys[2].as_str())).unwrap());
+    let mut as_bot = LaddersClient::with_interceptor(
+        channel.clone(),
+        ApiKey::new(Some(keys[2].as_str())).unwrap(),
+    );
     let refused = as_bot
         .bot_report(pb::BotReportRequest {
             ladder: LADDER.into(),
@@ -346,10 +386,17 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
 
     // The standings as CSV: a header row, a row per bot, the same columns as the CLI's.
-    let (code, headers, csv) =
-        get_with(&http, &format!("/api/ladders/{LADDER}/standings.csv"), PLAYER).await;
+    let (code, headers, csv) = get_with(
+        &http,
+        &format!("/api/ladders/{LADDER}/standings.csv"),
+        PLAYER,
+    )
+    .await;
     assert_eq!(code, 200, "{csv}");
-    assert!(headers["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert!(headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/csv"));
     assert!(headers["content-disposition"]
         .to_str()
         .unwrap()
@@ -358,9 +405,15 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
     assert_eq!(lines[0], gangs_proto::csv::STANDINGS_COLUMNS.join(","));
     assert_eq!(lines.len(), 4, "{csv}");
     let gamma_line = lines.iter().find(|l| l.contains(",gamma,")).expect("gamma");
-    assert!(gamma_line.contains(",paused,paused by an organizer,"), "{gamma_line}");
+    assert!(
+        gamma_line.contains(",paused,paused by an organizer,"),
+        "{gamma_line}"
+    );
     let alpha_line = lines.iter().find(|l| l.contains(",alpha,")).expect("alpha");
-    assert!(alpha_line.contains(",capped,\""), "a quoted reason: {alpha_line}");
+    assert!(
+        alpha_line.contains(",capped,\""),
+        "a quoted reason: {alpha_line}"
+    );
     let (code, cli_csv) = common::gangs_cli(
         &server,
         &["--api-key", PLAYER, "ladder", "standings", LADDER, "--csv"],
@@ -405,13 +458,31 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
             "gamma's page",
         )
         .await;
-    let shown = browser.eval("document.getElementById('bot-reason').innerText").await;
-    assert!(shown.as_str().unwrap().contains("paused by an organizer"), "{shown}");
-    assert_eq!(browser.eval("!!document.getElementById('bot-pauses')").await, true);
-    assert_eq!(browser.eval("!!document.getElementById('bot-games')").await, true);
+    let shown = browser
+        .eval("document.getElementById('bot-reason').innerText")
+        .await;
+    assert!(
+        shown.as_str().unwrap().contains("paused by an organizer"),
+        "{shown}"
+    );
+    assert_eq!(
+        browser
+            .eval("!!document.getElementById('bot-pauses')")
+            .await,
+        true
+    );
+    assert_eq!(
+        browser.eval("!!document.getElementById('bot-games')").await,
+        true
+    );
     browser.screenshot("bot-page-paused").await;
-    browser.open(&format!("{http}/ladders/{LADDER}/bots/alpha@1")).await;
-    assert_eq!(browser.eval("!!document.getElementById('bot-caps')").await, true);
+    browser
+        .open(&format!("{http}/ladders/{LADDER}/bots/alpha@1"))
+        .await;
+    assert_eq!(
+        browser.eval("!!document.getElementById('bot-caps')").await,
+        true
+    );
 
     // The leaderboard redraws itself once a new game is rated: three new bots play one game.
     browser.open(&format!("{http}/ladders/{LADDER}")).await;

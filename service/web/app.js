@@ -442,7 +442,7 @@ function drawLadder(name, params, board, games) {
       el("td", { class: "num", text: s.timeouts }),
       el("td", {}, trendLine(s.trend)),
       el("td", { class: `state ${state.split(" ")[0].replace(/ /g, "-")}` },
-        state === "capped" ? el("span", { class: "cap-mark", title: s.state_reason || "capped", text: "⏸ capped" }) : el("span", { text: state }),
+        state === "capped" ? el("span", { class: "cap-mark", title: s.state_reason || "capped", text: "capped" }) : el("span", { text: state }),
         s.state_reason && !s.retired ? el("span", { class: "note reason", text: ` — ${s.state_reason}` }) : null));
   });
   const gameRows = (games.games || []).map((g) => {

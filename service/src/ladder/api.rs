@@ -664,7 +664,12 @@ impl LaddersRpc for LaddersService {
         let only = if request.bot.is_empty() {
             None
         } else {
-            Some(entry_of(&state, &ladder.name, &request.bot, &request.version)?)
+            Some(entry_of(
+                &state,
+                &ladder.name,
+                &request.bot,
+                &request.version,
+            )?)
         };
         let (games, next_page_token) = games_page(&state, after, size, only);
         if !next_page_token.is_empty() || state.forgotten == 0 {

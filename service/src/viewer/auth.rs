@@ -293,7 +293,7 @@ pub(super) async fn guard(State(viewer): State<Viewer>, request: Request, next: 
         };
         return match bearer_key(&viewer, &request, key) {
             Ok(key) => READ_KEY.scope(key, next.run(request)).await,
-            Err(refusal) => refusal,
+            Err(refusal) => *refusal,
         };
     }
     let key = match viewer.access.as_ref() {
@@ -319,7 +319,11 @@ pub(super) async fn guard(State(viewer): State<Viewer>, request: Request, next: 
 /// server without keys, the viewer's own read key (every key is as good as none there). A key
 /// the server does not know: 401, and one more failure for the address (429 once its tries
 /// are spent).
-fn bearer_key(viewer: &Viewer, request: &Request, key: String) -> Result<Option<String>, Response> {
+fn bearer_key(
+    viewer: &Viewer,
+    request: &Request,
+    key: String,
+) -> Result<Option<String>, Box<Response>> {
     let front = viewer.games.front();
     if !front.keyed() {
         return Ok(match viewer.access.as_ref() {
@@ -342,15 +346,15 @@ fn bearer_key(viewer: &Viewer, request: &Request, key: String) -> Result<Option<
         if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }
-        return Err(response);
+        return Err(Box::new(response));
     }
     if front.knows(&key) {
         return Ok(Some(key));
     }
     viewer.bearer_throttle.failed(ip, now);
-    Err(unauthorized_json(
+    Err(Box::new(unauthorized_json(
         "wrong key: this server does not know the key sent in `authorization: Bearer KEY` (give the server's --api-key, --player-key or a ladder bot's key)",
-    ))
+    )))
 }
 
 /// 401 with a JSON error saying why.

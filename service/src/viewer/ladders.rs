@@ -43,8 +43,7 @@ fn check_bot(text: &str) -> Result<(String, String), ApiError> {
     let (bot, version) = text.split_once('@').unwrap_or((&text, ""));
     let ok = |s: &str, max: usize| {
         s.len() <= max
-            && s
-                .bytes()
+            && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     };
     if bot.is_empty()
@@ -287,9 +286,10 @@ pub(super) async fn live(
             }
         }
     });
-    let events = tokio_stream::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), |e| {
-        Ok::<_, std::convert::Infallible>(e)
-    });
+    let events =
+        tokio_stream::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), |e| {
+            Ok::<_, std::convert::Infallible>(e)
+        });
     Ok(Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response())
@@ -310,7 +310,10 @@ mod tests {
     #[test]
     fn bot_versions_are_checked() {
         assert_eq!(check_bot("alice@2").unwrap(), ("alice".into(), "2".into()));
-        assert_eq!(check_bot("alice%402").unwrap(), ("alice".into(), "2".into()));
+        assert_eq!(
+            check_bot("alice%402").unwrap(),
+            ("alice".into(), "2".into())
+        );
         assert_eq!(check_bot("alice").unwrap(), ("alice".into(), String::new()));
         for bad in ["", "@2", "a b@1", "a@<1>", "a@1@2"] {
             assert!(check_bot(bad).is_err(), "{bad}");

@@ -166,7 +166,10 @@ fn router(viewer: Viewer) -> Router {
         .route("/api/ladders", get(ladders::list))
         .route("/api/ladders/{name}", get(ladders::standings))
         .route("/api/ladders/{name}/games", get(ladders::games))
-        .route("/api/ladders/{name}/standings.csv", get(ladders::standings_csv))
+        .route(
+            "/api/ladders/{name}/standings.csv",
+            get(ladders::standings_csv),
+        )
         .route("/api/ladders/{name}/live", get(ladders::live))
         .route("/api/ladders/{name}/bots/{bot}", get(ladders::bot))
         .route("/login", get(auth::login_form).post(auth::login))
