@@ -1,7 +1,8 @@
 //! The `gangs.v1` contract, generated from `proto/*.proto` at build time (see `build.rs`).
 //! Everything that crosses the wire is defined there; this crate exposes it, with the few
 //! helpers every client needs (`code_name`, `innermost_cause`, `quoted`, `retry`, `connect`, `json`:
-//! the proto3 JSON mapping; `webhook`: the webhooks' signature and HTTP client).
+//! the proto3 JSON mapping; `webhook`: the webhooks' signature and HTTP client; `csv`: a
+//! ladder's standings as CSV).
 
 #![allow(clippy::large_enum_variant, clippy::doc_lazy_continuation)]
 
@@ -35,6 +36,7 @@ impl v1::GameStatus {
 pub mod auth;
 pub mod codec;
 pub mod connect;
+pub mod csv;
 pub mod json;
 pub mod retry;
 pub mod webhook;

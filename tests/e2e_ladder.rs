@@ -106,7 +106,7 @@ pub(crate) async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb:
                 ladder: LADDER.into(),
                 page_size: 7,
                 page_token: token,
-                season: 0,
+                ..Default::default()
             })
             .await
             .expect("ladder games")

@@ -356,7 +356,7 @@ async fn snapshot(
                 ladder: ladder.name,
                 page_size: 500,
                 page_token: String::new(),
-                season: 0,
+                ..Default::default()
             }))
             .await
             .expect("ladder games")

@@ -33,6 +33,11 @@ pub struct BotArgs {
     #[arg(long)]
     pub token: Option<String>,
 
+    /// Set by the ladder loop: `token` is the seat a ladder just took for this bot (a new
+    /// game, not a seat being resumed).
+    #[arg(skip)]
+    pub matched: bool,
+
     /// The seat's invitation, for a game created with reserved seats (it decides the seat).
     #[arg(long)]
     pub invitation: Option<String>,

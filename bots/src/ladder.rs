@@ -239,6 +239,7 @@ pub async fn play_ladder<P: Policy + 'static>(
                         game_args.game = Some(matched.game_id.clone());
                         game_args.seat = Some(matched.seat);
                         game_args.token = Some(matched.token);
+                        game_args.matched = true;
                         game_args.ladder = Default::default();
                         // The game's calls carry the same credential as the queue's.
                         game_args.api_key.clone_from(&credential);

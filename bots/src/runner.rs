@@ -137,7 +137,10 @@ pub async fn play(args: BotArgs, policy: impl Policy) -> Result<GameOver, BotErr
     let mut from_seq = if bot.token.is_empty() {
         bot.join().await?
     } else {
-        tracing::info!(game = %bot.game_id, "resuming with the given token");
+        // A ladder's match is a new seat, not one being resumed: only `--token` resumes.
+        if !args.matched {
+            tracing::info!(game = %bot.game_id, "resuming with the given token");
+        }
         0
     };
     loop {

@@ -206,6 +206,7 @@ fn args(url: String) -> BotArgs {
         seat: None,
         name: None,
         token: None,
+        matched: false,
         seed: Some(1),
         quiet: true,
         invitation: None,

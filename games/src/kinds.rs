@@ -28,6 +28,9 @@ pub struct KindInfo {
     pub team_game: bool,
     /// What one round of the game is called ("deal", "heist"): the summary's first column.
     pub round: &'static str,
+    /// What a seat's score is, and which way is better (a leaderboard's mean score): "penalty
+    /// points, lower is better".
+    pub score_words: &'static str,
     /// The game's field in the proto3 JSON of a `GameView`, `GameEvent`, ...: its module's
     /// name (the kind with `_` for `-`).
     pub json_key: &'static str,

@@ -317,7 +317,25 @@ impl Bounded for pb::LadderGamesRequest {
                 self.page_size
             )));
         }
-        check_len("page_token", &self.page_token, MAX_LADDER_PAGE_TOKEN_BYTES)
+        check_len("page_token", &self.page_token, MAX_LADDER_PAGE_TOKEN_BYTES)?;
+        if self.bot.is_empty() {
+            if !self.version.is_empty() {
+                return Err(Status::invalid_argument(
+                    "version names a version of `bot`: give bot too (or neither, for every game)",
+                ));
+            }
+            return Ok(());
+        }
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
+    }
+}
+
+impl Bounded for pb::BotReportRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_ladder(&self.ladder)?;
+        check_name("bot", &self.bot, MAX_BOT_NAME)?;
+        check_version(&self.version)
     }
 }
 

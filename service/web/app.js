@@ -1,7 +1,9 @@
 // The gangs web viewer, hand-written, no dependencies. Five pages from one script:
 //   /             the game list (filters, pages) from /api/games
 //   /ladders      the ladders (/api/ladders); /ladders/NAME a ladder's leaderboard and its
-//                 recent games, each linking to its replay (/api/ladders/NAME, .../games)
+//                 recent games, each linking to its replay (/api/ladders/NAME, .../games), kept
+//                 up to date by server-sent events (/api/ladders/NAME/live), with a CSV download;
+//                 /ladders/NAME/bots/BOT@V one bot's page (/api/ladders/NAME/bots/BOT@V)
 //   /games/ID     a running game as a spectator (server-sent events from /api/games/ID/live),
 //                 or a finished game's replay (/api/games/ID/replay and /steps): every hand,
 //                 arrow keys to step, a deal or heist to jump to, a chart, the game file.
@@ -365,6 +367,40 @@ function fixed(value, digits) {
   return Number(value || 0).toFixed(digits);
 }
 
+// The words of a standing's state, and its reason.
+const STATE_WORDS = {
+  BOT_STATE_IDLE: "idle", BOT_STATE_PLAYING: "playing", BOT_STATE_QUEUED: "queued",
+  BOT_STATE_PAUSED: "paused", BOT_STATE_CAPPED: "capped", BOT_STATE_RETIRED: "retired",
+};
+
+function stateWord(s) {
+  if (s.house) return "the game itself";
+  const word = STATE_WORDS[s.state] || (s.retired ? "retired" : s.paused ? "paused" : "idle");
+  return word === "playing" && s.playing ? `playing ${s.playing}` : word;
+}
+
+// The leaderboard's name of a row: the house entry of a team game is the game itself (its
+// opponent), not one of the house bots (house-crew@1, ...).
+function rowName(s, ladderName) {
+  if (s.house) return el("span", { class: "note", text: `the game itself (${String(s.version).replace(/p$/, "")} seats)` });
+  const href = `/ladders/${encodeURIComponent(ladderName)}/bots/${encodeURIComponent(`${s.bot}@${s.version}`)}`;
+  return el("a", { href, class: "bot-link" }, el("strong", { text: s.bot }), el("span", { class: "note", text: ` @${s.version}` }));
+}
+
+// The ladder's live stream (server-sent events): `onChange(board)` each time its standings
+// change. One at a time; the browser reconnects by itself after a drop.
+let ladderStream = null;
+function followLadder(name, onChange) {
+  if (ladderStream) ladderStream.close();
+  ladderStream = new EventSource(`/api/ladders/${encodeURIComponent(name)}/live`);
+  let first = true;
+  ladderStream.addEventListener("standings", (event) => {
+    // The first event is the board the page was drawn from.
+    if (first) { first = false; return; }
+    onChange(JSON.parse(event.data));
+  });
+}
+
 async function ladderPage(name) {
   document.title = `gangs · ladder ${name}`;
   const params = new URLSearchParams(location.search);
@@ -380,27 +416,40 @@ async function ladderPage(name) {
   } catch (e) {
     return showError(`Cannot open ladder ${name}: ${e.message}`);
   }
+  drawLadder(name, params, board, games);
+  // A past season's table is frozen: nothing to follow (the stream tells the current one).
+  if (params.get("season")) return;
+  followLadder(name, async (fresh) => {
+    let freshGames = games;
+    try { freshGames = await getJson(`/api/ladders/${encodeURIComponent(name)}/games?${query}`); } catch (e) { /* the board alone */ }
+    drawLadder(name, params, fresh, freshGames);
+  });
+}
+
+let ladderDraws = 0;
+function drawLadder(name, params, board, games) {
   const ladder = board.ladder;
   const standings = board.standings || [];
   const rows = standings.map((s, i) => {
     const mu = s.rating ? s.rating.mu : 0;
     const sigma = s.rating ? s.rating.sigma : 0;
-    const state = s.retired ? "retired" : s.paused ? "paused" : s.house ? "house" : s.playing ? `playing ${s.playing}` : "";
-    return el("tr", { "data-bot": `${s.bot}@${s.version}` },
+    const state = stateWord(s);
+    return el("tr", { "data-bot": `${s.bot}@${s.version}`, "data-state": state, class: s.house ? "house" : null },
       el("td", { class: "num", text: i + 1 }),
-      el("td", {}, el("strong", { text: s.bot }), el("span", { class: "note", text: ` @${s.version}` })),
+      el("td", {}, rowName(s, ladder.name)),
       el("td", { class: "num rating", text: fixed(s.conservative, 1) }),
       el("td", { class: "num", title: "μ ± 3σ: the rating's interval", text: `${fixed(mu, 1)} ± ${fixed(3 * sigma, 1)}` }),
-      el("td", { class: "num", text: `${fixed(mu - 3 * sigma, 1)} – ${fixed(mu + 3 * sigma, 1)}` }),
       el("td", { class: "num games", text: s.games }),
       el("td", { class: "num", text: `${fixed(100 * s.win_share, 0)}% (${fixed(100 * s.win_share_low, 0)}–${fixed(100 * s.win_share_high, 0)}%)` }),
-      el("td", { class: "num", text: fixed(s.mean_score, 1) }),
+      el("td", { class: "num", title: board.mean_score_means || null, text: fixed(s.mean_score, 1) }),
       el("td", { class: "num", text: s.timeouts }),
       el("td", {}, trendLine(s.trend)),
-      el("td", { class: "note", text: state }));
+      el("td", { class: `state ${state.split(" ")[0].replace(/ /g, "-")}` },
+        state === "capped" ? el("span", { class: "cap-mark", title: s.state_reason || "capped", text: "capped" }) : el("span", { text: state }),
+        s.state_reason && !s.retired ? el("span", { class: "note reason", text: ` — ${s.state_reason}` }) : null));
   });
   const gameRows = (games.games || []).map((g) => {
-    const outcome = g.void ? "void (not rated)" : g.outcome && g.outcome.summary ? g.outcome.summary : "playing";
+    const outcome = g.void ? `void (not rated)${g.void_reason ? `: ${g.void_reason}` : ""}` : g.outcome && g.outcome.summary ? g.outcome.summary : "playing";
     return el("tr", { "data-game": g.game_id },
       el("td", {}, g.game_id ? el("a", { href: `/games/${g.game_id}`, text: g.game_id }) : el("span", { class: "note", text: "starting" })),
       el("td", { class: "num", text: g.match }),
@@ -411,16 +460,19 @@ async function ladderPage(name) {
   const next = new URLSearchParams();
   if (games.next_page_token) next.set("page_token", games.next_page_token);
   if (params.get("season")) next.set("season", params.get("season"));
+  const house = standings.some((s) => s.house);
+  ladderDraws += 1;
   app.replaceChildren(
     laddersTabs("ladders"),
     el("h1", {}, "Ladder ", el("code", { text: ladder.name })),
-    el("p", { class: "meta", id: "ladder-meta", text: `${ladder.kind}, ${ladder.players} seats, ${ladder.turn_ms} ms a turn${ladder.duplicate ? ", duplicate deals" : ""} · ${ladder.bots} bots · ${ladder.games} games rated` }),
+    el("p", { class: "meta", id: "ladder-meta", text: `${ladder.kind}, ${ladder.players} seats, ${ladder.turn_ms} ms a turn${ladder.duplicate ? ", duplicate deals" : ""} · ${ladder.bots} bots${house ? " and the game itself as their opponent" : ""} · ${ladder.games} games rated` }),
     rows.length
       ? el("table", { class: "games standings", id: "standings" },
-        el("thead", {}, el("tr", {}, ["#", "bot", "rating (μ−3σ)", "μ ± 3σ", "interval", "games", "win share (95%)", "mean score", "timeouts", "trend", ""].map((h) => el("th", { text: h })))),
+        el("thead", {}, el("tr", {}, ["#", "bot", "rating (μ−3σ)", "μ ± 3σ", "games", "win share (95%)", "mean score", "timeouts", "trend", "state"].map((h) => el("th", { text: h, title: h === "mean score" ? board.mean_score_means || null : null })))),
         el("tbody", {}, rows))
       : el("p", { class: "note", text: "No bot yet: `gangs ladder register` gives each bot its key." }),
-    el("p", { class: "help", text: "Sorted by the conservative rating μ−3σ (Weng-Lin): a bot climbs by playing. The win share's interval is a 95% Wilson interval." }),
+    el("p", { class: "help", text: `Sorted by the conservative rating μ−3σ (Weng-Lin): a bot climbs by playing. The win share's interval is a 95% Wilson interval.${board.mean_score_means ? ` Mean score: ${board.mean_score_means}.` : ""} A bot's name opens its page.` }),
+    el("p", {}, el("a", { id: "standings-csv", href: `/api/ladders/${encodeURIComponent(ladder.name)}/standings.csv${seasonQuery(params)}`, download: params.get("season") ? `${ladder.name}-season-${params.get("season")}-standings.csv` : `${ladder.name}-standings.csv`, text: "download the standings (CSV)" })),
     el("h4", { text: "recent games" }),
     gameRows.length
       ? el("table", { class: "games", id: "ladder-games" },
@@ -432,6 +484,90 @@ async function ladderPage(name) {
       games.next_page_token ? el("a", { href: `/ladders/${encodeURIComponent(name)}?${next}`, id: "next-page", text: "older games" }) : null));
   seasonPicker(name, board);
   app.dataset.state = "ready";
+  app.dataset.draws = String(ladderDraws);
+}
+
+const PAUSE_WORDS = {
+  REASON_TIMEOUTS: "timeouts in a row", REASON_ADMIN: "by an organizer",
+  REASON_RETIRED: "retired", REASON_NO_FIRST_ACTION: "no first action",
+};
+
+function when(ms) {
+  return ms && Number(ms) ? new Date(Number(ms)).toLocaleString() : "";
+}
+
+async function botPage(name, bot) {
+  document.title = `gangs · ${bot} on ${name}`;
+  const url = `/api/ladders/${encodeURIComponent(name)}/bots/${encodeURIComponent(bot)}`;
+  let report;
+  try {
+    report = await getJson(url);
+  } catch (e) {
+    return showError(`Cannot open ${bot} on ladder ${name}: ${e.message}`);
+  }
+  drawBot(name, report);
+  followLadder(name, async () => {
+    try { drawBot(name, await getJson(url)); } catch (e) { /* keep what is shown */ }
+  });
+}
+
+let botDraws = 0;
+function drawBot(name, r) {
+  const s = r.standing || {};
+  const rating = r.rating || { mu: 0, sigma: 0 };
+  const state = stateWord({ ...s, state: r.state });
+  const history = (r.history || []).map((p) => Number(p.conservative));
+  const games = (r.recent_games || []).map((g) => {
+    const how = g.ended === "aborted" ? `aborted${g.void_reason ? `: ${g.void_reason}` : ""}` : g.ended;
+    return el("tr", { "data-game": g.game_id, "data-ended": g.ended },
+      el("td", {}, g.game_id ? el("a", { href: `/games/${g.game_id}`, text: g.game_id }) : el("span", { class: "note", text: "starting" })),
+      el("td", { text: when(g.matched_unix_ms) }),
+      el("td", { class: "num", text: g.seat || 0 }),
+      el("td", { text: (g.names || []).join(", ") }),
+      el("td", { class: "result", text: g.result }),
+      el("td", { class: "num", text: g.ended === "finished" ? g.score || 0 : "" }),
+      el("td", { class: "num", text: g.timeouts || 0 }),
+      el("td", { class: "ended", text: how }),
+      el("td", { class: "note", text: g.summary || "" }));
+  });
+  const pauses = (r.pauses || []).map((p) =>
+    el("tr", {},
+      el("td", { text: when(p.unix_ms) }),
+      el("td", { text: p.lifted ? "lifted" : PAUSE_WORDS[p.reason] || "paused" }),
+      el("td", { text: p.detail })));
+  const caps = (r.caps || []).map((c) =>
+    el("tr", {},
+      el("td", { text: when(c.unix_ms) }),
+      el("td", { text: `${c.cap} (${c.flag} ${c.limit})` }),
+      el("td", { text: when(c.until_unix_ms) }),
+      el("td", { text: c.detail })));
+  botDraws += 1;
+  app.replaceChildren(
+    laddersTabs("ladders"),
+    el("p", {}, el("a", { href: `/ladders/${encodeURIComponent(name)}`, text: `← ladder ${name}` })),
+    el("h1", {}, el("code", { text: `${r.bot}@${r.version}` })),
+    el("p", { class: "meta", id: "bot-state" },
+      el("strong", { class: `state ${state.split(" ")[0]}`, text: state }),
+      r.state_reason ? el("span", { id: "bot-reason", text: ` — ${r.state_reason}` }) : null),
+    el("p", { class: "meta", id: "bot-rating", text: `#${r.rank || "?"} · rating ${fixed(s.conservative, 1)} (μ ${fixed(rating.mu, 2)}, σ ${fixed(rating.sigma, 2)}) · ${r.games || 0} games rated, ${s.wins || 0} won · ${s.timeouts || 0} timeouts` }),
+    el("h4", { text: "rating after each game" }),
+    history.length > 1 ? trendLine(history) : el("p", { class: "note", text: history.length ? fixed(history[0], 1) : "no rated game yet" }),
+    el("h4", { text: "pauses" }),
+    pauses.length
+      ? el("table", { class: "games", id: "bot-pauses" }, el("thead", {}, el("tr", {}, ["when", "what", "why"].map((h) => el("th", { text: h })))), el("tbody", {}, pauses))
+      : el("p", { class: "note", text: "never paused" }),
+    el("h4", { text: "caps" }),
+    caps.length
+      ? el("table", { class: "games", id: "bot-caps" }, el("thead", {}, el("tr", {}, ["when", "cap", "until", "why"].map((h) => el("th", { text: h })))), el("tbody", {}, caps))
+      : el("p", { class: "note", text: "never capped" }),
+    el("h4", { text: "recent games" }),
+    games.length
+      ? el("table", { class: "games", id: "bot-games" },
+        el("thead", {}, el("tr", {}, ["game", "matched", "seat", "seats", "result", "score", "timeouts", "ended", "summary"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, games))
+      : el("p", { class: "note", text: "No game yet." }));
+  app.dataset.state = "ready";
+  app.dataset.draws = String(botDraws);
 }
 
 // ---- a ladder's seasons -----------------------------------------------------------------------
@@ -495,7 +631,9 @@ gangs.ui = { el, svg, cardRow, cardBacks, seatName, words, scoreTable, SEAT_COLO
 document.addEventListener("DOMContentLoaded", () => {
   const route = location.pathname.match(/^\/games\/([A-Za-z0-9_-]{1,64})\/?$/);
   const ladder = location.pathname.match(/^\/ladders\/([A-Za-z0-9_.-]{1,64})\/?$/);
+  const bot = location.pathname.match(/^\/ladders\/([A-Za-z0-9_.-]{1,64})\/bots\/([A-Za-z0-9_.@%-]{1,120})\/?$/);
   if (route) gamePage(route[1]);
+  else if (bot) botPage(bot[1], decodeURIComponent(bot[2]));
   else if (ladder) ladderPage(ladder[1]);
   else if (/^\/ladders\/?$/.test(location.pathname)) laddersPage();
   else listPage();

@@ -74,6 +74,10 @@ enum LadderCommand {
         /// A season's standings (frozen once it is over); omitted: the current season.
         #[arg(long, value_name = "N")]
         season: Option<u32>,
+        /// Print the table as CSV (RFC 4180, a header row): the columns of the viewer's CSV
+        /// download.
+        #[arg(long, conflicts_with = "fit")]
+        csv: bool,
     },
     /// The ladder's games, newest first, with their results.
     Games {
@@ -88,6 +92,9 @@ enum LadderCommand {
         /// Only the games matched in this season; omitted: every season's.
         #[arg(long, value_name = "N")]
         season: Option<u32>,
+        /// Only this bot's games: `BOT@VERSION` (`BOT` alone: version 1).
+        #[arg(long, value_name = "BOT@VERSION")]
+        bot: Option<String>,
     },
     /// The server's ladders.
     List,
@@ -244,7 +251,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 )
             });
         }
-        LadderCommand::Standings { name, fit, season } => {
+        LadderCommand::Standings { name, fit, season, csv } => {
             let standings = client
                 .standings(pb::StandingsRequest {
                     ladder: name,
@@ -254,6 +261,10 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 .await
                 .map_err(refused)?
                 .into_inner();
+            if csv {
+                print!("{}", gangs_proto::csv::standings_csv(&standings.standings));
+                return Ok(());
+            }
             context
                 .out
                 .emit(to_json(&standings, "gangs.v1.StandingsResponse"), || {
@@ -269,13 +280,23 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             limit,
             page_token,
             season,
+            bot,
         } => {
+            let (bot, version) = match &bot {
+                Some(bot) => {
+                    let (b, v) = bot.split_once('@').unwrap_or((bot, ""));
+                    (b.to_string(), v.to_string())
+                }
+                None => Default::default(),
+            };
             let page = client
                 .ladder_games(pb::LadderGamesRequest {
                     ladder: name,
                     page_size: limit,
                     page_token: page_token.unwrap_or_default(),
                     season: season.unwrap_or(0),
+                    bot,
+                    version,
                 })
                 .await
                 .map_err(refused)?
@@ -444,11 +465,37 @@ fn ladder_line(l: &pb::Ladder) -> String {
     )
 }
 
+/// A row's name in the table: `bot@version`, marked when retired or paused; the house entry of
+/// a team game (the game itself as the opponent, not one of the house bots) says so.
+fn row_name(row: &pb::Standing) -> String {
+    if row.house {
+        let players = row.version.trim_end_matches('p');
+        return format!("(the game itself, {players} seats)");
+    }
+    let mut name = format!("{}@{}", row.bot, row.version);
+    if row.retired {
+        name.push_str(" (retired)");
+    } else if row.state == pb::BotState::Capped as i32 {
+        name.push_str(" (capped)");
+    } else if row.paused {
+        name.push_str(" (paused)");
+    }
+    name
+}
+
 fn standings_lines(s: &pb::StandingsResponse) -> String {
     let fitted = s.standings.iter().any(|r| r.fit.is_some());
+    // As wide as the longest name (a 64-character bot name and its version fit).
+    let width = s
+        .standings
+        .iter()
+        .map(|r| row_name(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(28);
     let mut header = format!(
-        "{:>3}  {:<28} {:>7} {:>6} {:>6} {:>6} {:>5} {:>17} {:>8} {:>8}",
-        "#", "bot", "μ−3σ", "μ", "σ", "games", "wins", "win share (95%)", "score", "timeouts"
+        "{:>3}  {:<width$} {:>7} {:>6} {:>6} {:>6} {:>5} {:>17} {:>10} {:>8}",
+        "#", "bot", "μ−3σ", "μ", "σ", "games", "wins", "win share (95%)", "mean score", "timeouts"
     );
     if fitted {
         header.push_str(&format!("  {:>22} {:>4}", "fit (95%)", "tier"));
@@ -456,12 +503,7 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
     let mut lines = vec![header];
     for (i, row) in s.standings.iter().enumerate() {
         let rating = row.rating.unwrap_or_default();
-        let mut name = format!("{}@{}", row.bot, row.version);
-        if row.retired {
-            name.push_str(" (retired)");
-        } else if row.paused {
-            name.push_str(" (paused)");
-        }
+        let name = row_name(row);
         let fit = match row.fit {
             Some(fit) => format!(
                 "  {fit:>6.2} [{:>6.2}, {:>6.2}] {:>4}",
@@ -471,7 +513,7 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
             None => String::new(),
         };
         lines.push(format!(
-            "{:>3}  {:<28} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>8.2} {:>8}{fit}",
+            "{:>3}  {:<width$} {:>7.2} {:>6.2} {:>6.2} {:>6} {:>5} {:>5.2} [{:.2}, {:.2}] {:>10.2} {:>8}{fit}",
             i + 1,
             name,
             row.conservative,
@@ -488,6 +530,12 @@ fn standings_lines(s: &pb::StandingsResponse) -> String {
     }
     if s.standings.is_empty() {
         lines.push("no bots yet: `gangs ladder register LADDER BOT`".into());
+    } else if let Some(kind) = s
+        .ladder
+        .as_ref()
+        .and_then(|l| gangs_games::kind(&l.kind).ok())
+    {
+        lines.push(format!("mean score: {}", kind.score_words));
     }
     // Why each paused or capped bot is not matched.
     for row in &s.standings {

@@ -44,6 +44,7 @@ pub const KIND: KindInfo = KindInfo {
     action_help: ACTION_HELP,
     team_game: false,
     round: "deal",
+    score_words: "penalty points, lower is better",
     json_key: "gang_of_four",
     private_view_fields: &["hand"],
     web_renderer: include_str!("web.js"),

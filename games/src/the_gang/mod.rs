@@ -47,6 +47,7 @@ pub const KIND: KindInfo = KindInfo {
     action_help: ACTION_HELP,
     team_game: true,
     round: "heist",
+    score_words: "vaults opened, higher is better",
     json_key: "the_gang",
     private_view_fields: &["private_cards", "shown_to_me", "received", "remembered"],
     web_renderer: include_str!("web.js"),

@@ -163,6 +163,13 @@ impl GameActor {
                 self.id
             )));
         }
+        if invitation.is_empty() && self.created.create_id.starts_with("ladder:") {
+            // A ladder seats its bots itself.
+            return Err(HostError::Permission(format!(
+                "game {} is a ladder game: a ladder bot never joins; it queues with its bot key (Ladders.Queue; bots take --ladder NAME --bot-key KEY) and plays the seat the `matched` event gives it (Watch and Act with that token)",
+                self.id
+            )));
+        }
         if invitation.is_empty() {
             return Err(HostError::Permission(format!(
                 "game {} reserves its seats: send the seat's invitation (CreateGame returned one per seat; `gangs join GAME --invitation X`, bots take --invitation X)",

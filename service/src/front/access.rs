@@ -91,6 +91,7 @@ methods! {
     RENAME_LADDER: LADDERS "RenameLadder" Admin "rename ladders";
     REKEY_BOT: LADDERS "RekeyBot" Admin "give bots new keys";
     SET_SEASON: LADDERS "SetSeason" Admin "end or plan seasons";
+    BOT_REPORT: LADDERS "BotReport" Player "read a bot's report";
 }
 
 /// The caller of a method, once [`Front::admit`] accepted its credentials.
@@ -174,6 +175,17 @@ impl Front {
     /// Whether the server has keys (`--api-key`).
     pub fn keyed(&self) -> bool {
         self.keys.admin.is_some()
+    }
+
+    /// Whether `key` is one of this server's keys: the admin key, the player key or a ladder
+    /// bot's key (a retired bot's included: its refusal says why). What it may call is
+    /// [`Front::admit`]'s to decide.
+    pub fn knows(&self, key: &str) -> bool {
+        let is = |k: &Option<String>| {
+            k.as_ref()
+                .is_some_and(|k| constant_time_eq(key.as_bytes(), k.as_bytes()))
+        };
+        is(&self.keys.admin) || is(&self.keys.player) || self.bots.bot_of(key).is_some()
     }
 
     /// The caller of `method` by the call's `authorization` metadata, or the refusal: no key

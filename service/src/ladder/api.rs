@@ -4,7 +4,7 @@
 //! ladder's log keeps only their SHA-256.
 
 use super::nodes::Place;
-use super::records::{entry_name, LadderState};
+use super::records::{entry_name, named_summary, seat_outcome, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Credentials, GamesService};
 use crate::cluster::Cluster;
@@ -108,6 +108,13 @@ impl LaddersService {
         }
     }
 
+    /// A count that moves each time ladder `name` logs a record (a game rated, a bot paused,
+    /// a match made...), when this node runs it; None otherwise (on a cluster, another node
+    /// may run it: the viewer then looks again now and then).
+    pub fn changes(&self, name: &str) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.ladders.get(name).ok().map(|l| l.changed.subscribe())
+    }
+
     /// The entry for `bot` and `version` (empty: "1") of a ladder this node runs.
     async fn entry(
         &self,
@@ -124,6 +131,137 @@ impl LaddersService {
             ))
         })?;
         Ok((ladder, index))
+    }
+}
+
+/// The index of `bot@version` (empty version: "1") in `state`, or NOT_FOUND naming the ladder.
+fn entry_of(state: &LadderState, ladder: &str, bot: &str, version: &str) -> Result<usize, Status> {
+    let name = entry_name(bot, &version_of(version));
+    state.by_name.get(&name).copied().ok_or_else(|| {
+        Status::not_found(format!(
+            "no bot {name} on ladder {ladder}: `gangs ladder standings {ladder}` lists its bots"
+        ))
+    })
+}
+
+/// Recent games on a bot's page, and rating points in its history, at most.
+pub const REPORT_GAMES: usize = 50;
+pub const REPORT_HISTORY: usize = 200;
+
+/// "1st", "2nd", "3rd", "4th"...
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Entry `index`'s page: its row of `rows` (the leaderboard, live states included), its recent
+/// games from its seat, its rating history, its pauses and caps.
+pub fn bot_report(
+    state: &LadderState,
+    index: usize,
+    rows: &[pb::Standing],
+) -> pb::BotReportResponse {
+    let entry = &state.entries[index];
+    let (rank, row) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| !r.house && r.bot == entry.bot && r.version == entry.version)
+        .map(|(i, r)| (i as u32 + 1, r.clone()))
+        .unwrap_or_default();
+    let team = state.team_game();
+    let players = state.info.players;
+    let mut recent_games = Vec::new();
+    let mut history = std::collections::VecDeque::new();
+    for m in state.matches.values() {
+        let Some(position) = m.entries.iter().position(|&e| e == index) else {
+            continue;
+        };
+        for game in &m.games {
+            let Some(result) = &game.result else { continue };
+            if let Some(rating) = result.ratings_after.get(position) {
+                if history.len() == REPORT_HISTORY {
+                    history.pop_front();
+                }
+                history.push_back(pb::RatingPoint {
+                    game_id: result.game_id.clone(),
+                    unix_ms: game.finished_unix_ms.unwrap_or(m.matched_unix_ms),
+                    rating: Some(*rating),
+                    conservative: rating::conservative(rating),
+                });
+            }
+        }
+    }
+    'newest: for m in state.matches.values().rev() {
+        if !m.entries.contains(&index) {
+            continue;
+        }
+        for (g, game) in m.games.iter().enumerate().rev() {
+            if recent_games.len() == REPORT_GAMES {
+                break 'newest;
+            }
+            let seats = super::matchmaker::seating(&m.entries, m.no, g);
+            let Some(seat) = seats.iter().position(|&e| e == index) else {
+                continue;
+            };
+            let names: Vec<String> = seats.iter().map(|&e| state.entries[e].name()).collect();
+            let mut row = pb::BotGame {
+                game_id: game.game_id.clone().unwrap_or_default(),
+                r#match: m.no,
+                seat: seat as u32,
+                matched_unix_ms: m.matched_unix_ms,
+                finished_unix_ms: game.finished_unix_ms,
+                ended: "playing".into(),
+                result: "playing".into(),
+                ..Default::default()
+            };
+            if let Some(result) = &game.result {
+                row.timeouts = result.timeouts.get(seat).copied().unwrap_or(0);
+                if result.void {
+                    row.ended = "aborted".into();
+                    row.result = "void (not rated)".into();
+                    row.void_reason.clone_from(&result.void_reason);
+                } else {
+                    row.ended = "finished".into();
+                    let outcome = result.outcome.as_ref();
+                    if let Some(o) = outcome.and_then(|o| seat_outcome(o, seat)) {
+                        row.rank = o.rank;
+                        row.score = o.score;
+                        row.won = o.won;
+                        row.result = match (team, o.won) {
+                            (_, true) => "won".into(),
+                            (true, false) => "lost".into(),
+                            (false, false) => format!("{} of {players}", ordinal(o.rank)),
+                        };
+                    }
+                    if let Some(o) = outcome {
+                        row.summary = named_summary(&o.summary, &names);
+                    }
+                }
+            }
+            row.names = names;
+            recent_games.push(row);
+        }
+    }
+    pb::BotReportResponse {
+        bot: entry.bot.clone(),
+        version: entry.version.clone(),
+        state: row.state,
+        state_reason: row.state_reason.clone(),
+        rating: Some(entry.rating),
+        games: entry.games,
+        recent_games,
+        standing: Some(row),
+        rank,
+        history: history.into(),
+        pauses: entry.pauses.iter().cloned().collect(),
+        caps: entry.caps.iter().cloned().collect(),
+        ladder: Some(state.info.clone()),
     }
 }
 
@@ -342,17 +480,24 @@ fn share(wins: u32, games: u32) -> f64 {
     }
 }
 
-/// The ladder's games, newest first; `after` the previous page's last (match, game).
+/// The ladder's games, newest first; `after` the previous page's last (match, game); `only`:
+/// the games of that entry alone. Each outcome's summary names the bots.
 fn games_page(
     state: &LadderState,
     after: Option<(u64, u32)>,
     size: usize,
     season: u32,
+    only: Option<usize>,
 ) -> (Vec<pb::LadderGame>, String) {
     let mut games = Vec::new();
     let mut last = None;
-    let in_season = |m: &&super::records::Match| season == 0 || m.season == season;
-    for m in state.matches.values().rev().filter(in_season) {
+    let chosen = state
+        .matches
+        .values()
+        .rev()
+        .filter(|m| season == 0 || m.season == season)
+        .filter(|m| only.is_none_or(|entry| m.entries.contains(&entry)));
+    for m in chosen {
         for (g, game) in m.games.iter().enumerate().rev() {
             let key = (m.no, g as u32);
             if after.is_some_and(|a| key >= a) {
@@ -364,13 +509,18 @@ fn games_page(
             }
             let seats = super::matchmaker::seating(&m.entries, m.no, g);
             let result = game.result.as_ref();
+            let names: Vec<String> = seats.iter().map(|&e| state.entries[e].name()).collect();
+            let outcome = result.and_then(|r| r.outcome.clone()).map(|mut o| {
+                o.summary = named_summary(&o.summary, &names);
+                o
+            });
             games.push(pb::LadderGame {
                 game_id: game.game_id.clone().unwrap_or_default(),
                 r#match: m.no,
                 matched_unix_ms: m.matched_unix_ms,
                 finished_unix_ms: game.finished_unix_ms,
-                names: seats.iter().map(|&e| state.entries[e].name()).collect(),
-                outcome: result.and_then(|r| r.outcome.clone()),
+                names,
+                outcome,
                 void: result.is_some_and(|r| r.void),
                 void_reason: result.map(|r| r.void_reason.clone()).unwrap_or_default(),
             });
@@ -579,7 +729,17 @@ impl LaddersRpc for LaddersService {
                 ladder.name, request.season, state.info.season
             )));
         }
-        let (games, next_page_token) = games_page(&state, after, size, request.season);
+        let only = if request.bot.is_empty() {
+            None
+        } else {
+            Some(entry_of(
+                &state,
+                &ladder.name,
+                &request.bot,
+                &request.version,
+            )?)
+        };
+        let (games, next_page_token) = games_page(&state, after, size, request.season, only);
         if !next_page_token.is_empty() || state.forgotten == 0 {
             return Ok(Response::new(pb::LadderGamesResponse {
                 games,
@@ -604,7 +764,7 @@ impl LaddersRpc for LaddersService {
             })?;
         let history = LadderState::rebuild_with_history(&log_id, &records)
             .map_err(|e| Status::internal(format!("ladder {}: {e}", ladder.name)))?;
-        let (games, next_page_token) = games_page(&history, after, size, request.season);
+        let (games, next_page_token) = games_page(&history, after, size, request.season, only);
         Ok(Response::new(pb::LadderGamesResponse {
             games,
             next_page_token,
@@ -774,11 +934,35 @@ impl LaddersRpc for LaddersService {
             ended_season,
         }))
     }
+
+    async fn bot_report(
+        &self,
+        request: Request<pb::BotReportRequest>,
+    ) -> Result<Response<pb::BotReportResponse>, Status> {
+        self.front.accept(&request, &access::BOT_REPORT)?;
+        let name = request.get_ref().ladder.clone();
+        let (ladder, request) = here_or_return!(self, name, request, bot_report);
+        let request = request.into_inner();
+        let state = ladder.state.lock().await;
+        let index = entry_of(&state, &ladder.name, &request.bot, &request.version)?;
+        let mut rows = standings(&state);
+        ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
+        Ok(Response::new(bot_report(&state, index, &rows)))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn places_read_as_ordinals() {
+        let words: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22].map(ordinal).into();
+        assert_eq!(
+            words,
+            ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd"]
+        );
+    }
 
     #[test]
     fn a_ladder_always_has_clocks() {

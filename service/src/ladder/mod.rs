@@ -121,6 +121,8 @@ pub struct Ladder {
     next_session: AtomicU64,
     wake: Notify,
     pub name: String,
+    /// Moves each time a record is applied (the viewer's live leaderboard waits on it).
+    changed: watch::Sender<u64>,
     /// True when this node stops running the ladder: the server stops, (on a cluster) another
     /// node took its turn, or the ladder was deleted or renamed (`halt`). Every task of the
     /// ladder ends then.
@@ -155,6 +157,7 @@ impl Ladder {
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
             wake: Notify::new(),
+            changed: watch::Sender::new(0),
             stop,
             halt,
         })
@@ -211,9 +214,11 @@ impl Ladder {
         );
         let failure = match durable.await {
             Ok(Ok(())) => {
-                return state
+                let applied = state
                     .apply(seq, now, record)
-                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)))
+                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)));
+                self.changed.send_modify(|n| *n += 1);
+                return applied;
             }
             Ok(Err(e)) if e.kind == StoreErrorKind::Conflict => {
                 unavailable("another node wrote to this ladder first", e)
@@ -506,6 +511,35 @@ impl Ladder {
         }
     }
 
+    /// Logs that entry `index` reached a cap (`capped`, as its stream was told), unless the log
+    /// has this very cap already (the same entry capped until the same time: told again after
+    /// a restart or a new Queue stream).
+    async fn log_capped(
+        &self,
+        state: &mut LadderState,
+        index: usize,
+        capped: pb::ladder_event::Capped,
+    ) -> Result<(), Status> {
+        let entry = &state.entries[index];
+        if entry
+            .caps
+            .back()
+            .is_some_and(|c| c.until_unix_ms == capped.until_unix_ms)
+        {
+            return Ok(());
+        }
+        let record = Lr::Capped(pb::ladder_record::BotCapped {
+            bot: entry.bot.clone(),
+            version: entry.version.clone(),
+            cap: capped.cap,
+            flag: capped.flag,
+            limit: capped.limit,
+            until_unix_ms: capped.until_unix_ms,
+            detail: capped.detail,
+        });
+        self.append(state, record).await
+    }
+
     /// Games per match: one, or one per seat rotation in a duplicate ladder.
     fn games_per_match(info: &pb::Ladder) -> u32 {
         if info.duplicate {
@@ -521,6 +555,7 @@ impl Ladder {
         let mut state = self.state.lock().await;
         let per_match = Self::games_per_match(&state.info);
         let now = crate::actor::unix_ms();
+        let mut newly_capped = Vec::new();
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
@@ -546,6 +581,7 @@ impl Ladder {
                             s.capped_told = true;
                             let capped = self.capped_event(&entry.name(), until);
                             tracing::info!(ladder = %self.name, bot = %entry.name(), "capped: {}", capped.detail);
+                            newly_capped.push((index, capped.clone()));
                             let event = pb::ladder_event::Event::Capped(capped);
                             let _ = s.tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
                         }
@@ -562,6 +598,9 @@ impl Ladder {
                 })
                 .collect()
         };
+        for (index, capped) in newly_capped {
+            self.log_capped(&mut state, index, capped).await?;
+        }
         let players = state.info.players as usize;
         let groups = if state.team_game() {
             // Seeded by the ladder (its log id's FNV-1a) and the match to come: the same
@@ -686,6 +725,7 @@ impl Ladder {
         };
         if let Some(until) = capped {
             let event = self.capped_event(&state.entries[index].name(), until);
+            self.log_capped(&mut state, index, event.clone()).await?;
             let event = pb::ladder_event::Event::Capped(event);
             let _ = tx.try_send(Ok(pb::LadderEvent { event: Some(event) }));
         }

@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Ratings kept per entry for the leaderboard's trend (`Standing.trend`).
 pub const TREND_LEN: usize = 20;
+/// Pauses and caps kept per entry for its page (`BotReport`): the newest this many.
+pub const KEEP_STATE_CHANGES: usize = 50;
 
 /// Matches kept in memory: the newest this many, and besides them every match not over and
 /// every match of the last hour (the hourly cap counts those). Older ones stay in the log only
@@ -90,6 +92,19 @@ pub struct Entry {
     pub playing: u32,
     /// Its conservative rating after each of its last rated games, oldest first.
     pub trend: VecDeque<f64>,
+    /// Its pauses, their lifting and its retirement, as logged, oldest first (the newest
+    /// [`KEEP_STATE_CHANGES`]).
+    pub pauses: VecDeque<pb::BotPause>,
+    /// Each time it reached a cap, as logged, oldest first (the newest [`KEEP_STATE_CHANGES`]).
+    pub caps: VecDeque<pb::BotCap>,
+}
+
+/// Appends `item`, dropping the oldest past [`KEEP_STATE_CHANGES`].
+fn keep_newest<T>(list: &mut VecDeque<T>, item: T) {
+    if list.len() == KEEP_STATE_CHANGES {
+        list.pop_front();
+    }
+    list.push_back(item);
 }
 
 impl Entry {
@@ -333,6 +348,8 @@ impl LadderState {
                     retired: false,
                     playing: 0,
                     trend: VecDeque::new(),
+                    pauses: VecDeque::new(),
+                    caps: VecDeque::new(),
                 });
                 self.info.bots = self.entries.len() as u32;
             }
@@ -340,6 +357,15 @@ impl LadderState {
                 let index = self.entry_index(&p.bot, &p.version, seq)?;
                 let entry = &mut self.entries[index];
                 let reason = p.reason();
+                keep_newest(
+                    &mut entry.pauses,
+                    pb::BotPause {
+                        unix_ms,
+                        reason: p.reason,
+                        detail: p.detail.clone(),
+                        lifted: p.lifted,
+                    },
+                );
                 if reason == Reason::Retired {
                     entry.retired = true;
                     entry.paused = Some((reason, p.detail));
@@ -445,6 +471,20 @@ impl LadderState {
             }
             Lr::Renamed(r) => self.info.name = r.name,
             Lr::Deleted(_) => self.deleted = true,
+            Lr::Capped(c) => {
+                let index = self.entry_index(&c.bot, &c.version, seq)?;
+                keep_newest(
+                    &mut self.entries[index].caps,
+                    pb::BotCap {
+                        unix_ms,
+                        cap: c.cap,
+                        flag: c.flag,
+                        limit: c.limit,
+                        until_unix_ms: c.until_unix_ms,
+                        detail: c.detail,
+                    },
+                );
+            }
         }
         Ok(())
     }
@@ -639,6 +679,34 @@ impl LadderState {
     }
 }
 
+/// A game's summary with each "seat N" named by its entry ("seat 2 wins with 2 points" with
+/// `names[2]` = "alice@2": "alice@2 wins with 2 points"); a seat without a name stays as it is.
+pub fn named_summary(summary: &str, names: &[String]) -> String {
+    let mut out = String::with_capacity(summary.len());
+    let mut rest = summary;
+    while let Some(at) = rest.find("seat ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 5..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let name = after[..digits]
+            .parse::<usize>()
+            .ok()
+            .and_then(|seat| names.get(seat));
+        match name {
+            Some(name) if digits > 0 => {
+                out.push_str(name);
+                rest = &after[digits..];
+            }
+            _ => {
+                out.push_str("seat ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Seat `seat`'s line of an outcome.
 pub fn seat_outcome(outcome: &pb::Outcome, seat: usize) -> Option<&pb::SeatOutcome> {
     outcome.seats.iter().find(|s| s.seat as usize == seat)
@@ -663,6 +731,22 @@ mod tests {
             version: "1".into(),
             key_sha256: format!("hash-{bot}"),
         })
+    }
+
+    #[test]
+    fn summaries_name_the_bots() {
+        let names = vec!["bob@1".to_string(), "alice@2".to_string()];
+        assert_eq!(
+            named_summary("seat 1 wins with 2 points", &names),
+            "alice@2 wins with 2 points"
+        );
+        assert_eq!(
+            named_summary("seat 0 and seat 1", &names),
+            "bob@1 and alice@2"
+        );
+        assert_eq!(named_summary("seat 7 wins", &names), "seat 7 wins");
+        assert_eq!(named_summary("the crew wins", &names), "the crew wins");
+        assert_eq!(named_summary("seat x", &names), "seat x");
     }
 
     #[test]

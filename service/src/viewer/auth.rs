@@ -9,6 +9,11 @@
 //! own key ([`read_key`]), so a key sees in the viewer exactly what it may read over gRPC.
 //! `--http-public` (or a server without keys) keeps the viewer open: it reads with the player
 //! key, else the admin key.
+//!
+//! A script needs no session: every path, pages and `/api/` alike, also takes
+//! `authorization: Bearer KEY` (the admin key, the player key or a ladder bot's key, as gRPC
+//! takes them) and then reads with that key, its rights exactly those it has over gRPC. A key
+//! the server does not know gets 401 with a JSON error (throttled per address like the login).
 
 use super::Viewer;
 use crate::secret::constant_time_eq;
@@ -105,7 +110,7 @@ struct Tries {
 /// Failed logins per client address, so that a client guessing keys gets 429 after a few:
 /// at most [`MAX_THROTTLED`] addresses (the one whose tries are nearest full leaves first).
 /// IPv6 addresses count by their /64, which one client usually holds whole.
-struct Throttle {
+pub(super) struct Throttle {
     table: Mutex<HashMap<std::net::IpAddr, Tries>>,
 }
 
@@ -133,6 +138,12 @@ impl Tries {
 }
 
 impl Throttle {
+    pub(super) fn new() -> Throttle {
+        Throttle {
+            table: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// How long `ip` must wait before it may try a key, if it spent its tries.
     fn wait(&self, ip: std::net::IpAddr, now: Instant) -> Option<Duration> {
         let table = self.table.lock().expect("throttle lock");
@@ -271,6 +282,20 @@ fn session_cookie(headers: &HeaderMap) -> Option<&str> {
 /// live session gets 401 (the login page, or a JSON error under `/api/`), except the login
 /// page itself and its style.
 pub(super) async fn guard(State(viewer): State<Viewer>, request: Request, next: Next) -> Response {
+    if let Some(header) = request.headers().get(header::AUTHORIZATION) {
+        let key = match header.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")) {
+            Some(key) => key.to_string(),
+            None => {
+                return unauthorized_json(
+                    "the authorization header must read `Bearer KEY` (the server's --api-key, --player-key or a ladder bot's key)",
+                )
+            }
+        };
+        return match bearer_key(&viewer, &request, key) {
+            Ok(key) => READ_KEY.scope(key, next.run(request)).await,
+            Err(refusal) => *refusal,
+        };
+    }
     let key = match viewer.access.as_ref() {
         Access::Open(key) => key.clone(),
         Access::Keyed(sessions) => {
@@ -289,16 +314,66 @@ pub(super) async fn guard(State(viewer): State<Viewer>, request: Request, next: 
     READ_KEY.scope(key, next.run(request)).await
 }
 
+/// The key a request with `authorization: Bearer KEY` reads with: the key itself when the
+/// server knows it (its rights are the front's to check, call by call, as over gRPC); on a
+/// server without keys, the viewer's own read key (every key is as good as none there). A key
+/// the server does not know: 401, and one more failure for the address (429 once its tries
+/// are spent).
+fn bearer_key(
+    viewer: &Viewer,
+    request: &Request,
+    key: String,
+) -> Result<Option<String>, Box<Response>> {
+    let front = viewer.games.front();
+    if !front.keyed() {
+        return Ok(match viewer.access.as_ref() {
+            Access::Open(key) => key.clone(),
+            Access::Keyed(_) => None,
+        });
+    }
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0.ip());
+    let now = Instant::now();
+    if let Some(wait) = viewer.bearer_throttle.wait(ip, now) {
+        crate::metrics::login_throttled();
+        let mut response = super::json_response(&serde_json::json!({
+            "error": "too many wrong keys from this address: wait a few seconds and try again",
+            "code": "RESOURCE_EXHAUSTED",
+        }));
+        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return Err(Box::new(response));
+    }
+    if front.knows(&key) {
+        return Ok(Some(key));
+    }
+    viewer.bearer_throttle.failed(ip, now);
+    Err(Box::new(unauthorized_json(
+        "wrong key: this server does not know the key sent in `authorization: Bearer KEY` (give the server's --api-key, --player-key or a ladder bot's key)",
+    )))
+}
+
+/// 401 with a JSON error saying why.
+fn unauthorized_json(message: &str) -> Response {
+    let mut response = super::json_response(&serde_json::json!({
+        "error": message,
+        "code": "UNAUTHENTICATED",
+    }));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
+}
+
 /// 401 for a request without a session: JSON under `/api/`, else the login page (coming back
 /// to `path` once logged in).
 fn unauthorized(path: &str) -> Response {
     if path.starts_with("/api/") {
-        let mut response = super::json_response(&serde_json::json!({
-            "error": "this viewer needs a key: log in at /login (the server's --api-key or --player-key)",
-            "code": "UNAUTHENTICATED",
-        }));
-        *response.status_mut() = StatusCode::UNAUTHORIZED;
-        return response;
+        return unauthorized_json(
+            "this viewer needs a key: log in at /login (the server's --api-key or --player-key), or send `authorization: Bearer KEY`",
+        );
     }
     login_page(StatusCode::UNAUTHORIZED, path, None)
 }

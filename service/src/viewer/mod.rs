@@ -3,7 +3,8 @@
 //! - `mod.rs`: the accept loop (`connections.rs`' limits, header timeout), the router, errors,
 //!   queries;
 //! - `api.rs`: the JSON endpoints (game list, a game's current public state, the game file);
-//! - `ladders.rs`: the JSON endpoints of the ladders (the list, a leaderboard, a ladder's games);
+//! - `ladders.rs`: the endpoints of the ladders (the list, a leaderboard as JSON, CSV and
+//!   server-sent events, a ladder's games, a bot's page);
 //! - `sse.rs`: the live spectator view as server-sent events;
 //! - `replay.rs`: a finished game step by step, every seat's hand shown;
 //! - `assets.rs`: the page (`service/web/*`), embedded in the binary;
@@ -59,6 +60,8 @@ pub(crate) struct Viewer {
     ladders: Arc<LaddersService>,
     /// Who may read, and with which key (`auth.rs`).
     access: Arc<Access>,
+    /// Wrong `authorization: Bearer` keys per address (`auth.rs`).
+    bearer_throttle: Arc<auth::Throttle>,
     /// The live streams, counted per address (`connections::Gate`'s rule).
     live_streams: Arc<crate::connections::Gate>,
     replays: Arc<Semaphore>,
@@ -77,6 +80,7 @@ pub async fn serve(
         games: Arc::new(games),
         ladders: Arc::new(ladders),
         access: Arc::new(access),
+        bearer_throttle: Arc::new(auth::Throttle::new()),
         live_streams: crate::connections::Gate::new(
             crate::connections::Sizing {
                 max_connections: MAX_LIVE_STREAMS,
@@ -151,6 +155,7 @@ fn router(viewer: Viewer) -> Router {
         .route("/games/{id}", get(assets::index))
         .route("/ladders", get(assets::index))
         .route("/ladders/{name}", get(assets::index))
+        .route("/ladders/{name}/bots/{bot}", get(assets::index))
         .route("/assets/{name}", get(assets::asset))
         .route("/api/games", get(api::list))
         .route("/api/games/{id}", get(api::game))
@@ -161,6 +166,12 @@ fn router(viewer: Viewer) -> Router {
         .route("/api/ladders", get(ladders::list))
         .route("/api/ladders/{name}", get(ladders::standings))
         .route("/api/ladders/{name}/games", get(ladders::games))
+        .route(
+            "/api/ladders/{name}/standings.csv",
+            get(ladders::standings_csv),
+        )
+        .route("/api/ladders/{name}/live", get(ladders::live))
+        .route("/api/ladders/{name}/bots/{bot}", get(ladders::bot))
         .route("/login", get(auth::login_form).post(auth::login))
         .route("/logout", post(auth::logout))
         .fallback(|| async { ApiError::not_found("no such page: the viewer starts at /") })
@@ -274,8 +285,9 @@ pub(crate) fn check_game_id(id: &str) -> Result<&str, ApiError> {
 }
 
 /// A query string checked against the parameters an endpoint knows: unknown names, repeated
-/// names, over-long strings and values outside `[A-Za-z0-9_.-]` are refused with a message
-/// naming them (no value here needs escaping, so nothing is percent-decoded).
+/// names, over-long strings and values outside `[A-Za-z0-9_.@-]` are refused with a message
+/// naming them (no value here needs escaping but '@', which a browser sends as `%40`: nothing
+/// else is percent-decoded).
 pub(crate) struct Query<'a> {
     pairs: Vec<(&'a str, &'a str)>,
 }
@@ -308,9 +320,11 @@ impl<'a> Query<'a> {
                     "query parameter {name} is given twice"
                 )));
             }
+            // '@' (`bot=alice@2`), as given or as a browser escapes it.
             if !value
+                .replace("%40", "@")
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'@'))
             {
                 return Err(ApiError::bad_request(format!(
                     "query parameter {name}: {} is not a valid value",

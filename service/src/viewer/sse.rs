@@ -40,23 +40,7 @@ pub(super) async fn live(
         (None, Some(_)) => query.number("from_seq", 0, u64::MAX)?,
         (None, None) => viewer.summary(id).await?.last_seq.saturating_sub(1),
     };
-    // Shared fairly: past half taken, one address holds at most its share, so a crowd from
-    // one address leaves the others room.
-    let gate = &viewer.live_streams;
-    let permit = gate.admit(peer.ip()).map_err(|refusal| {
-        crate::metrics::live_stream_refused(refusal.limit());
-        ApiError::busy(match refusal {
-            Refusal::Full => {
-                format!("too many live viewers at once (limit {MAX_LIVE_STREAMS}): try again later")
-            }
-            Refusal::PerClient => format!(
-                "too many live viewers from {}: while more than half of the {MAX_LIVE_STREAMS} \
-                 live streams are taken, one address may hold {}; close some and try again",
-                peer.ip(),
-                gate.per_client()
-            ),
-        })
-    })?;
+    let permit = admit_live(&viewer, peer)?;
     let updates = viewer.watch(id, from_seq).await?;
     let events = updates.map(move |item| {
         // The stream owns the permit: a live viewer counts until it disconnects.
@@ -78,4 +62,28 @@ pub(super) async fn live(
     Ok(Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// A live stream's place (a game's, a ladder's), held as long as the stream is open. Shared
+/// fairly: past half taken, one address holds at most its share, so a crowd from one address
+/// leaves the others room.
+pub(super) fn admit_live(
+    viewer: &Viewer,
+    peer: std::net::SocketAddr,
+) -> Result<crate::connections::Ticket, ApiError> {
+    let gate = &viewer.live_streams;
+    gate.admit(peer.ip()).map_err(|refusal| {
+        crate::metrics::live_stream_refused(refusal.limit());
+        ApiError::busy(match refusal {
+            Refusal::Full => {
+                format!("too many live viewers at once (limit {MAX_LIVE_STREAMS}): try again later")
+            }
+            Refusal::PerClient => format!(
+                "too many live viewers from {}: while more than half of the {MAX_LIVE_STREAMS} \
+                 live streams are taken, one address may hold {}; close some and try again",
+                peer.ip(),
+                gate.per_client()
+            ),
+        })
+    })
 }
