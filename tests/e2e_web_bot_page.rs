@@ -83,6 +83,7 @@ async fn standings_until(
             .standings(pb::StandingsRequest {
                 ladder: LADDER.into(),
                 fit: false,
+                ..Default::default()
             })
             .await
             .expect("standings")

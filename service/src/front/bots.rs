@@ -186,7 +186,7 @@ mod tests {
         grants.rekey(&old_hash, &new_hash);
         assert!(grants.bot_of(old).is_none());
         let bot = grants.bot_of(new).expect("the new key");
-        assert_eq!((bot.ladder.as_str(), bot.bot.as_str()), ("class", "a@1"));
+        assert_eq!((&*bot.ladder, &*bot.bot), ("class", "a@1"));
         assert!(grants.may_play(&bot, "00000000000000aa", "token").is_ok());
     }
 }
