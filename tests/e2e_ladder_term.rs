@@ -7,8 +7,9 @@
 //! and the rating stays. `gangs ladder retire` without a terminal refuses unless `--yes`.
 //! `gangs ladder delete` refuses while a game is in play, `--force` cancels it, the ladder
 //! leaves the list and its name is free again, also after a restart; `gangs ladder rename`
-//! moves everything to the new name. Headless Chromium then shows season 1's frozen table on
-//! the leaderboard page, picked with its season picker.
+//! moves everything to the new name. `gangs ladder season --ends AT` refuses a past time, and
+//! the server ends the season by itself at a planned one. Headless Chromium then shows season
+//! 1's frozen table on the leaderboard page, picked with its season picker.
 
 use crate::common;
 use crate::e2e_ladder::{json, until};
@@ -392,6 +393,35 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
         .into_inner();
     drop(stream);
 
+    // A planned end: the server ends season 2 by itself at that time; its table is frozen.
+    let (code, out) = admin(
+        &server,
+        &[
+            "ladder",
+            "season",
+            "term-2027",
+            "--ends",
+            "2000-01-01T00:00:00Z",
+        ],
+    );
+    assert_ne!(code, 0, "a past time is refused: {out}");
+    let soon = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        + 2;
+    let planned = admin_json(
+        &server,
+        &["ladder", "season", "term-2027", "--ends", &utc(soon)],
+    );
+    assert_eq!(planned["ended_season"], 0);
+    assert_eq!(planned["ladder"]["season_ends_unix_ms"], soon * 1000);
+    until("season 2 ended at its planned time", 30, || async {
+        admin_json(&server, &["ladder", "standings", "term-2027"])["season"]["number"] == 3
+    })
+    .await;
+    assert_eq!(table(&server, "term-2027", 2), season_two);
+
     // The leaderboard page shows season 1's frozen table, picked in its season picker.
     server.terminate();
     let mut flags = keyed.to_vec();
@@ -407,7 +437,7 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
         .await;
     assert_eq!(
         options,
-        serde_json::json!(["season 2 (current)", "season 1 (over)"])
+        serde_json::json!(["season 3 (current)", "season 2 (over)", "season 1 (over)"])
     );
     browser
         .eval("(() => { const s = document.getElementById('season'); s.value = '1'; s.dispatchEvent(new Event('change')); return true; })()")
@@ -451,4 +481,24 @@ async fn status_of(client: &mut GamesKeyed, game_id: &str) -> pb::GameStatus {
         .iter()
         .find(|g| g.game_id == game_id)
         .map_or(pb::GameStatus::Unspecified, |g| g.status())
+}
+
+/// Unix seconds as an RFC 3339 UTC time (the civil date by Howard Hinnant's algorithm).
+fn utc(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
