@@ -197,11 +197,30 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     }
     assert_eq!(standings.standings.len(), 5, "{standings:?}");
 
+    // The ladder quieted: every bot paused and its games over, so that the games listed before
+    // and after the refused calls below differ only by what those calls did.
+    const BOTS: [&str; 5] = ["greedy", "random-a", "random-b", "random-c", "python"];
+    for name in BOTS {
+        let (code, out) = admin_cli(&server, &["ladder", "pause", LADDER, name]);
+        assert_eq!(code, 0, "{out}");
+    }
+    until("the ladder's games over", 300, || {
+        let mut player = player.clone();
+        async move {
+            ladder_games(&mut player, LADDER, 100)
+                .await
+                .iter()
+                .all(|g| g.finished_unix_ms.is_some())
+        }
+    })
+    .await;
+
     let mut admin = games(&server, ADMIN);
     let mut bot = games(&server, greedy_key);
     let played = ladder_games(&mut player, LADDER, 100).await;
     let greedy_game = played
         .iter()
+        .filter(|g| g.outcome.is_some())
         .find(|g| g.names.iter().any(|n| n == "greedy@1"))
         .expect("a game of greedy")
         .game_id
@@ -309,6 +328,11 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     let (status, stderr) = refused_bot(&server, "not-a-bot-key", None).await;
     assert!(!status.success(), "{status:?}: {stderr}");
     assert!(stderr.contains("bot key"), "no reason given: {stderr}");
+    // The others play again (greedy is retired), so that the next bot gets matched.
+    for name in &BOTS[1..] {
+        let (code, out) = admin_cli(&server, &["ladder", "pause", LADDER, name, "--resume"]);
+        assert_eq!(code, 0, "{out}");
+    }
     let mislaid_key = register("mislaid");
     let (status, stderr) = refused_bot(&server, &mislaid_key, Some("not-the-player-key")).await;
     assert!(!status.success(), "{status:?}: {stderr}");
