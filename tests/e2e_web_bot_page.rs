@@ -7,6 +7,7 @@
 //! - `/api/ladders/NAME/bots/BOT@V` (and `BotReport`) tells a bot's state and its reason, its
 //!   rating, its games (result, seat, score, timeouts, how each ended), its pauses and caps;
 //! - `LadderGames` and `/api/ladders/NAME/games?bot=` filter by bot, results name the bots;
+//!   `JoinGame` on a ladder game says a ladder bot never joins;
 //! - `/api/ladders/NAME/standings.csv` has a header row and a row per bot;
 //! - `/api/ladders/NAME/live` sends the standings again when they change;
 //! - in Chromium: the per-bot page with the paused bot's reason, the cap mark, the CSV link,
@@ -385,6 +386,24 @@ async fn the_instructor_sees_each_bot_its_reasons_and_the_standings_as_csv_and_l
         .await
         .expect_err("a bot key reads no report");
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+
+    // A ladder game is not joined: JoinGame says so and points at Queue.
+    let mut games = gangs_proto::auth::ApiKey::new(Some(ADMIN))
+        .unwrap()
+        .client(channel.clone());
+    let refused = games
+        .join_game(pb::JoinGameRequest {
+            game_id: page.games[0].game_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a ladder game is not joined");
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+    assert!(
+        refused.message().contains("a ladder bot never joins")
+            && refused.message().contains("Queue"),
+        "{refused:?}"
+    );
 
     // The standings as CSV: a header row, a row per bot, the same columns as the CLI's.
     let (code, headers, csv) = get_with(

@@ -87,6 +87,14 @@ impl GameActor {
             let seq = first.seq;
             return self.answer_when_durable(seq, reply, |_| first);
         }
+        if invitation.is_empty() && self.created.create_id.starts_with("ladder:") {
+            // A ladder seats its bots itself, running or over.
+            let error = HostError::Permission(format!(
+                "game {} is a ladder game: a ladder bot never joins; it queues with its bot key (Ladders.Queue; bots take --ladder NAME --bot-key KEY) and plays the seat the `matched` event gives it (Watch and Act with that token)",
+                self.id
+            ));
+            return drop(reply.send(Err(error)));
+        }
         if self.is_over() {
             let error = HostError::NotNow(format!(
                 "game {} is over ({}): no seat can be taken",
@@ -160,13 +168,6 @@ impl GameActor {
             }
             return Err(HostError::Invalid(format!(
                 "game {} does not reserve its seats: join without an invitation",
-                self.id
-            )));
-        }
-        if invitation.is_empty() && self.created.create_id.starts_with("ladder:") {
-            // A ladder seats its bots itself.
-            return Err(HostError::Permission(format!(
-                "game {} is a ladder game: a ladder bot never joins; it queues with its bot key (Ladders.Queue; bots take --ladder NAME --bot-key KEY) and plays the seat the `matched` event gives it (Watch and Act with that token)",
                 self.id
             )));
         }
