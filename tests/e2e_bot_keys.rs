@@ -120,8 +120,11 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
             "gang-of-four",
             "--option",
             "target_score=1",
+            // Bots answer in milliseconds; the room is for a slow start on a loaded machine
+            // (the Python bot loading its stubs), whose first decision timed out would void
+            // the game and pause the bot before it played a rated game.
             "--turn-ms",
-            "1000",
+            "5000",
         ],
     );
     assert_eq!(code, 0, "{out}");
