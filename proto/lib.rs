@@ -39,6 +39,7 @@ pub mod connect;
 pub mod csv;
 pub mod json;
 pub mod retry;
+pub mod time;
 pub mod webhook;
 
 /// Most bytes of client input quoted back in a message: an error must stay small whatever was

@@ -412,7 +412,13 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
         + 2;
     let planned = admin_json(
         &server,
-        &["ladder", "season", "term-2027", "--ends", &utc(soon)],
+        &[
+            "ladder",
+            "season",
+            "term-2027",
+            "--ends",
+            &gangs_proto::time::utc_text(soon * 1000),
+        ],
     );
     assert_eq!(planned["ended_season"], 0);
     assert_eq!(planned["ladder"]["season_ends_unix_ms"], soon * 1000);
@@ -463,7 +469,51 @@ async fn a_term_ends_with_a_frozen_table_and_the_housekeeping_works() {
     let frozen: Vec<(String, u64)> = season_one.iter().map(|r| (r.0.clone(), r.1)).collect();
     assert_eq!(shown, frozen);
     browser.screenshot("ladder-season-frozen").await;
+    // Its CSV download is season 1's frozen table too.
+    let href = browser
+        .eval("document.getElementById('standings-csv').getAttribute('href')")
+        .await;
+    assert_eq!(
+        href.as_str(),
+        Some("/api/ladders/term-2027/standings.csv?season=1")
+    );
     browser.close().await;
+    let bearer = format!("Bearer {ADMIN}");
+    let (code, headers, csv) = web::request(
+        &http,
+        "GET",
+        "/api/ladders/term-2027/standings.csv?season=1",
+        &[("authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!(code, 200, "{csv}");
+    let disposition = headers["content-disposition"].to_str().unwrap();
+    assert!(
+        disposition.contains("term-2027-season-1-standings.csv"),
+        "{disposition}"
+    );
+    let column = |name: &str| {
+        gangs_proto::csv::STANDINGS_COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no CSV column {name}"))
+    };
+    let (bot, version, games) = (column("bot"), column("version"), column("games"));
+    let mut from_csv: Vec<(String, u64)> = csv
+        .trim_end()
+        .split("\r\n")
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            (
+                format!("{}@{}", fields[bot], fields[version]),
+                fields[games].parse().unwrap(),
+            )
+        })
+        .collect();
+    from_csv.sort();
+    assert_eq!(from_csv, frozen, "{csv}");
     drop(server);
 }
 
@@ -481,24 +531,4 @@ async fn status_of(client: &mut GamesKeyed, game_id: &str) -> pb::GameStatus {
         .iter()
         .find(|g| g.game_id == game_id)
         .map_or(pb::GameStatus::Unspecified, |g| g.status())
-}
-
-/// Unix seconds as an RFC 3339 UTC time (the civil date by Howard Hinnant's algorithm).
-fn utc(secs: i64) -> String {
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }

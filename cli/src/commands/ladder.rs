@@ -251,7 +251,12 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 )
             });
         }
-        LadderCommand::Standings { name, fit, season, csv } => {
+        LadderCommand::Standings {
+            name,
+            fit,
+            season,
+            csv,
+        } => {
             let standings = client
                 .standings(pb::StandingsRequest {
                     ladder: name,

@@ -325,7 +325,7 @@ fn check_future(field: &str, at: i64, now: i64) -> Result<(), Status> {
     if at <= now {
         return Err(Status::invalid_argument(format!(
             "{field} {at} ({}) is not in the future: give a time to come, or end the season now (gangs ladder season NAME --end)",
-            super::utc_text(at)
+            gangs_proto::time::utc_text(at)
         )));
     }
     Ok(())

@@ -499,7 +499,7 @@ impl Ladder {
     /// The `capped` event and the standings' reason for an entry capped until `until`.
     fn capped_event(&self, name: &str, until: i64) -> pb::ladder_event::Capped {
         let limit = self.ctx.policy.games_per_hour;
-        let at = utc_text(until);
+        let at = gangs_proto::time::utc_text(until);
         pb::ladder_event::Capped {
             cap: HOURLY_CAP.into(),
             flag: HOURLY_FLAG.into(),
@@ -1145,43 +1145,9 @@ fn row_name(row: &pb::Standing) -> String {
     records::entry_name(&row.bot, &row.version)
 }
 
-/// `unix_ms` as an RFC 3339 UTC time (seconds), for messages.
-fn utc_text(unix_ms: i64) -> String {
-    let secs = unix_ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 fn name_taken(name: &str) -> Status {
     Status::already_exists(format!(
         "ladder {} exists already: choose another name",
         gangs_proto::quoted(name)
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn times_in_messages_are_utc() {
-        assert_eq!(utc_text(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc_text(1_700_000_000_999), "2023-11-14T22:13:20Z");
-        assert_eq!(utc_text(951_825_600_000), "2000-02-29T12:00:00Z");
-    }
 }

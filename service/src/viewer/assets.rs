@@ -36,12 +36,20 @@ fn every_kind(
 
 fn games_js() -> &'static str {
     static GAMES_JS: OnceLock<String> = OnceLock::new();
-    every_kind(&GAMES_JS, |k| k.web_renderer, |name| format!("// ---- {name}"))
+    every_kind(
+        &GAMES_JS,
+        |k| k.web_renderer,
+        |name| format!("// ---- {name}"),
+    )
 }
 
 fn games_css() -> &'static str {
     static GAMES_CSS: OnceLock<String> = OnceLock::new();
-    every_kind(&GAMES_CSS, |k| k.web_style, |name| format!("/* ---- {name} */"))
+    every_kind(
+        &GAMES_CSS,
+        |k| k.web_style,
+        |name| format!("/* ---- {name} */"),
+    )
 }
 
 fn page(body: &'static str, content_type: &'static str) -> Response {

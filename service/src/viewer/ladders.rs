@@ -75,6 +75,27 @@ pub(super) async fn list(
     )))
 }
 
+/// The `Standings` of ladder `name` for a request with `?season=N` (a season that is over:
+/// its frozen table; none: the current season).
+async fn read_standings(
+    viewer: &Viewer,
+    name: &str,
+    query: Option<&str>,
+) -> Result<pb::StandingsResponse, ApiError> {
+    let query = Query::parse(query, &["season"])?;
+    let name = check_name(name)?;
+    let season = query.number("season", 0, u64::from(u32::MAX))? as u32;
+    Ok(viewer
+        .ladders
+        .standings(viewer.request(pb::StandingsRequest {
+            ladder: name.to_string(),
+            fit: false,
+            season,
+        }))
+        .await?
+        .into_inner())
+}
+
 /// `GET /api/ladders/{name}?season=N`: `Standings` (the ladder and its leaderboard, best
 /// conservative rating first, each row with its trend; a season that is over: its frozen
 /// table).
@@ -83,18 +104,7 @@ pub(super) async fn standings(
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = Query::parse(query.as_deref(), &["season"])?;
-    let name = check_name(&name)?;
-    let season = query.number("season", 0, u64::from(u32::MAX))? as u32;
-    let answer = viewer
-        .ladders
-        .standings(viewer.request(pb::StandingsRequest {
-            ladder: name.to_string(),
-            fit: false,
-            season,
-        }))
-        .await?
-        .into_inner();
+    let answer = read_standings(&viewer, &name, query.as_deref()).await?;
     Ok(json_response(&standings_json(&answer)))
 }
 
@@ -174,18 +184,13 @@ pub(super) async fn standings_csv(
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
-    let query = Query::parse(query.as_deref(), &["season"])?;
-    let name = check_name(&name)?;
-    let season = query.number("season", 0, u64::from(u32::MAX))? as u32;
-    let answer = viewer
-        .ladders
-        .standings(viewer.request(pb::StandingsRequest {
-            ladder: name.to_string(),
-            fit: false,
-            season,
-        }))
-        .await?
-        .into_inner();
+    let answer = read_standings(&viewer, &name, query.as_deref()).await?;
+    // A season that is over is named in the file's name; the current one is not.
+    let season = answer
+        .season
+        .as_ref()
+        .filter(|s| s.ended_unix_ms.is_some())
+        .map_or(0, |s| s.number);
     let mut response = gangs_proto::csv::standings_csv(&answer.standings).into_response();
     let headers = response.headers_mut();
     headers.insert(
