@@ -166,17 +166,24 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     bots.push(Bot(python_bot.spawn().expect("start the Python bot")));
 
     let mut player = ladders(&server, PLAYERS);
-    until(&format!("{RATED} rated games"), 600, || {
-        let mut player = player.clone();
-        async move {
-            ladder_games(&mut player, LADDER, 100)
-                .await
-                .iter()
-                .filter(|g| g.outcome.is_some())
-                .count()
-                >= RATED
-        }
-    })
+    // Every bot in a rated game too: the Rust bots may rate many games before the Python bot
+    // (an interpreter loading its stubs) plays its first.
+    until(
+        &format!("{RATED} rated games, and one of every bot"),
+        600,
+        || {
+            let mut player = player.clone();
+            async move {
+                let rated = ladder_games(&mut player, LADDER, 100)
+                    .await
+                    .iter()
+                    .filter(|g| g.outcome.is_some())
+                    .count();
+                let rows = standings(&mut player, LADDER).await.standings;
+                rated >= RATED && rows.len() == 5 && rows.iter().all(|r| r.games > 0)
+            }
+        },
+    )
     .await;
     // Every bot plays on: none gave up on a refusal.
     for bot in &mut bots {
@@ -189,7 +196,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_and_nothing_else() {
     let standings = standings(&mut player, LADDER).await;
     for row in &standings.standings {
         // A bot that could not watch or act would time out every decision of every game.
-        assert!(row.games > 0, "{} played no rated game", row.bot);
+        assert!(row.games > 0, "{} played no rated game: {row:?}", row.bot);
         assert!(
             row.timeouts <= row.games,
             "{} timed out {} times in {} games: its key did not let it play",
