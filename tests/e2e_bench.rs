@@ -230,3 +230,43 @@ fn bench_refuses_bad_flags_with_a_clear_message() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// `gangs bench --ladder-bots N`: a ladder of N bots, each on its own connection, plays games
+/// and the report says how many, how fast, and what its own server held (a descriptor per
+/// bot's connection at least).
+#[test]
+fn bench_runs_a_ladder_of_connected_bots() {
+    let output = Command::new(bin("gangs"))
+        .args(["bench", "--ladder-bots", "8", "--seconds", "4", "--json"])
+        .env_remove("GANGS_SERVER")
+        .env_remove("GANGS_API_KEY")
+        .output()
+        .expect("run gangs bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "gangs bench failed: {stdout}\n{stderr}"
+    );
+    let report = parse(&stdout);
+    assert_eq!(report["mode"], "ladder", "{report}");
+    assert_eq!(report["ladder_bots"], 8, "{report}");
+    // Eight bots, four seats a game: at least the first two games start at once.
+    let started = report["games_started"].as_u64().expect("games_started");
+    assert!(started >= 2, "{report}");
+    assert!(report["actions"].as_u64().expect("actions") > 0, "{report}");
+    let (p50, p99) = (report["p50_ms"].as_f64(), report["p99_ms"].as_f64());
+    assert!(
+        p50.is_some_and(|p50| p99.is_some_and(|p99| 0.0 < p50 && p50 <= p99)),
+        "{report}"
+    );
+    // A bot's key lets it play its games: nothing refused for want of a credential.
+    for code in ["UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND"] {
+        assert!(report["errors"].get(code).is_none(), "{code}: {report}");
+    }
+    if cfg!(target_os = "linux") {
+        let fds = report["server_fds_connected"].as_u64().expect("measured");
+        assert!(fds >= 8, "a descriptor per bot's connection: {report}");
+        assert!(report["server_rss_kb"].as_u64().expect("measured") > 0);
+    }
+}

@@ -14,7 +14,8 @@
 //!
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
 //! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
-//! The driving code is `gangs_cli::load`, shared with the host benchmark.
+//! The driving code is `gangs_cli::load`, shared with the host benchmark. `--ladder-bots N`
+//! runs a ladder of N connected bots instead (`bench_ladder.rs`).
 
 use super::arena::OwnServer;
 use crate::client::Context;
@@ -67,38 +68,26 @@ pub struct BenchArgs {
     /// The first game's seed (game g's n-th game: seed + g * 1000000 + n).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+
+    /// Instead of the two phases: a ladder of this many bots (2 to 5000) for --seconds, each
+    /// on a connection of its own holding its Queue stream and playing the games it is matched
+    /// to with random legal actions. Prints games started and finished per second, Act latency
+    /// and, with its own server, that server's memory and open descriptors.
+    #[arg(long, value_name = "N", conflicts_with_all = ["games", "watchers", "views"])]
+    ladder_bots: Option<usize>,
 }
 
-pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
-    if gangs_games::kind(&args.kind).is_err() {
-        return Err(CliError::invalid(format!(
-            "unknown --kind {:?}: one of {}",
-            args.kind,
-            gangs_games::kind_names().join(", ")
-        )));
-    }
-    if !(1..=MAX_GAMES).contains(&args.games) {
-        return Err(CliError::invalid(format!(
-            "--games must be 1 to {MAX_GAMES}, not {}",
-            args.games
-        )));
-    }
-    if !(1..=MAX_SECONDS).contains(&args.seconds) {
-        return Err(CliError::invalid(format!(
-            "--seconds must be 1 to {MAX_SECONDS}, not {}",
-            args.seconds
-        )));
-    }
-
-    let dir = tempfile::Builder::new()
-        .prefix("gangs-bench-")
-        .tempdir()
-        .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
+/// The server a bench drives: its own `gangs-server` in `dir` (no create-rate limit: the bench
+/// creates a game every few dozen actions per player), or the one `--server` names, with the
+/// command line's key and CA.
+pub(super) async fn own_or_given_server(
+    dir: &std::path::Path,
+    context: &Context,
+) -> Result<(Option<OwnServer>, Context), CliError> {
     let own_server = if context.server_given {
         None
     } else {
-        // No create-rate limit: the bench creates a game every few dozen actions per player.
-        Some(OwnServer::start(dir.path(), &["--create-rate", "1000000000"]).await?)
+        Some(OwnServer::start(dir, &["--create-rate", "1000000000"]).await?)
     };
     let mut target = Context::new(
         own_server
@@ -110,6 +99,38 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         target.api_key = context.api_key.clone();
         target.ca = context.ca.clone();
     }
+    Ok((own_server, target))
+}
+
+pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
+    if gangs_games::kind(&args.kind).is_err() {
+        return Err(CliError::invalid(format!(
+            "unknown --kind {:?}: one of {}",
+            args.kind,
+            gangs_games::kind_names().join(", ")
+        )));
+    }
+    if !(1..=MAX_SECONDS).contains(&args.seconds) {
+        return Err(CliError::invalid(format!(
+            "--seconds must be 1 to {MAX_SECONDS}, not {}",
+            args.seconds
+        )));
+    }
+    if let Some(bots) = args.ladder_bots {
+        return super::bench_ladder::run(&args.kind, bots, args.seconds, args.seed, context).await;
+    }
+    if !(1..=MAX_GAMES).contains(&args.games) {
+        return Err(CliError::invalid(format!(
+            "--games must be 1 to {MAX_GAMES}, not {}",
+            args.games
+        )));
+    }
+
+    let dir = tempfile::Builder::new()
+        .prefix("gangs-bench-")
+        .tempdir()
+        .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
+    let (own_server, target) = own_or_given_server(dir.path(), context).await?;
 
     let mut channels = Vec::new();
     for _ in 0..args.games.div_ceil(GAMES_PER_CONNECTION) {
