@@ -81,12 +81,12 @@ fn assert_sane(report: &Value, games: u64, seconds: u64, kind: &str, watchers: &
     }
 }
 
-#[test]
-fn bench_with_its_own_server_reports_sane_figures() {
-    // Two rounds: the games cut by the first slice's end go on in the next; a game whose
-    // replica fell out of step with the server's would have its actions refused (`errors`).
+/// `gangs bench ARGS --json` with its own server (no GANGS_SERVER, no key): its report.
+fn own_server_bench(args: &[&str]) -> Value {
     let output = Command::new(bin("gangs"))
-        .args(["bench", "--games", "4", "--seconds", "4", "--json"])
+        .arg("bench")
+        .args(args)
+        .arg("--json")
         .env_remove("GANGS_SERVER")
         .env_remove("GANGS_API_KEY")
         .output()
@@ -97,7 +97,14 @@ fn bench_with_its_own_server_reports_sane_figures() {
         output.status.success(),
         "gangs bench failed: {stdout}\n{stderr}"
     );
-    let report = parse(&stdout);
+    parse(&stdout)
+}
+
+#[test]
+fn bench_with_its_own_server_reports_sane_figures() {
+    // Two rounds: the games cut by the first slice's end go on in the next; a game whose
+    // replica fell out of step with the server's would have its actions refused (`errors`).
+    let report = own_server_bench(&["--games", "4", "--seconds", "4"]);
     assert_sane(&report, 4, 4, "gang-of-four", "none");
     let server = report["server"].as_str().expect("server");
     assert!(server.starts_with("http://127.0.0.1:"), "{report}");
@@ -236,19 +243,7 @@ fn bench_refuses_bad_flags_with_a_clear_message() {
 /// bot's connection at least).
 #[test]
 fn bench_runs_a_ladder_of_connected_bots() {
-    let output = Command::new(bin("gangs"))
-        .args(["bench", "--ladder-bots", "8", "--seconds", "4", "--json"])
-        .env_remove("GANGS_SERVER")
-        .env_remove("GANGS_API_KEY")
-        .output()
-        .expect("run gangs bench");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "gangs bench failed: {stdout}\n{stderr}"
-    );
-    let report = parse(&stdout);
+    let report = own_server_bench(&["--ladder-bots", "8", "--seconds", "4"]);
     assert_eq!(report["mode"], "ladder", "{report}");
     assert_eq!(report["ladder_bots"], 8, "{report}");
     // Eight bots, four seats a game: at least the first two games start at once.
