@@ -566,11 +566,7 @@ async fn idle_connections_are_closed_and_busy_ones_kept() {
 
     // An HTTP/2 client that says hello and nothing more: GOAWAY (NO_ERROR), then closed.
     let started = Instant::now();
-    let mut idle = connect_from(OTHER, grpc).await.unwrap();
-    idle.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        .await
-        .unwrap();
-    idle.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    let mut idle = http2_hello(OTHER, grpc).await;
     let mut received = Vec::new();
     tokio::time::timeout(Duration::from_secs(5), idle.read_to_end(&mut received))
         .await
@@ -593,48 +589,14 @@ async fn idle_connections_are_closed_and_busy_ones_kept() {
         .expect("read");
 
     // A Watch stream open for longer than the timeout keeps its connection: it sees the cancel.
-    let mut games = client_from(OTHER, grpc).await.unwrap();
-    let game = games
-        .create_game(pb::CreateGameRequest {
-            kind: "gang-of-four".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game_id;
-    let mut watching = games
-        .watch(pb::WatchRequest {
-            game_id: game.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let (_games, game, mut watching) = watched_game(grpc).await;
     // A live stream on the viewer, likewise.
     let mut live = connect_from(OTHER, http).await.unwrap();
     let request = format!("GET /api/games/{game}/live HTTP/1.1\r\nhost: {http}\r\n\r\n");
     live.write_all(request.as_bytes()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     let mut canceller = client_from(OTHER, grpc).await.unwrap();
-    canceller
-        .cancel_game(pb::CancelGameRequest {
-            game_id: game.clone(),
-            reason: "checking the stream".into(),
-        })
-        .await
-        .unwrap();
-    let cancelled = tokio::time::timeout(Duration::from_secs(5), async {
-        while let Some(update) = watching.message().await.expect("the stream is still open") {
-            if update.status == pb::GameStatus::Cancelled as i32 {
-                return true;
-            }
-        }
-        false
-    })
-    .await
-    .expect("the cancel within 5 s");
-    assert!(cancelled, "the stream ended before the cancel");
+    cancel_and_see_it(&mut canceller, &game, &mut watching, 5).await;
     let mut seen = Vec::new();
     let saw_cancel = tokio::time::timeout(Duration::from_secs(5), async {
         let mut buffer = [0u8; 4096];
@@ -658,6 +620,72 @@ async fn idle_connections_are_closed_and_busy_ones_kept() {
     );
     let closed = crowded.metric(r#"gangs_connections_idle_closed_total{port="grpc"}"#);
     assert!(closed >= 1.0, "{closed}");
+}
+
+/// A connection from `from` that sends the HTTP/2 preface and an empty SETTINGS frame, then
+/// nothing more.
+async fn http2_hello(from: Ipv4Addr, to: SocketAddr) -> TcpStream {
+    let mut stream = connect_from(from, to).await.unwrap();
+    stream
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .unwrap();
+    stream
+        .write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0])
+        .await
+        .unwrap();
+    stream
+}
+
+/// A game created from 127.0.0.1 and a Watch stream on it: the client, the game, the stream.
+async fn watched_game(grpc: SocketAddr) -> (Games, String, tonic::Streaming<pb::Update>) {
+    let mut games = client_from(OTHER, grpc).await.unwrap();
+    let game = games
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game_id;
+    let watching = games
+        .watch(pb::WatchRequest {
+            game_id: game.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    (games, game, watching)
+}
+
+/// Cancels `game` through `canceller` and asserts that `watching` (still open) delivers the
+/// cancel within `secs`.
+async fn cancel_and_see_it(
+    canceller: &mut Games,
+    game: &str,
+    watching: &mut tonic::Streaming<pb::Update>,
+    secs: u64,
+) {
+    canceller
+        .cancel_game(pb::CancelGameRequest {
+            game_id: game.to_string(),
+            reason: "checking the stream".into(),
+        })
+        .await
+        .unwrap();
+    let cancelled = tokio::time::timeout(Duration::from_secs(secs), async {
+        while let Some(update) = watching.message().await.expect("the stream is still open") {
+            if update.status == pb::GameStatus::Cancelled as i32 {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the cancel within {secs} s"));
+    assert!(cancelled, "the stream ended before the cancel");
 }
 
 /// HTTP/2 frames in `bytes`: (type, payload).
@@ -685,31 +713,10 @@ async fn keepalive_closes_a_dead_peer_and_keeps_a_live_one() {
     let grpc = crowded.grpc;
 
     // The live client: a Watch stream open on a game, for longer than interval + timeout.
-    let mut games = client_from(OTHER, grpc).await.unwrap();
-    let game = games
-        .create_game(pb::CreateGameRequest {
-            kind: "gang-of-four".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game_id;
-    let mut watching = games
-        .watch(pb::WatchRequest {
-            game_id: game.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let (mut games, game, mut watching) = watched_game(grpc).await;
 
     // The dead peer: the HTTP/2 preface and its SETTINGS, then silence.
-    let mut dead = connect_from(OTHER, grpc).await.unwrap();
-    dead.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        .await
-        .unwrap();
-    dead.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    let mut dead = http2_hello(OTHER, grpc).await;
     let mut received = Vec::new();
     tokio::time::timeout(Duration::from_secs(20), dead.read_to_end(&mut received))
         .await
@@ -722,22 +729,5 @@ async fn keepalive_closes_a_dead_peer_and_keeps_a_live_one() {
     );
 
     // The live stream outlived it and still delivers.
-    games
-        .cancel_game(pb::CancelGameRequest {
-            game_id: game.clone(),
-            reason: "checking the stream".into(),
-        })
-        .await
-        .unwrap();
-    let cancelled = tokio::time::timeout(Duration::from_secs(10), async {
-        while let Some(update) = watching.message().await.expect("the live stream is open") {
-            if update.status == pb::GameStatus::Cancelled as i32 {
-                return true;
-            }
-        }
-        false
-    })
-    .await
-    .expect("the cancel within 10 s");
-    assert!(cancelled, "the live stream ended before the cancel");
+    cancel_and_see_it(&mut games, &game, &mut watching, 10).await;
 }

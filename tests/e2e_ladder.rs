@@ -96,27 +96,9 @@ pub(crate) async fn standings(client: &mut LaddersClient<Channel>) -> pb::Standi
         .into_inner()
 }
 
-/// Every game of the ladder, newest first, through every page.
+/// Every game of the ladder, newest first, through every page (7 a page: several pages).
 pub(crate) async fn ladder_games(client: &mut LaddersClient<Channel>) -> Vec<pb::LadderGame> {
-    let mut games = Vec::new();
-    let mut token = String::new();
-    loop {
-        let page = client
-            .ladder_games(pb::LadderGamesRequest {
-                ladder: LADDER.into(),
-                page_size: 7,
-                page_token: token,
-                ..Default::default()
-            })
-            .await
-            .expect("ladder games")
-            .into_inner();
-        games.extend(page.games);
-        if page.next_page_token.is_empty() {
-            return games;
-        }
-        token = page.next_page_token;
-    }
+    common::ladder::ladder_games(client, LADDER, 7).await
 }
 
 pub(crate) async fn rated(client: &mut LaddersClient<Channel>) -> usize {
