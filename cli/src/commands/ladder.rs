@@ -288,10 +288,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             bot,
         } => {
             let (bot, version) = match &bot {
-                Some(bot) => {
-                    let (b, v) = bot.split_once('@').unwrap_or((bot, ""));
-                    (b.to_string(), v.to_string())
-                }
+                Some(bot) => housekeeping::bot_and_version(bot, None)?,
                 None => Default::default(),
             };
             let page = client
