@@ -472,7 +472,8 @@ function drawLadder(name, params, board, games) {
         el("tbody", {}, rows))
       : el("p", { class: "note", text: "No bot yet: `gangs ladder register` gives each bot its key." }),
     el("p", { class: "help", text: `Sorted by the conservative rating μ−3σ (Weng-Lin): a bot climbs by playing. The win share's interval is a 95% Wilson interval.${board.mean_score_means ? ` Mean score: ${board.mean_score_means}.` : ""} A bot's name opens its page.` }),
-    el("p", {}, el("a", { id: "standings-csv", href: `/api/ladders/${encodeURIComponent(ladder.name)}/standings.csv${seasonQuery(params)}`, download: params.get("season") ? `${ladder.name}-season-${params.get("season")}-standings.csv` : `${ladder.name}-standings.csv`, text: "download the standings (CSV)" })),
+    // A bare `download`: the file is named by the server (Content-Disposition names a past season).
+    el("p", {}, el("a", { id: "standings-csv", href: `/api/ladders/${encodeURIComponent(ladder.name)}/standings.csv${seasonQuery(params)}`, download: true, text: "download the standings (CSV)" })),
     el("h4", { text: "recent games" }),
     gameRows.length
       ? el("table", { class: "games", id: "ladder-games" },
