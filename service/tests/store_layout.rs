@@ -1,7 +1,7 @@
 //! Stores written before namespaces (every ladder's log among the games' logs) open with
 //! everything in its place, once: a real sled data dir written by the server of that layout
 //! (`tests/fixtures/data-dir-before-namespaces.tar.gz`: a Gang of Four ladder of three house
-//! bots with 119 rated games, records both in sled's files and in the journal, and two plain
+//! bots with 121 games' results, records both in sled's files and in the journal, and two plain
 //! games), and a JetStream stream written as that layout wrote it (subjects `gangs.log.<id>`
 //! for both, fences and feed marks included).
 
@@ -57,6 +57,8 @@ struct Found {
     game_ids: Vec<String>,
     ladder_id: String,
     ladder_log: Vec<pb::LogRecord>,
+    /// Games' results, and those of them rated (not void).
+    results: usize,
     rated: usize,
 }
 
@@ -70,15 +72,19 @@ async fn what_is_where(logs: &Logs) -> Found {
         "the games' namespace lists no ladder's log"
     );
     let ladder_log = logs.ladders.load_game(&ladder_id).await.unwrap();
-    let rated = ladder_log
+    let results: Vec<pb::ladder_record::GameRated> = ladder_log
         .iter()
-        .filter(|r| matches!(ladder_record(r), pb::ladder_record::Record::Rated(_)))
-        .count();
+        .filter_map(|r| match ladder_record(r) {
+            pb::ladder_record::Record::Rated(rated) => Some(rated),
+            _ => None,
+        })
+        .collect();
     Found {
         game_ids,
         ladder_id,
+        results: results.len(),
+        rated: results.iter().filter(|r| !r.void).count(),
         ladder_log,
-        rated,
     }
 }
 
@@ -92,8 +98,9 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
         pb::ladder_record::Record::Created(ladder) => assert_eq!(ladder.name, "classic"),
         other => panic!("the ladder's log starts with {other:?}"),
     }
-    // 119 games rated, the last of them after the last checkpoint (in the journal).
-    assert_eq!(found.rated, 119);
+    // 121 results, 119 of them rated (2 void), the last of them after the last checkpoint
+    // (in the journal).
+    assert_eq!((found.results, found.rated), (121, 119));
     let seqs: Vec<u64> = found.ladder_log.iter().map(|r| r.seq).collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "whole");
     for id in WAITING_GAMES {
@@ -109,7 +116,7 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
             ladder_games += 1;
         }
     }
-    assert_eq!(ladder_games, 119);
+    assert_eq!(ladder_games, 121);
     // The restart's scan reads the games only.
     let mut scan = gangs_service::store::scan(&logs.games);
     let mut scanned = 0;
@@ -130,7 +137,7 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
         after = last.position;
         ladder_entries.extend(chunk.into_iter().filter(|e| e.namespace == Namespace::Ladders));
     }
-    assert_eq!(ladder_entries.len(), 119, "every rated result is in the feed");
+    assert_eq!(ladder_entries.len(), 121, "every result is in the feed");
     for entry in ladder_entries.iter().step_by(20) {
         assert_eq!(entry.game_id, found.ladder_id);
         let record = logs.games.feed_record(entry).await.unwrap().expect("read");
@@ -218,7 +225,7 @@ async fn publish(
 
 async fn subjects(js: &jetstream::Context) -> Vec<(String, usize)> {
     use tokio_stream::StreamExt;
-    let mut stream = js.get_stream("GANGS_LOG").await.unwrap();
+    let stream = js.get_stream("GANGS_LOG").await.unwrap();
     let mut found: Vec<(String, usize)> = stream
         .info_with_subjects(">")
         .await
