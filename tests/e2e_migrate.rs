@@ -183,8 +183,15 @@ async fn check_fixture_served(server: &Server, listed: bool) {
     want.sort();
     assert_eq!(got, want, "the standings the earlier server showed");
     let ladder_games = common::ladder::ladder_games(&mut ladders, "classic", 50).await;
-    let rated = ladder_games.iter().filter(|g| g.void_reason.is_empty()).count();
-    assert_eq!((ladder_games.len(), rated), (121, 119), "121 results, 2 void");
+    let rated = ladder_games
+        .iter()
+        .filter(|g| g.void_reason.is_empty())
+        .count();
+    assert_eq!(
+        (ladder_games.len(), rated),
+        (121, 119),
+        "121 results, 2 void"
+    );
 
     // A ladder game's log replays.
     let (code, out) = gangs_cli(server, &["replay", &ladder_games[0].game_id, "--verify"]);
@@ -194,8 +201,7 @@ async fn check_fixture_served(server: &Server, listed: bool) {
     }
     let mut client = server.client().await;
     let listed = every_listed_game(&mut client).await;
-    let ids: std::collections::HashSet<&str> =
-        listed.iter().map(|g| g.game_id.as_str()).collect();
+    let ids: std::collections::HashSet<&str> = listed.iter().map(|g| g.game_id.as_str()).collect();
     for game in &listed {
         assert!(
             game.game_id.chars().all(|c| c.is_ascii_hexdigit()),
@@ -207,7 +213,11 @@ async fn check_fixture_served(server: &Server, listed: bool) {
         assert!(ids.contains(id), "{id} listed");
     }
     for game in &ladder_games {
-        assert!(ids.contains(game.game_id.as_str()), "{} listed", game.game_id);
+        assert!(
+            ids.contains(game.game_id.as_str()),
+            "{} listed",
+            game.game_id
+        );
     }
 }
 

@@ -234,10 +234,8 @@ impl StoreFlags {
     pub async fn open(
         &self,
         data_dir: &std::path::Path,
-    ) -> Result<
-        (Logs, StoreCloser, Option<async_nats::jetstream::Context>),
-        crate::store::StoreError,
-    > {
+    ) -> Result<(Logs, StoreCloser, Option<async_nats::jetstream::Context>), crate::store::StoreError>
+    {
         if let Some(url) = self.url.as_deref() {
             if url != "sled" && !url.starts_with("nats://") && !url.starts_with("tls://") {
                 return Err(crate::store::StoreError::unavailable(format!(

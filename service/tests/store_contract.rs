@@ -250,7 +250,11 @@ const LADDER: &str = "ladder00000000f1";
 
 /// Every feed entry after `after`, once there are at least `count` (a JetStream node's feed
 /// follows the stream a moment behind).
-async fn feed_entries(store: &Store, after: u64, count: usize) -> Vec<gangs_service::store::FeedEntry> {
+async fn feed_entries(
+    store: &Store,
+    after: u64,
+    count: usize,
+) -> Vec<gangs_service::store::FeedEntry> {
     tokio::time::timeout(std::time::Duration::from_secs(10), async {
         loop {
             let entries = store.feed_after(after, 100).await.unwrap();
@@ -298,7 +302,11 @@ async fn check_namespaces(logs: &Logs) {
     let hole = ladders.append(BOTH, vec![record(5)]).await.unwrap();
     assert_eq!(hole.unwrap_err().kind, StoreErrorKind::Conflict);
     let behind = games.append(BOTH, vec![record_by(3, 9)]).await.unwrap();
-    assert_eq!(behind.unwrap_err().kind, StoreErrorKind::Conflict, "the games' BOTH has 3");
+    assert_eq!(
+        behind.unwrap_err().kind,
+        StoreErrorKind::Conflict,
+        "the games' BOTH has 3"
+    );
     // Taking one over (a fence on JetStream) leaves the other's writer alone.
     assert_eq!(ladders.load_to_write(BOTH).await.unwrap().len(), 2);
     append(games, BOTH, 4..=4).await;
@@ -308,7 +316,11 @@ async fn check_namespaces(logs: &Logs) {
         .unwrap()
         .unwrap();
     // The scan of a restart reads the games only.
-    let scanned: Vec<String> = scan_all(games).await.into_iter().map(|(id, _)| id).collect();
+    let scanned: Vec<String> = scan_all(games)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
     assert_eq!(scanned, vec![BOTH, GAME]);
     // One feed: both namespaces' marked records, in order, each naming its namespace; either
     // handle reads an entry's record from the entry's namespace.
@@ -322,13 +334,22 @@ async fn check_namespaces(logs: &Logs) {
         vec![(Namespace::Games, GAME, 1), (Namespace::Ladders, LADDER, 2)]
     );
     for store in [games, ladders] {
-        assert_eq!(store.feed_record(&entries[0]).await.unwrap(), Some(record(1)));
-        assert_eq!(store.feed_record(&entries[1]).await.unwrap(), Some(record(2)));
+        assert_eq!(
+            store.feed_record(&entries[0]).await.unwrap(),
+            Some(record(1))
+        );
+        assert_eq!(
+            store.feed_record(&entries[1]).await.unwrap(),
+            Some(record(2))
+        );
     }
     // Deleting one leaves the other's log of the same id.
     ladders.delete_game(BOTH).await.unwrap();
     assert!(ladders.load_game(BOTH).await.unwrap().is_empty());
-    assert_eq!(seqs(&games.load_game(BOTH).await.unwrap()), vec![1, 2, 3, 4]);
+    assert_eq!(
+        seqs(&games.load_game(BOTH).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
     // Made again (other records: JetStream would take the same ones, within its dedup window,
     // for retries of the deleted ones).
     ladders
@@ -336,7 +357,12 @@ async fn check_namespaces(logs: &Logs) {
         .await
         .unwrap()
         .unwrap();
-    games.delete_games(&[GAME.to_string()]).await.pop().unwrap().unwrap();
+    games
+        .delete_games(&[GAME.to_string()])
+        .await
+        .pop()
+        .unwrap()
+        .unwrap();
     assert_eq!(games.game_ids().await.unwrap(), vec![BOTH]);
     assert_eq!(ladders.game_ids().await.unwrap(), vec![BOTH, LADDER]);
     games
@@ -351,13 +377,20 @@ async fn check_namespaces_reopened(logs: &Logs) {
     let (games, ladders) = (&logs.games, &logs.ladders);
     assert_eq!(games.game_ids().await.unwrap(), vec![BOTH, GAME]);
     assert_eq!(ladders.game_ids().await.unwrap(), vec![BOTH, LADDER]);
-    assert_eq!(seqs(&games.load_game(BOTH).await.unwrap()), vec![1, 2, 3, 4]);
+    assert_eq!(
+        seqs(&games.load_game(BOTH).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
     assert_eq!(
         ladders.load_game(BOTH).await.unwrap(),
         vec![record_by(1, 8), record_by(2, 8)]
     );
     assert_eq!(seqs(&ladders.load_game(LADDER).await.unwrap()), vec![1, 2]);
-    let scanned: Vec<String> = scan_all(games).await.into_iter().map(|(id, _)| id).collect();
+    let scanned: Vec<String> = scan_all(games)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
     assert_eq!(scanned, vec![BOTH, GAME]);
     let ladder_entries: Vec<(String, u64)> = feed_entries(games, 0, 1)
         .await
@@ -425,10 +458,15 @@ async fn ladder_and_game_survive_a_journal_replay(
     let Logs { games, ladders } = logs;
     drop(ladders);
     close(games, closer).await;
-    let (logs, _closer) =
-        SledStore::open_logs(copy.path(), &Default::default()).unwrap();
-    assert_eq!(seqs(&logs.games.load_game(BOTH).await.unwrap()), (1..=6).collect::<Vec<_>>());
-    assert_eq!(seqs(&logs.ladders.load_game(BOTH).await.unwrap()), vec![1, 2, 3, 4]);
+    let (logs, _closer) = SledStore::open_logs(copy.path(), &Default::default()).unwrap();
+    assert_eq!(
+        seqs(&logs.games.load_game(BOTH).await.unwrap()),
+        (1..=6).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        seqs(&logs.ladders.load_game(BOTH).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
     assert_eq!(logs.games.game_ids().await.unwrap(), vec![BOTH, GAME]);
 }
 

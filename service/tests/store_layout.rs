@@ -112,7 +112,12 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
         if let pb::ladder_record::Record::Rated(rated) = ladder_record(record) {
             assert!(found.game_ids.contains(&rated.game_id), "{}", rated.game_id);
             let log = logs.games.load_game(&rated.game_id).await.unwrap();
-            assert!(log.len() > 3, "game {} has {} records", rated.game_id, log.len());
+            assert!(
+                log.len() > 3,
+                "game {} has {} records",
+                rated.game_id,
+                log.len()
+            );
             ladder_games += 1;
         }
     }
@@ -135,7 +140,11 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
         let chunk = logs.games.feed_after(after, 512).await.unwrap();
         let Some(last) = chunk.last() else { break };
         after = last.position;
-        ladder_entries.extend(chunk.into_iter().filter(|e| e.namespace == Namespace::Ladders));
+        ladder_entries.extend(
+            chunk
+                .into_iter()
+                .filter(|e| e.namespace == Namespace::Ladders),
+        );
     }
     assert_eq!(ladder_entries.len(), 121, "every result is in the feed");
     for entry in ladder_entries.iter().step_by(20) {
@@ -161,10 +170,13 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
     // next open (the data dir says its layout is the current one).
     let lookalike = "ladderaaaaaaaaaa";
     logs.games
-        .append(lookalike, vec![pb::LogRecord {
-            seq: 1,
-            ..Default::default()
-        }])
+        .append(
+            lookalike,
+            vec![pb::LogRecord {
+                seq: 1,
+                ..Default::default()
+            }],
+        )
         .await
         .unwrap()
         .unwrap();
@@ -175,7 +187,10 @@ async fn a_sled_data_dir_of_the_earlier_layout_opens_with_each_log_in_its_namesp
     assert_eq!(again.ladder_id, found.ladder_id);
     assert_eq!(again.ladder_log.len(), found.ladder_log.len() + 1);
     assert_eq!(again.ladder_log.last(), Some(&paused));
-    assert!(again.game_ids.iter().any(|g| g == lookalike), "left in place");
+    assert!(
+        again.game_ids.iter().any(|g| g == lookalike),
+        "left in place"
+    );
     assert_eq!(again.game_ids.len(), found.game_ids.len() + 1);
     close(logs, closer).await;
 }
@@ -190,7 +205,9 @@ fn record(seq: u64) -> pb::LogRecord {
     pb::LogRecord {
         seq,
         unix_ms: 1_700_000_000_000 + seq as i64,
-        record: Some(pb::log_record::Record::Expired(pb::Expired { events: vec![] })),
+        record: Some(pb::log_record::Record::Expired(pb::Expired {
+            events: vec![],
+        })),
     }
 }
 
@@ -313,7 +330,11 @@ async fn a_jetstream_stream_of_the_earlier_layout_opens_with_each_log_in_its_nam
     // The ladder goes on in its namespace, after a takeover too.
     let ladders: Store = logs.ladders.clone();
     assert_eq!(ladders.load_to_write(LADDER).await.unwrap().len(), 3);
-    ladders.append(LADDER, vec![record(4)]).await.unwrap().unwrap();
+    ladders
+        .append(LADDER, vec![record(4)])
+        .await
+        .unwrap()
+        .unwrap();
     let last = js
         .get_stream("GANGS_LOG")
         .await
@@ -328,7 +349,13 @@ async fn a_jetstream_stream_of_the_earlier_layout_opens_with_each_log_in_its_nam
     // Once: the next open (another node) moves nothing, and a game whose id looks like a
     // ladder's of the earlier layout stays a game.
     let lookalike = "ladderbbbbbbbbbb";
-    publish(&js, &format!("gangs.log.{lookalike}"), Some(&record(1)), false).await;
+    publish(
+        &js,
+        &format!("gangs.log.{lookalike}"),
+        Some(&record(1)),
+        false,
+    )
+    .await;
     let logs = JetStreamStore::open_logs(&options).await.unwrap();
     assert_eq!(logs.games.game_ids().await.unwrap(), vec![GAME, lookalike]);
     assert_eq!(logs.ladders.game_ids().await.unwrap(), vec![LADDER]);
@@ -341,5 +368,9 @@ async fn a_jetstream_stream_of_the_earlier_layout_opens_with_each_log_in_its_nam
         .await
         .unwrap()
         .clone();
-    assert_eq!(info.state.last_sequence, last + 1, "only the lookalike's record");
+    assert_eq!(
+        info.state.last_sequence,
+        last + 1,
+        "only the lookalike's record"
+    );
 }

@@ -184,8 +184,7 @@ pub(super) async fn read_tail(
     subject: &str,
     game_id: &str,
 ) -> Result<Option<(Tail, Option<pb::LogRecord>)>, StoreError> {
-    let message = match stream.get_last_raw_message_by_subject(subject).await
-    {
+    let message = match stream.get_last_raw_message_by_subject(subject).await {
         Ok(message) => message,
         Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => return Ok(None),
         Err(e) => return Err(unavailable("cannot read the log", e)),

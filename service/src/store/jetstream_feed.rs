@@ -332,7 +332,10 @@ mod tests {
     fn only_marked_game_messages_are_entries() {
         let mut headers = HeaderMap::new();
         headers.insert(MARK_HEADER, "7");
-        let subject = format!("{}0123456789abcdef", super::super::jetstream::SUBJECT_PREFIX);
+        let subject = format!(
+            "{}0123456789abcdef",
+            super::super::jetstream::SUBJECT_PREFIX
+        );
         assert_eq!(
             entry_of(&subject, Some(&headers), 42),
             Some(FeedEntry {

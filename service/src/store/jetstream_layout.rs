@@ -16,8 +16,8 @@
 //! everything in the stream, and a receiver that had delivered it would get it twice.
 
 use super::jetstream::{
-    log_of_subject, unavailable, JetStreamStore, ACK_TIMEOUT, FENCE_HEADER, MARK_HEADER,
-    LADDERS_SUBJECT_PREFIX, STREAM, SUBJECT_PREFIX,
+    log_of_subject, unavailable, JetStreamStore, ACK_TIMEOUT, FENCE_HEADER, LADDERS_SUBJECT_PREFIX,
+    MARK_HEADER, STREAM, SUBJECT_PREFIX,
 };
 use super::{legacy_ladder_id, EncodedRecord, LogStore, Namespace, StoreError, StoreErrorKind};
 use async_nats::jetstream::{self, consumer, stream};
@@ -134,8 +134,8 @@ async fn move_log(
     let mut copied = 0;
     for _ in 0..MOVE_TRIES {
         let there = ladders.load_game(id).await?;
-        let same = there.len() <= old.len()
-            && old.iter().zip(&there).all(|(old, new)| old.record == *new);
+        let same =
+            there.len() <= old.len() && old.iter().zip(&there).all(|(old, new)| old.record == *new);
         if !same {
             return Err(StoreError::conflict(format!(
                 "ladder log {id} is in {LADDERS_SUBJECT_PREFIX}{id} already with different records: not moved (stop every node of the earlier version, then start again)"
