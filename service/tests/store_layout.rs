@@ -374,3 +374,58 @@ async fn a_jetstream_stream_of_the_earlier_layout_opens_with_each_log_in_its_nam
         "only the lookalike's record"
     );
 }
+
+/// Two nodes of this version starting at once on a stream of the earlier layout: both open,
+/// and each ladder's log is moved once (every record once, in order, the old subject gone).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_opening_a_stream_of_the_earlier_layout_at_once_move_each_log_once() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let client = async_nats::connect(node.url()).await.unwrap();
+    let js = jetstream::new(client);
+    js.create_stream(stream::Config {
+        name: "GANGS_LOG".to_string(),
+        subjects: vec!["gangs.log.*".to_string()],
+        storage: stream::StorageType::File,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ladders = ["ladder00000000b1", "ladder00000000b2", "ladder00000000b3"];
+    for seq in 1..=40 {
+        for ladder in ladders {
+            let subject = format!("gangs.log.{ladder}");
+            publish(&js, &subject, Some(&record(seq)), seq % 10 == 0).await;
+        }
+    }
+    let options = NatsOptions {
+        url: node.url(),
+        replicas: 1,
+        ..Default::default()
+    };
+    let (one, two) = tokio::join!(
+        JetStreamStore::open_logs(&options),
+        JetStreamStore::open_logs(&options)
+    );
+    let (one, two) = (one.unwrap(), two.unwrap());
+    let want: Vec<pb::LogRecord> = (1..=40).map(record).collect();
+    for logs in [&one, &two] {
+        assert!(logs.games.game_ids().await.unwrap().is_empty());
+        assert_eq!(logs.ladders.game_ids().await.unwrap(), ladders.to_vec());
+        for ladder in ladders {
+            assert_eq!(
+                logs.ladders.load_game(ladder).await.unwrap(),
+                want,
+                "{ladder}"
+            );
+        }
+    }
+    let left: Vec<(String, usize)> = subjects(&js).await;
+    assert_eq!(
+        left,
+        ladders
+            .iter()
+            .map(|l| (format!("gangs.ladders.{l}"), 40))
+            .collect::<Vec<_>>(),
+        "each record once, the old subjects purged"
+    );
+}

@@ -30,8 +30,8 @@ use tokio_stream::StreamExt;
 pub const LAYOUT_KEY: &str = "gangs_layout";
 pub const LAYOUT_NAMESPACES: &str = "2";
 
-/// Copies of one log tried before the move gives up (each retry means another node copied
-/// part of it meanwhile).
+/// Copies of one log tried in a row without the copy growing before the move gives up (a
+/// retry means another node copied part of it meanwhile: while the copy grows, it goes on).
 const MOVE_TRIES: usize = 5;
 
 /// Every subject the stream holds: one wildcard per namespace.
@@ -132,20 +132,26 @@ async fn move_log(
         return Ok(0);
     }
     let mut copied = 0;
-    for _ in 0..MOVE_TRIES {
+    let (mut tries, mut had) = (0, None);
+    while tries < MOVE_TRIES {
         let there = ladders.load_game(id).await?;
-        let same =
-            there.len() <= old.len() && old.iter().zip(&there).all(|(old, new)| old.record == *new);
-        if !same {
+        tries = if had.is_some_and(|had| there.len() > had) {
+            0
+        } else {
+            tries + 1
+        };
+        had = Some(there.len());
+        // Either a prefix of the other: a copy under way, or done (the source read while
+        // another node purged it may come out shorter).
+        if !old.iter().zip(&there).all(|(old, new)| old.record == *new) {
             return Err(StoreError::conflict(format!(
                 "ladder log {id} is in {LADDERS_SUBJECT_PREFIX}{id} already with different records: not moved (stop every node of the earlier version, then start again)"
             )));
         }
-        let rest = &old[there.len()..];
-        if rest.is_empty() {
+        let Some(rest) = old.get(there.len()..).filter(|rest| !rest.is_empty()) else {
             games.delete_game(id).await?;
             return Ok(copied);
-        }
+        };
         let marked = rest
             .iter()
             .filter(|r| r.marked && lowest_mark.is_some_and(|mark| r.position > mark))
