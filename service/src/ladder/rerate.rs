@@ -24,17 +24,13 @@ const MAX_DIFFERENCES: usize = 50;
 /// initial rating), so a season that is over is compared by its frozen table.
 pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResponse, Status> {
     let log_id = ladder.state.lock().await.log_id.clone();
-    let records = ladder
-        .ctx
-        .ladder_logs
-        .load_game(&log_id)
-        .await
-        .map_err(|e| {
-            Status::unavailable(format!(
-                "the log of ladder {} could not be read: {e}; try again",
-                ladder.name
-            ))
-        })?;
+    let store = &ladder.ctx.ladder_logs;
+    let records = store.load_game(&log_id).await.map_err(|e| {
+        Status::unavailable(format!(
+            "the log of ladder {} could not be read: {e}; try again",
+            ladder.name
+        ))
+    })?;
     let broken = |e: String| Status::internal(format!("ladder {}: {e}", ladder.name));
     // What the ladder keeps, as of the same records.
     let kept = LadderState::rebuild(&log_id, &records).map_err(broken)?;
