@@ -17,7 +17,7 @@ use crate::actor::GameActor;
 use crate::cluster::Cluster;
 use crate::error::{HostError, HostResult};
 use crate::registry::Registry;
-use crate::store::FeedEntry;
+use crate::store::{FeedEntry, Namespace};
 use gangs_proto::v1 as pb;
 use pb::log_record::Record;
 use std::sync::Arc;
@@ -126,7 +126,7 @@ pub async fn event_of(
     entry: &FeedEntry,
 ) -> HostResult<Option<pb::WatchGamesResponse>> {
     // A ladder's result is in the feed for the webhooks (`ladder.result`): no game's event.
-    if crate::ladder::records::is_ladder_log(&entry.game_id) {
+    if entry.namespace != Namespace::Games {
         return Ok(None);
     }
     let store = registry.store();

@@ -42,8 +42,8 @@ async fn serve(config: Config) {
         match migrate(from, to, &config.store).await {
             Ok(done) => {
                 println!(
-                    "migrated {} game(s), {} record(s) to {to}; {} game(s) were already there",
-                    done.games, done.records, done.already_there
+                    "migrated {} game(s), {} ladder(s), {} record(s) to {to}; {} log(s) were already there",
+                    done.games, done.ladders, done.records, done.already_there
                 );
                 return;
             }

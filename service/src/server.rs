@@ -8,7 +8,7 @@ use crate::ladder::api::LaddersService;
 use crate::registry::Registry;
 use crate::store::jetstream::{JetStreamStore, NatsOptions};
 use crate::store::sled::SledStore;
-use crate::store::{Store, StoreCloser};
+use crate::store::{Logs, StoreCloser};
 use gangs_proto::v1::games_server::GamesServer;
 use gangs_proto::v1::ladders_server::LaddersServer;
 use std::future::Future;
@@ -242,15 +242,13 @@ impl StoreFlags {
         })
     }
 
-    /// Opens the configured store (sled in `data_dir` unless `--store` names NATS); with NATS,
-    /// also the JetStream context the cluster's leases use.
+    /// Opens the configured store (sled in `data_dir` unless `--store` names NATS), both its
+    /// namespaces; with NATS, also the JetStream context the cluster's leases use.
     pub async fn open(
         &self,
         data_dir: &std::path::Path,
-    ) -> Result<
-        (Store, StoreCloser, Option<async_nats::jetstream::Context>),
-        crate::store::StoreError,
-    > {
+    ) -> Result<(Logs, StoreCloser, Option<async_nats::jetstream::Context>), crate::store::StoreError>
+    {
         if let Some(url) = self.url.as_deref() {
             if url != "sled" && !url.starts_with("nats://") && !url.starts_with("tls://") {
                 return Err(crate::store::StoreError::unavailable(format!(
@@ -261,7 +259,7 @@ impl StoreFlags {
         match self.nats() {
             None => {
                 let opening = std::time::Instant::now();
-                let (store, closer) = SledStore::open_with(data_dir, &self.sled_options())?;
+                let (store, closer) = SledStore::open_logs(data_dir, &self.sled_options())?;
                 tracing::info!(
                     ms = opening.elapsed().as_millis() as u64,
                     "opened the log in {}",
@@ -272,9 +270,13 @@ impl StoreFlags {
             Some(options) => {
                 let jetstream = JetStreamStore::open(&options).await?;
                 let context = jetstream.context();
+                let logs = Logs {
+                    ladders: jetstream.in_namespace(crate::store::Namespace::Ladders),
+                    games: jetstream,
+                };
                 // Every append is answered by the stream's ack: nothing to drain at shutdown
                 // beyond what the actors already wait for.
-                Ok((jetstream, StoreCloser::new(|| {}), Some(context)))
+                Ok((logs, StoreCloser::new(|| {}), Some(context)))
             }
         }
     }
@@ -307,7 +309,7 @@ pub async fn migrate(
         )
         .into());
     }
-    let (source, closer) = SledStore::open_with(from, &flags.sled_options())?;
+    let (source, closer) = SledStore::open_logs(from, &flags.sled_options())?;
     let target_flags = StoreFlags {
         url: Some(to.to_string()),
         ..flags.clone()
@@ -315,7 +317,7 @@ pub async fn migrate(
     let options = target_flags
         .nats()
         .ok_or("--to must name a NATS cluster: nats://HOST:4222[,HOST:4222...]")?;
-    let target: Store = JetStreamStore::open(&options).await?;
+    let target = JetStreamStore::open_logs(&options).await?;
     let migrated = crate::store::copy_log(&source, &target).await?;
     drop(source);
     tokio::task::spawn_blocking(move || closer.join()).await?;
@@ -367,7 +369,8 @@ pub async fn run(
         })?),
     };
     let tls = tls_config(&config)?;
-    let (store, closer, jetstream) = config.store.open(&config.data_dir).await?;
+    let (logs, closer, jetstream) = config.store.open(&config.data_dir).await?;
+    let store = logs.games.clone();
     // With the store open (its files counted): each port's connections sized to fit the limit.
     let ports = if http.is_some() { 2 } else { 1 };
     let sizing = crate::connections::size(&config.connections, ports, open_files);
@@ -384,7 +387,6 @@ pub async fn run(
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
     };
-    let ladder_store = store.clone();
     let (registry, service, cluster) = match &jetstream {
         None => {
             let registry = Registry::restore(store, settings).await?;
@@ -444,6 +446,7 @@ pub async fn run(
             urls: config.webhooks.clone(),
             secret: config.webhook_secret.clone().unwrap_or_default(),
             retry_for: config.webhook_retry_for,
+            ladder_logs: logs.ladders.clone(),
         };
         webhooks.start(&registry, &directory, cluster.clone())?;
     }
@@ -462,7 +465,7 @@ pub async fn run(
     // After the games: a ladder finds its games again by their create_id.
     let (stop_ladders, ladders_stopped) = tokio::sync::watch::channel(false);
     let ladders = LaddersService::restore(
-        ladder_store,
+        logs,
         service.clone(),
         crate::ladder::Policy {
             open_registration: config.open_registration,

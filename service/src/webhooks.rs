@@ -19,7 +19,7 @@
 use crate::cluster::Cluster;
 use crate::directory::{event_of, Directory};
 use crate::registry::Registry;
-use crate::store::Store;
+use crate::store::{Namespace, Store};
 use gangs_proto::v1 as pb;
 use gangs_proto::webhook::{event_body as body, signed_headers as headers};
 use std::sync::Arc;
@@ -40,6 +40,8 @@ pub struct Webhooks {
     pub urls: Vec<String>,
     pub secret: String,
     pub retry_for: Duration,
+    /// The ladders' namespace of the store: a `ladder.result` names its ladder from there.
+    pub ladder_logs: Store,
 }
 
 /// The store's mark of a receiver.
@@ -201,8 +203,8 @@ async fn deliver(deliverer: &Deliverer, mut closing: watch::Receiver<bool>) {
         let mut unreadable = false;
         for entry in &entries {
             last = entry.position;
-            let outgoing = if crate::ladder::records::is_ladder_log(&entry.game_id) {
-                ladder_result(directory, registry, entry).await
+            let outgoing = if entry.namespace == Namespace::Ladders {
+                ladder_result(directory, registry, &settings.ladder_logs, entry).await
             } else {
                 event_of(directory, registry, entry).await.map(|event| {
                     event.and_then(|event| {
@@ -331,11 +333,11 @@ async fn post_until_acknowledged(
 async fn ladder_result(
     directory: &Directory,
     registry: &Registry,
+    store: &Store,
     entry: &crate::store::FeedEntry,
 ) -> crate::error::HostResult<Option<(String, Vec<u8>)>> {
     use crate::error::HostError;
     use pb::ladder_record::Record as Lr;
-    let store = registry.store();
     let storage = |e: crate::store::StoreError| HostError::Storage(e.message);
     let Some(record) = store.feed_record(entry).await.map_err(storage)? else {
         return Ok(None);

@@ -13,7 +13,7 @@ mod nats;
 use gangs_proto::v1 as pb;
 use gangs_service::store::jetstream::{JetStreamStore, NatsOptions};
 use gangs_service::store::sled::SledStore;
-use gangs_service::store::{Store, StoreErrorKind, StoredLog, READ_CHUNK};
+use gangs_service::store::{Logs, Namespace, Store, StoreErrorKind, StoredLog, READ_CHUNK};
 
 fn record(seq: u64) -> pb::LogRecord {
     pb::LogRecord {
@@ -235,6 +235,256 @@ async fn the_sled_store_keeps_the_contract() {
     // Durable means it survives a reopen (deletions too).
     let (store, _closer) = SledStore::open(dir.path()).unwrap();
     check_reopened(&store).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Namespaces, on both stores: the games' logs and the ladders' logs are apart (listing, reading,
+// the sequence rule, takeover, deletion), even under the same id; the feed is one and names
+// each entry's namespace.
+
+/// An id used in both namespaces (the store keeps them apart whatever the ids look like), a
+/// game's and a ladder's.
+const BOTH: &str = "00000000000000b0";
+const GAME: &str = "00000000000000f1";
+const LADDER: &str = "ladder00000000f1";
+
+/// Every feed entry after `after`, once there are at least `count` (a JetStream node's feed
+/// follows the stream a moment behind).
+async fn feed_entries(
+    store: &Store,
+    after: u64,
+    count: usize,
+) -> Vec<gangs_service::store::FeedEntry> {
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let entries = store.feed_after(after, 100).await.unwrap();
+            if entries.len() >= count {
+                return entries;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the feed shows every entry")
+}
+
+/// Leaves GAME (1 record) and BOTH (4 records) in the games' namespace, LADDER and BOTH (2
+/// records, `record_by(_, 8)`) in the ladders'.
+async fn check_namespaces(logs: &Logs) {
+    let (games, ladders) = (&logs.games, &logs.ladders);
+    let head = games.feed_head().map_or(0, |h| *h.borrow());
+    append_marked(games, GAME, 1..=1).await;
+    append(games, BOTH, 1..=3).await;
+    ladders
+        .append_marked(LADDER, vec![record(1), record(2)], vec![2])
+        .await
+        .unwrap()
+        .unwrap();
+    ladders
+        .append(BOTH, vec![record_by(1, 7), record_by(2, 7)])
+        .await
+        .unwrap()
+        .unwrap();
+    // Listed apart: no listing of one sees the other's logs.
+    assert_eq!(games.game_ids().await.unwrap(), vec![BOTH, GAME]);
+    assert_eq!(ladders.game_ids().await.unwrap(), vec![BOTH, LADDER]);
+    assert!(games.load_game(LADDER).await.unwrap().is_empty());
+    assert!(ladders.load_game(GAME).await.unwrap().is_empty());
+    assert!(games.read_range(LADDER, 0, 10).await.unwrap().is_empty());
+    // The same id in both: two logs, each with its own records and its own sequence.
+    assert_eq!(seqs(&games.load_game(BOTH).await.unwrap()), vec![1, 2, 3]);
+    assert_eq!(
+        ladders.load_game(BOTH).await.unwrap(),
+        vec![record_by(1, 7), record_by(2, 7)]
+    );
+    // The sequence rule per log: record 3 follows the ladders' BOTH (2 records) whatever the
+    // games' BOTH holds, and a hole there is refused.
+    let hole = ladders.append(BOTH, vec![record(5)]).await.unwrap();
+    assert_eq!(hole.unwrap_err().kind, StoreErrorKind::Conflict);
+    let behind = games.append(BOTH, vec![record_by(3, 9)]).await.unwrap();
+    assert_eq!(
+        behind.unwrap_err().kind,
+        StoreErrorKind::Conflict,
+        "the games' BOTH has 3"
+    );
+    // Taking one over (a fence on JetStream) leaves the other's writer alone.
+    assert_eq!(ladders.load_to_write(BOTH).await.unwrap().len(), 2);
+    append(games, BOTH, 4..=4).await;
+    ladders
+        .append(BOTH, vec![record_by(3, 7)])
+        .await
+        .unwrap()
+        .unwrap();
+    // The scan of a restart reads the games only.
+    let scanned: Vec<String> = scan_all(games)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(scanned, vec![BOTH, GAME]);
+    // One feed: both namespaces' marked records, in order, each naming its namespace; either
+    // handle reads an entry's record from the entry's namespace.
+    let entries = feed_entries(games, head, 2).await;
+    let named: Vec<(Namespace, &str, u64)> = entries
+        .iter()
+        .map(|e| (e.namespace, e.game_id.as_str(), e.seq))
+        .collect();
+    assert_eq!(
+        named,
+        vec![(Namespace::Games, GAME, 1), (Namespace::Ladders, LADDER, 2)]
+    );
+    for store in [games, ladders] {
+        assert_eq!(
+            store.feed_record(&entries[0]).await.unwrap(),
+            Some(record(1))
+        );
+        assert_eq!(
+            store.feed_record(&entries[1]).await.unwrap(),
+            Some(record(2))
+        );
+    }
+    // Deleting one leaves the other's log of the same id.
+    ladders.delete_game(BOTH).await.unwrap();
+    assert!(ladders.load_game(BOTH).await.unwrap().is_empty());
+    assert_eq!(
+        seqs(&games.load_game(BOTH).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
+    // Made again (other records: JetStream would take the same ones, within its dedup window,
+    // for retries of the deleted ones).
+    ladders
+        .append(BOTH, vec![record_by(1, 8), record_by(2, 8)])
+        .await
+        .unwrap()
+        .unwrap();
+    games
+        .delete_games(&[GAME.to_string()])
+        .await
+        .pop()
+        .unwrap()
+        .unwrap();
+    assert_eq!(games.game_ids().await.unwrap(), vec![BOTH]);
+    assert_eq!(ladders.game_ids().await.unwrap(), vec![BOTH, LADDER]);
+    games
+        .append_marked(GAME, vec![record_by(1, 8)], vec![1])
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// What a reopened store holds after `check_namespaces`.
+async fn check_namespaces_reopened(logs: &Logs) {
+    let (games, ladders) = (&logs.games, &logs.ladders);
+    assert_eq!(games.game_ids().await.unwrap(), vec![BOTH, GAME]);
+    assert_eq!(ladders.game_ids().await.unwrap(), vec![BOTH, LADDER]);
+    assert_eq!(
+        seqs(&games.load_game(BOTH).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
+    assert_eq!(
+        ladders.load_game(BOTH).await.unwrap(),
+        vec![record_by(1, 8), record_by(2, 8)]
+    );
+    assert_eq!(seqs(&ladders.load_game(LADDER).await.unwrap()), vec![1, 2]);
+    let scanned: Vec<String> = scan_all(games)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(scanned, vec![BOTH, GAME]);
+    let ladder_entries: Vec<(String, u64)> = feed_entries(games, 0, 1)
+        .await
+        .into_iter()
+        .filter(|e| e.namespace == Namespace::Ladders)
+        .map(|e| (e.game_id, e.seq))
+        .collect();
+    assert_eq!(ladder_entries, vec![(LADDER.to_string(), 2)]);
+    // Appends go on in each namespace after its own last record.
+    append(games, BOTH, 5..=5).await;
+    ladders
+        .append(BOTH, vec![record(3)])
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sled_store_keeps_its_namespaces_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = gangs_service::store::sled::SledOptions::default();
+    {
+        let (logs, closer) = SledStore::open_logs(dir.path(), &options).unwrap();
+        check_namespaces(&logs).await;
+        let Logs { games, ladders } = logs;
+        drop(ladders);
+        close(games, closer).await;
+    }
+    // Crashed after appends (no closing checkpoint): the journal gives each log back to its
+    // namespace too.
+    let (logs, closer) = SledStore::open_logs(dir.path(), &options).unwrap();
+    check_namespaces_reopened(&logs).await;
+    ladder_and_game_survive_a_journal_replay(dir.path(), logs, closer).await;
+}
+
+/// Appends to both namespaces, then drops the store without its closing checkpoint (the
+/// flusher thread is left behind: what it journaled is all the next open has), and reopens.
+async fn ladder_and_game_survive_a_journal_replay(
+    dir: &std::path::Path,
+    logs: Logs,
+    closer: gangs_service::store::StoreCloser,
+) {
+    append(&logs.games, BOTH, 6..=6).await;
+    logs.ladders
+        .append(BOTH, vec![record(4)])
+        .await
+        .unwrap()
+        .unwrap();
+    // The records are journaled (durable); sled's files may not have them. A copy of the data
+    // dir now is what a crash leaves.
+    let copy = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), copy.path().join(entry.file_name())).unwrap();
+        } else {
+            let sub = copy.path().join(entry.file_name());
+            std::fs::create_dir_all(&sub).unwrap();
+            for inner in std::fs::read_dir(entry.path()).unwrap() {
+                let inner = inner.unwrap();
+                std::fs::copy(inner.path(), sub.join(inner.file_name())).unwrap();
+            }
+        }
+    }
+    let Logs { games, ladders } = logs;
+    drop(ladders);
+    close(games, closer).await;
+    let (logs, _closer) = SledStore::open_logs(copy.path(), &Default::default()).unwrap();
+    assert_eq!(
+        seqs(&logs.games.load_game(BOTH).await.unwrap()),
+        (1..=6).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        seqs(&logs.ladders.load_game(BOTH).await.unwrap()),
+        vec![1, 2, 3, 4]
+    );
+    assert_eq!(logs.games.game_ids().await.unwrap(), vec![BOTH, GAME]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jetstream_store_keeps_its_namespaces_apart() {
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    let options = NatsOptions {
+        url: node.url(),
+        replicas: 1,
+        ..Default::default()
+    };
+    {
+        let logs = JetStreamStore::open_logs(&options).await.unwrap();
+        check_namespaces(&logs).await;
+    }
+    // Another connection (another node) reads the same namespaces.
+    let logs = JetStreamStore::open_logs(&options).await.unwrap();
+    check_namespaces_reopened(&logs).await;
 }
 
 /// sled: deleting a game (retention) deletes its feed entries too (readers skip them anyway;
@@ -1346,7 +1596,7 @@ async fn jetstream_a_damaged_record_mid_log_costs_only_its_game_it_keeps_no_jour
     append(&store, hit, 1..=3).await;
     append(&store, spared, 1..=2).await;
     let js = async_nats::jetstream::new(async_nats::connect(node.url()).await.unwrap());
-    let subject = gangs_service::store::jetstream::subject(hit);
+    let subject = gangs_service::store::jetstream::subject(Namespace::Games, hit);
     js.publish(subject.clone(), vec![0xff, 0xff, 0xff].into())
         .await
         .unwrap()

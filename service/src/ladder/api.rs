@@ -54,7 +54,7 @@ pub struct LaddersService {
 impl LaddersService {
     /// Rebuilds every ladder (after the games were: a ladder's games are found by create_id).
     pub async fn restore(
-        store: crate::store::Store,
+        logs: crate::store::Logs,
         games: GamesService,
         policy: Policy,
         hosting: Arc<super::hosted::Hosting>,
@@ -66,7 +66,8 @@ impl LaddersService {
             .clone()
             .with_open_registration(policy.open_registration);
         let ctx = Context {
-            store,
+            store: logs.games,
+            ladder_logs: logs.ladders,
             games,
             policy,
             stop,
@@ -776,7 +777,7 @@ impl LaddersRpc for LaddersService {
         let records = self
             .ladders
             .ctx
-            .store
+            .ladder_logs
             .load_game(&log_id)
             .await
             .map_err(|e| {

@@ -84,7 +84,10 @@ pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, Status>>;
 
 /// What every ladder shares: the store, the games service, the policy, the stop.
 pub struct Context {
+    /// The games' namespace of the store (a ladder reads its games' logs).
     pub store: Store,
+    /// The ladders' namespace: every ladder's own log.
+    pub ladder_logs: Store,
     pub games: GamesService,
     pub policy: Policy,
     pub stop: watch::Receiver<bool>,
@@ -254,7 +257,7 @@ impl Ladder {
             Lr::Rated(_) => vec![seq],
             _ => Vec::new(),
         };
-        let durable = self.ctx.store.append_marked(
+        let durable = self.ctx.ladder_logs.append_marked(
             &state.log_id,
             vec![records::to_log(seq, now, record.clone())],
             marked,
@@ -377,7 +380,7 @@ impl Ladder {
         // Loaded to write: the store takes the ladder's appends again after a failed one.
         let records = self
             .ctx
-            .store
+            .ladder_logs
             .load_to_write(&state.log_id)
             .await
             .map_err(|e| e.to_string())?;
@@ -902,16 +905,16 @@ impl Ladders {
             keepers: Mutex::default(),
         });
         let ids = ctx
-            .store
+            .ladder_logs
             .game_ids()
             .await
             .map_err(|e| format!("listing the ladders: {e}"))?;
-        for id in ids.into_iter().filter(|id| records::is_ladder_log(id)) {
+        for id in ids {
             // On a cluster only the creation is needed here (the node that takes a ladder's
             // turn reads the whole log then).
             let log = match ladders.cluster {
-                Some(_) => ctx.store.read_range(&id, 0, 1).await,
-                None => ctx.store.load_game(&id).await,
+                Some(_) => ctx.ladder_logs.read_range(&id, 0, 1).await,
+                None => ctx.ladder_logs.load_game(&id).await,
             }
             .map_err(|e| format!("reading ladder log {id}: {e}"))?;
             let state = match LadderState::rebuild(&id, &log) {
@@ -1034,7 +1037,7 @@ impl Ladders {
             let id = records::new_log_id();
             let taken = self
                 .ctx
-                .store
+                .ladder_logs
                 .read_range(&id, 0, 1)
                 .await
                 .map_err(|e| unavailable("the log could not be read", e))?;
@@ -1043,7 +1046,7 @@ impl Ladders {
             }
         };
         let record = records::to_log(1, info.created_unix_ms, Lr::Created(info.clone()));
-        match self.ctx.store.append(&log_id, vec![record]).await {
+        match self.ctx.ladder_logs.append(&log_id, vec![record]).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(unavailable("the ladder could not be saved", e)),
             Err(_) => return Err(Status::unavailable("the server is shutting down")),

@@ -145,7 +145,7 @@ impl Ladders {
             info: info.clone(),
         };
         if !cluster.add_ladder_name(&name).await? {
-            if let Err(e) = self.ctx.store.delete_game(&log_id).await {
+            if let Err(e) = self.ctx.ladder_logs.delete_game(&log_id).await {
                 tracing::warn!(log = %log_id, "deleting the log of a ladder whose name was taken: {e}");
             }
             return Err(name_taken(&info.name));
@@ -203,7 +203,7 @@ impl Ladders {
                 let Some(mut lost) = cluster.turn(&turn_name(&name), &mut closing).await else {
                     break;
                 };
-                let records = match ctx.store.load_to_write(&log_id).await {
+                let records = match ctx.ladder_logs.load_to_write(&log_id).await {
                     Ok(records) => records,
                     Err(e) => {
                         tracing::warn!(ladder = %name, "reading the ladder's log to run it: {e}; letting the turn go");

@@ -1,9 +1,9 @@
 //! A ladder's event-sourced records and the state they fold into.
 //!
-//! Each ladder has its own log in the game store (`LogStore`), under an id of the same width as
-//! a game's (16 characters) that starts with `ladder`: game ids are lowercase hex, so the two
-//! never collide, and every store (sled's fixed-width keys, JetStream's subjects) takes it as
-//! it is. Each record is a `LogRecord` whose `ladder` field holds an encoded `LadderRecord`.
+//! Each ladder has its own log in the ladders' namespace of the store (`store/mod.rs`,
+//! `Namespace::Ladders`: never listed with the games), under an id of the same width as a
+//! game's (16 characters) that starts with `ladder`, which every store (sled's fixed-width keys,
+//! JetStream's subjects) takes as it is. Each record is a `LogRecord` whose `ladder` field holds an encoded `LadderRecord`.
 //! The state ([`LadderState`]) is only ever changed by [`LadderState::apply`], live (after the
 //! record is durable) and at a restart (record by record), so both reach the same standings.
 
@@ -37,11 +37,6 @@ pub fn new_log_id() -> String {
     );
     debug_assert_eq!(id.len(), crate::store::GAME_ID_LEN);
     id
-}
-
-/// Whether a log id is a ladder's.
-pub fn is_ladder_log(id: &str) -> bool {
-    id.len() == crate::store::GAME_ID_LEN && id.starts_with(LOG_PREFIX)
 }
 
 /// `record` as the log's record number `seq`.
@@ -784,9 +779,13 @@ mod tests {
     #[test]
     fn ids_never_collide_with_game_ids() {
         let id = new_log_id();
-        assert!(is_ladder_log(&id), "{id}");
-        assert!(!is_ladder_log("0123456789abcdef"));
+        assert_eq!(id.len(), crate::store::GAME_ID_LEN, "{id}");
+        assert!(id.starts_with(LOG_PREFIX), "{id}");
         assert!(!id.chars().all(|c| c.is_ascii_hexdigit()));
+        // A store written before namespaces tells ladders' logs by this format when it
+        // rearranges them (`store/mod.rs`).
+        assert!(crate::store::legacy_ladder_id(&id), "{id}");
+        assert!(!crate::store::legacy_ladder_id("0123456789abcdef"));
     }
 
     #[test]

@@ -24,7 +24,7 @@ const MAX_DIFFERENCES: usize = 50;
 /// initial rating), so a season that is over is compared by its frozen table.
 pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResponse, Status> {
     let log_id = ladder.state.lock().await.log_id.clone();
-    let store = &ladder.ctx.store;
+    let store = &ladder.ctx.ladder_logs;
     let records = store.load_game(&log_id).await.map_err(|e| {
         Status::unavailable(format!(
             "the log of ladder {} could not be read: {e}; try again",

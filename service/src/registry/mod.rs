@@ -180,10 +180,6 @@ impl Registry {
         while let Some(batch) = scan.recv().await {
             for scanned in batch.map_err(|e| HostError::Storage(e.message))? {
                 let ScannedGame { id, log, damaged } = scanned;
-                // A ladder's log shares the store, not the games (`ladder/records.rs`).
-                if crate::ladder::records::is_ladder_log(&id) {
-                    continue;
-                }
                 count += 1;
                 if let Some(reason) = damaged {
                     // The store said so once, for every game its damage cost (one ERROR).
@@ -336,9 +332,6 @@ impl Registry {
         }
         if let Some(reason) = self.damage_reason(id) {
             return Err(damaged_error(id, &reason));
-        }
-        if crate::ladder::records::is_ladder_log(id) {
-            return Err(not_found(id));
         }
         // Loaded to run: on a shared log, appends prepared by an earlier owner of the game (a
         // paused node, this node's previous actor) are refused from now on.

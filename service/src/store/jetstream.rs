@@ -1,10 +1,18 @@
 //! The distributed log on NATS JetStream (`--store nats://…`): the one place that talks to NATS
 //! for storage.
 //!
-//! Layout: one stream, `GANGS_LOG`, file storage, `--nats-replicas` copies; one subject per game,
-//! `gangs.log.<game id>`; one message per record (the encoded `LogRecord`), and now and then a
-//! *fence* (below): an empty message with the header `Gangs-Fence: <seq of the record before>`,
-//! which every reader skips.
+//! Layout: one stream, `GANGS_LOG`, file storage, `--nats-replicas` copies; one subject per log,
+//! `gangs.log.<game id>` for the games' namespace and `gangs.ladders.<ladder log id>` for the
+//! ladders' (`store/mod.rs`); one message per record (the encoded `LogRecord`), and now and then
+//! a *fence* (below): an empty message with the header `Gangs-Fence: <seq of the record
+//! before>`, which every reader skips.
+//!
+//! Why subjects of one stream and not a stream per namespace: every rule below is per subject
+//! (the expected last subject sequence, the fences of a takeover, the Msg-Id), so it holds in
+//! each namespace unchanged; and the directory feed's positions are the stream's sequences
+//! (`jetstream_feed.rs`), one order over the games' and the ladders' marked records (the
+//! webhooks send both), which two streams would not give. A stream written before namespaces
+//! (ladders' logs under `gangs.log.`) is rearranged once when opened (`jetstream_layout.rs`).
 //!
 //! Appends: one writer task per game publishes its records one after another, each with
 //! - `Nats-Expected-Last-Subject-Sequence` = the stream sequence of the game's last message, so
@@ -47,7 +55,10 @@
 
 use super::jetstream_append::{self as append, Append, HoldPoint, Tail, Writers};
 use super::jetstream_feed::{self as feed, Feed};
-use super::{Durable, EncodedRecord, FeedEntry, LogStore, StoreError, GAME_ID_LEN};
+use super::jetstream_layout as layout;
+use super::{
+    Durable, EncodedRecord, FeedEntry, LogStore, Logs, Namespace, StoreError, GAME_ID_LEN,
+};
 use async_nats::jetstream::{self, consumer, stream};
 use async_nats::HeaderMap;
 use gangs_proto::v1 as pb;
@@ -59,7 +70,10 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio_stream::StreamExt;
 
 pub const STREAM: &str = "GANGS_LOG";
+/// The subjects of the games' namespace: this and the game id.
 pub const SUBJECT_PREFIX: &str = "gangs.log.";
+/// The subjects of the ladders' namespace: this and the ladder's log id.
+pub const LADDERS_SUBJECT_PREFIX: &str = "gangs.ladders.";
 /// The header of a fence message; its value is the seq of the record before it.
 pub const FENCE_HEADER: &str = "Gangs-Fence";
 /// The header of a record that enters the directory feed; its value is the record's seq
@@ -87,21 +101,44 @@ pub const LOAD_CONSUMERS: usize = 8;
 /// catch-up starts where the previous one ended instead of at the game's first message.
 const CURSORS: usize = 4096;
 
-/// The JetStream log. Share it as a [`super::Store`].
+/// The JetStream log, one namespace of it (handles of both share everything else). Share it
+/// as a [`super::Store`].
+#[derive(Clone)]
 pub struct JetStreamStore {
+    namespace: Namespace,
     js: jetstream::Context,
     stream: stream::Stream,
     writers: Writers,
-    loads: Semaphore,
-    cursors: Mutex<HashMap<(String, u64), u64>>,
+    loads: Arc<Semaphore>,
+    /// By (subject, record seq).
+    cursors: Arc<Mutex<HashMap<(String, u64), u64>>>,
     /// A test-only fail point (debug builds): see [`HoldPoint`].
     hold: Option<Arc<HoldPoint>>,
     /// The directory feed: its head, its recent entries, the readers' marks.
     feed: Feed,
 }
 
-pub fn subject(game_id: &str) -> String {
-    format!("{SUBJECT_PREFIX}{game_id}")
+/// The subjects' prefix of a namespace.
+pub fn subject_prefix(namespace: Namespace) -> &'static str {
+    match namespace {
+        Namespace::Games => SUBJECT_PREFIX,
+        Namespace::Ladders => LADDERS_SUBJECT_PREFIX,
+    }
+}
+
+/// The subject of log `id` of `namespace`.
+pub fn subject(namespace: Namespace, id: &str) -> String {
+    format!("{}{id}", subject_prefix(namespace))
+}
+
+/// The namespace and log id of a subject of the stream (`None`: not a log's subject).
+pub fn log_of_subject(subject: &str) -> Option<(Namespace, &str)> {
+    [Namespace::Games, Namespace::Ladders]
+        .into_iter()
+        .find_map(|namespace| {
+            let id = subject.strip_prefix(subject_prefix(namespace))?;
+            (id.len() == GAME_ID_LEN && !id.contains('.')).then_some((namespace, id))
+        })
 }
 
 pub(super) fn unavailable(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -144,12 +181,10 @@ pub(super) fn decode(
 /// record if that message is a record (not a fence). `None`: the game has no message.
 pub(super) async fn read_tail(
     stream: &stream::Stream,
+    subject: &str,
     game_id: &str,
 ) -> Result<Option<(Tail, Option<pb::LogRecord>)>, StoreError> {
-    let message = match stream
-        .get_last_raw_message_by_subject(&subject(game_id))
-        .await
-    {
+    let message = match stream.get_last_raw_message_by_subject(subject).await {
         Ok(message) => message,
         Err(e) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => return Ok(None),
         Err(e) => return Err(unavailable("cannot read the log", e)),
@@ -208,10 +243,32 @@ pub async fn connect(options: &NatsOptions, name: &str) -> Result<async_nats::Cl
 }
 
 impl JetStreamStore {
-    /// Connects and creates the stream if it does not exist yet.
+    /// Connects and creates the stream if it does not exist yet; the games' namespace.
     pub async fn open(options: &NatsOptions) -> Result<Arc<JetStreamStore>, StoreError> {
         let client = connect(options, "gangs-server").await?;
         JetStreamStore::with_client(client, options.replicas).await
+    }
+
+    /// [`JetStreamStore::open`], both namespaces.
+    pub async fn open_logs(options: &NatsOptions) -> Result<Logs, StoreError> {
+        let games = JetStreamStore::open(options).await?;
+        Ok(Logs {
+            ladders: games.in_namespace(Namespace::Ladders),
+            games,
+        })
+    }
+
+    /// A handle on the same store for `namespace`.
+    pub fn in_namespace(&self, namespace: Namespace) -> Arc<JetStreamStore> {
+        Arc::new(JetStreamStore {
+            namespace,
+            ..self.clone()
+        })
+    }
+
+    /// The subject of this namespace's log `id`.
+    fn subject(&self, id: &str) -> String {
+        subject(self.namespace, id)
     }
 
     pub async fn with_client(
@@ -224,31 +281,45 @@ impl JetStreamStore {
             .build(client);
         let config = stream::Config {
             name: STREAM.to_string(),
-            subjects: vec![format!("{SUBJECT_PREFIX}*")],
+            subjects: layout::subjects(),
             storage: stream::StorageType::File,
             num_replicas: replicas.max(1),
             // Msg-Id dedup window: longer than any retry of one append.
             duplicate_window: Duration::from_secs(120),
+            metadata: layout::metadata(),
             ..Default::default()
         };
         let stream = while_jetstream_starts(STREAM, || js.get_or_create_stream(config.clone()))
             .await
             .map_err(|e| unavailable("cannot create the stream GANGS_LOG", e))?;
+        // A stream made before namespaces takes the ladders' subjects first.
+        let stream = layout::with_every_subject(&js, stream).await?;
         let feed = Feed::open(&js, &stream, replicas).await?;
-        Ok(Arc::new(JetStreamStore {
+        let store = JetStreamStore {
+            namespace: Namespace::Games,
             js,
             stream,
             writers: Writers::default(),
-            loads: Semaphore::new(LOAD_CONSUMERS),
-            cursors: Mutex::default(),
+            loads: Arc::new(Semaphore::new(LOAD_CONSUMERS)),
+            cursors: Arc::default(),
             hold: HoldPoint::from_env(),
             feed,
-        }))
+        };
+        layout::move_legacy_ladders(&store).await?;
+        Ok(Arc::new(store))
     }
 
     /// The JetStream context (the cluster's lease bucket lives beside the stream).
     pub fn context(&self) -> jetstream::Context {
         self.js.clone()
+    }
+
+    pub(super) fn stream(&self) -> &stream::Stream {
+        &self.stream
+    }
+
+    pub(super) fn feed(&self) -> &Feed {
+        &self.feed
     }
 
     /// Starts a game's writer (its tail known, or to be read) and makes it the one appends go
@@ -261,13 +332,15 @@ impl JetStreamStore {
         tail: Option<Tail>,
     ) -> mpsc::UnboundedSender<Append> {
         let (tx, appends) = mpsc::unbounded_channel();
-        writers.insert(game_id.to_string(), tx.clone());
+        let subject = self.subject(game_id);
+        writers.insert(subject.clone(), tx.clone());
         tokio::spawn(append::write_game(
             append::Writer {
                 js: self.js.clone(),
                 stream: self.stream.clone(),
                 writers: self.writers.clone(),
                 game_id: game_id.to_string(),
+                subject,
                 hold: self.hold.clone(),
                 me: tx.downgrade(),
             },
@@ -282,7 +355,7 @@ impl JetStreamStore {
     fn cursor(&self, game_id: &str, after: u64) -> u64 {
         let cursors = self.cursors.lock().expect("cursors lock");
         cursors
-            .get(&(game_id.to_string(), after))
+            .get(&(self.subject(game_id), after))
             .map_or(1, |seq| seq + 1)
     }
 
@@ -292,7 +365,7 @@ impl JetStreamStore {
             // Forgetting costs the next read a walk from the game's start, nothing else.
             cursors.clear();
         }
-        cursors.insert((game_id.to_string(), record_seq), stream_seq);
+        cursors.insert((self.subject(game_id), record_seq), stream_seq);
     }
 }
 
@@ -340,7 +413,7 @@ impl LogStore for JetStreamStore {
         };
         let mut writers = self.writers.lock().expect("writers lock");
         // A writer that ended (failure, idle) is replaced by a fresh one.
-        if let Some(writer) = writers.get(game_id) {
+        if let Some(writer) = writers.get(&self.subject(game_id)) {
             match writer.send(append) {
                 Ok(()) => return rx,
                 Err(mpsc::error::SendError(back)) => append = back,
@@ -375,7 +448,7 @@ impl LogStore for JetStreamStore {
             Err(e) if e.kind() == stream::RawMessageErrorKind::NoMessageFound => return Ok(None),
             Err(e) => return Err(unavailable("cannot read the log", e)),
         };
-        if message.subject.as_str() != subject(&entry.game_id) {
+        if message.subject.as_str() != subject(entry.namespace, &entry.game_id) {
             return Ok(None);
         }
         match decode(
@@ -399,7 +472,8 @@ impl LogStore for JetStreamStore {
 
     async fn load_to_write(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
         for _ in 0..FENCE_TRIES {
-            let Some((tail, _)) = read_tail(&self.stream, game_id).await? else {
+            let Some((tail, _)) = read_tail(&self.stream, &self.subject(game_id), game_id).await?
+            else {
                 // No game: nothing to fence. A creation's first record expects an empty
                 // subject, which is its own fence.
                 return Ok(Vec::new());
@@ -409,7 +483,7 @@ impl LogStore for JetStreamStore {
                 // A record landed between the two reads (or the read lagged): read again.
                 continue;
             }
-            match append::fence(&self.js, game_id, tail).await? {
+            match append::fence(&self.js, &self.subject(game_id), game_id, tail).await? {
                 Some(fence) => {
                     let mut writers = self.writers.lock().expect("writers lock");
                     self.start_writer(&mut writers, game_id, Some(fence));
@@ -437,7 +511,7 @@ impl LogStore for JetStreamStore {
     ) -> Result<Vec<pb::LogRecord>, StoreError> {
         // One leader-served get per message (next message of the subject from a sequence on):
         // no consumer, whatever the number of readers.
-        let subject = subject(game_id);
+        let subject = self.subject(game_id);
         let mut records = Vec::new();
         let mut next = self.cursor(game_id, after_seq);
         while records.len() < limit {
@@ -474,7 +548,10 @@ impl LogStore for JetStreamStore {
 
     async fn load_game(&self, game_id: &str) -> Result<Vec<pb::LogRecord>, StoreError> {
         let mut records = Vec::new();
-        if read_tail(&self.stream, game_id).await?.is_none() {
+        if read_tail(&self.stream, &self.subject(game_id), game_id)
+            .await?
+            .is_none()
+        {
             return Ok(records);
         }
         // One consumer streams the whole game (a get per record would cost a round trip
@@ -487,7 +564,7 @@ impl LogStore for JetStreamStore {
         let consumer = self
             .stream
             .create_consumer(consumer::pull::OrderedConfig {
-                filter_subject: subject(game_id),
+                filter_subject: self.subject(game_id),
                 deliver_policy: consumer::DeliverPolicy::All,
                 ..Default::default()
             })
@@ -523,15 +600,16 @@ impl LogStore for JetStreamStore {
 
     async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
         let stream = self.stream.clone();
+        let prefix = subject_prefix(self.namespace);
         let mut subjects = stream
-            .info_with_subjects(format!("{SUBJECT_PREFIX}*"))
+            .info_with_subjects(format!("{prefix}*"))
             .await
             .map_err(|e| unavailable("cannot list the games", e))?;
         let mut ids = Vec::new();
         while let Some(entry) = subjects.next().await {
             let (subject, _count) = entry.map_err(|e| unavailable("cannot list the games", e))?;
-            match subject.strip_prefix(SUBJECT_PREFIX) {
-                Some(id) if id.len() == GAME_ID_LEN => ids.push(id.to_string()),
+            match log_of_subject(&subject) {
+                Some((namespace, id)) if namespace == self.namespace => ids.push(id.to_string()),
                 _ => {
                     return Err(StoreError::corrupt(format!(
                         "unexpected subject {subject:?} in stream {STREAM}"
@@ -546,11 +624,14 @@ impl LogStore for JetStreamStore {
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
         self.stream
             .purge()
-            .filter(subject(game_id))
+            .filter(self.subject(game_id))
             .await
             .map_err(|e| unavailable(&format!("cannot delete game {game_id}"), e))?;
         // The next append of this id (none expected) must not expect the purged sequence.
-        self.writers.lock().expect("writers lock").remove(game_id);
+        self.writers
+            .lock()
+            .expect("writers lock")
+            .remove(&self.subject(game_id));
         Ok(())
     }
 }

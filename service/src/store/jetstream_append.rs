@@ -3,7 +3,7 @@
 //! resolving an append whose outcome is unknown by reading the stream back, and the fences a
 //! node writes before it runs a game.
 
-use super::jetstream::{read_tail, subject, unavailable, FENCE_HEADER, MARK_HEADER};
+use super::jetstream::{read_tail, unavailable, FENCE_HEADER, MARK_HEADER};
 use super::{EncodedRecord, StoreError};
 use async_nats::jetstream::{self, context::PublishErrorKind, stream};
 use gangs_proto::v1 as pb;
@@ -18,7 +18,7 @@ const OUTAGE_BUDGET: Duration = Duration::from_secs(20);
 /// A game's writer ends after this long without appends (a finished or idle game).
 const WRITER_IDLE: Duration = Duration::from_secs(30);
 
-/// The writer of each game that appended recently.
+/// The writer of each log that appended recently, by subject (unique across namespaces).
 pub(super) type Writers = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<Append>>>>;
 
 pub(super) struct Append {
@@ -43,6 +43,8 @@ pub(super) struct Writer {
     pub(super) stream: stream::Stream,
     pub(super) writers: Writers,
     pub(super) game_id: String,
+    /// The log's subject (its namespace's and its id).
+    pub(super) subject: String,
     pub(super) hold: Option<Arc<HoldPoint>>,
     /// This writer's own channel, to tell it from a successor in `writers` (not keeping it open).
     pub(super) me: mpsc::WeakUnboundedSender<Append>,
@@ -62,10 +64,11 @@ enum Expected {
 /// whose game moved on elsewhere gets a Conflict instead of appending a second record N.
 async fn expected_before(
     stream: &stream::Stream,
+    subject: &str,
     game_id: &str,
     record: &pb::LogRecord,
 ) -> Result<Expected, StoreError> {
-    let (tail, last) = read_tail(stream, game_id).await?.unwrap_or((
+    let (tail, last) = read_tail(stream, subject, game_id).await?.unwrap_or((
         Tail {
             stream_seq: 0,
             record_seq: 0,
@@ -101,10 +104,10 @@ pub(super) async fn write_game(
         stream,
         writers,
         game_id,
+        subject,
         hold,
         me,
     } = writer;
-    let subject = subject(&game_id);
     loop {
         let append = match tokio::time::timeout(WRITER_IDLE, appends.recv()).await {
             Ok(Some(append)) => append,
@@ -116,10 +119,10 @@ pub(super) async fn write_game(
                 if appends.is_empty() {
                     let mine = me.upgrade();
                     if writers
-                        .get(&game_id)
+                        .get(&subject)
                         .is_some_and(|w| mine.is_some_and(|m| m.same_channel(w)))
                     {
-                        writers.remove(&game_id);
+                        writers.remove(&subject);
                     }
                     return;
                 }
@@ -131,7 +134,7 @@ pub(super) async fn write_game(
             let record = &encoded.record;
             let expected = match tail {
                 Some(t) if t.record_seq + 1 == record.seq => t.stream_seq,
-                _ => match expected_before(&stream, &game_id, record).await {
+                _ => match expected_before(&stream, &subject, &game_id, record).await {
                     Ok(Expected::After(seq)) => seq,
                     Ok(Expected::AlreadyStored(seq)) => {
                         tail = Some(Tail {
@@ -242,7 +245,7 @@ async fn publish(
 ) -> Result<u64, StoreError> {
     // The caller's encoding, shared (no copy): the same bytes on every retry, so the same id.
     let payload = bytes::Bytes::from_owner(bytes.clone());
-    let msg_id = msg_id(game_id, record.seq, &payload);
+    let msg_id = msg_id(subject, record.seq, &payload);
     let what = format!("append record {} of game {game_id}", record.seq);
     let seq = record.seq.to_string();
     let refused = match send(js, subject, &what, || {
@@ -262,7 +265,7 @@ async fn publish(
         Ok(seq) => return Ok(seq),
         Err(refused) => refused,
     };
-    match read_tail(stream, game_id).await {
+    match read_tail(stream, subject, game_id).await {
         Ok(Some((tail, Some(last)))) if last == *record => {
             tracing::info!(
                 game = game_id,
@@ -292,11 +295,12 @@ async fn publish(
 /// last message is no longer `tail` (someone appended: read again).
 pub(super) async fn fence(
     js: &jetstream::Context,
+    subject: &str,
     game_id: &str,
     tail: Tail,
 ) -> Result<Option<Tail>, StoreError> {
     let what = format!("fence game {game_id}");
-    let sent = send(js, &subject(game_id), &what, || {
+    let sent = send(js, subject, &what, || {
         jetstream::message::PublishMessage::build()
             .payload(bytes::Bytes::new())
             .header(FENCE_HEADER, tail.record_seq.to_string().as_str())
@@ -315,13 +319,14 @@ pub(super) async fn fence(
 }
 
 /// The dedup id of one record: the same record retried gets the same id, a different record
-/// with the same seq (another writer's) does not.
-fn msg_id(game_id: &str, seq: u64, payload: &[u8]) -> String {
+/// with the same seq (another writer's) does not, nor a record of another log (the subject
+/// names the namespace too).
+fn msg_id(subject: &str, seq: u64, payload: &[u8]) -> String {
     use std::hash::{Hash, Hasher};
     // `DefaultHasher::new()` uses fixed keys: the same bytes hash the same in every process.
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     payload.hash(&mut hasher);
-    format!("{game_id}:{seq}:{:016x}", hasher.finish())
+    format!("{subject}:{seq}:{:016x}", hasher.finish())
 }
 
 /// A test-only fail point, read in debug builds only (release builds ignore it):

@@ -21,8 +21,8 @@
 //! `GANGS_MARKS`, and only ever move forward (compare-and-set on the key's revision), so a node
 //! that delivered less than another never takes a receiver back.
 
-use super::jetstream::{unavailable, MARK_HEADER, SUBJECT_PREFIX};
-use super::{FeedEntry, StoreError, GAME_ID_LEN};
+use super::jetstream::{log_of_subject, unavailable, MARK_HEADER};
+use super::{FeedEntry, StoreError};
 use async_nats::jetstream::{self, consumer, kv, stream};
 use async_nats::HeaderMap;
 use std::collections::VecDeque;
@@ -45,31 +45,33 @@ struct Recent {
     entries: VecDeque<FeedEntry>,
 }
 
+#[derive(Clone)]
 pub(super) struct Feed {
     recent: Arc<Mutex<Recent>>,
     head: watch::Receiver<u64>,
     marks: kv::Store,
 }
 
-/// The feed entry a message's headers stand for, if it is marked.
+/// The feed entry a message's headers stand for, if it is marked (of either namespace).
 fn entry_of(subject: &str, headers: Option<&HeaderMap>, position: u64) -> Option<FeedEntry> {
     let seq = headers?.get(MARK_HEADER)?.as_str().parse().ok()?;
-    let game_id = subject.strip_prefix(SUBJECT_PREFIX)?;
-    (game_id.len() == GAME_ID_LEN).then(|| FeedEntry {
+    let (namespace, id) = log_of_subject(subject)?;
+    Some(FeedEntry {
         position,
-        game_id: game_id.to_string(),
+        namespace,
+        game_id: id.to_string(),
         seq,
     })
 }
 
-/// A headers-only ordered consumer of every game's messages from stream sequence `from` on.
+/// A headers-only ordered consumer of every log's messages (both namespaces: every subject of
+/// the stream) from stream sequence `from` on.
 async fn headers_from(
     stream: &stream::Stream,
     from: u64,
 ) -> Result<consumer::pull::Ordered, StoreError> {
     let consumer = stream
         .create_consumer(consumer::pull::OrderedConfig {
-            filter_subject: format!("{SUBJECT_PREFIX}*"),
             headers_only: true,
             deliver_policy: consumer::DeliverPolicy::ByStartSequence {
                 start_sequence: from.max(1),
@@ -205,6 +207,31 @@ impl Feed {
             .and_then(|e| decode_mark(&e.value)))
     }
 
+    /// The lowest position any reader saved (`None`: no reader saved one).
+    pub(super) async fn lowest_mark(&self) -> Result<Option<u64>, StoreError> {
+        let mut keys = self
+            .marks
+            .keys()
+            .await
+            .map_err(|e| unavailable("cannot list the feed marks", e))?;
+        let mut lowest: Option<u64> = None;
+        while let Some(key) = keys.next().await {
+            let key = key.map_err(|e| unavailable("cannot list the feed marks", e))?;
+            let entry = self
+                .marks
+                .entry(key)
+                .await
+                .map_err(|e| unavailable("cannot read a feed mark", e))?;
+            if let Some(mark) = entry
+                .filter(|e| e.operation == kv::Operation::Put)
+                .and_then(|e| decode_mark(&e.value))
+            {
+                lowest = Some(lowest.map_or(mark, |l| l.min(mark)));
+            }
+        }
+        Ok(lowest)
+    }
+
     /// Saves `position` unless the mark is already there or further (another node delivered
     /// more): compare-and-set on the key's revision, retried when another node wrote between.
     pub(super) async fn save_mark(&self, name: &str, position: u64) -> Result<(), StoreError> {
@@ -305,14 +332,26 @@ mod tests {
     fn only_marked_game_messages_are_entries() {
         let mut headers = HeaderMap::new();
         headers.insert(MARK_HEADER, "7");
-        let subject = format!("{SUBJECT_PREFIX}0123456789abcdef");
+        let subject = format!(
+            "{}0123456789abcdef",
+            super::super::jetstream::SUBJECT_PREFIX
+        );
         assert_eq!(
             entry_of(&subject, Some(&headers), 42),
             Some(FeedEntry {
                 position: 42,
+                namespace: super::super::Namespace::Games,
                 game_id: "0123456789abcdef".into(),
                 seq: 7
             })
+        );
+        let ladder = format!(
+            "{}ladder0123456789",
+            super::super::jetstream::LADDERS_SUBJECT_PREFIX
+        );
+        assert_eq!(
+            entry_of(&ladder, Some(&headers), 43).map(|e| (e.namespace, e.game_id)),
+            Some((super::super::Namespace::Ladders, "ladder0123456789".into()))
         );
         assert_eq!(entry_of(&subject, None, 42), None);
         let mut fence = HeaderMap::new();

@@ -42,11 +42,23 @@
 //!   server-wide feed, durable with the records themselves, in the order they became durable.
 //!   Positions only grow and are never reused, so a reader that remembers one resumes after it
 //!   with no gap and no duplicate, across restarts (`WatchGames`, the webhooks' outbox).
+//!
+//! # Namespaces
+//! The store keeps two namespaces of logs ([`Namespace`]): the games' and the ladders' (each
+//! ladder's event-sourced log, `ladder/records.rs`). A handle ([`Store`]) reads and writes one
+//! of them ([`Logs`] holds both): listing the games never sees a ladder's log, nor the other way
+//! round, and nobody tells them apart by their ids. Every rule above holds per log in each
+//! namespace (the sequence rule, damage, takeover); the directory feed is one, server-wide, and
+//! each of its entries names its namespace. sled keeps each namespace in its own tree,
+//! JetStream in its own subjects of the one stream. A store written before namespaces existed
+//! (ladders' logs among the games') is rearranged once, when it is opened (`sled.rs`,
+//! `jetstream_layout.rs`).
 
 mod chunks;
 pub mod jetstream;
 mod jetstream_append;
 mod jetstream_feed;
+mod jetstream_layout;
 mod journal;
 mod journal_damage;
 pub mod sled;
@@ -62,8 +74,34 @@ use tokio::sync::{mpsc, oneshot};
 /// the last token of every stream subject.
 pub const GAME_ID_LEN: usize = 16;
 
-/// The log every part of the host uses; cheap to clone.
+/// The log every part of the host uses, in one namespace; cheap to clone.
 pub type Store = Arc<dyn LogStore>;
+
+/// Which logs a handle reads and writes (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Namespace {
+    /// The games' logs: what the registry rebuilds, lists and deletes.
+    Games,
+    /// The ladders' logs (`ladder/records.rs`).
+    Ladders,
+}
+
+/// Both namespaces of one store: handles that share the store's writer and feed.
+#[derive(Clone)]
+pub struct Logs {
+    pub games: Store,
+    pub ladders: Store,
+}
+
+/// The ids of a store written before namespaces existed, whose logs were ladders': a ladder's
+/// log id starts with this, a game's is hex (`ladder/records.rs`). Used only to rearrange such a
+/// store when it is opened.
+pub(crate) const LEGACY_LADDER_PREFIX: &str = "ladder";
+
+/// Whether `id`, in a store of the layout before namespaces, was a ladder's log.
+pub(crate) fn legacy_ladder_id(id: &str) -> bool {
+    id.len() == GAME_ID_LEN && id.starts_with(LEGACY_LADDER_PREFIX)
+}
 
 /// Resolves once an append is durable (or failed). Dropped without an answer = the store stopped.
 pub type Durable = oneshot::Receiver<Result<(), StoreError>>;
@@ -116,10 +154,12 @@ impl std::fmt::Display for StoreError {
     }
 }
 
-/// One entry of the directory feed: record `seq` of `game_id`, at `position`.
+/// One entry of the directory feed: record `seq` of the log `game_id` of `namespace`, at
+/// `position`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedEntry {
     pub position: u64,
+    pub namespace: Namespace,
     pub game_id: String,
     pub seq: u64,
 }
@@ -170,8 +210,9 @@ pub trait LogStore: Send + Sync + 'static {
         ))
     }
 
-    /// The record a feed entry points at (`None`: the game was deleted since). The default
-    /// reads it from the game's log; a store that can read it by position does.
+    /// The record a feed entry points at (`None`: the game was deleted since), whichever
+    /// namespace the entry is of. The default reads it from this handle's log (a store that
+    /// keeps a feed reads it from the entry's namespace, or by position).
     async fn feed_record(&self, entry: &FeedEntry) -> Result<Option<pb::LogRecord>, StoreError> {
         let records = self
             .read_range(&entry.game_id, entry.seq.saturating_sub(1), 1)
@@ -383,23 +424,39 @@ pub fn scan(store: &Store) -> GameScan {
 /// What [`copy_log`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Migrated {
+    /// Games copied (in whole or completed), and ladders.
     pub games: usize,
+    pub ladders: usize,
+    /// Records copied, of both.
     pub records: usize,
-    /// Games whose whole log was in the target already (a migration run twice).
+    /// Logs whose whole log was in the target already (a migration run twice).
     pub already_there: usize,
 }
 
-/// Copies every game from one store into another (`gangs-server migrate`), one game at a time.
-/// A game the target already holds in part (a copy cut short) is completed; one whose records
-/// differ from the source's is an error: the target is never forked.
-pub async fn copy_log(from: &Store, to: &Store) -> Result<Migrated, StoreError> {
+/// Copies every log of both namespaces from one store into another (`gangs-server migrate`),
+/// one log at a time, each into its own namespace. A log the target already holds in part (a
+/// copy cut short) is completed; one whose records differ from the source's is an error: the
+/// target is never forked.
+pub async fn copy_log(from: &Logs, to: &Logs) -> Result<Migrated, StoreError> {
     let mut done = Migrated::default();
+    done.games = copy_namespace(&from.games, &to.games, &mut done).await?;
+    done.ladders = copy_namespace(&from.ladders, &to.ladders, &mut done).await?;
+    Ok(done)
+}
+
+/// [`copy_log`] of one namespace: the logs copied.
+async fn copy_namespace(
+    from: &Store,
+    to: &Store,
+    done: &mut Migrated,
+) -> Result<usize, StoreError> {
+    let mut copied = 0;
     for id in from.game_ids().await? {
         let records = from.load_game(&id).await?;
         let there = to.load_game(&id).await?;
         if there.len() > records.len() || records[..there.len()] != there[..] {
             return Err(StoreError::conflict(format!(
-                "game {id} is in the target already with a different log: not copied"
+                "log {id} is in the target already with different records: not copied"
             )));
         }
         if there.len() == records.len() {
@@ -414,10 +471,10 @@ pub async fn copy_log(from: &Store, to: &Store) -> Result<Migrated, StoreError> 
                 .await
                 .map_err(|_| StoreError::unavailable("the target store stopped"))??;
         }
-        done.games += 1;
+        copied += 1;
         done.records += count;
     }
-    Ok(done)
+    Ok(copied)
 }
 
 /// Records read per call when a whole game is loaded.

@@ -1,11 +1,24 @@
 //! The embedded log (the default store): the one place that talks to sled.
 //!
-//! Layout: one tree, `log`, keyed by `game id (16 bytes) ++ seq (u64 big-endian)`, valued by a
-//! chunk of the game's records from that seq, or by one encoded `LogRecord` (`chunks.rs`). A
-//! restart scans it once and rebuilds every game. The directory feed (`store/mod.rs`) is the
-//! tree `directory`, keyed by position (u64 big-endian), valued by `game id ++ seq`, indexed by
-//! game in `directory_by_game`. The feed's readers save their positions in the tree `marks`
-//! (name -> u64 big-endian).
+//! Layout: a tree per namespace (`store/mod.rs`), `log` for the games and `ladders` for the
+//! ladders' logs, each keyed by `id (16 bytes) ++ seq (u64 big-endian)`, valued by a chunk of
+//! the log's records from that seq, or by one encoded `LogRecord` (`chunks.rs`). A restart scans
+//! the games' tree once and rebuilds every game. The directory feed (`store/mod.rs`) is the
+//! tree `directory`, keyed by position (u64 big-endian), valued by `log name ++ seq`, indexed by
+//! log in `directory_by_game` (`log name ++ position`). A *log name* ([`log_name`]) is what the
+//! flusher, the journal, `pending`, the feed and the tree `damaged` know a log by: a game's id
+//! as it is, a ladder's log id after `ladders/`. The feed's readers save their positions in the
+//! tree `marks` (name -> u64 big-endian).
+//!
+//! Why trees and not a prefix in one tree: each namespace is listed, scanned and deleted from
+//! on its own (the restart's scan reads no ladder's log), and the per-log checks below (the
+//! sequence rule, a failed game refused until reloaded, the journal's damage) need nothing but
+//! a distinct name per log, which the log name gives across namespaces.
+//!
+//! Data dirs written before namespaces kept the ladders' logs in `log` among the games (ids
+//! starting with `ladder`) and named them by their bare ids in the journal and the other trees.
+//! Opening such a data dir moves them, once ([`move_legacy_ladders`]); the key `layout` of
+//! sled's default tree says it was done.
 //!
 //! Durability uses group commit: appends go over a channel to one dedicated OS thread (never a
 //! tokio worker) that writes everything that arrived meanwhile to the journal (`journal.rs`)
@@ -26,8 +39,9 @@ use super::chunks::{self, Pending};
 use super::journal::{Journal, JournaledAppend};
 use super::journal_damage::{self, OnJournalDamage};
 use super::{
-    decode_record, Durable, EncodedRecord, FeedEntry, GameScan, LogStore, RecordBytes, ScannedGame,
-    StoreCloser, StoreError, StoredLog, GAME_ID_LEN, SCAN_AHEAD, SCAN_BATCH,
+    decode_record, Durable, EncodedRecord, FeedEntry, GameScan, LogStore, Logs, Namespace,
+    RecordBytes, ScannedGame, StoreCloser, StoreError, StoredLog, GAME_ID_LEN, SCAN_AHEAD,
+    SCAN_BATCH,
 };
 use gangs_proto::v1 as pb;
 use std::collections::hash_map::Entry;
@@ -57,6 +71,7 @@ enum Job {
 }
 
 struct Append {
+    /// The log's name ([`log_name`]).
     game_id: String,
     /// `(seq, the record's stored bytes)`.
     records: Vec<(u64, RecordBytes)>,
@@ -68,6 +83,33 @@ struct Append {
 /// sled's default tree holds the journal's generation (u64 big-endian): the journal's entries
 /// of this generation are not yet known to be in sled's files.
 const JOURNAL_GENERATION: &[u8] = b"journal_generation";
+/// sled's default tree holds the data dir's layout (u64 big-endian): [`LAYOUT_NAMESPACES`] once
+/// the ladders' logs are in their own tree; absent in data dirs written before.
+const LAYOUT: &[u8] = b"layout";
+const LAYOUT_NAMESPACES: u64 = 2;
+/// The tree of each namespace.
+const GAMES_TREE: &str = "log";
+const LADDERS_TREE: &str = "ladders";
+/// A ladder's log name is its id after this ('/' is in no id).
+const LADDERS_NAME: &str = "ladders/";
+
+/// What the flusher, the journal, `pending`, the feed and the tree `damaged` call a log: a
+/// game's id as it is (the names of data dirs written before namespaces), a ladder's log id
+/// after [`LADDERS_NAME`].
+fn log_name(namespace: Namespace, id: &str) -> String {
+    match namespace {
+        Namespace::Games => id.to_string(),
+        Namespace::Ladders => format!("{LADDERS_NAME}{id}"),
+    }
+}
+
+/// The namespace and id a log name stands for.
+fn name_parts(name: &str) -> (Namespace, &str) {
+    match name.strip_prefix(LADDERS_NAME) {
+        Some(id) => (Namespace::Ladders, id),
+        None => (Namespace::Games, name),
+    }
+}
 /// A checkpoint is made after the batch that fills the journal past this much. It bounds
 /// what waits in memory (`pending`: about this many bytes of records) and what a start after
 /// a crash reads back; far below the journal's capacity, so that a batch rarely finds it full.
@@ -110,9 +152,13 @@ pub struct SledOptions {
 /// kept in the tree `damaged`, listed as damaged by every scan, never appended to.
 type DamagedIds = Arc<RwLock<HashMap<String, String>>>;
 
-/// The sled log. Share it as a [`super::Store`].
+/// The sled log, one namespace of it. Share it as a [`super::Store`].
+#[derive(Clone)]
 pub struct SledStore {
+    /// This handle's namespace.
     tree: LogTree,
+    /// The other namespace (a feed entry may be of either).
+    other: LogTree,
     /// The `directory` tree (the feed), and its newest durable position.
     feed: sled::Tree,
     /// `directory_by_game`: game id ++ position -> (), so that deleting a game deletes its feed
@@ -123,12 +169,12 @@ pub struct SledStore {
     marks: sled::Tree,
     /// `std::sync::mpsc::Sender` is `Send` but not `Sync`; the mutex makes the store shareable
     /// and is held only for one `send` (never contended for long).
-    appends: Mutex<std_mpsc::Sender<Job>>,
+    appends: Arc<Mutex<std_mpsc::Sender<Job>>>,
 }
 
 impl SledStore {
-    /// Opens (or creates) the data dir and starts the flusher thread. The closer waits for the
-    /// flusher to drain once every store handle is gone.
+    /// Opens (or creates) the data dir and starts the flusher thread; the games' namespace.
+    /// The closer waits for the flusher to drain once every store handle is gone.
     pub fn open(dir: &Path) -> Result<(super::Store, StoreCloser), StoreError> {
         SledStore::open_with(dir, &SledOptions::default())
     }
@@ -138,10 +184,23 @@ impl SledStore {
         dir: &Path,
         options: &SledOptions,
     ) -> Result<(super::Store, StoreCloser), StoreError> {
+        let (logs, closer) = SledStore::open_logs(dir, options)?;
+        Ok((logs.games, closer))
+    }
+
+    /// [`SledStore::open_with`], both namespaces.
+    pub fn open_logs(dir: &Path, options: &SledOptions) -> Result<(Logs, StoreCloser), StoreError> {
         let db = open_db(dir)?;
         let tree = db
-            .open_tree("log")
+            .open_tree(GAMES_TREE)
             .map_err(|e| StoreError::unavailable(format!("cannot open the log tree: {e}")))?;
+        let ladders_tree = db
+            .open_tree(LADDERS_TREE)
+            .map_err(|e| StoreError::unavailable(format!("cannot open the ladders tree: {e}")))?;
+        let log_trees = LogTrees {
+            games: tree.clone(),
+            ladders: ladders_tree.clone(),
+        };
         let feed = db
             .open_tree("directory")
             .map_err(|e| StoreError::unavailable(format!("cannot open the directory tree: {e}")))?;
@@ -180,8 +239,8 @@ impl SledStore {
         let mut recovered = replayed.appends;
         let newly_damaged = !replayed.damage.is_empty();
         if newly_damaged {
-            let games = journal_damage::assess(&mut recovered, &replayed.damage, |id| {
-                last_stored_seq(&tree, id)
+            let games = journal_damage::assess(&mut recovered, &replayed.damage, |name| {
+                log_trees.last_stored_seq(name)
             })?;
             let say = |kept: Option<&Path>| {
                 journal_damage::message(&journal_path, generation, &replayed.damage, &games, kept)
@@ -217,7 +276,7 @@ impl SledStore {
         let mut trees = Trees {
             db: db.clone(),
             pending: pending.clone(),
-            log: tree.clone(),
+            logs: log_trees.clone(),
             feed: feed.clone(),
             feed_index: feed_index.clone(),
             next_position: 0,
@@ -227,7 +286,8 @@ impl SledStore {
             failed: std::collections::HashSet::new(),
             faults: options.faults.clone(),
         };
-        if !recovered.is_empty() {
+        let replayed_any = !recovered.is_empty();
+        if replayed_any {
             // Batches acknowledged since the last checkpoint, which sled may not have: pending
             // again, as before the crash (reads and the restart's scan merge them; the next
             // checkpoint writes them). The journal goes on after them, in the same generation.
@@ -240,6 +300,30 @@ impl SledStore {
             // The damaged games listed and every record kept in sled's files, the journal
             // starts over: its damage is never read (nor judged) again.
             trees.checkpoint().map_err(StoreError::unavailable)?;
+        }
+        if layout_of(&db)? != LAYOUT_NAMESPACES {
+            // Every record in sled's files first (an older journal names ladders' logs by their
+            // bare ids, which a checkpoint writes into `log` with the rest), then moved.
+            if replayed_any && !newly_damaged {
+                trees.checkpoint().map_err(StoreError::unavailable)?;
+            }
+            let moved = move_legacy_ladders(&db, &log_trees, &feed, &feed_index, &damaged_tree)?;
+            // The damage notes under their new names.
+            let mut damaged = damaged.write().expect("damaged lock");
+            damaged.clear();
+            for entry in damaged_tree.iter() {
+                let (name, reason) = entry.map_err(read_error)?;
+                damaged.insert(
+                    String::from_utf8_lossy(&name).into_owned(),
+                    String::from_utf8_lossy(&reason).into_owned(),
+                );
+            }
+            if moved > 0 {
+                tracing::info!(
+                    ladders = moved,
+                    "moved the ladders' logs out of the games' tree into their own (once: data dir of an earlier version)"
+                );
+            }
         }
         let last = match feed.last().map_err(read_error)? {
             None => 0,
@@ -255,23 +339,151 @@ impl SledStore {
             .map_err(|e| {
                 StoreError::unavailable(format!("cannot start the flusher thread: {e}"))
             })?;
-        let store = SledStore {
-            tree: LogTree {
-                tree,
-                pending,
-                damaged,
-                damaged_tree,
-            },
+        let games = LogTree {
+            namespace: Namespace::Games,
+            tree,
+            pending,
+            damaged,
+            damaged_tree,
+        };
+        let ladders = LogTree {
+            namespace: Namespace::Ladders,
+            tree: ladders_tree,
+            ..games.clone()
+        };
+        let games = SledStore {
+            tree: games,
+            other: ladders,
             feed,
             feed_index,
             head,
             marks,
-            appends: Mutex::new(tx),
+            appends: Arc::new(Mutex::new(tx)),
+        };
+        let ladders = SledStore {
+            tree: games.other.clone(),
+            other: games.tree.clone(),
+            ..games.clone()
         };
         let closer = StoreCloser::new(move || {
             let _ = thread.join();
         });
-        Ok((Arc::new(store), closer))
+        let logs = Logs {
+            games: Arc::new(games),
+            ladders: Arc::new(ladders),
+        };
+        Ok((logs, closer))
+    }
+}
+
+/// The data dir's layout ([`LAYOUT`]; 1: written before namespaces, or new).
+fn layout_of(db: &sled::Db) -> Result<u64, StoreError> {
+    match db.get(LAYOUT).map_err(read_error)? {
+        None => Ok(1),
+        Some(value) => u64_of(&value, "layout"),
+    }
+}
+
+/// Moves the ladders' logs of a data dir written before namespaces (every record in sled's
+/// files: the caller checkpointed) to their own tree and names: their keys from `log` to
+/// `ladders`, their feed entries, feed index keys and damage notes from bare ids to log
+/// names. Everything is written in its new place and flushed before the old is removed, and
+/// the layout is stored last: a crash on the way leaves both, and the next open does it again
+/// (the same keys and values). Returns how many ladders' logs were moved.
+fn move_legacy_ladders(
+    db: &sled::Db,
+    logs: &LogTrees,
+    feed: &sled::Tree,
+    feed_index: &sled::Tree,
+    damaged: &sled::Tree,
+) -> Result<usize, StoreError> {
+    let failed = |e: sled::Error| {
+        StoreError::unavailable(format!(
+            "cannot move the ladders' logs into their own tree: {e}"
+        ))
+    };
+    let legacy = |name: &[u8]| std::str::from_utf8(name).is_ok_and(super::legacy_ladder_id);
+    let prefix = super::LEGACY_LADDER_PREFIX.as_bytes();
+    // The logs: copied, flushed, then removed from the games' tree.
+    let mut moved_keys = Vec::new();
+    let mut ladders = std::collections::HashSet::new();
+    for entry in logs.games.scan_prefix(prefix) {
+        let (key, value) = entry.map_err(read_error)?;
+        let id = game_id_of(&key)?;
+        if !legacy(id) {
+            continue;
+        }
+        ladders.insert(id.to_vec());
+        logs.ladders.insert(&key, value).map_err(failed)?;
+        moved_keys.push(key);
+    }
+    // The feed: entries valued by a bare ladder id get its log name (in place).
+    for entry in feed.iter() {
+        let (position, value) = entry.map_err(read_error)?;
+        let Some(name) = value.len().checked_sub(8).map(|n| &value[..n]) else {
+            continue;
+        };
+        if legacy(name) {
+            let mut renamed = LADDERS_NAME.as_bytes().to_vec();
+            renamed.extend_from_slice(&value);
+            feed.insert(position, renamed).map_err(failed)?;
+        }
+    }
+    let mut old_index = Vec::new();
+    for key in feed_index.scan_prefix(prefix).keys() {
+        let key = key.map_err(read_error)?;
+        if key.len() == GAME_ID_LEN + 8 && legacy(&key[..GAME_ID_LEN]) {
+            let mut renamed = LADDERS_NAME.as_bytes().to_vec();
+            renamed.extend_from_slice(&key);
+            feed_index.insert(renamed, &[]).map_err(failed)?;
+            old_index.push(key);
+        }
+    }
+    let mut old_damaged = Vec::new();
+    for entry in damaged.scan_prefix(prefix) {
+        let (name, reason) = entry.map_err(read_error)?;
+        if legacy(&name[..]) {
+            let renamed = log_name(Namespace::Ladders, &String::from_utf8_lossy(&name));
+            damaged.insert(renamed.as_bytes(), reason).map_err(failed)?;
+            old_damaged.push(name);
+        }
+    }
+    db.flush().map_err(failed)?;
+    for key in moved_keys {
+        logs.games.remove(key).map_err(failed)?;
+    }
+    for key in old_index {
+        feed_index.remove(key).map_err(failed)?;
+    }
+    for name in old_damaged {
+        damaged.remove(name).map_err(failed)?;
+    }
+    db.flush().map_err(failed)?;
+    db.insert(LAYOUT, &LAYOUT_NAMESPACES.to_be_bytes())
+        .map_err(failed)?;
+    db.flush().map_err(failed)?;
+    Ok(ladders.len())
+}
+
+/// The tree of each namespace.
+#[derive(Clone)]
+struct LogTrees {
+    games: sled::Tree,
+    ladders: sled::Tree,
+}
+
+impl LogTrees {
+    fn of(&self, namespace: Namespace) -> &sled::Tree {
+        match namespace {
+            Namespace::Games => &self.games,
+            Namespace::Ladders => &self.ladders,
+        }
+    }
+
+    /// The last seq in sled's files of the log named `name` (0: none).
+    fn last_stored_seq(&self, name: &str) -> Result<u64, StoreError> {
+        let (namespace, id) = name_parts(name);
+        last_stored_seq(self.of(namespace), id)
     }
 }
 
@@ -319,19 +531,34 @@ fn open_db(dir: &Path) -> Result<sled::Db, StoreError> {
 /// sees each record in one place or the other, and never in neither.
 #[derive(Clone)]
 struct LogTree {
+    namespace: Namespace,
+    /// The namespace's tree (its keys are ids, not log names).
     tree: sled::Tree,
+    /// Shared by both namespaces, by log name.
     pending: Arc<Mutex<Pending>>,
+    /// Shared by both namespaces, by log name.
     damaged: DamagedIds,
-    /// The tree `damaged` (id -> why), which keeps [`LogTree::damaged`] across restarts.
+    /// The tree `damaged` (log name -> why), which keeps [`LogTree::damaged`] across restarts.
     damaged_tree: sled::Tree,
 }
 
 impl LogTree {
+    /// The log name of `id` in this namespace.
+    fn name(&self, id: &str) -> String {
+        log_name(self.namespace, id)
+    }
+
+    /// The id of a log name if it is of this namespace.
+    fn own<'a>(&self, name: &'a str) -> Option<&'a str> {
+        let (namespace, id) = name_parts(name);
+        (namespace == self.namespace).then_some(id)
+    }
+
     fn damage_reason(&self, game_id: &str) -> Option<String> {
         self.damaged
             .read()
             .expect("damaged lock")
-            .get(game_id)
+            .get(&self.name(game_id))
             .cloned()
     }
 
@@ -351,7 +578,7 @@ impl LogTree {
         if after_seq == u64::MAX || limit == 0 {
             return Ok(records);
         }
-        let pending = self.pending().after(game_id, after_seq, limit);
+        let pending = self.pending().after(&self.name(game_id), after_seq, limit);
         let wanted = log_key(game_id, after_seq + 1);
         let from = match self.tree.range(..=wanted.as_slice()).next_back() {
             Some(entry) => {
@@ -412,8 +639,20 @@ impl LogTree {
     /// away or the tree cannot be read (the error ends the scan: the batch not yet sent is
     /// dropped, the restart fails anyway).
     fn scan_now(&self, games: &tokio::sync::mpsc::Sender<Result<Vec<ScannedGame>, StoreError>>) {
-        let mut pending = self.pending().snapshot();
-        let damaged = self.damaged.read().expect("damaged lock").clone();
+        // This namespace's pending logs and damage notes, by id.
+        let mut pending: HashMap<String, _> = self
+            .pending()
+            .snapshot()
+            .into_iter()
+            .filter_map(|(name, records)| Some((self.own(&name)?.to_string(), records)))
+            .collect();
+        let damaged: HashMap<String, String> = self
+            .damaged
+            .read()
+            .expect("damaged lock")
+            .iter()
+            .filter_map(|(name, why)| Some((self.own(name)?.to_string(), why.clone())))
+            .collect();
         // A damaged game may have no record left (all of them were in the damaged bytes): it
         // is listed all the same, with its reason.
         let mut pending_ids: Vec<String> = pending
@@ -502,7 +741,11 @@ impl LogTree {
     /// Every game id in the log, in order: one key read per game (each read skips past the
     /// rest of that game's records).
     fn game_ids_now(&self) -> Result<Vec<String>, StoreError> {
-        let mut ids: Vec<String> = self.pending().ids().cloned().collect();
+        let mut ids: Vec<String> = self
+            .pending()
+            .ids()
+            .filter_map(|name| self.own(name).map(str::to_string))
+            .collect();
         let mut next = self.tree.first().map_err(read_error)?;
         while let Some((key, _)) = next {
             let id = game_id_of(&key)?;
@@ -532,15 +775,16 @@ impl LogTree {
             .map_err(|e| StoreError::unavailable(format!("cannot delete game {game_id}: {e}")))?;
         // Nothing is pending for it after the checkpoint that came first, unless a record was
         // appended since: a deleted game takes it along.
-        self.pending().forget(game_id);
+        let name = self.name(game_id);
+        self.pending().forget(&name);
         if self
             .damaged
             .write()
             .expect("damaged lock")
-            .remove(game_id)
+            .remove(&name)
             .is_some()
         {
-            self.damaged_tree.remove(game_id.as_bytes()).map_err(|e| {
+            self.damaged_tree.remove(name.as_bytes()).map_err(|e| {
                 StoreError::unavailable(format!("cannot delete game {game_id}: {e}"))
             })?;
         }
@@ -577,7 +821,7 @@ impl LogStore for SledStore {
             .collect();
         let (done, rx) = oneshot::channel();
         let append = Append {
-            game_id: game_id.to_string(),
+            game_id: self.tree.name(game_id),
             records,
             marked,
             done,
@@ -607,7 +851,7 @@ impl LogStore for SledStore {
         self.appends
             .lock()
             .expect("appends lock")
-            .send(Job::Reload(game_id.to_string(), done))
+            .send(Job::Reload(self.tree.name(game_id), done))
             .map_err(|_| stopped())?;
         decided.await.map_err(|_| stopped())?;
         self.load_game(game_id).await
@@ -662,7 +906,8 @@ impl LogStore for SledStore {
         if game_ids.is_empty() {
             return Vec::new();
         }
-        if let Err(e) = self.checkpoint(game_ids.to_vec()).await {
+        let names = game_ids.iter().map(|id| self.tree.name(id)).collect();
+        if let Err(e) = self.checkpoint(names).await {
             return game_ids.iter().map(|_| Err(e.clone())).collect();
         }
         let (tree, game_ids) = (self.tree.clone(), game_ids.to_vec());
@@ -672,7 +917,7 @@ impl LogStore for SledStore {
             let mut results: Vec<Result<(), StoreError>> = game_ids
                 .iter()
                 .map(|id| {
-                    forget_feed_entries(&feed, &index, id)?;
+                    forget_feed_entries(&feed, &index, &tree.name(id))?;
                     tree.delete_game_entries(id)
                 })
                 .collect();
@@ -690,6 +935,18 @@ impl LogStore for SledStore {
 
     fn feed_head(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         Some(self.head.clone())
+    }
+
+    /// Read from the entry's namespace.
+    async fn feed_record(&self, entry: &FeedEntry) -> Result<Option<pb::LogRecord>, StoreError> {
+        let tree = if entry.namespace == self.tree.namespace {
+            self.tree.clone()
+        } else {
+            self.other.clone()
+        };
+        let (game_id, after) = (entry.game_id.clone(), entry.seq.saturating_sub(1));
+        let records = blocking(move || tree.read_range_now(&game_id, after, 1)).await?;
+        Ok(records.into_iter().next().filter(|r| r.seq == entry.seq))
     }
 
     async fn load_mark(&self, name: &str) -> Result<Option<u64>, StoreError> {
@@ -714,16 +971,22 @@ impl LogStore for SledStore {
                 .take(limit)
             {
                 let (key, value) = entry.map_err(read_error)?;
-                if value.len() != GAME_ID_LEN + 8 {
-                    return Err(StoreError::corrupt(format!(
+                let malformed = || {
+                    StoreError::corrupt(format!(
                         "malformed directory entry of {} bytes",
                         value.len()
-                    )));
+                    ))
+                };
+                let (name, seq) = value.split_at(value.len().checked_sub(8).ok_or_else(malformed)?);
+                let name = std::str::from_utf8(name).map_err(|_| malformed())?;
+                let (namespace, id) = name_parts(name);
+                if id.len() != GAME_ID_LEN {
+                    return Err(malformed());
                 }
-                let (id, seq) = value.split_at(GAME_ID_LEN);
                 entries.push(FeedEntry {
                     position: u64_of(&key, "directory key")?,
-                    game_id: String::from_utf8_lossy(id).into_owned(),
+                    namespace,
+                    game_id: id.to_string(),
                     seq: u64::from_be_bytes(seq.try_into().expect("8 bytes")),
                 });
             }
@@ -812,18 +1075,18 @@ fn log_key(game_id: &str, seq: u64) -> Vec<u8> {
     key
 }
 
-/// Deletes the feed entries of a game being deleted: readers skip them anyway (their record is
+/// Deletes the feed entries of a log being deleted (`name`: its log name): readers skip them anyway (their record is
 /// gone), and kept for ever they would pin sled's segments. The feed's newest entry stays: the
 /// next position after a restart is read from it, and a position is never given twice.
 fn forget_feed_entries(
     feed: &sled::Tree,
     index: &sled::Tree,
-    game_id: &str,
+    name: &str,
 ) -> Result<(), StoreError> {
     let newest = feed.last().map_err(read_error)?.map(|(key, _)| key);
     let mut entries = sled::Batch::default();
     let mut keys = sled::Batch::default();
-    for key in index.scan_prefix(game_id.as_bytes()).keys() {
+    for key in index.scan_prefix(name.as_bytes()).keys() {
         let key = key.map_err(read_error)?;
         let position = &key[key.len() - 8..];
         if newest.as_deref() != Some(position) {
@@ -833,7 +1096,7 @@ fn forget_feed_entries(
     }
     feed.apply_batch(entries)
         .and_then(|()| index.apply_batch(keys))
-        .map_err(|e| StoreError::unavailable(format!("cannot delete game {game_id}: {e}")))
+        .map_err(|e| StoreError::unavailable(format!("cannot delete {name}: {e}")))
 }
 
 /// What the flusher writes to: the log, the directory feed and its next position, the journal.
@@ -841,7 +1104,7 @@ struct Trees {
     db: sled::Db,
     /// Shared with the readers (`LogTree`).
     pending: Arc<Mutex<Pending>>,
-    log: sled::Tree,
+    logs: LogTrees,
     feed: sled::Tree,
     feed_index: sled::Tree,
     next_position: u64,
@@ -955,7 +1218,7 @@ impl Trees {
                     Entry::Vacant(_) => {
                         let want = match pending.last_seq(id) {
                             Some(last) => last + 1,
-                            None => match last_stored_seq(&self.log, id) {
+                            None => match self.logs.last_stored_seq(id) {
                                 Ok(last) => last + 1,
                                 Err(e) => return Some(Err(e)),
                             },
@@ -1161,10 +1424,12 @@ impl Trees {
         {
             // Into sled first, out of `pending` after, under its lock: see `LogTree`.
             let mut pending = self.pending.lock().expect("pending lock");
-            for (game_id, records) in pending.games() {
+            for (name, records) in pending.games() {
+                let (namespace, id) = name_parts(name);
                 for run in chunks::runs(records) {
-                    self.log
-                        .insert(log_key(game_id, run[0].0), chunks::encode_chunk(run))
+                    self.logs
+                        .of(namespace)
+                        .insert(log_key(id, run[0].0), chunks::encode_chunk(run))
                         .map_err(|e| format!("cannot write the log: {e}"))?;
                 }
             }
