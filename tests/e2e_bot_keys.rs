@@ -384,7 +384,14 @@ fn keyed_node(store: &str, dir: &std::path::Path) -> Server {
     Server::start_with(
         dir,
         0,
-        &["--store", store, "--api-key", ADMIN, "--player-key", PLAYERS],
+        &[
+            "--store",
+            store,
+            "--api-key",
+            ADMIN,
+            "--player-key",
+            PLAYERS,
+        ],
     )
 }
 
@@ -496,10 +503,7 @@ async fn ladder_bots_play_with_only_their_bot_keys_through_every_node_of_a_clust
     for (i, name) in BOTS.iter().enumerate() {
         let node = &nodes[i % 2];
         let out = admin_ok(node, &["ladder", "register", LADDER, name, "--json"]);
-        let key = json(&out)["bot_key"]
-            .as_str()
-            .expect("bot_key")
-            .to_string();
+        let key = json(&out)["bot_key"].as_str().expect("bot_key").to_string();
         let binary = if i == 0 {
             "gangs-bot-greedy"
         } else {

@@ -273,8 +273,7 @@ async fn latest(mut client: Client, game_id: &str) -> Result<pb::Update, tonic::
         .await?
         .into_inner();
     let mut last = None;
-    while let Ok(update) =
-        tokio::time::timeout(Duration::from_millis(500), stream.message()).await
+    while let Ok(update) = tokio::time::timeout(Duration::from_millis(500), stream.message()).await
     {
         match update? {
             Some(update) => last = Some(update),
@@ -382,7 +381,10 @@ async fn a_game_changing_hands_gives_the_seat_to_act_its_time_back_plus_a_grace(
     let up_at = now_ms();
     let (after_seat, after_deadline) = clock_of(&after).expect("a deadline after the takeover");
     assert_eq!(after_seat, seat, "the same seat still to act");
-    assert_eq!(after.seq, before.seq, "nothing happened meanwhile: {after:?}");
+    assert_eq!(
+        after.seq, before.seq,
+        "nothing happened meanwhile: {after:?}"
+    );
     // Taken over at least 5 s after A died: the seat's 3 s left plus the 10 s grace from then.
     assert!(
         after_deadline >= down_at + 10_000 + left && after_deadline <= up_at + 10_000 + left,

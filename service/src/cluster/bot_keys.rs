@@ -245,6 +245,8 @@ mod tests {
         }
         assert_eq!(seatings.games.len(), GAMES_CACHED);
         assert!(!seatings.games.contains_key(&format!("{:016x}", 0)));
-        assert!(seatings.games.contains_key(&format!("{:016x}", GAMES_CACHED + 1)));
+        assert!(seatings
+            .games
+            .contains_key(&format!("{:016x}", GAMES_CACHED + 1)));
     }
 }

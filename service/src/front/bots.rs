@@ -255,16 +255,28 @@ mod tests {
         assert_eq!(code(may_play_published(&bot, "g", "t0", Some(&game))), None);
         assert_eq!(code(may_play_published(&bot, "g", "", Some(&game))), None);
         let denied = Some(tonic::Code::PermissionDenied);
-        assert_eq!(code(may_play_published(&bot, "g", "t1", Some(&game))), denied);
+        assert_eq!(
+            code(may_play_published(&bot, "g", "t1", Some(&game))),
+            denied
+        );
         let other = may_play_published(&bot, "h", "", None).unwrap_err();
-        assert!(other.message().contains("plays only its ladder games"), "{other:?}");
+        assert!(
+            other.message().contains("plays only its ladder games"),
+            "{other:?}"
+        );
         // Another ladder's game with a bot of the same name.
         let elsewhere = crate::cluster::PublishedGame {
             ladder: "other".into(),
             ..game.clone()
         };
-        assert_eq!(code(may_play_published(&bot, "g", "", Some(&elsewhere))), denied);
-        let retired = BotKey { retired: true, ..bot };
+        assert_eq!(
+            code(may_play_published(&bot, "g", "", Some(&elsewhere))),
+            denied
+        );
+        let retired = BotKey {
+            retired: true,
+            ..bot
+        };
         let refused = may_play_published(&retired, "g", "t0", Some(&game)).unwrap_err();
         assert!(refused.message().contains("retired"), "{refused:?}");
     }
