@@ -408,6 +408,17 @@ async fn a_bot_key_plays_only_its_games(node: &Server, key: &str, own: &str) {
     let mut admin = games(node, ADMIN);
     let mut bot = games(node, key);
     assert!(!log_of(&mut bot, own).await.expect("its own log").is_empty());
+    // Its own game as a spectator sees it.
+    let mut watched = bot
+        .watch(pb::WatchRequest {
+            game_id: own.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("watch its own game")
+        .into_inner();
+    let first = watched.next().await.expect("an update").expect("an update");
+    assert!(first.seat.is_none(), "a spectator's view: {first:?}");
     let before = all_games(&mut admin).await;
     let refused = bot
         .create_game(pb::CreateGameRequest {
