@@ -378,3 +378,256 @@ async fn refused_bot(
     .await
     .expect("the bot's wait")
 }
+
+/// A node of a keyed cluster on the NATS server `store`.
+fn keyed_node(store: &str, dir: &std::path::Path) -> Server {
+    Server::start_with(
+        dir,
+        0,
+        &[
+            "--store",
+            store,
+            "--api-key",
+            ADMIN,
+            "--player-key",
+            PLAYERS,
+        ],
+    )
+}
+
+/// `gangs --api-key ADMIN ARGS…` through `node`, which must succeed: its output.
+fn admin_ok(node: &Server, args: &[&str]) -> String {
+    let (code, out) = admin_cli(node, args);
+    assert_eq!(code, 0, "gangs {args:?}: {out}");
+    out
+}
+
+/// Through `node`, with the bot key `key` whose own game is `own`: its own game's log reads,
+/// and everything else is refused with PERMISSION_DENIED naming why, changing nothing.
+async fn a_bot_key_plays_only_its_games(node: &Server, key: &str, own: &str) {
+    let mut admin = games(node, ADMIN);
+    let mut bot = games(node, key);
+    assert!(!log_of(&mut bot, own).await.expect("its own log").is_empty());
+    // Its own game as a spectator sees it.
+    let mut watched = bot
+        .watch(pb::WatchRequest {
+            game_id: own.into(),
+            ..Default::default()
+        })
+        .await
+        .expect("watch its own game")
+        .into_inner();
+    let first = watched.next().await.expect("an update").expect("an update");
+    assert!(first.seat.is_none(), "a spectator's view: {first:?}");
+    let before = all_games(&mut admin).await;
+    let refused = bot
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("a bot key creates no game");
+    denied(&refused, "plays only its ladder games");
+    let refused = bot
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .expect_err("a bot key lists no games");
+    denied(&refused, "plays only its ladder games");
+    // A game its ladder did not match it to: no watch, no action, no log, nothing changed.
+    let outside = admin
+        .create_game(pb::CreateGameRequest {
+            kind: "gang-of-four".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create a game")
+        .into_inner()
+        .game_id;
+    let joined = admin
+        .join_game(pb::JoinGameRequest {
+            game_id: outside.clone(),
+            name: "someone".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("join")
+        .into_inner();
+    let outside_log = log_of(&mut admin, &outside).await.expect("log");
+    let refused = bot
+        .watch(pb::WatchRequest {
+            game_id: outside.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("not its game");
+    denied(&refused, "did not match");
+    let refused = bot
+        .act(pb::ActRequest {
+            game_id: outside.clone(),
+            token: joined.token.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("not its game");
+    denied(&refused, "did not match");
+    let refused = log_of(&mut bot, &outside).await.expect_err("not its game");
+    denied(&refused, "did not match");
+    assert_eq!(
+        log_of(&mut admin, &outside).await.expect("log"),
+        outside_log
+    );
+    let mut after = all_games(&mut admin).await;
+    after.retain(|id| *id != outside);
+    assert_eq!(after, before, "a refused call changed the games");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ladder_bots_play_with_only_their_bot_keys_through_every_node_of_a_cluster() {
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let nodes = [
+        keyed_node(&store, dirs[0].path()),
+        keyed_node(&store, dirs[1].path()),
+    ];
+    // One node runs the ladder; two bots queue through each node, so the bots of the other
+    // node play with keys their node learnt from the cluster, in every game (four seats).
+    admin_ok(
+        &nodes[0],
+        &[
+            "ladder",
+            "create",
+            LADDER,
+            "--kind",
+            "gang-of-four",
+            "--option",
+            "target_score=1",
+            "--turn-ms",
+            "5000",
+        ],
+    );
+    const BOTS: [&str; 4] = ["greedy", "random-a", "random-b", "random-c"];
+    let mut keys = Vec::new();
+    let mut bots = Vec::new();
+    for (i, name) in BOTS.iter().enumerate() {
+        let node = &nodes[i % 2];
+        let out = admin_ok(node, &["ladder", "register", LADDER, name, "--json"]);
+        let key = json(&out)["bot_key"].as_str().expect("bot_key").to_string();
+        let binary = if i == 0 {
+            "gangs-bot-greedy"
+        } else {
+            "gangs-bot-random"
+        };
+        bots.push(rust_bot(binary, node, &key, i as u64 + 1));
+        keys.push(key);
+    }
+
+    let mut player = ladders(&nodes[1], PLAYERS);
+    until(
+        &format!("{RATED} rated games, and one of every bot"),
+        600,
+        || {
+            // A bot refused by its node stops at once: fail then, not at the timeout.
+            for bot in &mut bots {
+                let exited = bot.try_wait().expect("try_wait");
+                assert!(exited.is_none(), "a ladder bot exited: {exited:?}");
+            }
+            let mut player = player.clone();
+            async move {
+                let rated = ladder_games(&mut player, LADDER, 100)
+                    .await
+                    .iter()
+                    .filter(|g| g.outcome.is_some())
+                    .count();
+                let rows = standings(&mut player, LADDER).await.standings;
+                rated >= RATED && rows.len() == BOTS.len() && rows.iter().all(|r| r.games > 0)
+            }
+        },
+    )
+    .await;
+    for bot in &mut bots {
+        assert!(
+            bot.try_wait().expect("try_wait").is_none(),
+            "a ladder bot exited while its ladder played: {:?}",
+            bot.try_wait()
+        );
+    }
+    let table = standings(&mut player, LADDER).await;
+    for row in &table.standings {
+        // A bot its node refused could not watch or act: it would time out every decision.
+        assert!(
+            row.timeouts <= row.games,
+            "{} timed out {} times in {} games: its key did not let it play",
+            row.bot,
+            row.timeouts,
+            row.games
+        );
+    }
+
+    // Quieted (every bot paused, its games over): the games listed around the refused calls
+    // differ only by what those calls did.
+    for name in BOTS {
+        admin_ok(&nodes[0], &["ladder", "pause", LADDER, name]);
+    }
+    until("the ladder's games over", 300, || {
+        let mut player = player.clone();
+        async move {
+            ladder_games(&mut player, LADDER, 100)
+                .await
+                .iter()
+                .all(|g| g.finished_unix_ms.is_some())
+        }
+    })
+    .await;
+    let played = ladder_games(&mut player, LADDER, 100).await;
+    let own_game = |bot: &str| {
+        played
+            .iter()
+            .filter(|g| g.outcome.is_some())
+            .find(|g| g.names.iter().any(|n| *n == format!("{bot}@1")))
+            .unwrap_or_else(|| panic!("a rated game of {bot}"))
+            .game_id
+            .clone()
+    };
+    let greedy_game = own_game("greedy");
+    for node in &nodes {
+        for (i, name) in BOTS.iter().enumerate() {
+            a_bot_key_plays_only_its_games(node, &keys[i], &own_game(name)).await;
+        }
+    }
+
+    // Retired through one node: its key reads nothing more through any node.
+    admin_ok(&nodes[1], &["ladder", "retire", LADDER, "greedy", "--yes"]);
+    for node in &nodes {
+        until("the retired key refused", 10, || {
+            let mut bot = games(node, &keys[0]);
+            let game = greedy_game.clone();
+            async move {
+                log_of(&mut bot, &game)
+                    .await
+                    .is_err_and(|s| s.code() == Code::PermissionDenied)
+            }
+        })
+        .await;
+        let mut bot = games(node, &keys[0]);
+        let refused = log_of(&mut bot, &greedy_game).await.expect_err("retired");
+        denied(&refused, "retired");
+        let refused = bot
+            .watch(pb::WatchRequest {
+                game_id: greedy_game.clone(),
+                ..Default::default()
+            })
+            .await
+            .expect_err("retired");
+        denied(&refused, "retired");
+        // The others' keys and the player key keep their meaning.
+        assert!(log_of(&mut games(node, PLAYERS), &greedy_game)
+            .await
+            .is_ok());
+        assert!(log_of(&mut games(node, &keys[1]), &own_game(BOTS[1]))
+            .await
+            .is_ok());
+    }
+}

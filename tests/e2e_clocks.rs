@@ -205,34 +205,10 @@ async fn a_restart_gives_the_seat_to_act_its_time_back_plus_a_grace() {
     for seat in 0..3 {
         join(&mut client, &game_id, seat).await;
     }
-    let clock_of = |update: &pb::Update| -> Option<(u32, i64)> {
-        update
-            .clocks
-            .iter()
-            .find_map(|c| c.deadline_unix_ms.map(|d| (c.seat, d)))
-    };
     let latest = |client: &mut Client| {
-        let mut client = client.clone();
+        let client = client.clone();
         let game_id = game_id.clone();
-        async move {
-            let mut stream = client
-                .watch(pb::WatchRequest {
-                    game_id,
-                    token: String::new(),
-                    from_seq: 0,
-                    ..Default::default()
-                })
-                .await
-                .expect("watch")
-                .into_inner();
-            let mut last = None;
-            while let Ok(Ok(Some(update))) =
-                tokio::time::timeout(Duration::from_millis(500), stream.message()).await
-            {
-                last = Some(update);
-            }
-            last.expect("an update")
-        }
+        async move { latest(client, &game_id).await.expect("watch") }
     };
     let before = latest(&mut client).await;
     assert_eq!(before.clocks.len(), 3, "every seat's clock is in the view");
@@ -274,6 +250,176 @@ async fn a_restart_gives_the_seat_to_act_its_time_back_plus_a_grace() {
         "fired at the moved deadline ({} vs {after_deadline})",
         fired.unix_ms
     );
+}
+
+/// The seat whose clock runs in `update`, and its deadline.
+fn clock_of(update: &pb::Update) -> Option<(u32, i64)> {
+    update
+        .clocks
+        .iter()
+        .find_map(|c| c.deadline_unix_ms.map(|d| (c.seat, d)))
+}
+
+/// The spectator's latest update of `game_id` (the last one a watch from the start sends
+/// before half a second of silence).
+async fn latest(mut client: Client, game_id: &str) -> Result<pb::Update, tonic::Status> {
+    let mut stream = client
+        .watch(pb::WatchRequest {
+            game_id: game_id.into(),
+            token: String::new(),
+            from_seq: 0,
+            ..Default::default()
+        })
+        .await?
+        .into_inner();
+    let mut last = None;
+    while let Ok(update) = tokio::time::timeout(Duration::from_millis(500), stream.message()).await
+    {
+        match update? {
+            Some(update) => last = Some(update),
+            None => break,
+        }
+    }
+    last.ok_or_else(|| tonic::Status::unavailable("no update"))
+}
+
+/// Plays one action at random for the seat to act (asking each seat's view at the game's
+/// last seq), through `client`.
+async fn act_once(client: &mut Client, game_id: &str, tokens: &[String], rng: &mut impl rand::Rng) {
+    let seq = log(client, game_id).await.last().expect("records").seq;
+    for token in tokens {
+        let mut stream = client
+            .watch(pb::WatchRequest {
+                game_id: game_id.into(),
+                token: token.clone(),
+                from_seq: seq - 1,
+                ..Default::default()
+            })
+            .await
+            .expect("watch a seat")
+            .into_inner();
+        // Each record is an update for every audience; a seat's silence is no decision of it.
+        let update = tokio::time::timeout(Duration::from_secs(2), stream.message()).await;
+        let Ok(update) = update else { continue };
+        let update = update.expect("a seat's update").expect("an update");
+        if act_at_random(client, game_id, token, &update, rng).await {
+            return;
+        }
+    }
+    panic!("no seat of game {game_id} may act at seq {seq}");
+}
+
+/// On a cluster, a game changing hands is the host's gap too: its node SIGKILLed mid-game,
+/// the node that takes its shard over gives the seat to act the time it had at the last
+/// durable record plus the reconnect grace of max(turn_ms, 10 s), counted from the takeover.
+/// No seat times out for the handover, and the game finishes there, its log verifying.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_changing_hands_gives_the_seat_to_act_its_time_back_plus_a_grace() {
+    use crate::e2e_nats_cluster::wait_for_health;
+    use rand::SeedableRng;
+    use tonic_health::pb::health_check_response::ServingStatus;
+
+    let nats = tokio::task::spawn_blocking(common::nats::single)
+        .await
+        .unwrap();
+    let store = common::nats::store_url(std::slice::from_ref(&nats));
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut a = Server::start_with(dirs[0].path(), 0, &["--store", &store]);
+    let b = Server::start_with(dirs[1].path(), 0, &["--store", &store]);
+    wait_for_health(&a, ServingStatus::Serving).await;
+    wait_for_health(&b, ServingStatus::Serving).await;
+    let mut on_a = a.client().await;
+    let mut on_b = b.client().await;
+    const TURN_MS: i64 = 3000;
+    let pairs = vec![
+        ("turn_ms".to_string(), TURN_MS.to_string()),
+        ("bank_ms".to_string(), "0".to_string()),
+        ("target_score".to_string(), "1".to_string()),
+    ];
+    let options = gangs_games::parse_options("gang-of-four", Some(4), &pairs).unwrap();
+    // Created through A, which holds shards: the game is A's.
+    let game_id = create(&mut on_a, "gang-of-four", Some(options), 17).await;
+    let mut tokens = Vec::new();
+    for seat in 0..4 {
+        tokens.push(join(&mut on_a, &game_id, seat).await);
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..6 {
+        act_once(&mut on_a, &game_id, &tokens, &mut rng).await;
+    }
+    // Mid-game, a seat's decision open: read through B (forwarded to A).
+    let before = latest(on_b.clone(), &game_id).await.expect("watch via B");
+    assert_eq!(before.status, pb::GameStatus::Running as i32, "{before:?}");
+    let (seat, deadline) = clock_of(&before).expect("the seat to act has a deadline");
+    let records = log(&mut on_a, &game_id).await;
+    let last_at = records.last().expect("records").unix_ms;
+    let timed_out_before = timeouts(&records).len();
+    let left = deadline - last_at;
+    assert!(
+        (left - TURN_MS).abs() <= 5,
+        "the deadline is turn_ms after the last record ({left} ms)"
+    );
+
+    // A dies 1 s into the decision; B takes its shards once A's lease is over (5 s), past the
+    // logged deadline.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    a.kill9();
+    let down_at = now_ms();
+    let started = std::time::Instant::now();
+    let after = loop {
+        if let Ok(update) = latest(on_b.clone(), &game_id).await {
+            if clock_of(&update).is_some_and(|(_, d)| d != deadline) {
+                break update;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "B did not take the game over"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let up_at = now_ms();
+    let (after_seat, after_deadline) = clock_of(&after).expect("a deadline after the takeover");
+    assert_eq!(after_seat, seat, "the same seat still to act");
+    assert_eq!(
+        after.seq, before.seq,
+        "nothing happened meanwhile: {after:?}"
+    );
+    // Taken over at least 5 s after A died: the seat's 3 s left plus the 10 s grace from then.
+    assert!(
+        after_deadline >= down_at + 10_000 + left && after_deadline <= up_at + 10_000 + left,
+        "the deadline is the time left plus the grace from the takeover \
+         ({after_deadline}, down at {down_at}, up at {up_at}, {left} ms left)"
+    );
+
+    // The seats' bots resume through B (their tokens) and finish the game.
+    let mut bots: Vec<Bot> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, token)| {
+            let mut command = std::process::Command::new(bin("gangs-bot-random"));
+            command
+                .args(["--server", &b.url(), "--game", &game_id, "--token", token])
+                .args(["--seed", &i.to_string()])
+                .env("RUST_LOG", "warn")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::inherit());
+            Bot(command.spawn().expect("start a bot"))
+        })
+        .collect();
+    wait_status(&mut on_b, &game_id, pb::GameStatus::Finished, 240).await;
+    for bot in &mut bots {
+        wait_with_timeout(bot, Duration::from_secs(30));
+    }
+    let records = log(&mut on_b, &game_id).await;
+    assert_eq!(
+        timeouts(&records).len(),
+        timed_out_before,
+        "a seat timed out for the handover: {:?}",
+        timeouts(&records)
+    );
+    let (code, out) = gangs_cli(&b, &["replay", &game_id, "--verify"]);
+    assert_eq!(code, 0, "replay --verify failed: {out}");
 }
 
 /// When the last record (the `started` one here) was written.

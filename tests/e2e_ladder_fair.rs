@@ -5,7 +5,10 @@
 //! - Every shipped bot and the Python example, sent SIGTERM with games in play, leave cleanly:
 //!   no new game, their games played to the end without a timeout of theirs, exit 0.
 //! - A bot that reaches `--ladder-games-per-hour` logs it once and waits; the standings say it
-//!   is capped, until when and by which flag.
+//!   is capped, until when and by which flag, as the `capped` event on its Queue stream does.
+//! - With the default caps, a keyed ladder of one-second games runs ten minutes with six bots
+//!   and starves nobody: every bot gets games every minute, nobody is capped, the games per bot
+//!   roughly even.
 
 use crate::common;
 use crate::e2e_ladder::{create_ladder, ladder_games, ladders, register, until, LADDER};
@@ -258,11 +261,13 @@ async fn a_capped_bot_is_told_once_and_waits() {
     );
     assert_eq!(code, 0, "{out}");
     let logs = tempfile::tempdir().unwrap();
+    let mut keys = Vec::new();
     let mut bots: Vec<(String, std::path::PathBuf, Bot)> = ["a", "b", "c"]
         .iter()
         .enumerate()
         .map(|(i, name)| {
             let key = register(&server, name);
+            keys.push(key.clone());
             let path = logs.path().join(format!("{name}.log"));
             let file = std::fs::File::create(&path).expect("log file");
             let bot = spawn_ladder_bot(
@@ -306,6 +311,163 @@ async fn a_capped_bot_is_told_once_and_waits() {
         assert_eq!(lines, 1, "{name} logged the cap {lines} times:\n{text}");
         assert!(text.contains("--ladder-games-per-hour"), "{text}");
     }
+    // The event itself, as any bot's Queue stream gets it: which cap, its flag and limit, and
+    // until when (the standings' time).
+    let until_ms = table
+        .iter()
+        .find(|r| r.bot == "a")
+        .expect("a's row")
+        .capped_until_unix_ms;
+    let mut events = client
+        .queue(pb::QueueRequest {
+            ladder: LADDER.into(),
+            bot_key: keys[0].clone(),
+            max_concurrent: 1,
+            ..Default::default()
+        })
+        .await
+        .expect("queue")
+        .into_inner();
+    let capped = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let event = events.message().await.expect("stream").expect("open");
+            match event.event {
+                Some(pb::ladder_event::Event::Capped(c)) => return c,
+                Some(pb::ladder_event::Event::Matched(m)) => panic!("matched past its cap: {m:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("a capped event on opening the stream");
+    assert_eq!(capped.cap, "games per hour", "{capped:?}");
+    assert_eq!(capped.flag, "--ladder-games-per-hour", "{capped:?}");
+    assert_eq!(capped.limit, 1, "{capped:?}");
+    assert_eq!(capped.until_unix_ms, until_ms, "{capped:?}");
+    assert!(capped.detail.contains("a@1"), "{capped:?}");
+}
+
+/// On a server with keys and the default caps, a ladder of one-second games (one deal of
+/// Gang of Four) runs ten minutes with six random bots, each with only its bot key: nobody is
+/// starved by a default. Every bot gets games in every minute of the run, nobody is capped
+/// (no `capped` event in any bot's log, no capped state in the standings), and the games per
+/// bot are roughly even.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ladder_of_one_second_games_runs_ten_minutes_and_starves_nobody() {
+    use gangs_proto::auth::ApiKey;
+    const ADMIN: &str = "admin-secret-ten-minutes-1";
+    const PLAYERS: &str = "player-secret-ten-minutes-2";
+    const MINUTES: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &["--api-key", ADMIN, "--player-key", PLAYERS],
+    );
+    let admin = |args: &[&str]| {
+        let mut all = vec!["--api-key", ADMIN];
+        all.extend_from_slice(args);
+        let (code, out) = gangs_cli(&server, &all);
+        assert_eq!(code, 0, "gangs {args:?}: {out}");
+        out
+    };
+    admin(&[
+        "ladder",
+        "create",
+        LADDER,
+        "--kind",
+        "gang-of-four",
+        "--option",
+        "target_score=1",
+        "--turn-ms",
+        "3000",
+    ]);
+    let logs = tempfile::tempdir().unwrap();
+    let names = ["a", "b", "c", "d", "e", "f"];
+    let mut bots: Vec<(std::path::PathBuf, Bot)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let out = admin(&["ladder", "register", LADDER, name, "--json"]);
+            let key = crate::e2e_ladder::json(&out)["bot_key"]
+                .as_str()
+                .expect("bot_key")
+                .to_string();
+            let path = logs.path().join(format!("{name}.log"));
+            let file = std::fs::File::create(&path).expect("log file");
+            let bot = spawn_ladder_bot(
+                "gangs-bot-random",
+                &server,
+                &key,
+                &["--concurrent", "1"],
+                i as u64 + 1,
+                Stdio::from(file),
+            );
+            (path, bot)
+        })
+        .collect();
+    let channel = gangs_proto::connect::endpoint(&server.url(), None)
+        .expect("endpoint")
+        .connect_lazy();
+    let mut player = ApiKey::new(Some(PLAYERS)).expect("key").ladders(channel);
+    let games_by_bot = |table: &[pb::Standing]| -> Vec<u32> {
+        names
+            .iter()
+            .map(|name| {
+                let row = table.iter().find(|r| r.bot == *name);
+                row.map_or(0, |r| r.games)
+            })
+            .collect()
+    };
+    let mut last = vec![0; names.len()];
+    for minute in 1..=MINUTES {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let table = common::ladder::standings(&mut player, LADDER)
+            .await
+            .standings;
+        for row in &table {
+            assert_ne!(
+                row.state,
+                pb::BotState::Capped as i32,
+                "minute {minute}: capped by a default: {row:?}"
+            );
+            assert!(!row.paused, "minute {minute}: {row:?}");
+        }
+        let now = games_by_bot(&table);
+        for (i, name) in names.iter().enumerate() {
+            assert!(
+                now[i] > last[i],
+                "minute {minute}: {name} got no game ({} then, {} now): {table:?}",
+                last[i],
+                now[i]
+            );
+        }
+        eprintln!("ladder of one-second games, minute {minute}: games per bot {now:?}");
+        last = now;
+    }
+    for (path, bot) in &mut bots {
+        assert!(
+            bot.try_wait().expect("try_wait").is_none(),
+            "a bot exited: {:?}",
+            bot.try_wait()
+        );
+        let _ = bot.kill();
+        let _ = bot.wait();
+        let text = std::fs::read_to_string(&*path).expect("the bot's log");
+        assert!(
+            !text.contains("capped by the server"),
+            "a bot was capped: {text}"
+        );
+    }
+    // Roughly even: four seats a game among six bots, none left out much more than another.
+    let (least, most) = (
+        *last.iter().min().expect("bots"),
+        *last.iter().max().expect("bots"),
+    );
+    assert!(
+        least * 3 >= most * 2,
+        "games per bot uneven: {last:?} (least {least}, most {most})"
+    );
 }
 
 /// Timed-out records per game id, from each game's log.

@@ -95,7 +95,8 @@ impl GamesService {
         let forwarded = principal == Principal::Forwarded;
         let (credentials, request) = Credentials::split(request);
         self.front
-            .may_play(&principal, request.game_id(), request.token())?;
+            .may_play(&principal, request.game_id(), request.token())
+            .await?;
         let Some(cluster) = &self.cluster else {
             return Ok(Routed::Here(request));
         };

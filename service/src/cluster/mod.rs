@@ -22,6 +22,8 @@
 //! - **Ladders' names** (`turns.rs`). `GANGS_LADDERS` maps each ladder's name to its log and its creation
 //!   (taken with `create`: a name is unique in the cluster); every node follows it, so a
 //!   ladder created through one node is known to all within a second (`ladder/nodes.rs`).
+//! - **Bot keys** (`bot_keys.rs`). The node running a ladder publishes its bots' keys (hashed)
+//!   and each game's seating, so that a ladder bot calling any node plays its games with its key.
 //! - **Safety does not rest on the lease**: a node that lost its lease without noticing yet
 //!   (paused, partitioned) can still try to append, and the stream refuses it: a node that
 //!   takes a game over fences its log first (`LogStore::load_to_write`), so the old owner's
@@ -30,11 +32,13 @@
 //!   a node confirms it still holds a game's lease before it rebuilds the game (after a
 //!   refused append, the usual sign of a lease lost unnoticed).
 
+mod bot_keys;
 mod directory;
 mod forwarding;
 mod shards;
 mod turns;
 
+pub use bot_keys::{PublishedGame, PublishedKey, BOT_GAMES_BUCKET, BOT_KEYS_BUCKET};
 pub use forwarding::{forward_failed, Patience, Route, FORWARDED};
 use shards::Shards;
 pub use shards::{shard_of, Holder, DEFAULT_SHARDS, MAX_SHARDS};
@@ -88,6 +92,9 @@ pub struct Cluster {
     /// first node of the cluster and kept in its settings bucket, so only a holder of the
     /// cluster's NATS credentials knows it.
     forwarding_mark: tonic::metadata::AsciiMetadataValue,
+    /// Every ladder bot's key and its ladder games, for a bot calling a node that does not run
+    /// its ladder (`bot_keys.rs`).
+    bot_keys: bot_keys::BotKeys,
 }
 
 fn kv_error(e: impl std::fmt::Display) -> Status {
@@ -179,6 +186,7 @@ impl Cluster {
         let ladder_names =
             follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
         let forwarding_mark = forwarding::forwarding_mark(&settings).await?;
+        let bot_keys = bot_keys::BotKeys::open(js, replicas).await?;
         registry.track_summary_changes();
         // A game created here with a new random id goes to a shard this node holds.
         let placing = shards.clone();
@@ -195,6 +203,7 @@ impl Cluster {
             ladders,
             ladder_names,
             forwarding_mark,
+            bot_keys,
         });
         Shards::keep_renewing(&cluster.shards, registry.clone());
         let balancing = Arc::downgrade(&cluster);

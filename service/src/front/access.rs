@@ -189,7 +189,29 @@ impl Front {
             k.as_ref()
                 .is_some_and(|k| constant_time_eq(key.as_bytes(), k.as_bytes()))
         };
-        is(&self.keys.admin) || is(&self.keys.player) || self.bots.bot_of(key).is_some()
+        is(&self.keys.admin) || is(&self.keys.player) || self.bot_of(key).is_some()
+    }
+
+    /// The ladder bot whose key is `key`: from the ladders this node runs, else (on a cluster)
+    /// as the node running its ladder published it.
+    fn bot_of(&self, key: &str) -> Option<BotKey> {
+        if let Some(bot) = self.bots.bot_of(key) {
+            return Some(bot);
+        }
+        let cluster = self.cluster.as_ref()?;
+        let hash = crate::secret::sha256_hex(key);
+        let published = cluster.bot_key(&hash)?;
+        Some(BotKey {
+            hash,
+            ladder: published.ladder.into(),
+            bot: published.bot.into(),
+            retired: published.retired,
+        })
+    }
+
+    /// The cluster this node is part of, if any (the ladders publish their bots' keys there).
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref()
     }
 
     /// The caller of `method` by the call's `authorization` metadata, or the refusal: no key
@@ -243,7 +265,7 @@ impl Front {
                 ))),
             };
         }
-        if let Some(bot) = self.bots.bot_of(given) {
+        if let Some(bot) = self.bot_of(given) {
             if bot.retired {
                 return Err(super::bots::retired(&bot.bot, &bot.ladder));
             }
@@ -273,16 +295,25 @@ impl Front {
     }
 
     /// Whether `principal` may touch game `game_id`, with seat token `token` (empty: as a
-    /// spectator). Every principal but a bot's may; a bot only its ladder's games.
-    pub fn may_play(
+    /// spectator). Every principal but a bot's may; a bot only its ladder's games: by the
+    /// table of its ladder here, or (its ladder run by another node of the cluster) by the
+    /// game's seating that node published.
+    pub async fn may_play(
         &self,
         principal: &Principal,
         game_id: &str,
         token: &str,
     ) -> Result<(), Status> {
-        match principal {
-            Principal::Bot(bot) => self.bots.may_play(bot, game_id, token),
-            _ => Ok(()),
+        let Principal::Bot(bot) = principal else {
+            return Ok(());
+        };
+        match &self.cluster {
+            Some(cluster) if !self.bots.keeps(&bot.hash) => {
+                // Boxed: a KV read is a large future, and every call's future would be as large.
+                let seating = Box::pin(cluster.bot_game(game_id)).await?;
+                super::bots::may_play_published(bot, game_id, token, seating.as_ref())
+            }
+            _ => self.bots.may_play(bot, game_id, token),
         }
     }
 }
@@ -401,8 +432,8 @@ mod tests {
         })
     }
 
-    #[test]
-    fn keys_make_their_principals_and_a_bot_key_plays_only_its_games() {
+    #[tokio::test]
+    async fn keys_make_their_principals_and_a_bot_key_plays_only_its_games() {
         let front = keyed();
         front.bots().enter(
             &crate::secret::sha256_hex("BOTKEY"),
@@ -436,11 +467,11 @@ mod tests {
         }
         let bot = front.admit(&call(Some("BOTKEY")), &WATCH).unwrap();
         assert!(matches!(bot, Principal::Bot(_)));
-        assert!(front.may_play(&bot, "g1", "tok0").is_ok());
-        assert!(front.may_play(&bot, "g1", "").is_ok());
-        let other_seat = front.may_play(&bot, "g1", "tok1").unwrap_err();
+        assert!(front.may_play(&bot, "g1", "tok0").await.is_ok());
+        assert!(front.may_play(&bot, "g1", "").await.is_ok());
+        let other_seat = front.may_play(&bot, "g1", "tok1").await.unwrap_err();
         assert_eq!(other_seat.code(), tonic::Code::PermissionDenied);
-        let other_game = front.may_play(&bot, "g2", "").unwrap_err();
+        let other_game = front.may_play(&bot, "g2", "").await.unwrap_err();
         assert_eq!(other_game.code(), tonic::Code::PermissionDenied);
         assert!(other_game.message().contains("g2"), "{other_game:?}");
         front.bots().retire(&hash);

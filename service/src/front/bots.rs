@@ -2,7 +2,9 @@
 //! games its ladder matched it to (with its own seats' tokens, or as a spectator), nothing else.
 //! The ladders keep this table (by the keys' SHA-256, as their logs do): a key is entered when
 //! its bot registers or its ladder starts here, a game when the ladder seats it, and a retired
-//! bot's key is refused from then on, in its running games too.
+//! bot's key is refused from then on, in its running games too. On a cluster, a bot may call a
+//! node that does not run its ladder: that node reads the key and the game's seating that the
+//! ladder's node published (`cluster/bot_keys.rs`), and judges them by the same rules.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -22,6 +24,56 @@ pub struct BotKey {
     /// `bot@version`.
     pub bot: Arc<str>,
     pub retired: bool,
+}
+
+/// The refusal of a bot key on a game its ladder did not match it to.
+fn not_matched(ladder: &str, bot: &str, game_id: &str) -> Status {
+    Status::permission_denied(format!(
+        "a bot key plays only its ladder games: ladder {ladder} did not match {bot} to game {}",
+        gangs_proto::quoted(game_id)
+    ))
+}
+
+/// The refusal of a bot key with a seat token that is not its bot's.
+fn not_its_seat(bot: &str, game_id: &str) -> Status {
+    Status::permission_denied(format!(
+        "a bot key plays only its own seats: this token is not a seat of {bot} in game {game_id}"
+    ))
+}
+
+/// Whether `bot` (admitted by a key another node's ladder published) may touch game
+/// `game_id` with `token` (empty: as a spectator), by the game's published seating: the
+/// refusals of [`BotGrants::may_play`].
+pub fn may_play_published(
+    bot: &BotKey,
+    game_id: &str,
+    token: &str,
+    seating: Option<&crate::cluster::PublishedGame>,
+) -> Result<(), Status> {
+    if bot.retired {
+        return Err(retired(&bot.bot, &bot.ladder));
+    }
+    let seats: Vec<&str> = match seating {
+        Some(game) if game.ladder == *bot.ladder => game
+            .seats
+            .iter()
+            .filter(|(name, _)| *name == *bot.bot)
+            .map(|(_, token)| token.as_str())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if seats.is_empty() {
+        return Err(not_matched(&bot.ladder, &bot.bot, game_id));
+    }
+    if token.is_empty()
+        || seats
+            .iter()
+            .any(|t| crate::secret::constant_time_eq(t.as_bytes(), token.as_bytes()))
+    {
+        Ok(())
+    } else {
+        Err(not_its_seat(&bot.bot, game_id))
+    }
 }
 
 /// The refusal of a retired bot's key.
@@ -128,6 +180,11 @@ impl BotGrants {
         })
     }
 
+    /// Whether a ladder on this node keeps the key whose SHA-256 is `hash`.
+    pub fn keeps(&self, hash: &str) -> bool {
+        self.0.read().expect("bot grants lock").contains_key(hash)
+    }
+
     /// Whether `bot` may touch game `game_id` with `token` (empty: as a spectator):
     /// PERMISSION_DENIED naming why not; UNAVAILABLE while its ladder seats the game again
     /// after a restart (the bot's retry gets in).
@@ -143,12 +200,7 @@ impl BotGrants {
             return Err(retired(&grant.bot, &grant.ladder));
         }
         match grant.games.get(game_id) {
-            None => Err(Status::permission_denied(format!(
-                "a bot key plays only its ladder games: ladder {} did not match {} to game {}",
-                grant.ladder,
-                grant.bot,
-                gangs_proto::quoted(game_id)
-            ))),
+            None => Err(not_matched(&grant.ladder, &grant.bot, game_id)),
             Some(_) if token.is_empty() => Ok(()),
             Some(None) => Err(Status::unavailable(format!(
                 "ladder {} is seating game {game_id} again after a restart: retry in a moment",
@@ -161,10 +213,7 @@ impl BotGrants {
                 {
                     Ok(())
                 } else {
-                    Err(Status::permission_denied(format!(
-                        "a bot key plays only its own seats: this token is not a seat of {} in game {game_id}",
-                        grant.bot
-                    )))
+                    Err(not_its_seat(&grant.bot, game_id))
                 }
             }
         }
@@ -188,5 +237,47 @@ mod tests {
         let bot = grants.bot_of(new).expect("the new key");
         assert_eq!((&*bot.ladder, &*bot.bot), ("class", "a@1"));
         assert!(grants.may_play(&bot, "00000000000000aa", "token").is_ok());
+    }
+
+    #[test]
+    fn a_published_seating_admits_its_bots_seats_and_nothing_else() {
+        let bot = BotKey {
+            hash: crate::secret::sha256_hex("key"),
+            ladder: "class".into(),
+            bot: "a@1".into(),
+            retired: false,
+        };
+        let game = crate::cluster::PublishedGame {
+            ladder: "class".into(),
+            seats: vec![("a@1".into(), "t0".into()), ("b@1".into(), "t1".into())],
+        };
+        let code = |r: Result<(), Status>| r.err().map(|s| s.code());
+        assert_eq!(code(may_play_published(&bot, "g", "t0", Some(&game))), None);
+        assert_eq!(code(may_play_published(&bot, "g", "", Some(&game))), None);
+        let denied = Some(tonic::Code::PermissionDenied);
+        assert_eq!(
+            code(may_play_published(&bot, "g", "t1", Some(&game))),
+            denied
+        );
+        let other = may_play_published(&bot, "h", "", None).unwrap_err();
+        assert!(
+            other.message().contains("plays only its ladder games"),
+            "{other:?}"
+        );
+        // Another ladder's game with a bot of the same name.
+        let elsewhere = crate::cluster::PublishedGame {
+            ladder: "other".into(),
+            ..game.clone()
+        };
+        assert_eq!(
+            code(may_play_published(&bot, "g", "", Some(&elsewhere))),
+            denied
+        );
+        let retired = BotKey {
+            retired: true,
+            ..bot
+        };
+        let refused = may_play_published(&retired, "g", "t0", Some(&game)).unwrap_err();
+        assert!(refused.message().contains("retired"), "{refused:?}");
     }
 }

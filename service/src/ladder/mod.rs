@@ -186,6 +186,45 @@ impl Ladder {
         self.ctx.games.front().bots()
     }
 
+    /// The cluster this node is part of, if any: the ladder publishes its bots' keys and games
+    /// there, for bots calling other nodes (`cluster/bot_keys.rs`).
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.ctx.games.front().cluster()
+    }
+
+    /// Publishes the key `hash` of `bot` to the cluster (if any), unless published as it is
+    /// already. Called with the ladder's state locked: the keys are published in the order
+    /// they change. A failure is logged (the ladder's next start publishes every key again).
+    async fn publish_key(&self, hash: &str, bot: String, retired: bool) {
+        let Some(cluster) = self.cluster() else {
+            return;
+        };
+        let key = crate::cluster::PublishedKey {
+            ladder: self.name.clone(),
+            bot,
+            retired,
+        };
+        if cluster.bot_key(hash).as_ref() == Some(&key) {
+            return;
+        }
+        if let Err(e) = cluster.publish_bot_key(hash, &key).await {
+            tracing::error!(ladder = %self.name, bot = %key.bot, "publishing a bot key to the cluster: {}", e.message());
+        }
+    }
+
+    /// Publishes every key of the ladder that the cluster does not have as it is (this node
+    /// starts running the ladder: another node may have run it before).
+    async fn publish_keys(self: Arc<Self>) {
+        if self.cluster().is_none() {
+            return;
+        }
+        let state = self.state.lock().await;
+        for entry in &state.entries {
+            self.publish_key(&entry.key_sha256, entry.name(), entry.retired)
+                .await;
+        }
+    }
+
     /// Whether this node stopped running the ladder.
     pub fn stopping(&self) -> bool {
         *self.stop.borrow()
@@ -301,6 +340,7 @@ impl Ladder {
         self.append(state, record).await?;
         // The key plays its games from now on (`front/bots.rs`).
         self.bots().enter(&key_sha256, &self.name, &name, false);
+        self.publish_key(&key_sha256, name, false).await;
         Ok(key)
     }
 
@@ -337,6 +377,13 @@ impl Ladder {
         });
         self.append(state, record).await?;
         self.bots().rekey(&old, &key_sha256);
+        self.publish_key(&key_sha256, state.entries[index].name(), false)
+            .await;
+        if let Some(cluster) = self.cluster() {
+            if let Err(e) = cluster.withdraw_bot_key(&old).await {
+                tracing::error!(ladder = %self.name, "withdrawing a replaced bot key from the cluster: {}", e.message());
+            }
+        }
         self.close_session(
             index,
             Some(Status::permission_denied(format!(
@@ -421,6 +468,9 @@ impl Ladder {
         if reason == Reason::Retired && !lifted {
             // A retired bot's key no longer plays, its running games included.
             self.bots().retire(&state.entries[entry].key_sha256);
+            let retired = &state.entries[entry];
+            self.publish_key(&retired.key_sha256, retired.name(), true)
+                .await;
         }
         if !lifted {
             let reason = reason as i32;
@@ -962,6 +1012,7 @@ impl Ladders {
             .collect();
         let ladder = Ladder::new(self.ctx.clone(), state, stop);
         tokio::spawn(ladder.clone().matchmaker());
+        tokio::spawn(ladder.clone().publish_keys());
         tokio::spawn(house::run(ladder.clone()));
         for index in hosted_entries {
             tokio::spawn(hosted::play(ladder.clone(), index));

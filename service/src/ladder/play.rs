@@ -196,6 +196,21 @@ async fn seat_game(
             Err(status) => return Some(Err(status)),
         }
     }
+    // On a cluster, a bot may call any node: the seating is published before the bots hear
+    // of it (`cluster/bot_keys.rs`).
+    if let Some(cluster) = ladder.cluster() {
+        let seating = crate::cluster::PublishedGame {
+            ladder: ladder.name.clone(),
+            seats: names.iter().cloned().zip(tokens.iter().cloned()).collect(),
+        };
+        let published = retried(ladder, "publishing a ladder game's seating", || {
+            cluster.publish_bot_game(&created.game_id, seating.clone())
+        })
+        .await?;
+        if let Err(status) = published {
+            return Some(Err(status));
+        }
+    }
     // Known now: the bots hear of their seats.
     {
         let mut state = ladder.state.lock().await;
