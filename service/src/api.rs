@@ -4,7 +4,7 @@
 //! place where the host's [`HostError`] becomes a gRPC status.
 
 use crate::actor::{Command, Encoded, GameHandle, Reply};
-use crate::bounds::{bounded, Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
+use crate::bounds::{Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
 use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
 use crate::error::{HostError, HostResult};
@@ -24,23 +24,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_stream::{Stream, StreamExt};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
-
-impl From<HostError> for Status {
-    fn from(error: HostError) -> Status {
-        match error {
-            HostError::NotFound(m) => Status::not_found(m),
-            HostError::Invalid(m) => Status::invalid_argument(m),
-            HostError::NotNow(m) => Status::failed_precondition(m),
-            HostError::Permission(m) => Status::permission_denied(m),
-            HostError::Unauthenticated(m) => Status::unauthenticated(m),
-            HostError::StaleSeq(m) => Status::aborted(m),
-            HostError::OutOfRange(m) => Status::out_of_range(m),
-            HostError::Exhausted(m) => Status::resource_exhausted(m),
-            HostError::Storage(m) | HostError::Unavailable(m) => Status::unavailable(m),
-            HostError::Internal(m) => Status::internal(m),
-        }
-    }
-}
 
 /// Cheap to clone: every field is a handle (the web viewer reads through a clone).
 #[derive(Clone)]
@@ -178,9 +161,10 @@ impl GamesService {
             (Err(status), Some(cluster))
                 if status.code() != tonic::Code::Unavailable && !cluster.answers_for(game_id) =>
             {
-                Err(Status::unavailable(format!(
+                Err(HostError::unavailable(format!(
                     "game {game_id} may have moved to another node (this node's lease on it was not renewed lately): retry"
-                )))
+                ))
+                .into())
             }
             _ => answer,
         }
@@ -218,9 +202,10 @@ impl GamesService {
             let stopping = tokio_stream::wrappers::WatchStream::new(closing)
                 .filter(|closed| *closed)
                 .map(|_| {
-                    Some(Err(Status::unavailable(
+                    Some(Err(HostError::unavailable(
                         "this node is stopping: resume the watch from your last seq through another node",
-                    )))
+                    )
+                    .into()))
                 });
             let encoded = stream
                 .map(|update| Some(update.map(|u| Encoded::of(&u))))
@@ -337,7 +322,7 @@ async fn ask<T>(
 ) -> Result<T, Status> {
     ask_game(registry, game_id, make)
         .await
-        .map_err(|error| bounded(error.into()))
+        .map_err(Status::from)
 }
 
 async fn ask_game<T>(
@@ -397,23 +382,24 @@ impl Games for GamesService {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        let created = async {
+        let created: Result<_, Status> = async {
             let forwarded =
                 self.front.accept(&request, &access::CREATE_GAME)? == Principal::Forwarded;
             let client = self.client_of(&request);
             let (credentials, request) = Credentials::split(request);
             if request.kind.is_empty() {
-                return Err(Status::invalid_argument(format!(
+                return Err(HostError::invalid_argument(format!(
                     "kind is required: one of {}",
                     gangs_games::kind_names().join(", ")
-                )));
+                ))
+                .into());
             }
             let registry = &self.registry;
             // A retry of a creation that succeeded is answered, never refused by a limit.
             if let Some(created) = registry
                 .created_already(&request)
                 .await
-                .map_err(|error| bounded(error.into()))?
+                .map_err(Status::from)?
             {
                 return Ok(created);
             }
@@ -422,9 +408,10 @@ impl Games for GamesService {
             if let Some(cluster) = &self.cluster {
                 let place = if request.create_id.is_empty() {
                     if forwarded && cluster.shard_counts().1 == 0 {
-                        return Err(Status::unavailable(
+                        return Err(HostError::unavailable(
                             "this node holds no shard yet: retry in a second",
-                        ));
+                        )
+                        .into());
                     }
                     cluster.place_new()?
                 } else {
@@ -447,7 +434,7 @@ impl Games for GamesService {
             let created = registry
                 .create_for(request, creator)
                 .await
-                .map_err(|error| bounded(error.into()))?;
+                .map_err(Status::from)?;
             admission.created(&created.game_id);
             if let Some(cluster) = &self.cluster {
                 cluster.list_new(registry.summary(&created.game_id)).await?;
@@ -512,8 +499,9 @@ impl Games for GamesService {
         let encoded = self.watch_encoded(request).await?;
         let decoded = encoded.map(|update| {
             update.and_then(|bytes| {
-                pb::Update::decode(bytes.message())
-                    .map_err(|e| Status::internal(format!("an update does not decode: {e}")))
+                pb::Update::decode(bytes.message()).map_err(|e| {
+                    HostError::internal(format!("an update does not decode: {e}")).into()
+                })
             })
         });
         Ok(Response::new(Box::pin(decoded)))
@@ -560,7 +548,7 @@ impl Games for GamesService {
             .damaged_log(&request.game_id, request.from_seq)
             .await
         {
-            Some(records) => records.map_err(|error| bounded(error.into())),
+            Some(records) => records.map_err(Status::from),
             None => {
                 ask(&self.registry, &request.game_id, |reply| Command::GetLog {
                     from_seq: request.from_seq,
@@ -586,10 +574,11 @@ impl Games for GamesService {
             Ok(pb::GameStatus::Unspecified) => None,
             Ok(status) => Some(status),
             Err(_) => {
-                return Err(Status::invalid_argument(format!(
+                return Err(HostError::invalid_argument(format!(
                     "unknown status {}: use a GameStatus value",
                     request.status
-                )))
+                ))
+                .into())
             }
         };
         let query = ListQuery {
@@ -626,7 +615,7 @@ impl Games for GamesService {
             .directory
             .watch(self.registry.clone(), &request.from_cursor, filter)
             .await
-            .map_err(|error| bounded(error.into()))?;
+            .map_err(Status::from)?;
         Ok(Response::new(Box::pin(
             stream.map(|event| event.map_err(Status::from)),
         )))
@@ -642,7 +631,7 @@ impl Games for GamesService {
             self.registry
                 .import(header, records)
                 .await
-                .map_err(|error| bounded(error.into()))
+                .map_err(Status::from)
         }
         .await;
         crate::metrics::rpc_result("ImportGame", &imported);
@@ -654,7 +643,7 @@ impl Games for GamesService {
 /// [`MAX_IMPORT_RECORDS`] (each message is also within `--max-request-bytes`).
 async fn read_import(
     mut parts: tonic::Streaming<pb::ImportGameRequest>,
-) -> Result<(Option<Header>, Vec<pb::LogRecord>), Status> {
+) -> HostResult<(Option<Header>, Vec<pb::LogRecord>)> {
     let mut header = None;
     let mut records = Vec::new();
     let mut bytes = 0;
@@ -662,23 +651,23 @@ async fn read_import(
     while let Some(part) = parts.message().await? {
         bytes += part.encoded_len();
         if bytes > MAX_IMPORT_BYTES {
-            return Err(Status::resource_exhausted(format!(
+            return Err(HostError::resource_exhausted(format!(
                 "the game is larger than the import limit of {MAX_IMPORT_BYTES} bytes"
             )));
         }
         if records.len() + part.records.len() > MAX_IMPORT_RECORDS {
-            return Err(Status::resource_exhausted(format!(
+            return Err(HostError::resource_exhausted(format!(
                 "the game has more than the import limit of {MAX_IMPORT_RECORDS} records"
             )));
         }
         if !part.header.is_empty() {
             if !first {
-                return Err(Status::invalid_argument(
+                return Err(HostError::invalid_argument(
                     "the header goes in the first message only",
                 ));
             }
             header = Some(Header::from_line(&part.header).map_err(|e| {
-                Status::invalid_argument(format!("the header is not a game file's: {e}"))
+                HostError::invalid_argument(format!("the header is not a game file's: {e}"))
             })?);
         }
         first = false;

@@ -8,6 +8,7 @@ use super::records::{entry_name, named_summary, seat_outcome, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Credentials, GamesService};
 use crate::cluster::Cluster;
+use crate::error::HostError;
 use crate::front::access;
 use crate::front::Front;
 use gangs_proto::v1 as pb;
@@ -17,7 +18,7 @@ use pb::ladders_server::Ladders as LaddersRpc;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
@@ -87,7 +88,7 @@ impl LaddersService {
         name: &str,
         request: Request<R>,
         forward: impl FnOnce(LaddersClient<Channel>, Request<R>) -> F,
-    ) -> Result<Routed<R, T>, Status>
+    ) -> Result<Routed<R, T>, HostError>
     where
         F: Future<Output = Result<Response<T>, Status>>,
     {
@@ -121,11 +122,11 @@ impl LaddersService {
         ladder: Arc<Ladder>,
         bot: &str,
         version: &str,
-    ) -> Result<(Arc<Ladder>, usize), Status> {
+    ) -> Result<(Arc<Ladder>, usize), HostError> {
         let name = entry_name(bot, &version_of(version));
         let index = ladder.state.lock().await.by_name.get(&name).copied();
         let index = index.ok_or_else(|| {
-            Status::not_found(format!(
+            HostError::not_found(format!(
                 "no bot {name} on ladder {}: `gangs ladder standings {}` lists its bots",
                 ladder.name, ladder.name
             ))
@@ -135,10 +136,15 @@ impl LaddersService {
 }
 
 /// The index of `bot@version` (empty version: "1") in `state`, or NOT_FOUND naming the ladder.
-fn entry_of(state: &LadderState, ladder: &str, bot: &str, version: &str) -> Result<usize, Status> {
+fn entry_of(
+    state: &LadderState,
+    ladder: &str,
+    bot: &str,
+    version: &str,
+) -> Result<usize, HostError> {
     let name = entry_name(bot, &version_of(version));
     state.by_name.get(&name).copied().ok_or_else(|| {
-        Status::not_found(format!(
+        HostError::not_found(format!(
             "no bot {name} on ladder {ladder}: `gangs ladder standings {ladder}` lists its bots"
         ))
     })
@@ -267,19 +273,19 @@ pub fn bot_report(
 
 /// A ladder's creation from a request within its bounds: the options parsed and checked by the
 /// games' own parser (clocks included), every default filled in.
-pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladder, Status> {
+pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladder, HostError> {
     if request.kind.is_empty() {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "kind is required: one of {}",
             gangs_games::kind_names().join(", ")
         )));
     }
-    let refused = |e: gangs_games::Refusal| Status::invalid_argument(e.to_string());
+    let refused = |e: gangs_games::Refusal| HostError::invalid_argument(e.to_string());
     gangs_games::kind(&request.kind).map_err(refused)?;
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (key, value) in &request.options {
         if matches!(key.as_str(), "turn_ms" | "bank_ms" | "absent_after") {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "option {key}: a ladder's clocks go in the request's own {key} field (--turn-ms)"
             )));
         }
@@ -321,9 +327,9 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
 }
 
 /// A season's planned end must be to come.
-fn check_future(field: &str, at: i64, now: i64) -> Result<(), Status> {
+fn check_future(field: &str, at: i64, now: i64) -> Result<(), HostError> {
     if at <= now {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "{field} {at} ({}) is not in the future: give a time to come, or end the season now (gangs ladder season NAME --end)",
             gangs_proto::time::utc_text(at)
         )));
@@ -350,12 +356,12 @@ fn frozen_rows(rows: &mut [pb::Standing]) {
 }
 
 /// Season `season` (0: the current one) of a ladder's state, NOT_FOUND for one not begun.
-fn season_of(state: &LadderState, name: &str, season: u32) -> Result<u32, Status> {
+fn season_of(state: &LadderState, name: &str, season: u32) -> Result<u32, HostError> {
     let current = state.info.season;
     match season {
         0 => Ok(current),
         n if n <= current => Ok(n),
-        n => Err(Status::not_found(format!(
+        n => Err(HostError::not_found(format!(
             "ladder {name} has no season {n}: its current season is {current}"
         ))),
     }
@@ -530,7 +536,7 @@ fn games_page(
     (games, String::new())
 }
 
-fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, Status> {
+fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, HostError> {
     if token.is_empty() {
         return Ok(None);
     }
@@ -539,7 +545,7 @@ fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, Status> {
         .and_then(|(m, g)| Some((m.parse().ok()?, g.parse().ok()?)))
         .map(Some)
         .ok_or_else(|| {
-            Status::invalid_argument(format!(
+            HostError::invalid_argument(format!(
                 "page_token {} is not one LadderGames returned",
                 gangs_proto::quoted(token)
             ))
@@ -604,19 +610,20 @@ impl LaddersRpc for LaddersService {
         let (ladder, request) = here_or_return!(self, name, request, register_bot);
         let request = request.into_inner();
         if request.bot.starts_with(house::HOUSE_PREFIX) {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "bot names starting with {:?} are the server's own house bots: choose another name",
                 house::HOUSE_PREFIX
-            )));
+            ))
+            .into());
         }
         let version = version_of(&request.version);
         let name = entry_name(&request.bot, &version);
         let mut state = ladder.state.lock().await;
         if state.by_name.contains_key(&name) {
-            return Err(Status::already_exists(format!(
+            return Err(HostError::already_exists(format!(
                 "{name} is registered on ladder {} already: register a new version (--version), its rating starts afresh",
                 ladder.name
-            )));
+            )).into());
         }
         let key = ladder
             .register(&mut state, request.bot.clone(), version.clone())
@@ -638,9 +645,10 @@ impl LaddersRpc for LaddersService {
         self.front.accept(&request, &access::QUEUE)?;
         let checked = request.get_ref();
         if checked.bot_key.is_empty() {
-            return Err(Status::unauthenticated(
+            return Err(HostError::unauthenticated(
                 "bot_key is required: the key RegisterBot printed (gangs ladder register)",
-            ));
+            )
+            .into());
         }
         let name = checked.ladder.clone();
         let forward = |mut node: LaddersClient<Channel>, request| async move {
@@ -655,7 +663,8 @@ impl LaddersRpc for LaddersService {
         let events = ladder.queue(request).await?;
         crate::metrics::ladder_queued(&ladder.name);
         Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(events),
+            tokio_stream::wrappers::ReceiverStream::new(events)
+                .map(|event| event.map_err(Status::from)),
         )))
     }
 
@@ -704,7 +713,7 @@ impl LaddersRpc for LaddersService {
         let _one_at_a_time = self.heavy.acquire().await;
         let fitted = tokio::task::spawn_blocking(work)
             .await
-            .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
+            .map_err(|e| HostError::internal(format!("the fit failed: {e}")))?;
         apply_fit(&by_name, &fitted, &mut response.standings, team);
         Ok(Response::new(response))
     }
@@ -724,10 +733,11 @@ impl LaddersRpc for LaddersService {
         };
         let state = ladder.state.lock().await;
         if request.season > state.info.season {
-            return Err(Status::not_found(format!(
+            return Err(HostError::not_found(format!(
                 "ladder {} has no season {}: its current season is {}",
                 ladder.name, request.season, state.info.season
-            )));
+            ))
+            .into());
         }
         let only = if request.bot.is_empty() {
             None
@@ -758,12 +768,12 @@ impl LaddersRpc for LaddersService {
             .load_game(&log_id)
             .await
             .map_err(|e| {
-                Status::unavailable(format!(
+                HostError::unavailable(format!(
                     "the ladder's log could not be read: {e}; try again"
                 ))
             })?;
         let history = LadderState::rebuild_with_history(&log_id, &records)
-            .map_err(|e| Status::internal(format!("ladder {}: {e}", ladder.name)))?;
+            .map_err(|e| HostError::internal(format!("ladder {}: {e}", ladder.name)))?;
         let (games, next_page_token) = games_page(&history, after, size, request.season, only);
         Ok(Response::new(pb::LadderGamesResponse {
             games,
@@ -783,10 +793,11 @@ impl LaddersRpc for LaddersService {
         let mut state = ladder.state.lock().await;
         let entry = &state.entries[index];
         if entry.retired {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is retired: it cannot be paused or resumed",
                 entry.name()
-            )));
+            ))
+            .into());
         }
         let admin_paused = matches!(entry.paused, Some((Reason::Admin, _)));
         if admin_paused != request.resume {
@@ -843,7 +854,7 @@ impl LaddersRpc for LaddersService {
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, rerate_ladder);
         let _one_at_a_time = self.rerating.try_acquire().map_err(|_| {
-            Status::resource_exhausted(
+            HostError::resource_exhausted(
                 "another ladder is being rerated (one at a time per server): try again when it is done",
             )
         })?;
@@ -888,16 +899,18 @@ impl LaddersRpc for LaddersService {
         let mut state = ladder.state.lock().await;
         let entry = &state.entries[index];
         if entry.retired {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is retired: its key is refused for good (register a new version)",
                 entry.name()
-            )));
+            ))
+            .into());
         }
         if entry.bot.starts_with(house::HOUSE_PREFIX) {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is a house bot: the server plays it without a key",
                 entry.name()
-            )));
+            ))
+            .into());
         }
         let key = ladder.rekey(&mut state, index).await?;
         let entry = &state.entries[index];

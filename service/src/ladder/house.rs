@@ -12,6 +12,7 @@
 
 use super::records::entry_name;
 use super::Ladder;
+use crate::error::HostError;
 use gangs_bots::Policy;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
@@ -21,7 +22,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_stream::StreamExt;
-use tonic::{Code, Status};
+use tonic::Code;
 
 /// Every house entry's bot name starts with this; no outside bot may register such a name.
 pub const HOUSE_PREFIX: &str = "house-";
@@ -37,19 +38,19 @@ type BoxedPolicy = Box<dyn Policy + Send>;
 
 /// Checks a CreateLadder's `house_bots` (few, `bounds.rs`) for `kind`: known to the kind,
 /// each once.
-pub fn check(kind: &str, names: &[String]) -> Result<(), Status> {
+pub fn check(kind: &str, names: &[String]) -> Result<(), HostError> {
     let offered = gangs_bots::policies::playing(kind);
     let mut seen = HashSet::new();
     for name in names {
         if !offered.contains(&name.as_str()) {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "house bot {} does not play {kind}: choose among {}",
                 gangs_proto::quoted(name),
                 offered.join(", ")
             )));
         }
         if !seen.insert(name) {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "house bot {name} is listed twice: each enters once"
             )));
         }
@@ -82,7 +83,7 @@ pub async fn run(ladder: Arc<Ladder>) {
     }
 }
 
-async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, Status> {
+async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, HostError> {
     let bot = format!("{HOUSE_PREFIX}{name}");
     let entry = entry_name(&bot, "1");
     let mut state = ladder.state.lock().await;

@@ -34,6 +34,7 @@ pub mod rerate;
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
+use crate::error::HostError;
 use crate::front::BotGrants;
 use crate::store::{Store, StoreErrorKind};
 use gangs_proto::v1 as pb;
@@ -45,7 +46,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
-use tonic::Status;
 
 /// Games a bot may play at once on one key (a duplicate ladder counts matches); a Queue
 /// asking for more is refused naming the cap (`bounds.rs`).
@@ -78,7 +78,7 @@ const QUEUE_BUFFER: usize = 64;
 /// The matchmaker looks again at least this often (besides every queue and result).
 const MATCH_EVERY: Duration = Duration::from_secs(1);
 
-pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, Status>>;
+pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, HostError>>;
 
 /// What every ladder shares: the store, the games service, the policy, the stop.
 pub struct Context {
@@ -132,8 +132,8 @@ pub struct Ladder {
     halt: Arc<watch::Sender<bool>>,
 }
 
-fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
-    Status::unavailable(format!("{what}: {e}; try again"))
+fn unavailable(what: &str, e: impl std::fmt::Display) -> HostError {
+    HostError::unavailable(format!("{what}: {e}; try again"))
 }
 
 impl Ladder {
@@ -191,10 +191,10 @@ impl Ladder {
 
     /// Appends one record and applies it once durable. A failed append reloads the state from
     /// the log (another node may have written, or part of the log is unknown now).
-    async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), Status> {
+    async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), HostError> {
         if self.stopping() {
             // Deleted, renamed (the new runtime writes now), or run by another node.
-            return Err(Status::unavailable(format!(
+            return Err(HostError::unavailable(format!(
                 "ladder {} is not run here any more; try again",
                 self.name
             )));
@@ -216,7 +216,7 @@ impl Ladder {
             Ok(Ok(())) => {
                 let applied = state
                     .apply(seq, now, record)
-                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)));
+                    .map_err(|e| HostError::internal(format!("ladder {}: {e}", state.info.name)));
                 self.changed.send_modify(|n| *n += 1);
                 return applied;
             }
@@ -224,7 +224,7 @@ impl Ladder {
                 unavailable("another node wrote to this ladder first", e)
             }
             Ok(Err(e)) => unavailable("the ladder's log could not be written", e),
-            Err(_) => Status::unavailable("the server is shutting down"),
+            Err(_) => HostError::unavailable("the server is shutting down"),
         };
         if let Err(e) = self.reload(state).await {
             tracing::error!(ladder = %self.name, "reloading the ladder after a failed append: {e}");
@@ -239,7 +239,7 @@ impl Ladder {
         state: &mut LadderState,
         bot: String,
         version: String,
-    ) -> Result<String, Status> {
+    ) -> Result<String, HostError> {
         let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
         let key_sha256 = api::key_hash(&key);
@@ -257,7 +257,7 @@ impl Ladder {
     /// Gives entry `index` a new bot key (the caller checked it is not retired); the key, which
     /// the ladder keeps only hashed. The old key stops at once: Queue refuses it (its open
     /// stream ends), and so does the Games service.
-    async fn rekey(&self, state: &mut LadderState, index: usize) -> Result<String, Status> {
+    async fn rekey(&self, state: &mut LadderState, index: usize) -> Result<String, HostError> {
         let key = new_bot_key();
         let key_sha256 = api::key_hash(&key);
         let old = state.entries[index].key_sha256.clone();
@@ -271,7 +271,7 @@ impl Ladder {
         self.bots().rekey(&old, &key_sha256);
         self.close_session(
             index,
-            Some(Status::permission_denied(format!(
+            Some(HostError::permission_denied(format!(
                 "the key of {} on ladder {} was replaced (gangs ladder rekey): queue with the new key",
                 state.entries[index].name(),
                 self.name
@@ -282,7 +282,7 @@ impl Ladder {
 
     /// Ends the current season now: its standings are frozen, the next one starts every entry
     /// from the initial rating. The season ended.
-    async fn end_season(&self, state: &mut LadderState) -> Result<u32, Status> {
+    async fn end_season(&self, state: &mut LadderState) -> Result<u32, HostError> {
         let season = state.info.season;
         let last_match = state.next_match_no() - 1;
         let record = Lr::SeasonEnded(pb::ladder_record::SeasonEnded { season, last_match });
@@ -292,13 +292,17 @@ impl Ladder {
     }
 
     /// Sets (or clears) when the current season ends.
-    async fn plan_season(&self, state: &mut LadderState, ends: Option<i64>) -> Result<(), Status> {
+    async fn plan_season(
+        &self,
+        state: &mut LadderState,
+        ends: Option<i64>,
+    ) -> Result<(), HostError> {
         let record = Lr::SeasonPlanned(pb::ladder_record::SeasonPlanned { ends_unix_ms: ends });
         self.append(state, record).await
     }
 
     /// Ends the current season once its planned end has come.
-    async fn season_due(&self) -> Result<(), Status> {
+    async fn season_due(&self) -> Result<(), HostError> {
         let mut state = self.state.lock().await;
         let now = crate::actor::unix_ms();
         if state.info.season_ends_unix_ms.is_some_and(|end| now >= end) {
@@ -340,7 +344,7 @@ impl Ladder {
         reason: Reason,
         detail: String,
         lifted: bool,
-    ) -> Result<(), Status> {
+    ) -> Result<(), HostError> {
         let paused = &state.entries[entry];
         let record = Lr::Paused(pb::ladder_record::BotPaused {
             bot: paused.bot.clone(),
@@ -376,7 +380,7 @@ impl Ladder {
     }
 
     /// Ends the entry's Queue stream with `status` (None: it ends OK).
-    fn close_session(&self, entry: usize, status: Option<Status>) {
+    fn close_session(&self, entry: usize, status: Option<HostError>) {
         if let Some(session) = self.sessions.lock().expect("sessions lock").remove(&entry) {
             if let Some(status) = status {
                 let _ = session.tx.try_send(Err(status));
@@ -385,7 +389,7 @@ impl Ladder {
     }
 
     /// Ends every Queue stream with `status` (this node stops running the ladder).
-    fn close_all(&self, status: Status) {
+    fn close_all(&self, status: HostError) {
         let sessions: Vec<Session> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.drain().map(|(_, s)| s).collect()
@@ -519,7 +523,7 @@ impl Ladder {
         state: &mut LadderState,
         index: usize,
         capped: pb::ladder_event::Capped,
-    ) -> Result<(), Status> {
+    ) -> Result<(), HostError> {
         let entry = &state.entries[index];
         if entry
             .caps
@@ -551,7 +555,7 @@ impl Ladder {
 
     /// One round: groups the queued entries with free slots and logs a match per group, then
     /// starts its games.
-    async fn match_round(self: &Arc<Self>) -> Result<(), Status> {
+    async fn match_round(self: &Arc<Self>) -> Result<(), HostError> {
         let mut state = self.state.lock().await;
         let per_match = Self::games_per_match(&state.info);
         let now = crate::actor::unix_ms();
@@ -646,11 +650,11 @@ impl Ladder {
     pub async fn queue(
         self: &Arc<Self>,
         request: pb::QueueRequest,
-    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
+    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, HostError>>, HostError> {
         let hash = api::key_hash(&request.bot_key);
         let index = self.state.lock().await.by_key.get(&hash).copied();
         let Some(index) = index else {
-            return Err(Status::permission_denied(format!(
+            return Err(HostError::permission_denied(format!(
                 "this bot key is not registered on ladder {}: use the key RegisterBot printed for this ladder",
                 gangs_proto::quoted(&self.name)
             )));
@@ -663,10 +667,10 @@ impl Ladder {
         self: &Arc<Self>,
         index: usize,
         request: &pb::QueueRequest,
-    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
+    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, HostError>>, HostError> {
         let mut state = self.state.lock().await;
         if state.entries[index].retired {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is retired from ladder {}: register a new version",
                 state.entries[index].name(),
                 self.name
@@ -758,7 +762,7 @@ impl Ladder {
             .expect("sessions lock")
             .insert(index, session);
         if let Some(old) = replaced {
-            let _ = old.tx.try_send(Err(Status::aborted(
+            let _ = old.tx.try_send(Err(HostError::aborted(
                 "another Queue stream of this bot took over (a bot queues on one stream at a time)",
             )));
         }
@@ -902,9 +906,9 @@ impl Ladders {
         ladder
     }
 
-    pub fn get(&self, name: &str) -> Result<Arc<Ladder>, Status> {
+    pub fn get(&self, name: &str) -> Result<Arc<Ladder>, HostError> {
         if name.is_empty() {
-            return Err(Status::invalid_argument(
+            return Err(HostError::invalid_argument(
                 "ladder is required: `gangs ladder list` lists the ladders",
             ));
         }
@@ -914,7 +918,7 @@ impl Ladders {
             .get(name)
             .cloned()
             .ok_or_else(|| {
-                Status::not_found(format!(
+                HostError::not_found(format!(
                     "no ladder {}: `gangs ladder list` lists the ladders",
                     gangs_proto::quoted(name)
                 ))
@@ -950,7 +954,7 @@ impl Ladders {
 
     /// Logs a new ladder (checked by the caller) under a fresh log id and starts it (on a
     /// cluster: enters its name, then runs it here, `nodes.rs`).
-    pub async fn create(self: &Arc<Self>, info: pb::Ladder) -> Result<pb::Ladder, Status> {
+    pub async fn create(self: &Arc<Self>, info: pb::Ladder) -> Result<pb::Ladder, HostError> {
         let _one_at_a_time = self.creating.lock().await;
         let taken = match &self.cluster {
             Some(cluster) => cluster.ladder_name(&info.name).await?.is_some(),
@@ -975,7 +979,7 @@ impl Ladders {
         match self.ctx.store.append(&log_id, vec![record]).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(unavailable("the ladder could not be saved", e)),
-            Err(_) => return Err(Status::unavailable("the server is shutting down")),
+            Err(_) => return Err(HostError::unavailable("the server is shutting down")),
         }
         if self.cluster.is_some() {
             return self.enter_new(log_id, info).await;
@@ -990,14 +994,14 @@ impl Ladders {
 impl Ladders {
     /// Deletes ladder `name` (single node): refused while games of it are in play unless
     /// `force`, which cancels them. The number of games cancelled.
-    pub async fn delete(self: &Arc<Self>, name: &str, force: bool) -> Result<u32, Status> {
+    pub async fn delete(self: &Arc<Self>, name: &str, force: bool) -> Result<u32, HostError> {
         self.single_node("deleted")?;
         let _one_at_a_time = self.creating.lock().await;
         let ladder = self.get(name)?;
         let mut state = ladder.state.lock().await;
         let in_play = games_in_play(&state);
         if !in_play.is_empty() && !force {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "ladder {name} has {} games in play: wait until they are over, or pass --force (DeleteLadderRequest.force) to cancel them",
                 in_play.len()
             )));
@@ -1009,7 +1013,7 @@ impl Ladders {
         ladder.append(&mut state, record).await?;
         self.stop_running(
             &ladder,
-            Status::not_found(format!("ladder {name} was deleted")),
+            HostError::not_found(format!("ladder {name} was deleted")),
         );
         drop(state);
         for game_id in in_play {
@@ -1032,7 +1036,7 @@ impl Ladders {
         self: &Arc<Self>,
         name: &str,
         new_name: &str,
-    ) -> Result<pb::Ladder, Status> {
+    ) -> Result<pb::Ladder, HostError> {
         self.single_node("renamed")?;
         let _one_at_a_time = self.creating.lock().await;
         let ladder = self.get(name)?;
@@ -1049,7 +1053,7 @@ impl Ladders {
         ladder.append(&mut state, record).await?;
         self.stop_running(
             &ladder,
-            Status::unavailable(format!(
+            HostError::unavailable(format!(
                 "ladder {name} is now called {new_name}: queue again on {new_name}"
             )),
         );
@@ -1063,7 +1067,7 @@ impl Ladders {
 
     /// Stops running `ladder` here: its tasks end, it leaves the list, its keys are forgotten,
     /// its Queue streams end with `status`.
-    fn stop_running(&self, ladder: &Arc<Ladder>, status: Status) {
+    fn stop_running(&self, ladder: &Arc<Ladder>, status: HostError) {
         ladder.halt();
         self.ladders
             .write()
@@ -1073,9 +1077,9 @@ impl Ladders {
         ladder.close_all(status);
     }
 
-    fn single_node(&self, what: &str) -> Result<(), Status> {
+    fn single_node(&self, what: &str) -> Result<(), HostError> {
         match self.cluster {
-            Some(_) => Err(Status::failed_precondition(format!(
+            Some(_) => Err(HostError::failed_precondition(format!(
                 "a ladder on a cluster cannot be {what} yet: only on a single node"
             ))),
             None => Ok(()),
@@ -1145,8 +1149,8 @@ fn row_name(row: &pb::Standing) -> String {
     records::entry_name(&row.bot, &row.version)
 }
 
-fn name_taken(name: &str) -> Status {
-    Status::already_exists(format!(
+fn name_taken(name: &str) -> HostError {
+    HostError::already_exists(format!(
         "ladder {} exists already: choose another name",
         gangs_proto::quoted(name)
     ))
