@@ -9,5 +9,5 @@ pub mod access;
 pub mod bots;
 pub mod errors;
 
-pub use access::{Front, InProcess, Keys, Method, Principal, Rule};
+pub use access::{Front, Keys, Method, Principal, Rule};
 pub use bots::{BotGrants, BotKey};

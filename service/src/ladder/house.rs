@@ -5,8 +5,9 @@
 //!
 //! A house bot plays exactly as an outside bot does, only without the network: it queues on
 //! the ladder (its entry, not a key: its key is drawn at registration and never kept), and for
-//! each `matched` game watches its seat and acts with the seat's token through the same `Games`
-//! service, so clocks, legality and durability are those of every seat. Its policy decides on a
+//! each `matched` game watches its seat and acts with the seat's token through the host's own
+//! typed API (`GamesService::watch_as`, `act_as`, as "the ladder NAME"), so clocks, legality and
+//! durability are those of every seat. Its policy decides on a
 //! blocking thread (the search policy thinks for `SEARCH_BUDGET`). After a restart each house
 //! bot queues again and is sent the games it was playing.
 
@@ -15,7 +16,6 @@ use super::Ladder;
 use crate::error::HostError;
 use gangs_bots::Policy;
 use gangs_proto::v1 as pb;
-use pb::games_server::Games;
 use pb::ladder_event::{paused::Reason, Event};
 use rand::SeedableRng;
 use std::collections::HashSet;
@@ -180,15 +180,14 @@ async fn play_to_end(
     let mut from_seq = 0;
     let mut stop = ladder.stop.clone();
     loop {
-        let request = ladder.request(pb::WatchRequest {
+        let request = pb::WatchRequest {
             game_id: matched.game_id.clone(),
             token: matched.token.clone(),
             from_seq,
             // The policy reads the view only when the seat may act.
             views: pb::WatchViews::WhenNeeded as i32,
-        });
-        if let Ok(stream) = ladder.ctx.games.watch(request).await {
-            let mut stream = stream.into_inner();
+        };
+        if let Ok(mut stream) = ladder.ctx.games.watch_as(ladder.principal(), request).await {
             loop {
                 let next = tokio::select! {
                     _ = stop.wait_for(|s| *s) => return,
@@ -214,15 +213,15 @@ async fn play_to_end(
                 };
                 policy = returned;
                 let Some(action) = action else { continue };
-                let act = ladder.request(pb::ActRequest {
+                let act = pb::ActRequest {
                     game_id: matched.game_id.clone(),
                     token: matched.token.clone(),
                     action: Some(action),
                     expected_seq: Some(seq),
                     ..Default::default()
-                });
+                };
                 // Refused because the game moved on (a clock, the end): the next update tells.
-                if let Err(status) = ladder.ctx.games.act(act).await {
+                if let Err(status) = ladder.ctx.games.act_as(ladder.principal(), act).await {
                     tracing::debug!(game = %matched.game_id, "house bot act: {}", status.message());
                 }
             }

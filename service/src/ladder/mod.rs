@@ -1,6 +1,7 @@
 //! Ladders: standing competitions the server runs itself. Bots queue with their key;
-//! the server pairs them, creates each game with clocks through the same `Games` service every
-//! client uses (so limits, forwarding and durability are those of any game), takes the bots'
+//! the server pairs them, creates each game with clocks through the host's own typed API, as
+//! "the ladder NAME" (`GamesService::create_game_as` and the others: the same admission, limits,
+//! routing and durability as any client's call), takes the bots'
 //! seats for them, rates every result and keeps the leaderboard. Map:
 //! - `records.rs`: the ladder's log (one per ladder, in the game store) and the state it folds
 //!   into; the only way the state changes;
@@ -35,7 +36,7 @@ pub mod rerate;
 use crate::api::GamesService;
 use crate::cluster::Cluster;
 use crate::error::HostError;
-use crate::front::BotGrants;
+use crate::front::{BotGrants, Principal};
 use crate::store::{Store, StoreErrorKind};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -121,6 +122,8 @@ pub struct Ladder {
     next_session: AtomicU64,
     wake: Notify,
     pub name: String,
+    /// "The ladder NAME": who its games' calls come from (`front::Principal::Ladder`).
+    principal: Principal,
     /// Moves each time a record is applied (the viewer's live leaderboard waits on it).
     changed: watch::Sender<u64>,
     /// True when this node stops running the ladder: the server stops, (on a cluster) another
@@ -153,6 +156,7 @@ impl Ladder {
         Arc::new(Ladder {
             ctx,
             name: state.info.name.clone(),
+            principal: Principal::Ladder(state.info.name.clone()),
             state: tokio::sync::Mutex::new(state),
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
@@ -168,10 +172,10 @@ impl Ladder {
         let _ = self.halt.send(true);
     }
 
-    /// `message` as this ladder's own call to the games service: its principal travels in the
-    /// request's extensions, never as a key.
-    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
-        crate::front::InProcess::Ladder(self.name.clone()).on(message)
+    /// Who this ladder's calls to the games service come from: "the ladder NAME", given to the
+    /// host's typed API (never a key, never a made-up request).
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     /// What the ladders' bot keys may do in the Games service.
@@ -1017,11 +1021,15 @@ impl Ladders {
         );
         drop(state);
         for game_id in in_play {
-            let request = ladder.request(pb::CancelGameRequest {
+            let request = pb::CancelGameRequest {
                 game_id: game_id.clone(),
                 reason: format!("ladder {name} was deleted"),
-            });
-            let cancelled = pb::games_server::Games::cancel_game(&self.ctx.games, request).await;
+            };
+            let cancelled = self
+                .ctx
+                .games
+                .cancel_game_as(ladder.principal(), request)
+                .await;
             if let Err(status) = cancelled {
                 tracing::debug!(ladder = %name, game = %game_id, "cancelling a deleted ladder's game: {}", status.message());
             }
