@@ -602,9 +602,9 @@ fn host_sources() -> Vec<(String, String)> {
 
 #[test]
 fn the_host_builds_no_authorization_header_but_a_forwarded_callers_own() {
-    // In-process callers (the ladders, the web viewer) carry their principal in the request's
-    // extensions (`front::InProcess`); the one header the host sets is a caller's own key,
-    // passed on when its call is forwarded to another node (`api.rs`'s `Credentials`).
+    // In-process callers (the ladders, the web viewer) call the host's typed API with their
+    // principal (`GamesService::watch_as`…); the one header the host sets is a caller's own
+    // key, passed on when its call is forwarded to another node (`api.rs`'s `Credentials`).
     let sources = host_sources();
     assert!(
         sources.len() > 20,
@@ -624,6 +624,51 @@ fn the_host_builds_no_authorization_header_but_a_forwarded_callers_own() {
             );
         }
     }
+}
+
+#[test]
+fn in_process_callers_use_the_hosts_typed_api_not_the_grpc_traits() {
+    // The ladders and the web viewer play and read through `GamesService::create_game_as`,
+    // `watch_as`… and `LaddersService::standings_as`…, given their principal: only the files
+    // that implement the gRPC traits name them (a trait method takes a tonic request, which
+    // an in-process caller would have to make up).
+    let implementers = ["service/src/api.rs", "service/src/ladder/api.rs"];
+    let sources = host_sources();
+    assert!(
+        sources.len() > 20,
+        "found only {} host sources",
+        sources.len()
+    );
+    let names_trait = |code: &str, path: &str| {
+        ["games_server::Games", "ladders_server::Ladders"]
+            .iter()
+            .any(|name| {
+                code.match_indices(name).any(|(at, _)| {
+                    let next = code[at + name.len()..].chars().next();
+                    // `GamesServer`, `LaddersServer` (mounting a service) are not the trait.
+                    !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
+            })
+            && !implementers.contains(&path)
+    };
+    for (path, code) in &sources {
+        assert!(
+            !names_trait(code, path),
+            "{path} names a gRPC service trait: call the host's typed API (`GamesService::watch_as`…) with a principal"
+        );
+        assert!(
+            !code.contains("InProcess"),
+            "{path} makes up a request for an in-process caller: call the host's typed API"
+        );
+    }
+    assert!(names_trait(
+        "use pb::games_server::Games;",
+        "service/src/viewer/api.rs"
+    ));
+    assert!(!names_trait(
+        "use pb::games_server::GamesServer;",
+        "service/src/server.rs"
+    ));
 }
 
 /// The words that tell how the work was organised rather than what the product is: a

@@ -1,14 +1,17 @@
-//! The `gangs.v1.Games` gRPC service: checks each request's key and bounds, routes a call for
-//! one game (here, or forwarded to the node that runs it: `GamesService::route`, the one
-//! place that decides), and hands the request to the game's actor. No game logic here. The one
-//! place where the host's [`HostError`] becomes a gRPC status.
+//! The `gangs.v1.Games` service, and the host's own typed API under it. A gRPC call is admitted
+//! by the front (`front/`: its caller and its bounds), then served by the same typed method an
+//! in-process caller uses (the ladders, the web viewer: `GamesService::create_game_as` and the
+//! others, given the caller's [`Principal`]), which routes a call for one game (here, or
+//! forwarded to the node that runs it: `GamesService::route`, the one place that decides) and
+//! hands the request to the game's actor. No game logic here; errors are [`HostError`]s, made
+//! statuses by the front (`front/errors.rs`).
 
 use crate::actor::{Command, Encoded, GameHandle, Reply};
-use crate::bounds::{bounded, Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
+use crate::bounds::{Bounded, MAX_IMPORT_BYTES, MAX_IMPORT_RECORDS};
 use crate::cluster::{Cluster, Route};
 use crate::directory::{Directory, Filter};
 use crate::error::{HostError, HostResult};
-use crate::front::access::{self, bearer, Method};
+use crate::front::access::{self, bearer};
 use crate::front::{Front, Principal};
 use crate::limits::{Client, Limits};
 use crate::registry::{ListQuery, Registry};
@@ -24,23 +27,6 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_stream::{Stream, StreamExt};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
-
-impl From<HostError> for Status {
-    fn from(error: HostError) -> Status {
-        match error {
-            HostError::NotFound(m) => Status::not_found(m),
-            HostError::Invalid(m) => Status::invalid_argument(m),
-            HostError::NotNow(m) => Status::failed_precondition(m),
-            HostError::Permission(m) => Status::permission_denied(m),
-            HostError::Unauthenticated(m) => Status::unauthenticated(m),
-            HostError::StaleSeq(m) => Status::aborted(m),
-            HostError::OutOfRange(m) => Status::out_of_range(m),
-            HostError::Exhausted(m) => Status::resource_exhausted(m),
-            HostError::Storage(m) | HostError::Unavailable(m) => Status::unavailable(m),
-            HostError::Internal(m) => Status::internal(m),
-        }
-    }
-}
 
 /// Cheap to clone: every field is a handle (the web viewer reads through a clone).
 #[derive(Clone)]
@@ -76,26 +62,25 @@ impl GamesService {
         self
     }
 
-    /// The front of every call for one game: its caller and the request's bounds
-    /// ([`Front::accept`] by `method`'s rule), the game a bot key may touch, then where it
-    /// runs. Served here, the request comes back ([`Routed::Here`]); run by another node of a
-    /// cluster, `forward` sends it there with the caller's credentials and the cluster's mark
-    /// (that node trusts this one's admission) and its answer is the answer.
+    /// Where a call for one game runs, once its caller is known: the game a bot key may touch
+    /// ([`Front::may_play`]), then here or another node. Served here, the request comes back
+    /// ([`Routed::Here`]); run by another node of a cluster, `forward` sends it there with the
+    /// caller's own credentials (none for an in-process caller) and the cluster's mark (that
+    /// node trusts this one's admission), and its answer is the answer.
     async fn route<R, T, F>(
         &self,
-        request: Request<R>,
-        method: &Method,
+        principal: &Principal,
+        credentials: &Credentials,
+        request: R,
         forward: impl FnOnce(GamesClient<Channel>, Request<R>) -> F,
-    ) -> Result<Routed<R, T>, Status>
+    ) -> HostResult<Routed<R, T>>
     where
-        R: Bounded + ForGame,
+        R: ForGame,
         F: Future<Output = Result<Response<T>, Status>>,
     {
-        let principal = self.front.accept(&request, method)?;
-        let forwarded = principal == Principal::Forwarded;
-        let (credentials, request) = Credentials::split(request);
+        let forwarded = *principal == Principal::Forwarded;
         self.front
-            .may_play(&principal, request.game_id(), request.token())
+            .may_play(principal, request.game_id(), request.token())
             .await?;
         let Some(cluster) = &self.cluster else {
             return Ok(Routed::Here(request));
@@ -133,21 +118,9 @@ impl GamesService {
         self
     }
 
-    /// Whether `request` was forwarded by another node of this server's cluster (it carries
-    /// the cluster's mark; a client's header without it counts for nothing).
-    fn forwarded_by_a_node<T>(&self, request: &Request<T>) -> bool {
-        self.cluster
-            .as_ref()
-            .is_some_and(|cluster| cluster.was_forwarded(request.metadata()))
-    }
-
     /// Who is calling, for the per-client limits: its key once the front admitted it (a
     /// server without keys does not trust any), else its IP address.
     fn client_of<T>(&self, request: &Request<T>) -> Client {
-        // A ladder counts as itself (its games under its own name).
-        if let Some(crate::front::InProcess::Ladder(name)) = request.extensions().get() {
-            return Client::of_key(&format!("ladder {name}"));
-        }
         match bearer(request) {
             Ok(Some(key)) if self.front.keyed() => Client::of_key(key),
             _ => request
@@ -162,6 +135,118 @@ impl GamesService {
     }
 }
 
+/// The host's own API: each method of the `Games` service for a caller already admitted, given
+/// as its [`Principal`] (the gRPC methods below, once the front admitted theirs; the ladder
+/// NAME; the web viewer's logged-in key, made a principal by [`Front::principal_of`]). A call
+/// for one game goes through [`GamesService::route`] like any other: on a cluster, to the node
+/// that runs the game, where it is trusted on the cluster's mark. Nothing here reads a key.
+impl GamesService {
+    /// `CreateGame` for `principal`.
+    pub async fn create_game_as(
+        &self,
+        principal: &Principal,
+        request: pb::CreateGameRequest,
+    ) -> HostResult<pb::CreateGameResponse> {
+        request.check_bounds()?;
+        self.create_game_for(
+            principal,
+            client_of_principal(principal),
+            &Credentials(None),
+            request,
+        )
+        .await
+    }
+
+    /// `JoinGame` for `principal`.
+    pub async fn join_game_as(
+        &self,
+        principal: &Principal,
+        request: pb::JoinGameRequest,
+    ) -> HostResult<pb::JoinGameResponse> {
+        request.check_bounds()?;
+        self.join_game_for(principal, &Credentials(None), request)
+            .await
+    }
+
+    /// `Act` for `principal`.
+    pub async fn act_as(
+        &self,
+        principal: &Principal,
+        request: pb::ActRequest,
+    ) -> HostResult<pb::ActResponse> {
+        request.check_bounds()?;
+        self.act_for(principal, &Credentials(None), request).await
+    }
+
+    /// `CancelGame` for `principal`.
+    pub async fn cancel_game_as(
+        &self,
+        principal: &Principal,
+        request: pb::CancelGameRequest,
+    ) -> HostResult<pb::CancelGameResponse> {
+        request.check_bounds()?;
+        self.cancel_game_for(principal, &Credentials(None), request)
+            .await
+    }
+
+    /// `GetLog` for `principal`: the records, read to the end.
+    pub async fn get_log_as(
+        &self,
+        principal: &Principal,
+        request: pb::GetLogRequest,
+    ) -> HostResult<Vec<pb::LogRecord>> {
+        request.check_bounds()?;
+        let mut stream = self
+            .get_log_for(principal, &Credentials(None), request)
+            .await?;
+        let mut records = Vec::new();
+        while let Some(record) = stream.next().await {
+            records.push(record?);
+        }
+        Ok(records)
+    }
+
+    /// `ListGames` for `principal`.
+    pub async fn list_games_as(
+        &self,
+        _principal: &Principal,
+        request: pb::ListGamesRequest,
+    ) -> HostResult<pb::ListGamesResponse> {
+        request.check_bounds()?;
+        self.list_games_for(request)
+    }
+
+    /// `Watch` for `principal`: the updates, decoded (the gRPC route writes them encoded,
+    /// `watch_route.rs`). The watcher's slot in the limits (counted against the game) is held
+    /// by the stream.
+    pub async fn watch_as(
+        &self,
+        principal: &Principal,
+        request: pb::WatchRequest,
+    ) -> HostResult<HostUpdateStream> {
+        request.check_bounds()?;
+        let encoded = self
+            .watch_for(principal, &Credentials(None), None, request)
+            .await?;
+        let decoded = crate::metrics::Watched::new(encoded).map(|update| {
+            update.and_then(|bytes| {
+                pb::Update::decode(bytes.message())
+                    .map_err(|e| HostError::internal(format!("an update does not decode: {e}")))
+            })
+        });
+        Ok(Box::pin(decoded))
+    }
+}
+
+/// The per-client limits' client of an in-process caller: a ladder counts as itself (its games
+/// under its own name).
+fn client_of_principal(principal: &Principal) -> Client {
+    match principal {
+        Principal::Ladder(name) => Client::of_key(&format!("ladder {name}")),
+        _ => Client::Unknown,
+    }
+}
+
 impl GamesService {
     /// A game's answer from its actor here. A refusal is judged on this node's memory of the
     /// game, which is the truth only while this node's lease on the game's shard is fresh: on a
@@ -173,13 +258,13 @@ impl GamesService {
         &self,
         game_id: &str,
         make: impl FnOnce(Reply<T>) -> Command,
-    ) -> Result<T, Status> {
-        let answer = ask(&self.registry, game_id, make).await;
+    ) -> HostResult<T> {
+        let answer = ask_game(&self.registry, game_id, make).await;
         match (&answer, &self.cluster) {
-            (Err(status), Some(cluster))
-                if status.code() != tonic::Code::Unavailable && !cluster.answers_for(game_id) =>
+            (Err(error), Some(cluster))
+                if error.code() != tonic::Code::Unavailable && !cluster.answers_for(game_id) =>
             {
-                Err(Status::unavailable(format!(
+                Err(HostError::unavailable(format!(
                     "game {game_id} may have moved to another node (this node's lease on it was not renewed lately): retry"
                 )))
             }
@@ -207,29 +292,46 @@ impl GamesService {
         .await
     }
 
-    /// `Watch`: the stream of a seat's (or the spectators') updates, each encoded once for its
-    /// whole audience and passed to the wire as it is (`watch_route.rs`). The watcher's slot
-    /// in the limits is held by the stream.
+    /// `Watch` from a gRPC client: the stream of a seat's (or the spectators') updates, each
+    /// encoded once for its whole audience and passed to the wire as it is (`watch_route.rs`).
     pub(crate) async fn watch_encoded(
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<crate::metrics::Watched<EncodedStream>, Status> {
+        let principal = self.front.accept(&request, &access::WATCH)?;
         let peer = request.remote_addr();
         // A stream another node forwarded was counted there against its client's connection;
         // here it counts against the game only. The connection between two nodes carries the
         // streams of all their clients: counted per connection, a few hundred watchers through
         // one node would exhaust `--max-watchers-per-connection` for everyone.
-        let connection = if self.forwarded_by_a_node(&request) {
+        let connection = if principal == Principal::Forwarded {
             None
         } else {
             peer
         };
-        // The watcher slot (here or for a forwarded stream) is held by the stream: it is free
-        // again when the client closes it.
+        let (credentials, request) = Credentials::split(request);
+        let stream = self
+            .watch_for(&principal, &credentials, connection, request)
+            .await?;
+        Ok(crate::metrics::Watched::new(
+            Box::pin(stream.map(|update| update.map_err(Status::from))) as EncodedStream,
+        ))
+    }
+
+    /// `Watch` for an admitted caller, its slot counted against `connection` (none: against
+    /// the game only). The watcher's slot in the limits (here or for a forwarded stream) is
+    /// held by the stream: it is free again when the caller drops it.
+    async fn watch_for(
+        &self,
+        principal: &Principal,
+        credentials: &Credentials,
+        connection: Option<std::net::SocketAddr>,
+        request: pb::WatchRequest,
+    ) -> HostResult<HostEncodedStream> {
         let limits = self.limits.clone();
         let closing = self.directory.closing();
         let forward = |mut owner: GamesClient<Channel>, request: Request<pb::WatchRequest>| async move {
-            let slot = limits.open_watch(&request.get_ref().game_id, peer)?;
+            let slot = limits.open_watch(&request.get_ref().game_id, connection)?;
             // Decoded and encoded again: a forwarded stream is the rarer path of a cluster.
             let stream = owner.watch(request).await?.into_inner();
             // Ended when this node stops, like the streams of the games it runs (the shutdown
@@ -239,26 +341,26 @@ impl GamesService {
             let stopping = tokio_stream::wrappers::WatchStream::new(closing)
                 .filter(|closed| *closed)
                 .map(|_| {
-                    Some(Err(Status::unavailable(
+                    Some(Err(HostError::unavailable(
                         "this node is stopping: resume the watch from your last seq through another node",
                     )))
                 });
             let encoded = stream
-                .map(|update| Some(update.map(|u| Encoded::of(&u))))
+                .map(|update| Some(update.map(|u| Encoded::of(&u)).map_err(HostError::from)))
                 .chain(tokio_stream::once(None))
                 .merge(stopping)
                 .take_while(Option::is_some)
                 .map(|item| item.expect("taken while some"));
-            Ok(Response::new(crate::metrics::Watched::new(
-                Box::pin(encoded.map(holding(slot))) as EncodedStream,
-            )))
+            Ok(Response::new(
+                Box::pin(encoded.map(holding(slot))) as HostEncodedStream
+            ))
         };
-        let request = match self.route(request, &access::WATCH, forward).await? {
+        let request = match self.route(principal, credentials, request, forward).await? {
             Routed::Here(request) => request,
             Routed::There(answer) => return Ok(answer.into_inner()),
         };
         let slot = self.limits.open_watch(&request.game_id, connection)?;
-        let stream = ask(&self.registry, &request.game_id, |reply| Command::Watch {
+        let stream = ask_game(&self.registry, &request.game_id, |reply| Command::Watch {
             token: request.token,
             from_seq: request.from_seq,
             views: gangs_games::update::WithView::of(request.views),
@@ -266,10 +368,199 @@ impl GamesService {
         })
         .await;
         crate::metrics::rpc_result("Watch", &stream);
-        let stream = stream?
-            .map(|update| update.map_err(Status::from))
-            .map(holding(slot));
-        Ok(crate::metrics::Watched::new(Box::pin(stream)))
+        Ok(Box::pin(stream?.map(holding(slot))))
+    }
+
+    async fn create_game_for(
+        &self,
+        principal: &Principal,
+        client: Client,
+        credentials: &Credentials,
+        request: pb::CreateGameRequest,
+    ) -> HostResult<pb::CreateGameResponse> {
+        let created = async {
+            let forwarded = *principal == Principal::Forwarded;
+            if request.kind.is_empty() {
+                return Err(HostError::invalid_argument(format!(
+                    "kind is required: one of {}",
+                    gangs_games::kind_names().join(", ")
+                )));
+            }
+            let registry = &self.registry;
+            // A retry of a creation that succeeded is answered, never refused by a limit.
+            if let Some(created) = registry.created_already(&request).await? {
+                return Ok(created);
+            }
+            // On a cluster, a game is created by the node that holds its shard: the shard of
+            // the id its create_id names, or (a random id) one this node holds.
+            if let Some(cluster) = &self.cluster {
+                let place = if request.create_id.is_empty() {
+                    if forwarded && cluster.shard_counts().1 == 0 {
+                        return Err(HostError::unavailable(
+                            "this node holds no shard yet: retry in a second",
+                        ));
+                    }
+                    cluster.place_new()?
+                } else {
+                    let id = crate::registry::game_id_of_create_id(&request.create_id);
+                    cluster.route(&id, registry, forwarded).await?
+                };
+                if let Route::Owner(mut owner) = place {
+                    return Ok(owner
+                        .create_game(credentials.forwarded(request, cluster))
+                        .await
+                        .map_err(crate::cluster::forward_failed)?
+                        .into_inner());
+                }
+            }
+            let creator = client.log_id();
+            let admission = self
+                .limits
+                .admit_create(client, registry.live_games(), |id| registry.is_live(id))?;
+            let created = registry.create_for(request, creator).await?;
+            admission.created(&created.game_id);
+            if let Some(cluster) = &self.cluster {
+                cluster.list_new(registry.summary(&created.game_id)).await?;
+            }
+            Ok(created)
+        }
+        .await;
+        crate::metrics::rpc_result("CreateGame", &created);
+        created
+    }
+
+    async fn cancel_game_for(
+        &self,
+        principal: &Principal,
+        credentials: &Credentials,
+        request: pb::CancelGameRequest,
+    ) -> HostResult<pb::CancelGameResponse> {
+        let forward = |mut owner: GamesClient<Channel>, request| async move {
+            owner.cancel_game(request).await
+        };
+        let request = match self.route(principal, credentials, request, forward).await? {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer.into_inner()),
+        };
+        self.ask_here(&request.game_id, |reply| Command::Cancel {
+            reason: request.reason,
+            reply,
+        })
+        .await
+    }
+
+    async fn join_game_for(
+        &self,
+        principal: &Principal,
+        credentials: &Credentials,
+        request: pb::JoinGameRequest,
+    ) -> HostResult<pb::JoinGameResponse> {
+        let forward = |mut owner: GamesClient<Channel>, request| async move {
+            owner.join_game(request).await
+        };
+        let request = match self.route(principal, credentials, request, forward).await? {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer.into_inner()),
+        };
+        let game_id = request.game_id.clone();
+        let answer = self
+            .ask_here(&game_id, |reply| Command::Join {
+                request: Box::new(request),
+                reply,
+            })
+            .await;
+        crate::metrics::rpc_result("JoinGame", &answer);
+        answer
+    }
+
+    async fn act_for(
+        &self,
+        principal: &Principal,
+        credentials: &Credentials,
+        request: pb::ActRequest,
+    ) -> HostResult<pb::ActResponse> {
+        let started = std::time::Instant::now();
+        let forward =
+            |mut owner: GamesClient<Channel>, request| async move { owner.act(request).await };
+        let request = match self.route(principal, credentials, request, forward).await? {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer.into_inner()),
+        };
+        let game_id = request.game_id.clone();
+        let answer = self
+            .ask_here(&game_id, |reply| Command::Act {
+                request: Box::new(request),
+                reply,
+            })
+            .await;
+        crate::metrics::act_answered(started, &answer);
+        answer
+    }
+
+    async fn get_log_for(
+        &self,
+        principal: &Principal,
+        credentials: &Credentials,
+        request: pb::GetLogRequest,
+    ) -> HostResult<HostLogStream> {
+        let forward = |mut owner: GamesClient<Channel>, request| async move {
+            let stream = owner.get_log(request).await?.into_inner();
+            Ok(Response::new(
+                Box::pin(stream.map(|record| record.map_err(HostError::from))) as HostLogStream,
+            ))
+        };
+        let request = match self.route(principal, credentials, request, forward).await? {
+            Routed::Here(request) => request,
+            Routed::There(answer) => return Ok(answer.into_inner()),
+        };
+        let records = match self
+            .registry
+            .damaged_log(&request.game_id, request.from_seq)
+            .await
+        {
+            Some(records) => records,
+            None => {
+                ask_game(&self.registry, &request.game_id, |reply| Command::GetLog {
+                    from_seq: request.from_seq,
+                    reply,
+                })
+                .await
+            }
+        };
+        crate::metrics::rpc_result("GetLog", &records);
+        Ok(Box::pin(tokio_stream::iter(records?.into_iter().map(Ok))))
+    }
+
+    fn list_games_for(&self, request: pb::ListGamesRequest) -> HostResult<pb::ListGamesResponse> {
+        let status = match pb::GameStatus::try_from(request.status) {
+            Ok(pb::GameStatus::Unspecified) => None,
+            Ok(status) => Some(status),
+            Err(_) => {
+                return Err(HostError::invalid_argument(format!(
+                    "unknown status {}: use a GameStatus value",
+                    request.status
+                )))
+            }
+        };
+        let query = ListQuery {
+            page_size: request.page_size,
+            page_token: request.page_token,
+            kind: request.kind,
+            status,
+            created_after_unix_ms: request.created_after_unix_ms,
+            created_before_unix_ms: request.created_before_unix_ms,
+            damaged_only: request.damaged_only,
+        };
+        let (games, next_page_token) = match &self.cluster {
+            Some(cluster) => {
+                crate::registry::page(cluster.list(self.registry.summaries()), &query)?
+            }
+            None => self.registry.list(&query)?,
+        };
+        Ok(pb::ListGamesResponse {
+            games,
+            next_page_token,
+        })
     }
 }
 
@@ -351,16 +642,6 @@ impl Credentials {
 
 /// Sends a command to a game's actor and waits for its answer. A finished game whose actor
 /// was unloaded is reloaded from the log first.
-async fn ask<T>(
-    registry: &Registry,
-    game_id: &str,
-    make: impl FnOnce(Reply<T>) -> Command,
-) -> Result<T, Status> {
-    ask_game(registry, game_id, make)
-        .await
-        .map_err(|error| bounded(error.into()))
-}
-
 async fn ask_game<T>(
     registry: &Registry,
     game_id: &str,
@@ -411,91 +692,38 @@ type DirectoryStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGamesResponse, 
 type UpdateStream = Pin<Box<dyn Stream<Item = Result<pb::Update, Status>> + Send>>;
 /// A Watch stream's updates, encoded (`watch_route.rs` writes them as they are).
 pub(crate) type EncodedStream = Pin<Box<dyn Stream<Item = Result<Encoded, Status>> + Send>>;
+/// The same, as the host serves them (here, or from the node that runs the game).
+type HostEncodedStream = Pin<Box<dyn Stream<Item = HostResult<Encoded>> + Send>>;
+/// A Watch stream's updates, decoded, for in-process callers ([`GamesService::watch_as`]).
+pub type HostUpdateStream = Pin<Box<dyn Stream<Item = HostResult<pb::Update>> + Send>>;
+type HostLogStream = Pin<Box<dyn Stream<Item = HostResult<pb::LogRecord>> + Send>>;
 
+/// The gRPC methods: the front admits the caller and checks the request's bounds
+/// ([`Front::accept`] by the method's rule in `front/access.rs`), then the host's own typed
+/// method serves it; its error becomes a status by the front's one mapping (`front/errors.rs`).
 #[tonic::async_trait]
 impl Games for GamesService {
     async fn create_game(
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        let created = async {
-            let forwarded =
-                self.front.accept(&request, &access::CREATE_GAME)? == Principal::Forwarded;
-            let client = self.client_of(&request);
-            let (credentials, request) = Credentials::split(request);
-            if request.kind.is_empty() {
-                return Err(Status::invalid_argument(format!(
-                    "kind is required: one of {}",
-                    gangs_games::kind_names().join(", ")
-                )));
-            }
-            let registry = &self.registry;
-            // A retry of a creation that succeeded is answered, never refused by a limit.
-            if let Some(created) = registry
-                .created_already(&request)
-                .await
-                .map_err(|error| bounded(error.into()))?
-            {
-                return Ok(created);
-            }
-            // On a cluster, a game is created by the node that holds its shard: the shard of
-            // the id its create_id names, or (a random id) one this node holds.
-            if let Some(cluster) = &self.cluster {
-                let place = if request.create_id.is_empty() {
-                    if forwarded && cluster.shard_counts().1 == 0 {
-                        return Err(Status::unavailable(
-                            "this node holds no shard yet: retry in a second",
-                        ));
-                    }
-                    cluster.place_new()?
-                } else {
-                    let id = crate::registry::game_id_of_create_id(&request.create_id);
-                    cluster.route(&id, registry, forwarded).await?
-                };
-                if let Route::Owner(mut owner) = place {
-                    return Ok(owner
-                        .create_game(credentials.forwarded(request, cluster))
-                        .await
-                        .map_err(crate::cluster::forward_failed)?
-                        .into_inner());
-                }
-            }
-            let creator = client.log_id();
-            let admission = self
-                .limits
-                .admit_create(client, registry.live_games(), |id| registry.is_live(id))
-                .map_err(Status::from)?;
-            let created = registry
-                .create_for(request, creator)
-                .await
-                .map_err(|error| bounded(error.into()))?;
-            admission.created(&created.game_id);
-            if let Some(cluster) = &self.cluster {
-                cluster.list_new(registry.summary(&created.game_id)).await?;
-            }
-            Ok(created)
-        }
-        .await;
-        crate::metrics::rpc_result("CreateGame", &created);
-        Ok(Response::new(created?))
+        let principal = self.front.accept(&request, &access::CREATE_GAME)?;
+        let client = self.client_of(&request);
+        let (credentials, request) = Credentials::split(request);
+        let created = self
+            .create_game_for(&principal, client, &credentials, request)
+            .await?;
+        Ok(Response::new(created))
     }
 
     async fn cancel_game(
         &self,
         request: Request<pb::CancelGameRequest>,
     ) -> Result<Response<pb::CancelGameResponse>, Status> {
-        let forward = |mut owner: GamesClient<Channel>, request| async move {
-            owner.cancel_game(request).await
-        };
-        let request = match self.route(request, &access::CANCEL_GAME, forward).await? {
-            Routed::Here(request) => request,
-            Routed::There(answer) => return Ok(answer),
-        };
+        let principal = self.front.accept(&request, &access::CANCEL_GAME)?;
+        let (credentials, request) = Credentials::split(request);
         let answer = self
-            .ask_here(&request.game_id, |reply| Command::Cancel {
-                reason: request.reason,
-                reply,
-            })
+            .cancel_game_for(&principal, &credentials, request)
             .await?;
         Ok(Response::new(answer))
     }
@@ -504,28 +732,18 @@ impl Games for GamesService {
         &self,
         request: Request<pb::JoinGameRequest>,
     ) -> Result<Response<pb::JoinGameResponse>, Status> {
-        let forward = |mut owner: GamesClient<Channel>, request| async move {
-            owner.join_game(request).await
-        };
-        let request = match self.route(request, &access::JOIN_GAME, forward).await? {
-            Routed::Here(request) => request,
-            Routed::There(answer) => return Ok(answer),
-        };
-        let game_id = request.game_id.clone();
-        let answer = self
-            .ask_here(&game_id, |reply| Command::Join {
-                request: Box::new(request),
-                reply,
-            })
-            .await;
-        crate::metrics::rpc_result("JoinGame", &answer);
-        Ok(Response::new(answer?))
+        let principal = self.front.accept(&request, &access::JOIN_GAME)?;
+        let (credentials, request) = Credentials::split(request);
+        let joined = self
+            .join_game_for(&principal, &credentials, request)
+            .await?;
+        Ok(Response::new(joined))
     }
 
     type WatchStream = UpdateStream;
 
-    /// `Watch` for in-process callers (the web viewer, the ladders): the updates decoded. The
-    /// gRPC route serves `watch_encoded` itself (`watch_route.rs`), never this.
+    /// The gRPC route serves `watch_encoded` itself (`watch_route.rs`); this decodes its
+    /// updates for a caller of the trait.
     async fn watch(
         &self,
         request: Request<pb::WatchRequest>,
@@ -533,8 +751,9 @@ impl Games for GamesService {
         let encoded = self.watch_encoded(request).await?;
         let decoded = encoded.map(|update| {
             update.and_then(|bytes| {
-                pb::Update::decode(bytes.message())
-                    .map_err(|e| Status::internal(format!("an update does not decode: {e}")))
+                pb::Update::decode(bytes.message()).map_err(|e| {
+                    HostError::internal(format!("an update does not decode: {e}")).into()
+                })
             })
         });
         Ok(Response::new(Box::pin(decoded)))
@@ -544,22 +763,10 @@ impl Games for GamesService {
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
-        let started = std::time::Instant::now();
-        let forward =
-            |mut owner: GamesClient<Channel>, request| async move { owner.act(request).await };
-        let request = match self.route(request, &access::ACT, forward).await? {
-            Routed::Here(request) => request,
-            Routed::There(answer) => return Ok(answer),
-        };
-        let game_id = request.game_id.clone();
-        let answer = self
-            .ask_here(&game_id, |reply| Command::Act {
-                request: Box::new(request),
-                reply,
-            })
-            .await;
-        crate::metrics::act_answered(started, &answer);
-        Ok(Response::new(answer?))
+        let principal = self.front.accept(&request, &access::ACT)?;
+        let (credentials, request) = Credentials::split(request);
+        let acted = self.act_for(&principal, &credentials, request).await?;
+        Ok(Response::new(acted))
     }
 
     type GetLogStream = LogStream;
@@ -568,33 +775,12 @@ impl Games for GamesService {
         &self,
         request: Request<pb::GetLogRequest>,
     ) -> Result<Response<LogStream>, Status> {
-        let forward = |mut owner: GamesClient<Channel>, request| async move {
-            let stream = owner.get_log(request).await?.into_inner();
-            Ok(Response::new(Box::pin(stream) as LogStream))
-        };
-        let request = match self.route(request, &access::GET_LOG, forward).await? {
-            Routed::Here(request) => request,
-            Routed::There(answer) => return Ok(answer),
-        };
-        let records = match self
-            .registry
-            .damaged_log(&request.game_id, request.from_seq)
-            .await
-        {
-            Some(records) => records.map_err(|error| bounded(error.into())),
-            None => {
-                ask(&self.registry, &request.game_id, |reply| Command::GetLog {
-                    from_seq: request.from_seq,
-                    reply,
-                })
-                .await
-            }
-        };
-        crate::metrics::rpc_result("GetLog", &records);
-        let records = records?;
-        Ok(Response::new(Box::pin(tokio_stream::iter(
-            records.into_iter().map(Ok),
-        ))))
+        let principal = self.front.accept(&request, &access::GET_LOG)?;
+        let (credentials, request) = Credentials::split(request);
+        let records = self.get_log_for(&principal, &credentials, request).await?;
+        Ok(Response::new(Box::pin(
+            records.map(|record| record.map_err(Status::from)),
+        )))
     }
 
     async fn list_games(
@@ -602,36 +788,7 @@ impl Games for GamesService {
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         self.front.accept(&request, &access::LIST_GAMES)?;
-        let request = request.into_inner();
-        let status = match pb::GameStatus::try_from(request.status) {
-            Ok(pb::GameStatus::Unspecified) => None,
-            Ok(status) => Some(status),
-            Err(_) => {
-                return Err(Status::invalid_argument(format!(
-                    "unknown status {}: use a GameStatus value",
-                    request.status
-                )))
-            }
-        };
-        let query = ListQuery {
-            page_size: request.page_size,
-            page_token: request.page_token,
-            kind: request.kind,
-            status,
-            created_after_unix_ms: request.created_after_unix_ms,
-            created_before_unix_ms: request.created_before_unix_ms,
-            damaged_only: request.damaged_only,
-        };
-        let (games, next_page_token) = match &self.cluster {
-            Some(cluster) => {
-                crate::registry::page(cluster.list(self.registry.summaries()), &query)?
-            }
-            None => self.registry.list(&query)?,
-        };
-        Ok(Response::new(pb::ListGamesResponse {
-            games,
-            next_page_token,
-        }))
+        Ok(Response::new(self.list_games_for(request.into_inner())?))
     }
 
     type WatchGamesStream = DirectoryStream;
@@ -642,12 +799,11 @@ impl Games for GamesService {
     ) -> Result<Response<DirectoryStream>, Status> {
         self.front.accept(&request, &access::WATCH_GAMES)?;
         let request = request.into_inner();
-        let filter = Filter::new(request.kind, &request.statuses).map_err(Status::from)?;
+        let filter = Filter::new(request.kind, &request.statuses)?;
         let stream = self
             .directory
             .watch(self.registry.clone(), &request.from_cursor, filter)
-            .await
-            .map_err(|error| bounded(error.into()))?;
+            .await?;
         Ok(Response::new(Box::pin(
             stream.map(|event| event.map_err(Status::from)),
         )))
@@ -657,13 +813,10 @@ impl Games for GamesService {
         &self,
         request: Request<tonic::Streaming<pb::ImportGameRequest>>,
     ) -> Result<Response<pb::ImportGameResponse>, Status> {
-        let imported = async {
+        let imported: Result<_, Status> = async {
             self.front.admit(&request, &access::IMPORT_GAME)?;
             let (header, records) = read_import(request.into_inner()).await?;
-            self.registry
-                .import(header, records)
-                .await
-                .map_err(|error| bounded(error.into()))
+            Ok(self.registry.import(header, records).await?)
         }
         .await;
         crate::metrics::rpc_result("ImportGame", &imported);
@@ -675,7 +828,7 @@ impl Games for GamesService {
 /// [`MAX_IMPORT_RECORDS`] (each message is also within `--max-request-bytes`).
 async fn read_import(
     mut parts: tonic::Streaming<pb::ImportGameRequest>,
-) -> Result<(Option<Header>, Vec<pb::LogRecord>), Status> {
+) -> HostResult<(Option<Header>, Vec<pb::LogRecord>)> {
     let mut header = None;
     let mut records = Vec::new();
     let mut bytes = 0;
@@ -683,23 +836,23 @@ async fn read_import(
     while let Some(part) = parts.message().await? {
         bytes += part.encoded_len();
         if bytes > MAX_IMPORT_BYTES {
-            return Err(Status::resource_exhausted(format!(
+            return Err(HostError::resource_exhausted(format!(
                 "the game is larger than the import limit of {MAX_IMPORT_BYTES} bytes"
             )));
         }
         if records.len() + part.records.len() > MAX_IMPORT_RECORDS {
-            return Err(Status::resource_exhausted(format!(
+            return Err(HostError::resource_exhausted(format!(
                 "the game has more than the import limit of {MAX_IMPORT_RECORDS} records"
             )));
         }
         if !part.header.is_empty() {
             if !first {
-                return Err(Status::invalid_argument(
+                return Err(HostError::invalid_argument(
                     "the header goes in the first message only",
                 ));
             }
             header = Some(Header::from_line(&part.header).map_err(|e| {
-                Status::invalid_argument(format!("the header is not a game file's: {e}"))
+                HostError::invalid_argument(format!("the header is not a game file's: {e}"))
             })?);
         }
         first = false;

@@ -7,10 +7,10 @@
 //! echoed whole would overflow gRPC's metadata limit and arrive as an unrelated
 //! RESOURCE_EXHAUSTED) and costs little.
 
+use crate::error::{HostError, HostResult};
 use gangs_proto::quoted;
 use gangs_proto::v1 as pb;
 use prost::Message;
-use tonic::Status;
 
 /// Game ids the server makes are 16 hex characters; anything much longer is no id of ours.
 pub const MAX_GAME_ID_BYTES: usize = 64;
@@ -65,9 +65,9 @@ pub const MAX_LADDER_PAGE_TOKEN_BYTES: usize = 32;
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// `value` of `field` is at most `max` bytes.
-pub fn check_len(field: &str, value: &str, max: usize) -> Result<(), Status> {
+pub fn check_len(field: &str, value: &str, max: usize) -> HostResult<()> {
     if value.len() > max {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "{field} is {} bytes, longer than its limit of {max}: {}",
             value.len(),
             quoted(value)
@@ -77,9 +77,9 @@ pub fn check_len(field: &str, value: &str, max: usize) -> Result<(), Status> {
 }
 
 /// A required, bounded game id.
-pub fn check_game_id(game_id: &str) -> Result<(), Status> {
+pub fn check_game_id(game_id: &str) -> HostResult<()> {
     if game_id.is_empty() {
-        return Err(Status::invalid_argument(
+        return Err(HostError::invalid_argument(
             "game_id is required: `gangs games` lists the games",
         ));
     }
@@ -88,11 +88,11 @@ pub fn check_game_id(game_id: &str) -> Result<(), Status> {
 
 /// `value` of `field` is at most `max` characters (and at most 4 bytes each, checked first so
 /// that counting costs little).
-pub fn check_chars(field: &str, value: &str, max: usize) -> Result<(), Status> {
+pub fn check_chars(field: &str, value: &str, max: usize) -> HostResult<()> {
     check_len(field, value, 4 * max)?;
     let chars = value.chars().count();
     if chars > max {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "{field} is {chars} characters, longer than its limit of {max}: {}",
             quoted(value)
         )));
@@ -102,7 +102,7 @@ pub fn check_chars(field: &str, value: &str, max: usize) -> Result<(), Status> {
 
 /// A name of letters, digits, '-', '_' and '.', 1 to `max` characters (ladders, bots,
 /// versions).
-pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
+pub fn check_name(field: &str, value: &str, max: usize) -> HostResult<()> {
     let ok = !value.is_empty()
         && value.len() <= max
         && value
@@ -111,7 +111,7 @@ pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
     if ok {
         return Ok(());
     }
-    Err(Status::invalid_argument(format!(
+    Err(HostError::invalid_argument(format!(
         "{field} {} must be 1 to {max} characters: letters, digits, '-', '_' and '.'",
         quoted(value)
     )))
@@ -119,10 +119,10 @@ pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Status> {
 
 /// A ladder's name: a name ([`check_name`]) that is also one segment of a URL path (the
 /// viewer's `/ladders/NAME`): not made only of dots (`.`, `..` would open another page).
-pub fn check_ladder_name(field: &str, value: &str) -> Result<(), Status> {
+pub fn check_ladder_name(field: &str, value: &str) -> HostResult<()> {
     check_name(field, value, MAX_LADDER_NAME)?;
     if value.chars().all(|c| c == '.') {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "{field} {} is only dots, which a link cannot name (`/ladders/..` opens another page): choose a name with a letter or a digit",
             quoted(value)
         )));
@@ -131,7 +131,7 @@ pub fn check_ladder_name(field: &str, value: &str) -> Result<(), Status> {
 }
 
 /// A bot's version as given: empty (it means "1") or a name.
-pub fn check_version(version: &str) -> Result<(), Status> {
+pub fn check_version(version: &str) -> HostResult<()> {
     if version.is_empty() {
         return Ok(());
     }
@@ -140,13 +140,13 @@ pub fn check_version(version: &str) -> Result<(), Status> {
 
 /// The `ladder` a request names: at most a ladder name's length (an empty one is refused by
 /// the ladders, with what to do).
-fn check_ladder(ladder: &str) -> Result<(), Status> {
+fn check_ladder(ladder: &str) -> HostResult<()> {
     check_len("ladder", ladder, MAX_LADDER_NAME)
 }
 
 /// The bot `bot@version` of `ladder` a request names (RegisterBot, PauseBot, RetireBot); its
 /// version as given: empty (it means "1") or a name.
-fn check_entry(ladder: &str, bot: &str, version: &str) -> Result<(), Status> {
+fn check_entry(ladder: &str, bot: &str, version: &str) -> HostResult<()> {
     check_ladder(ladder)?;
     check_name("bot", bot, MAX_BOT_NAME)?;
     check_version(version)
@@ -155,25 +155,25 @@ fn check_entry(ladder: &str, bot: &str, version: &str) -> Result<(), Status> {
 /// A request whose every field is within its bounds, checked once in front of the handlers.
 pub trait Bounded {
     /// INVALID_ARGUMENT naming the first field over its limit.
-    fn check_bounds(&self) -> Result<(), Status>;
+    fn check_bounds(&self) -> HostResult<()>;
 }
 
 impl Bounded for pb::CreateGameRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_len("kind", &self.kind, MAX_KIND_BYTES)?;
         check_len("create_id", &self.create_id, MAX_REQUEST_ID_BYTES)
     }
 }
 
 impl Bounded for pb::CancelGameRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_game_id(&self.game_id)?;
         check_chars("reason", &self.reason, MAX_REASON_CHARS)
     }
 }
 
 impl Bounded for pb::JoinGameRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_game_id(&self.game_id)?;
         check_chars("name", &self.name, MAX_NAME_CHARS)?;
         check_len("join_id", &self.join_id, MAX_REQUEST_ID_BYTES)
@@ -181,11 +181,11 @@ impl Bounded for pb::JoinGameRequest {
 }
 
 impl Bounded for pb::WatchRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_game_id(&self.game_id)?;
         check_len("token", &self.token, MAX_TOKEN_BYTES)?;
         if pb::WatchViews::try_from(self.views).is_err() {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "views {} is not a WatchViews value: leave it unset (every update carries the view), or use WATCH_VIEWS_EVERY_UPDATE (1) or WATCH_VIEWS_WHEN_NEEDED (2)",
                 self.views
             )));
@@ -195,13 +195,13 @@ impl Bounded for pb::WatchRequest {
 }
 
 impl Bounded for pb::ActRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_game_id(&self.game_id)?;
         check_len("token", &self.token, MAX_TOKEN_BYTES)?;
         check_len("action_id", &self.action_id, MAX_REQUEST_ID_BYTES)?;
         let action_bytes = self.action.as_ref().map_or(0, |a| a.encoded_len());
         if action_bytes > MAX_ACTION_BYTES {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "action is {action_bytes} bytes encoded, longer than its limit of {MAX_ACTION_BYTES}"
             )));
         }
@@ -210,24 +210,24 @@ impl Bounded for pb::ActRequest {
 }
 
 impl Bounded for pb::GetLogRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_game_id(&self.game_id)
     }
 }
 
 impl Bounded for pb::ListGamesRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_len("kind", &self.kind, MAX_KIND_BYTES)?;
         check_len("page_token", &self.page_token, MAX_PAGE_TOKEN_BYTES)
     }
 }
 
 impl Bounded for pb::WatchGamesRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_len("kind", &self.kind, MAX_KIND_BYTES)?;
         check_len("from_cursor", &self.from_cursor, MAX_CURSOR_BYTES)?;
         if self.statuses.len() > MAX_STATUSES {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "statuses has {} entries, more than its limit of {MAX_STATUSES} (there are five statuses)",
                 self.statuses.len()
             )));
@@ -237,25 +237,25 @@ impl Bounded for pb::WatchGamesRequest {
 }
 
 impl Bounded for pb::CreateLadderRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder_name("name", &self.name)?;
         check_len("kind", &self.kind, MAX_KIND_BYTES)?;
         if self.options.len() > MAX_LADDER_OPTIONS {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "{} options, more than the limit of {MAX_LADDER_OPTIONS}",
                 self.options.len()
             )));
         }
         for (key, value) in &self.options {
             if key.len() > MAX_OPTION_BYTES || value.len() > MAX_OPTION_BYTES {
-                return Err(Status::invalid_argument(format!(
+                return Err(HostError::invalid_argument(format!(
                     "option {} is longer than {MAX_OPTION_BYTES} bytes",
                     quoted(key)
                 )));
             }
         }
         if self.house_bots.len() > MAX_HOUSE_BOTS {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "{} house bots, more than the limit of {MAX_HOUSE_BOTS}",
                 self.house_bots.len()
             )));
@@ -286,7 +286,7 @@ impl Bounded for pb::CreateLadderRequest {
 }
 
 impl Bounded for pb::ListLaddersRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         Ok(())
     }
 }
@@ -297,9 +297,9 @@ fn check_range(
     value: Option<u64>,
     range: std::ops::RangeInclusive<u64>,
     unit: &str,
-) -> Result<(), Status> {
+) -> HostResult<()> {
     match value {
-        Some(v) if !range.contains(&v) => Err(Status::invalid_argument(format!(
+        Some(v) if !range.contains(&v) => Err(HostError::invalid_argument(format!(
             "{field} {v} is out of range: {} to {} {unit} (absent: the default)",
             range.start(),
             range.end()
@@ -309,7 +309,7 @@ fn check_range(
 }
 
 impl Bounded for pb::RegisterBotRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
@@ -317,23 +317,23 @@ impl Bounded for pb::RegisterBotRequest {
 impl Bounded for pb::SubmitBotRequest {
     /// The module's size is the ladder's to bound (its module budget, within
     /// --max-module-bytes): the Ladders service decodes a SubmitBot up to that flag alone.
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
 
 impl Bounded for pb::QueueRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
         check_len("bot_key", &self.bot_key, MAX_BOT_KEY_BYTES)?;
         if self.max_concurrent > MAX_CONCURRENT_GAMES {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "max_concurrent {} is over this server's cap of {MAX_CONCURRENT_GAMES} games at once per bot key: ask for {MAX_CONCURRENT_GAMES} or fewer (0 means 1)",
                 self.max_concurrent
             )));
         }
         if self.acknowledged_game_ids.len() > MAX_ACKNOWLEDGED {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "{} acknowledged games, more than the limit of {MAX_ACKNOWLEDGED}",
                 self.acknowledged_game_ids.len()
             )));
@@ -346,16 +346,16 @@ impl Bounded for pb::QueueRequest {
 }
 
 impl Bounded for pb::StandingsRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)
     }
 }
 
 impl Bounded for pb::LadderGamesRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
         if self.page_size > MAX_LADDER_PAGE {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "page_size {} is over the limit of {MAX_LADDER_PAGE} games a page: ask for {MAX_LADDER_PAGE} or fewer and page on with next_page_token",
                 self.page_size
             )));
@@ -363,7 +363,7 @@ impl Bounded for pb::LadderGamesRequest {
         check_len("page_token", &self.page_token, MAX_LADDER_PAGE_TOKEN_BYTES)?;
         if self.bot.is_empty() {
             if !self.version.is_empty() {
-                return Err(Status::invalid_argument(
+                return Err(HostError::invalid_argument(
                     "version names a version of `bot`: give bot too (or neither, for every game)",
                 ));
             }
@@ -375,7 +375,7 @@ impl Bounded for pb::LadderGamesRequest {
 }
 
 impl Bounded for pb::BotReportRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
         check_name("bot", &self.bot, MAX_BOT_NAME)?;
         check_version(&self.version)
@@ -383,38 +383,38 @@ impl Bounded for pb::BotReportRequest {
 }
 
 impl Bounded for pb::PauseBotRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
 
 impl Bounded for pb::RetireBotRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_entry(&self.ladder, &self.bot, &self.version)
     }
 }
 
 impl Bounded for pb::RerateLadderRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)
     }
 }
 
 impl Bounded for pb::DeleteLadderRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)
     }
 }
 
 impl Bounded for pb::RenameLadderRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
         check_ladder_name("new_name", &self.new_name)
     }
 }
 
 impl Bounded for pb::RekeyBotRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
         check_name("bot", &self.bot, MAX_BOT_NAME)?;
         check_version(&self.version)
@@ -422,33 +422,20 @@ impl Bounded for pb::RekeyBotRequest {
 }
 
 impl Bounded for pb::SetSeasonRequest {
-    fn check_bounds(&self) -> Result<(), Status> {
+    fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
         if self.clear_ends && self.ends_unix_ms.is_some() {
-            return Err(Status::invalid_argument(
+            return Err(HostError::invalid_argument(
                 "clear_ends and ends_unix_ms contradict each other: give one",
             ));
         }
         if !self.end && !self.clear_ends && self.ends_unix_ms.is_none() {
-            return Err(Status::invalid_argument(
+            return Err(HostError::invalid_argument(
                 "nothing to do: end the season now (end), or give when it ends (ends_unix_ms), or clear its end (clear_ends)",
             ));
         }
         Ok(())
     }
-}
-
-/// The same status with its message cut to [`MAX_MESSAGE_BYTES`] (on a character boundary).
-pub fn bounded(status: Status) -> Status {
-    if status.message().len() <= MAX_MESSAGE_BYTES {
-        return status;
-    }
-    let message = status.message();
-    let mut end = MAX_MESSAGE_BYTES;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    Status::new(status.code(), format!("{}…", &message[..end]))
 }
 
 #[cfg(test)]
@@ -504,12 +491,5 @@ mod tests {
         };
         let status = page.check_bounds().unwrap_err();
         assert!(status.message().contains("limit of 500"), "{status:?}");
-    }
-
-    #[test]
-    fn messages_are_cut() {
-        let status = bounded(Status::not_found("é".repeat(5_000)));
-        assert_eq!(status.code(), tonic::Code::NotFound);
-        assert!(status.message().len() <= MAX_MESSAGE_BYTES + 3);
     }
 }

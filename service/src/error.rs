@@ -1,6 +1,7 @@
 //! The host's domain error: what went wrong with a request, in terms callers can act on.
-//! The actor, the registry and the store boundary speak only this type; it becomes a gRPC
-//! status in `api.rs` (`impl From<HostError> for tonic::Status`).
+//! The games, the ladders, the cluster and the store boundary speak only this type; it becomes
+//! a gRPC status at the edge only, in `front/errors.rs` (`impl From<HostError> for
+//! tonic::Status`), the one place errors are mapped.
 
 use gangs_games::{Refusal, RefusalKind};
 
@@ -32,6 +33,11 @@ pub enum HostError {
     Unavailable(String),
     /// A bug or a damaged log: nothing the caller did.
     Internal(String),
+    /// The name is taken already (a ladder's, a bot's).
+    Exists(String),
+    /// An answer that is a gRPC status already, passed on with its code: another node's answer
+    /// to a forwarded call, or the front's refusal of a caller.
+    Coded(tonic::Code, String),
 }
 
 impl HostError {
@@ -48,8 +54,45 @@ impl HostError {
             | HostError::Exhausted(m)
             | HostError::Storage(m)
             | HostError::Unavailable(m)
-            | HostError::Internal(m) => m,
+            | HostError::Internal(m)
+            | HostError::Exists(m)
+            | HostError::Coded(_, m) => m,
         }
+    }
+}
+
+/// Constructors named as the gRPC codes they become (`front/errors.rs`), so that a refusal
+/// reads the same wherever it is made.
+impl HostError {
+    pub fn not_found(message: impl Into<String>) -> HostError {
+        HostError::NotFound(message.into())
+    }
+    pub fn invalid_argument(message: impl Into<String>) -> HostError {
+        HostError::Invalid(message.into())
+    }
+    pub fn failed_precondition(message: impl Into<String>) -> HostError {
+        HostError::NotNow(message.into())
+    }
+    pub fn permission_denied(message: impl Into<String>) -> HostError {
+        HostError::Permission(message.into())
+    }
+    pub fn unauthenticated(message: impl Into<String>) -> HostError {
+        HostError::Unauthenticated(message.into())
+    }
+    pub fn aborted(message: impl Into<String>) -> HostError {
+        HostError::StaleSeq(message.into())
+    }
+    pub fn resource_exhausted(message: impl Into<String>) -> HostError {
+        HostError::Exhausted(message.into())
+    }
+    pub fn unavailable(message: impl Into<String>) -> HostError {
+        HostError::Unavailable(message.into())
+    }
+    pub fn internal(message: impl Into<String>) -> HostError {
+        HostError::Internal(message.into())
+    }
+    pub fn already_exists(message: impl Into<String>) -> HostError {
+        HostError::Exists(message.into())
     }
 }
 

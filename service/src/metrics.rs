@@ -368,16 +368,33 @@ pub fn sample(read: impl Fn() -> Vec<(&'static str, usize)> + Send + 'static) {
     });
 }
 
+/// A refusal's gRPC code: a status's, or the host's error's (the code it is answered with).
+pub trait Refused {
+    fn refused_with(&self) -> tonic::Code;
+}
+
+impl Refused for Status {
+    fn refused_with(&self) -> tonic::Code {
+        self.code()
+    }
+}
+
+impl Refused for crate::error::HostError {
+    fn refused_with(&self) -> tonic::Code {
+        self.code()
+    }
+}
+
 /// One `Act` answered (or refused), `started` when it arrived.
-pub fn act_answered<T>(started: Instant, result: &Result<T, Status>) {
+pub fn act_answered<T, E: Refused>(started: Instant, result: &Result<T, E>) {
     histogram!("gangs_act_duration_seconds").record(started.elapsed().as_secs_f64());
     rpc_result("Act", result);
 }
 
 /// Counts a refused call of `method` by its status code.
-pub fn rpc_result<T>(method: &'static str, result: &Result<T, Status>) {
-    if let Err(status) = result {
-        counter!("gangs_rpc_errors_total", "method" => method, "code" => code_name(status.code()))
+pub fn rpc_result<T, E: Refused>(method: &'static str, result: &Result<T, E>) {
+    if let Err(error) = result {
+        counter!("gangs_rpc_errors_total", "method" => method, "code" => code_name(error.refused_with()))
             .increment(1);
     }
 }

@@ -10,12 +10,12 @@
 //! new key plays its games.
 
 use super::{kv_error, names_bucket, open_bucket, Cluster};
+use crate::error::HostResult;
 use async_nats::jetstream::{self, kv};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tonic::Status;
 
 /// Every ladder bot's key by SHA-256: its ladder, its bot, whether it is retired.
 pub const BOT_KEYS_BUCKET: &str = "GANGS_BOT_KEYS";
@@ -151,7 +151,7 @@ impl Cluster {
     }
 
     /// Publishes the bot key `hash` (its ladder's node does, whenever it changes).
-    pub async fn publish_bot_key(&self, hash: &str, key: &PublishedKey) -> Result<(), Status> {
+    pub async fn publish_bot_key(&self, hash: &str, key: &PublishedKey) -> HostResult<()> {
         self.bot_keys
             .keys
             .put(hash, key.encode().into())
@@ -164,7 +164,7 @@ impl Cluster {
     }
 
     /// Withdraws the bot key `hash` (replaced by a new one): no node admits it any more.
-    pub async fn withdraw_bot_key(&self, hash: &str) -> Result<(), Status> {
+    pub async fn withdraw_bot_key(&self, hash: &str) -> HostResult<()> {
         self.bot_keys.keys.purge(hash).await.map_err(kv_error)?;
         let mut known = self.bot_keys.known.lock().expect("bot keys lock");
         known.remove(hash);
@@ -172,7 +172,7 @@ impl Cluster {
     }
 
     /// Publishes a ladder game's seating (before its bots hear of the game).
-    pub async fn publish_bot_game(&self, game_id: &str, game: PublishedGame) -> Result<(), Status> {
+    pub async fn publish_bot_game(&self, game_id: &str, game: PublishedGame) -> HostResult<()> {
         self.bot_keys
             .games
             .put(game_id, game.encode().into())
@@ -184,7 +184,7 @@ impl Cluster {
     }
 
     /// The seating of the ladder game `game_id`, None if no ladder published one.
-    pub async fn bot_game(&self, game_id: &str) -> Result<Option<PublishedGame>, Status> {
+    pub async fn bot_game(&self, game_id: &str) -> HostResult<Option<PublishedGame>> {
         if let Some(game) = self
             .bot_keys
             .seatings

@@ -4,12 +4,12 @@
 //! every game (another node's changes up to a second late).
 
 use super::{kv_error, shard_of, Cluster, PUBLISH_AT_ONCE};
+use crate::error::HostError;
 use crate::registry::Registry;
 use async_nats::jetstream::kv;
 use gangs_proto::v1 as pb;
 use prost::Message;
 use std::collections::HashMap;
-use tonic::Status;
 
 impl Cluster {
     /// The games of `shards` the directory lists as waiting or running.
@@ -38,7 +38,7 @@ impl Cluster {
 
     /// Lists a game this node just created at once (before CreateGame answers, so that every
     /// node lists it from then on).
-    pub async fn list_new(&self, summary: Option<pb::GameSummary>) -> Result<(), Status> {
+    pub async fn list_new(&self, summary: Option<pb::GameSummary>) -> Result<(), HostError> {
         if let Some(summary) = summary {
             self.write_summary(summary).await.map_err(kv_error)?;
         }

@@ -6,6 +6,7 @@
 
 use super::shards::Holder;
 use super::{setting, Cluster, CLUSTER_BUCKET, LEASE_TTL};
+use crate::error::HostError;
 use crate::registry::Registry;
 use async_nats::jetstream::kv;
 use gangs_proto::v1::games_client::GamesClient;
@@ -35,9 +36,9 @@ const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 /// create_id, so nothing applies twice), and the node may be paused or dead: its shards move
 /// after the lease's life. The owner's own answers (decoded from its reply: no `source`) pass
 /// through unchanged.
-pub fn forward_failed(status: Status) -> Status {
+pub fn forward_failed(status: Status) -> HostError {
     if !gangs_proto::retry::raised_here(&status) {
-        return status;
+        return status.into();
     }
     let timed_out = std::iter::successors(std::error::Error::source(&status), |e| e.source())
         .any(|e| e.is::<tonic::TimeoutExpired>());
@@ -46,7 +47,7 @@ pub fn forward_failed(status: Status) -> Status {
     } else {
         "could not be reached or broke off the call".to_string()
     };
-    Status::unavailable(format!(
+    HostError::unavailable(format!(
         "the node running this call's game or ladder {what} ({}): retry; if that node died, another takes its work over within {LEASE_TTL:?}",
         status.message()
     ))
@@ -119,7 +120,7 @@ impl Cluster {
         game_id: &str,
         registry: &Registry,
         forwarded: bool,
-    ) -> Result<Route, Status> {
+    ) -> Result<Route, HostError> {
         let shard = self.shards.of(game_id);
         match self.shards.holder(shard) {
             // Held, but not renewed lately (NATS slow or unreachable, or this node was
@@ -145,20 +146,20 @@ impl Cluster {
                 }
             }
         }
-        Err(Status::unavailable(format!(
+        Err(HostError::unavailable(format!(
             "game {game_id} is changing hands between nodes (its shard {shard} is being taken over): retry"
         )))
     }
 
     /// Where a new game is created: here when this node holds a shard (the game gets an id of
     /// one of them), else at a node that does.
-    pub fn place_new(&self) -> Result<Route, Status> {
+    pub fn place_new(&self) -> Result<Route, HostError> {
         match self.shards.any_holder() {
             Some(Holder::Me) => Ok(Route::Local),
             Some(Holder::Other(owner)) => Ok(Route::Owner(GamesClient::new(
                 self.channel(&owner, Patience::Brief)?,
             ))),
-            _ => Err(Status::unavailable(
+            _ => Err(HostError::unavailable(
                 "the cluster's nodes are still sharing out its shards: retry in a second",
             )),
         }
@@ -168,14 +169,16 @@ impl Cluster {
     /// [`FORWARD_TIMEOUT`] (`Patience::Brief`), or for calls that may take longer (a ladder's
     /// rerate or fit) and streams (`Patience::Long`: a silent peer is still dropped by the
     /// keepalive).
-    pub fn channel(&self, url: &str, patience: Patience) -> Result<Channel, Status> {
+    pub fn channel(&self, url: &str, patience: Patience) -> Result<Channel, HostError> {
         let mut peers = self.peers.lock().expect("peers lock");
         let key = (url.to_string(), patience);
         if let Some(channel) = peers.get(&key) {
             return Ok(channel.clone());
         }
         let mut endpoint = Channel::from_shared(url.to_string())
-            .map_err(|e| Status::internal(format!("bad owner address {url:?} in the lease: {e}")))?
+            .map_err(|e| {
+                HostError::internal(format!("bad owner address {url:?} in the lease: {e}"))
+            })?
             .connect_timeout(Duration::from_secs(2))
             // An owner that is paused or cut off still accepts TCP (the kernel answers): without
             // these, a forwarded call would wait on it forever. A silent connection is dropped,

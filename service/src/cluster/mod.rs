@@ -44,6 +44,7 @@ use shards::Shards;
 pub use shards::{shard_of, Holder, DEFAULT_SHARDS, MAX_SHARDS};
 pub use turns::LadderName;
 
+use crate::error::HostError;
 use crate::registry::Registry;
 use crate::store::jetstream::while_jetstream_starts;
 use async_nats::jetstream::{self, kv};
@@ -54,7 +55,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
-use tonic::Status;
 
 pub use shards::{CLUSTER_BUCKET, MEMBERS_BUCKET, OWNERS_BUCKET};
 pub const GAMES_BUCKET: &str = "GANGS_GAMES";
@@ -97,8 +97,8 @@ pub struct Cluster {
     bot_keys: bot_keys::BotKeys,
 }
 
-fn kv_error(e: impl std::fmt::Display) -> Status {
-    Status::unavailable(format!("the game directory (NATS KV) is unreachable: {e}"))
+fn kv_error(e: impl std::fmt::Display) -> HostError {
+    HostError::unavailable(format!("the game directory (NATS KV) is unreachable: {e}"))
 }
 
 /// A bucket of leases: in memory, each entry gone [`LEASE_TTL`] after its last renewal (a dead

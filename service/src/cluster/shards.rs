@@ -27,13 +27,13 @@
 //!   rebuilds a game.
 
 use super::{follow_bucket, kv_error, leases_bucket, open_bucket, setting, LEASE_TTL, RENEW_EVERY};
+use crate::error::HostError;
 use crate::registry::Registry;
 use async_nats::jetstream::{self, kv};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tonic::Status;
 
 pub const OWNERS_BUCKET: &str = "GANGS_OWNERS";
 pub const MEMBERS_BUCKET: &str = "GANGS_MEMBERS";
@@ -252,7 +252,7 @@ impl Shards {
 
     /// Takes `shard`'s lease if nobody holds it (or this node's previous process did, under
     /// the same URL): then this node runs its games. False if another node has it.
-    pub async fn take(&self, shard: u32, registry: &Registry) -> Result<bool, Status> {
+    pub async fn take(&self, shard: u32, registry: &Registry) -> Result<bool, HostError> {
         if self.leaving.load(Ordering::Relaxed)
             || self
                 .handing_over
@@ -314,7 +314,7 @@ impl Shards {
     /// Whether the lease of `shard` is still this node's, asking the bucket (before rebuilding
     /// one of its games: a node refused by the stream may have lost the lease unnoticed).
     /// Forgets the shard if not.
-    pub async fn confirm(&self, shard: u32, registry: &Registry) -> Result<bool, Status> {
+    pub async fn confirm(&self, shard: u32, registry: &Registry) -> Result<bool, HostError> {
         let Some(lease) = self.held.lock().expect("held lock").get(&shard).copied() else {
             return Ok(false);
         };

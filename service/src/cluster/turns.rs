@@ -5,11 +5,11 @@
 //! through one node is known to all within a second (`ladder/nodes.rs`).
 
 use super::{kv_error, Cluster, RENEW_EVERY};
+use crate::error::HostError;
 use async_nats::jetstream::kv;
 use gangs_proto::v1 as pb;
 use prost::Message;
 use std::collections::HashMap;
-use tonic::Status;
 
 /// A ladder as the cluster knows it by name: its log, and its creation.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +102,7 @@ impl Cluster {
     }
 
     /// The URL of the node holding the turn `name` now, if any node does.
-    pub async fn turn_holder(&self, name: &str) -> Result<Option<String>, Status> {
+    pub async fn turn_holder(&self, name: &str) -> Result<Option<String>, HostError> {
         let entry = self.senders.entry(turn_key(name)).await.map_err(kv_error)?;
         Ok(entry
             .filter(|e| e.operation == kv::Operation::Put)
@@ -120,7 +120,7 @@ impl Cluster {
     }
 
     /// The ladder `name`, asking the bucket itself when this node has not heard of it yet.
-    pub async fn ladder_name(&self, name: &str) -> Result<Option<LadderName>, Status> {
+    pub async fn ladder_name(&self, name: &str) -> Result<Option<LadderName>, HostError> {
         let key = ladder_key(name);
         if let Some(known) = self
             .ladder_names
@@ -137,7 +137,7 @@ impl Cluster {
     }
 
     /// Enters a new ladder's name: false if the name is taken already (by any node).
-    pub async fn add_ladder_name(&self, ladder: &LadderName) -> Result<bool, Status> {
+    pub async fn add_ladder_name(&self, ladder: &LadderName) -> Result<bool, HostError> {
         let key = ladder_key(&ladder.info.name);
         match self
             .ladders

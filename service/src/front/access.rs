@@ -10,6 +10,7 @@
 use super::bots::{BotGrants, BotKey};
 use crate::bounds::Bounded;
 use crate::cluster::Cluster;
+use crate::error::HostError;
 use crate::secret::constant_time_eq;
 use std::sync::Arc;
 use tonic::{Request, Status};
@@ -110,34 +111,14 @@ pub enum Principal {
     Player,
     /// A ladder bot's key: the games its ladder matched it to, nothing else.
     Bot(BotKey),
-    /// The ladder NAME, in-process ([`InProcess::Ladder`]): it creates, seats, watches and
-    /// acts in its own games.
+    /// The ladder NAME, in-process (given to the host's typed API, `GamesService::create_game_as`
+    /// and the others): it creates, seats, watches and acts in its own games.
     Ladder(String),
     /// A call another node of this cluster forwarded (it carries the cluster's forwarding
     /// mark), on a server with keys or without: that node admitted its caller for this method
     /// and game, which is not checked twice (a bot key, for one, is known on the node that runs
     /// its ladder), and the call is never forwarded again.
     Forwarded,
-}
-
-/// A caller inside the host, carried in a request's extensions (never on the wire: a client
-/// cannot set them), so that in-process callers need no made-up `authorization` header.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InProcess {
-    /// The ladder NAME (its matchmaker and its house bots).
-    Ladder(String),
-    /// The web viewer, reading with the key of its session (or the server's read key): the
-    /// key's own rights.
-    Key(Option<String>),
-}
-
-impl InProcess {
-    /// `message` as a call from this caller.
-    pub fn on<T>(&self, message: T) -> Request<T> {
-        let mut request = Request::new(message);
-        request.extensions_mut().insert(self.clone());
-        request
-    }
 }
 
 /// The keys and the bot keys every call is checked against. Cheap to clone.
@@ -219,11 +200,6 @@ impl Front {
     /// A bot key is admitted here as its bot; which games it may touch is the game's call's
     /// to check ([`BotGrants::may_play`]).
     pub fn admit<T>(&self, request: &Request<T>, method: &Method) -> Result<Principal, Status> {
-        match request.extensions().get::<InProcess>() {
-            Some(InProcess::Ladder(name)) => return Ok(Principal::Ladder(name.clone())),
-            Some(InProcess::Key(key)) => return self.admit_key(key.as_deref(), method),
-            None => {}
-        }
         if self
             .cluster
             .as_ref()
@@ -232,6 +208,13 @@ impl Front {
             return Ok(Principal::Forwarded);
         }
         self.admit_key(bearer(request)?, method)
+    }
+
+    /// The principal of an in-process caller that reads with `key` (the web viewer's logged-in
+    /// key, or the server's read key), for `method`: the key's own rights, refused as a gRPC
+    /// call with that key would be. Given to the host's typed API (`GamesService::watch_as`…).
+    pub fn principal_of(&self, key: Option<&str>, method: &Method) -> Result<Principal, HostError> {
+        Ok(self.admit_key(key, method)?)
     }
 
     /// The caller of `method` sending `given` as its key.
@@ -478,15 +461,14 @@ mod tests {
         let retired = front.admit(&call(Some("BOTKEY")), &WATCH).unwrap_err();
         assert_eq!(retired.code(), tonic::Code::PermissionDenied);
         assert!(retired.message().contains("retired"), "{retired:?}");
-        // In-process callers carry no header: the ladder is itself, the viewer its key's.
-        let ladder = InProcess::Ladder("class".into()).on(());
+        // In-process callers carry no header: the viewer reads with its key's rights.
         assert_eq!(
-            front.admit(&ladder, &CREATE_GAME).ok(),
-            Some(Principal::Ladder("class".into()))
+            front.principal_of(Some("PLAYERS"), &WATCH).ok(),
+            Some(Principal::Player)
         );
-        let viewer = InProcess::Key(Some("PLAYERS".into())).on(());
-        assert_eq!(front.admit(&viewer, &WATCH).ok(), Some(Principal::Player));
-        let refused = front.admit(&viewer, &CREATE_GAME).unwrap_err();
+        let refused = front
+            .principal_of(Some("PLAYERS"), &CREATE_GAME)
+            .unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied);
         // An open server asks no key, a bot key included.
         let open = Front::default();

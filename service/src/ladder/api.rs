@@ -7,9 +7,11 @@ use super::nodes::Place;
 use super::records::{entry_name, named_summary, seat_outcome, LadderState};
 use super::{fit, house, rating, Context, Ladder, Ladders, Policy};
 use crate::api::{Credentials, GamesService};
+use crate::bounds::Bounded;
 use crate::cluster::Cluster;
+use crate::error::{HostError, HostResult};
 use crate::front::access;
-use crate::front::Front;
+use crate::front::{Front, Principal};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
 use pb::ladders_client::LaddersClient;
@@ -17,7 +19,7 @@ use pb::ladders_server::Ladders as LaddersRpc;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use tokio_stream::Stream;
+use tokio_stream::{Stream, StreamExt};
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
@@ -90,7 +92,7 @@ impl LaddersService {
         name: &str,
         request: Request<R>,
         forward: impl FnOnce(LaddersClient<Channel>, Request<R>) -> F,
-    ) -> Result<Routed<R, T>, Status>
+    ) -> Result<Routed<R, T>, HostError>
     where
         F: Future<Output = Result<Response<T>, Status>>,
     {
@@ -124,11 +126,11 @@ impl LaddersService {
         ladder: Arc<Ladder>,
         bot: &str,
         version: &str,
-    ) -> Result<(Arc<Ladder>, usize), Status> {
+    ) -> Result<(Arc<Ladder>, usize), HostError> {
         let name = entry_name(bot, &version_of(version));
         let index = ladder.state.lock().await.by_name.get(&name).copied();
         let index = index.ok_or_else(|| {
-            Status::not_found(format!(
+            HostError::not_found(format!(
                 "no bot {name} on ladder {}: `gangs ladder standings {}` lists its bots",
                 ladder.name, ladder.name
             ))
@@ -138,10 +140,15 @@ impl LaddersService {
 }
 
 /// The index of `bot@version` (empty version: "1") in `state`, or NOT_FOUND naming the ladder.
-fn entry_of(state: &LadderState, ladder: &str, bot: &str, version: &str) -> Result<usize, Status> {
+fn entry_of(
+    state: &LadderState,
+    ladder: &str,
+    bot: &str,
+    version: &str,
+) -> Result<usize, HostError> {
     let name = entry_name(bot, &version_of(version));
     state.by_name.get(&name).copied().ok_or_else(|| {
-        Status::not_found(format!(
+        HostError::not_found(format!(
             "no bot {name} on ladder {ladder}: `gangs ladder standings {ladder}` lists its bots"
         ))
     })
@@ -270,19 +277,19 @@ pub fn bot_report(
 
 /// A ladder's creation from a request within its bounds: the options parsed and checked by the
 /// games' own parser (clocks included), every default filled in.
-pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladder, Status> {
+pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladder, HostError> {
     if request.kind.is_empty() {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "kind is required: one of {}",
             gangs_games::kind_names().join(", ")
         )));
     }
-    let refused = |e: gangs_games::Refusal| Status::invalid_argument(e.to_string());
+    let refused = |e: gangs_games::Refusal| HostError::invalid_argument(e.to_string());
     gangs_games::kind(&request.kind).map_err(refused)?;
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (key, value) in &request.options {
         if matches!(key.as_str(), "turn_ms" | "bank_ms" | "absent_after") {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "option {key}: a ladder's clocks go in the request's own {key} field (--turn-ms)"
             )));
         }
@@ -331,9 +338,9 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
 }
 
 /// A season's planned end must be to come.
-fn check_future(field: &str, at: i64, now: i64) -> Result<(), Status> {
+fn check_future(field: &str, at: i64, now: i64) -> Result<(), HostError> {
     if at <= now {
-        return Err(Status::invalid_argument(format!(
+        return Err(HostError::invalid_argument(format!(
             "{field} {at} ({}) is not in the future: give a time to come, or end the season now (gangs ladder season NAME --end)",
             gangs_proto::time::utc_text(at)
         )));
@@ -360,12 +367,12 @@ fn frozen_rows(rows: &mut [pb::Standing]) {
 }
 
 /// Season `season` (0: the current one) of a ladder's state, NOT_FOUND for one not begun.
-fn season_of(state: &LadderState, name: &str, season: u32) -> Result<u32, Status> {
+fn season_of(state: &LadderState, name: &str, season: u32) -> Result<u32, HostError> {
     let current = state.info.season;
     match season {
         0 => Ok(current),
         n if n <= current => Ok(n),
-        n => Err(Status::not_found(format!(
+        n => Err(HostError::not_found(format!(
             "ladder {name} has no season {n}: its current season is {current}"
         ))),
     }
@@ -540,7 +547,7 @@ fn games_page(
     (games, String::new())
 }
 
-fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, Status> {
+fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, HostError> {
     if token.is_empty() {
         return Ok(None);
     }
@@ -549,7 +556,7 @@ fn parse_page_token(token: &str) -> Result<Option<(u64, u32)>, Status> {
         .and_then(|(m, g)| Some((m.parse().ok()?, g.parse().ok()?)))
         .map(Some)
         .ok_or_else(|| {
-            Status::invalid_argument(format!(
+            HostError::invalid_argument(format!(
                 "page_token {} is not one LadderGames returned",
                 gangs_proto::quoted(token)
             ))
@@ -580,6 +587,211 @@ macro_rules! here_or_return {
     };
 }
 
+/// The reads of the `Ladders` service in the host's own typed API, for a caller already
+/// admitted (the web viewer, with its logged-in key made a principal by
+/// [`Front::principal_of`]): the gRPC methods serve the same bodies once the front admitted
+/// theirs. A ladder another node runs is asked there, through [`LaddersService::route`], with
+/// the cluster's mark and no key.
+impl LaddersService {
+    /// `ListLadders`.
+    pub async fn list_ladders_as(
+        &self,
+        _principal: &Principal,
+    ) -> HostResult<pb::ListLaddersResponse> {
+        let ladders = self.ladders.list().await;
+        Ok(pb::ListLaddersResponse { ladders })
+    }
+
+    /// `Standings` for `principal`.
+    pub async fn standings_as(
+        &self,
+        _principal: &Principal,
+        request: pb::StandingsRequest,
+    ) -> HostResult<pb::StandingsResponse> {
+        request.check_bounds()?;
+        let name = request.ladder.clone();
+        let forward = |mut node: LaddersClient<Channel>, request| async move {
+            node.standings(request).await
+        };
+        match self.in_process(&name, request, forward).await? {
+            Routed::Here(ladder, request) => self.standings_at(ladder, request.into_inner()).await,
+            Routed::There(answer) => Ok(answer.into_inner()),
+        }
+    }
+
+    /// `LadderGames` for `principal`.
+    pub async fn ladder_games_as(
+        &self,
+        _principal: &Principal,
+        request: pb::LadderGamesRequest,
+    ) -> HostResult<pb::LadderGamesResponse> {
+        request.check_bounds()?;
+        let name = request.ladder.clone();
+        let forward = |mut node: LaddersClient<Channel>, request| async move {
+            node.ladder_games(request).await
+        };
+        match self.in_process(&name, request, forward).await? {
+            Routed::Here(ladder, request) => {
+                self.ladder_games_at(ladder, request.into_inner()).await
+            }
+            Routed::There(answer) => Ok(answer.into_inner()),
+        }
+    }
+
+    /// `BotReport` for `principal`.
+    pub async fn bot_report_as(
+        &self,
+        _principal: &Principal,
+        request: pb::BotReportRequest,
+    ) -> HostResult<pb::BotReportResponse> {
+        request.check_bounds()?;
+        let name = request.ladder.clone();
+        let forward = |mut node: LaddersClient<Channel>, request| async move {
+            node.bot_report(request).await
+        };
+        match self.in_process(&name, request, forward).await? {
+            Routed::Here(ladder, request) => self.bot_report_at(ladder, request.into_inner()).await,
+            Routed::There(answer) => Ok(answer.into_inner()),
+        }
+    }
+
+    /// Where an in-process call for ladder `name` runs ([`LaddersService::route`]): it carries
+    /// no key, and is never a forwarded one.
+    async fn in_process<R, T, F>(
+        &self,
+        name: &str,
+        message: R,
+        forward: impl FnOnce(LaddersClient<Channel>, Request<R>) -> F,
+    ) -> HostResult<Routed<R, T>>
+    where
+        F: Future<Output = Result<Response<T>, Status>>,
+    {
+        self.route(name, Request::new(message), forward).await
+    }
+
+    /// `Standings` of a ladder this node runs.
+    async fn standings_at(
+        &self,
+        ladder: Arc<Ladder>,
+        request: pb::StandingsRequest,
+    ) -> HostResult<pb::StandingsResponse> {
+        let state = ladder.state.lock().await;
+        let season = season_of(&state, &ladder.name, request.season)?;
+        // A season that is over: its frozen figures.
+        let past = match season == state.info.season {
+            true => None,
+            false => state.as_of_season(season),
+        };
+        let view: &LadderState = past.as_ref().unwrap_or(&*state);
+        let mut rows = standings(view);
+        if past.is_none() {
+            ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
+        } else {
+            frozen_rows(&mut rows);
+        }
+        let mut response = pb::StandingsResponse {
+            ladder: Some(state.info.clone()),
+            standings: rows,
+            season: state.season_info(season),
+        };
+        // A team ladder is always shown by its crews' fit (its rating); another on request.
+        let team = state.team_game();
+        if !request.fit && !team {
+            return Ok(response);
+        }
+        let by_name = state.by_name.clone();
+        let entries = by_name.len();
+        let work: Box<dyn FnOnce() -> Vec<Option<fit::Fitted>> + Send> = if team {
+            let games = fit::crew_games(view, season);
+            Box::new(move || fit::fit_crews(entries, &games))
+        } else {
+            let games = fit::rankings(view, season);
+            Box::new(move || fit::fit(entries, &games))
+        };
+        drop(past);
+        drop(state);
+        let _one_at_a_time = self.heavy.acquire().await;
+        let fitted = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| HostError::internal(format!("the fit failed: {e}")))?;
+        apply_fit(&by_name, &fitted, &mut response.standings, team);
+        Ok(response)
+    }
+
+    /// `LadderGames` of a ladder this node runs.
+    async fn ladder_games_at(
+        &self,
+        ladder: Arc<Ladder>,
+        request: pb::LadderGamesRequest,
+    ) -> HostResult<pb::LadderGamesResponse> {
+        let after = parse_page_token(&request.page_token)?;
+        let size = match request.page_size as usize {
+            0 => DEFAULT_PAGE,
+            n => n.min(MAX_PAGE),
+        };
+        let state = ladder.state.lock().await;
+        if request.season > state.info.season {
+            return Err(HostError::not_found(format!(
+                "ladder {} has no season {}: its current season is {}",
+                ladder.name, request.season, state.info.season
+            )));
+        }
+        let only = if request.bot.is_empty() {
+            None
+        } else {
+            Some(entry_of(
+                &state,
+                &ladder.name,
+                &request.bot,
+                &request.version,
+            )?)
+        };
+        let (games, next_page_token) = games_page(&state, after, size, request.season, only);
+        if !next_page_token.is_empty() || state.forgotten == 0 {
+            return Ok(pb::LadderGamesResponse {
+                games,
+                next_page_token,
+            });
+        }
+        // The page reaches matches older than the state keeps: from the log, one such read at a
+        // time.
+        let log_id = state.log_id.clone();
+        drop(state);
+        let _one_at_a_time = self.heavy.acquire().await;
+        let records = self
+            .ladders
+            .ctx
+            .ladder_logs
+            .load_game(&log_id)
+            .await
+            .map_err(|e| {
+                HostError::unavailable(format!(
+                    "the ladder's log could not be read: {e}; try again"
+                ))
+            })?;
+        let history = LadderState::rebuild_with_history(&log_id, &records)
+            .map_err(|e| HostError::internal(format!("ladder {}: {e}", ladder.name)))?;
+        let (games, next_page_token) = games_page(&history, after, size, request.season, only);
+        Ok(pb::LadderGamesResponse {
+            games,
+            next_page_token,
+        })
+    }
+
+    /// `BotReport` of a ladder this node runs.
+    async fn bot_report_at(
+        &self,
+        ladder: Arc<Ladder>,
+        request: pb::BotReportRequest,
+    ) -> HostResult<pb::BotReportResponse> {
+        let state = ladder.state.lock().await;
+        let index = entry_of(&state, &ladder.name, &request.bot, &request.version)?;
+        let mut rows = standings(&state);
+        ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
+        Ok(bot_report(&state, index, &rows))
+    }
+}
+
 #[tonic::async_trait]
 impl LaddersRpc for LaddersService {
     async fn create_ladder(
@@ -600,8 +812,9 @@ impl LaddersRpc for LaddersService {
         request: Request<pb::ListLaddersRequest>,
     ) -> Result<Response<pb::ListLaddersResponse>, Status> {
         self.front.accept(&request, &access::LIST_LADDERS)?;
-        let ladders = self.ladders.list().await;
-        Ok(Response::new(pb::ListLaddersResponse { ladders }))
+        Ok(Response::new(
+            self.list_ladders_as(&Principal::Anyone).await?,
+        ))
     }
 
     async fn register_bot(
@@ -614,19 +827,20 @@ impl LaddersRpc for LaddersService {
         let (ladder, request) = here_or_return!(self, name, request, register_bot);
         let request = request.into_inner();
         if request.bot.starts_with(house::HOUSE_PREFIX) {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "bot names starting with {:?} are the server's own house bots: choose another name",
                 house::HOUSE_PREFIX
-            )));
+            ))
+            .into());
         }
         let version = version_of(&request.version);
         let name = entry_name(&request.bot, &version);
         let mut state = ladder.state.lock().await;
         if state.by_name.contains_key(&name) {
-            return Err(Status::already_exists(format!(
+            return Err(HostError::already_exists(format!(
                 "{name} is registered on ladder {} already: register a new version (--version), its rating starts afresh",
                 ladder.name
-            )));
+            )).into());
         }
         let key = ladder
             .register(&mut state, request.bot.clone(), version.clone())
@@ -661,9 +875,10 @@ impl LaddersRpc for LaddersService {
         self.front.accept(&request, &access::QUEUE)?;
         let checked = request.get_ref();
         if checked.bot_key.is_empty() {
-            return Err(Status::unauthenticated(
+            return Err(HostError::unauthenticated(
                 "bot_key is required: the key RegisterBot printed (gangs ladder register)",
-            ));
+            )
+            .into());
         }
         let name = checked.ladder.clone();
         let forward = |mut node: LaddersClient<Channel>, request| async move {
@@ -678,7 +893,8 @@ impl LaddersRpc for LaddersService {
         let events = ladder.queue(request).await?;
         crate::metrics::ladder_queued(&ladder.name);
         Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(events),
+            tokio_stream::wrappers::ReceiverStream::new(events)
+                .map(|event| event.map_err(Status::from)),
         )))
     }
 
@@ -689,47 +905,8 @@ impl LaddersRpc for LaddersService {
         self.front.accept(&request, &access::STANDINGS)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, standings);
-        let state = ladder.state.lock().await;
-        let season = season_of(&state, &ladder.name, request.get_ref().season)?;
-        // A season that is over: its frozen figures.
-        let past = match season == state.info.season {
-            true => None,
-            false => state.as_of_season(season),
-        };
-        let view: &LadderState = past.as_ref().unwrap_or(&*state);
-        let mut rows = standings(view);
-        if past.is_none() {
-            ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
-        } else {
-            frozen_rows(&mut rows);
-        }
-        let mut response = pb::StandingsResponse {
-            ladder: Some(state.info.clone()),
-            standings: rows,
-            season: state.season_info(season),
-        };
-        // A team ladder is always shown by its crews' fit (its rating); another on request.
-        let team = state.team_game();
-        if !request.get_ref().fit && !team {
-            return Ok(Response::new(response));
-        }
-        let by_name = state.by_name.clone();
-        let entries = by_name.len();
-        let work: Box<dyn FnOnce() -> Vec<Option<fit::Fitted>> + Send> = if team {
-            let games = fit::crew_games(view, season);
-            Box::new(move || fit::fit_crews(entries, &games))
-        } else {
-            let games = fit::rankings(view, season);
-            Box::new(move || fit::fit(entries, &games))
-        };
-        drop(past);
-        drop(state);
-        let _one_at_a_time = self.heavy.acquire().await;
-        let fitted = tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
-        apply_fit(&by_name, &fitted, &mut response.standings, team);
-        Ok(Response::new(response))
+        let answer = self.standings_at(ladder, request.into_inner()).await?;
+        Ok(Response::new(answer))
     }
 
     async fn ladder_games(
@@ -739,59 +916,8 @@ impl LaddersRpc for LaddersService {
         self.front.accept(&request, &access::LADDER_GAMES)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, ladder_games);
-        let request = request.into_inner();
-        let after = parse_page_token(&request.page_token)?;
-        let size = match request.page_size as usize {
-            0 => DEFAULT_PAGE,
-            n => n.min(MAX_PAGE),
-        };
-        let state = ladder.state.lock().await;
-        if request.season > state.info.season {
-            return Err(Status::not_found(format!(
-                "ladder {} has no season {}: its current season is {}",
-                ladder.name, request.season, state.info.season
-            )));
-        }
-        let only = if request.bot.is_empty() {
-            None
-        } else {
-            Some(entry_of(
-                &state,
-                &ladder.name,
-                &request.bot,
-                &request.version,
-            )?)
-        };
-        let (games, next_page_token) = games_page(&state, after, size, request.season, only);
-        if !next_page_token.is_empty() || state.forgotten == 0 {
-            return Ok(Response::new(pb::LadderGamesResponse {
-                games,
-                next_page_token,
-            }));
-        }
-        // The page reaches matches older than the state keeps: from the log, one such read at a
-        // time.
-        let log_id = state.log_id.clone();
-        drop(state);
-        let _one_at_a_time = self.heavy.acquire().await;
-        let records = self
-            .ladders
-            .ctx
-            .ladder_logs
-            .load_game(&log_id)
-            .await
-            .map_err(|e| {
-                Status::unavailable(format!(
-                    "the ladder's log could not be read: {e}; try again"
-                ))
-            })?;
-        let history = LadderState::rebuild_with_history(&log_id, &records)
-            .map_err(|e| Status::internal(format!("ladder {}: {e}", ladder.name)))?;
-        let (games, next_page_token) = games_page(&history, after, size, request.season, only);
-        Ok(Response::new(pb::LadderGamesResponse {
-            games,
-            next_page_token,
-        }))
+        let answer = self.ladder_games_at(ladder, request.into_inner()).await?;
+        Ok(Response::new(answer))
     }
 
     async fn pause_bot(
@@ -806,10 +932,11 @@ impl LaddersRpc for LaddersService {
         let mut state = ladder.state.lock().await;
         let entry = &state.entries[index];
         if entry.retired {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is retired: it cannot be paused or resumed",
                 entry.name()
-            )));
+            ))
+            .into());
         }
         let admin_paused = matches!(entry.paused, Some((Reason::Admin, _)));
         if admin_paused != request.resume {
@@ -866,7 +993,7 @@ impl LaddersRpc for LaddersService {
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, rerate_ladder);
         let _one_at_a_time = self.rerating.try_acquire().map_err(|_| {
-            Status::resource_exhausted(
+            HostError::resource_exhausted(
                 "another ladder is being rerated (one at a time per server): try again when it is done",
             )
         })?;
@@ -911,16 +1038,18 @@ impl LaddersRpc for LaddersService {
         let mut state = ladder.state.lock().await;
         let entry = &state.entries[index];
         if entry.retired {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is retired: its key is refused for good (register a new version)",
                 entry.name()
-            )));
+            ))
+            .into());
         }
         if entry.bot.starts_with(house::HOUSE_PREFIX) {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is a house bot: the server plays it without a key",
                 entry.name()
-            )));
+            ))
+            .into());
         }
         let key = ladder.rekey(&mut state, index).await?;
         let entry = &state.entries[index];
@@ -965,12 +1094,8 @@ impl LaddersRpc for LaddersService {
         self.front.accept(&request, &access::BOT_REPORT)?;
         let name = request.get_ref().ladder.clone();
         let (ladder, request) = here_or_return!(self, name, request, bot_report);
-        let request = request.into_inner();
-        let state = ladder.state.lock().await;
-        let index = entry_of(&state, &ladder.name, &request.bot, &request.version)?;
-        let mut rows = standings(&state);
-        ladder.live_states(&state, &mut rows, crate::actor::unix_ms());
-        Ok(Response::new(bot_report(&state, index, &rows)))
+        let answer = self.bot_report_at(ladder, request.into_inner()).await?;
+        Ok(Response::new(answer))
     }
 }
 

@@ -322,8 +322,7 @@ pub async fn submit(
         }
         let key = ladder
             .register_hosted(&mut state, request.bot.clone(), version.clone(), &hosted)
-            .await
-            .map_err(|status| HostError::Unavailable(status.message().to_string()))?;
+            .await?;
         (key, state.by_name[&entry])
     };
     tracing::info!(ladder = %ladder.name, bot = %entry, bytes = hosted.module.len(), "entered a hosted bot");

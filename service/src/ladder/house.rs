@@ -5,24 +5,25 @@
 //!
 //! A house bot plays exactly as an outside bot does, only without the network: it queues on
 //! the ladder (its entry, not a key: its key is drawn at registration and never kept), and for
-//! each `matched` game watches its seat and acts with the seat's token through the same `Games`
-//! service, so clocks, legality and durability are those of every seat. Its policy decides on a
+//! each `matched` game watches its seat and acts with the seat's token through the host's own
+//! typed API (`GamesService::watch_as`, `act_as`, as "the ladder NAME"), so clocks, legality and
+//! durability are those of every seat. Its policy decides on a
 //! blocking thread (the search policy thinks for `SEARCH_BUDGET`). After a restart each house
 //! bot queues again and is sent the games it was playing.
 
 use super::hosted::{HostedBot, Step};
 use super::records::entry_name;
 use super::Ladder;
+use crate::error::HostError;
 use gangs_bots::Policy;
 use gangs_proto::v1 as pb;
-use pb::games_server::Games;
 use pb::ladder_event::{paused::Reason, Event};
 use rand::SeedableRng;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_stream::StreamExt;
-use tonic::{Code, Status};
+use tonic::Code;
 
 /// Every house entry's bot name starts with this; no outside bot may register such a name.
 pub const HOUSE_PREFIX: &str = "house-";
@@ -55,19 +56,19 @@ enum Decider {
 
 /// Checks a CreateLadder's `house_bots` (few, `bounds.rs`) for `kind`: known to the kind,
 /// each once.
-pub fn check(kind: &str, names: &[String]) -> Result<(), Status> {
+pub fn check(kind: &str, names: &[String]) -> Result<(), HostError> {
     let offered = gangs_bots::policies::playing(kind);
     let mut seen = HashSet::new();
     for name in names {
         if !offered.contains(&name.as_str()) {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "house bot {} does not play {kind}: choose among {}",
                 gangs_proto::quoted(name),
                 offered.join(", ")
             )));
         }
         if !seen.insert(name) {
-            return Err(Status::invalid_argument(format!(
+            return Err(HostError::invalid_argument(format!(
                 "house bot {name} is listed twice: each enters once"
             )));
         }
@@ -101,7 +102,7 @@ pub async fn run(ladder: Arc<Ladder>) {
     }
 }
 
-async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, Status> {
+async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, HostError> {
     let bot = format!("{HOUSE_PREFIX}{name}");
     let entry = entry_name(&bot, "1");
     let mut state = ladder.state.lock().await;
@@ -211,15 +212,14 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
     let mut from_seq = 0;
     let mut stop = ladder.stop.clone();
     loop {
-        let request = ladder.request(pb::WatchRequest {
+        let request = pb::WatchRequest {
             game_id: matched.game_id.clone(),
             token: matched.token.clone(),
             from_seq,
             // The policy reads the view only when the seat may act.
             views: pb::WatchViews::WhenNeeded as i32,
-        });
-        if let Ok(stream) = ladder.ctx.games.watch(request).await {
-            let mut stream = stream.into_inner();
+        };
+        if let Ok(mut stream) = ladder.ctx.games.watch_as(ladder.principal(), request).await {
             loop {
                 let next = tokio::select! {
                     _ = stop.wait_for(|s| *s) => return,
@@ -271,15 +271,15 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
                         continue;
                     }
                 };
-                let act = ladder.request(pb::ActRequest {
+                let act = pb::ActRequest {
                     game_id: matched.game_id.clone(),
                     token: matched.token.clone(),
                     action: Some(action),
                     expected_seq: Some(seq),
                     ..Default::default()
-                });
+                };
                 // Refused because the game moved on (a clock, the end): the next update tells.
-                if let Err(status) = ladder.ctx.games.act(act).await {
+                if let Err(status) = ladder.ctx.games.act_as(ladder.principal(), act).await {
                     tracing::debug!(game = %matched.game_id, "house bot act: {}", status.message());
                 }
             }

@@ -1,6 +1,7 @@
 //! Ladders: standing competitions the server runs itself. Bots queue with their key;
-//! the server pairs them, creates each game with clocks through the same `Games` service every
-//! client uses (so limits, forwarding and durability are those of any game), takes the bots'
+//! the server pairs them, creates each game with clocks through the host's own typed API, as
+//! "the ladder NAME" (`GamesService::create_game_as` and the others: the same admission, limits,
+//! routing and durability as any client's call), takes the bots'
 //! seats for them, rates every result and keeps the leaderboard. Map:
 //! - `records.rs`: the ladder's log (one per ladder, in the game store) and the state it folds
 //!   into; the only way the state changes;
@@ -36,7 +37,8 @@ pub mod routes;
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
-use crate::front::BotGrants;
+use crate::error::{HostError, HostResult};
+use crate::front::{BotGrants, Principal};
 use crate::store::{Store, StoreErrorKind};
 use gangs_proto::v1 as pb;
 use pb::ladder_event::paused::Reason;
@@ -47,7 +49,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Notify};
-use tonic::Status;
 
 /// Games a bot may play at once on one key (a duplicate ladder counts matches); a Queue
 /// asking for more is refused naming the cap (`bounds.rs`).
@@ -80,7 +81,7 @@ const QUEUE_BUFFER: usize = 64;
 /// The matchmaker looks again at least this often (besides every queue and result).
 const MATCH_EVERY: Duration = Duration::from_secs(1);
 
-pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, Status>>;
+pub type EventSender = mpsc::Sender<Result<pb::LadderEvent, HostError>>;
 
 /// What every ladder shares: the store, the games service, the policy, the stop.
 pub struct Context {
@@ -128,6 +129,8 @@ pub struct Ladder {
     next_session: AtomicU64,
     wake: Notify,
     pub name: String,
+    /// "The ladder NAME": who its games' calls come from (`front::Principal::Ladder`).
+    principal: Principal,
     /// Moves each time a record is applied (the viewer's live leaderboard waits on it).
     changed: watch::Sender<u64>,
     /// True when this node stops running the ladder: the server stops, (on a cluster) another
@@ -139,8 +142,8 @@ pub struct Ladder {
     halt: Arc<watch::Sender<bool>>,
 }
 
-fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
-    Status::unavailable(format!("{what}: {e}; try again"))
+fn unavailable(what: &str, e: impl std::fmt::Display) -> HostError {
+    HostError::unavailable(format!("{what}: {e}; try again"))
 }
 
 impl Ladder {
@@ -160,6 +163,7 @@ impl Ladder {
         Arc::new(Ladder {
             ctx,
             name: state.info.name.clone(),
+            principal: Principal::Ladder(state.info.name.clone()),
             state: tokio::sync::Mutex::new(state),
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
@@ -175,10 +179,10 @@ impl Ladder {
         let _ = self.halt.send(true);
     }
 
-    /// `message` as this ladder's own call to the games service: its principal travels in the
-    /// request's extensions, never as a key.
-    pub fn request<T>(&self, message: T) -> tonic::Request<T> {
-        crate::front::InProcess::Ladder(self.name.clone()).on(message)
+    /// Who this ladder's calls to the games service come from: "the ladder NAME", given to the
+    /// host's typed API (never a key, never a made-up request).
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     /// What the ladders' bot keys may do in the Games service.
@@ -280,10 +284,10 @@ impl Ladder {
 
     /// Appends one record and applies it once durable. A failed append reloads the state from
     /// the log (another node may have written, or part of the log is unknown now).
-    async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), Status> {
+    async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), HostError> {
         if self.stopping() {
             // Deleted, renamed (the new runtime writes now), or run by another node.
-            return Err(Status::unavailable(format!(
+            return Err(HostError::unavailable(format!(
                 "ladder {} is not run here any more; try again",
                 self.name
             )));
@@ -305,7 +309,7 @@ impl Ladder {
             Ok(Ok(())) => {
                 let applied = state
                     .apply(seq, now, record)
-                    .map_err(|e| Status::internal(format!("ladder {}: {e}", state.info.name)));
+                    .map_err(|e| HostError::internal(format!("ladder {}: {e}", state.info.name)));
                 self.changed.send_modify(|n| *n += 1);
                 return applied;
             }
@@ -313,7 +317,7 @@ impl Ladder {
                 unavailable("another node wrote to this ladder first", e)
             }
             Ok(Err(e)) => unavailable("the ladder's log could not be written", e),
-            Err(_) => Status::unavailable("the server is shutting down"),
+            Err(_) => HostError::unavailable("the server is shutting down"),
         };
         if let Err(e) = self.reload(state).await {
             tracing::error!(ladder = %self.name, "reloading the ladder after a failed append: {e}");
@@ -328,7 +332,7 @@ impl Ladder {
         state: &mut LadderState,
         bot: String,
         version: String,
-    ) -> Result<String, Status> {
+    ) -> Result<String, HostError> {
         let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
         let key_sha256 = api::key_hash(&key);
@@ -352,7 +356,7 @@ impl Ladder {
         bot: String,
         version: String,
         module: &records::HostedModule,
-    ) -> Result<String, Status> {
+    ) -> HostResult<String> {
         let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
         let key_sha256 = api::key_hash(&key);
@@ -365,7 +369,7 @@ impl Ladder {
     /// Gives entry `index` a new bot key (the caller checked it is not retired); the key, which
     /// the ladder keeps only hashed. The old key stops at once: Queue refuses it (its open
     /// stream ends), and so does the Games service.
-    async fn rekey(&self, state: &mut LadderState, index: usize) -> Result<String, Status> {
+    async fn rekey(&self, state: &mut LadderState, index: usize) -> Result<String, HostError> {
         let key = new_bot_key();
         let key_sha256 = api::key_hash(&key);
         let old = state.entries[index].key_sha256.clone();
@@ -386,7 +390,7 @@ impl Ladder {
         }
         self.close_session(
             index,
-            Some(Status::permission_denied(format!(
+            Some(HostError::permission_denied(format!(
                 "the key of {} on ladder {} was replaced (gangs ladder rekey): queue with the new key",
                 state.entries[index].name(),
                 self.name
@@ -397,7 +401,7 @@ impl Ladder {
 
     /// Ends the current season now: its standings are frozen, the next one starts every entry
     /// from the initial rating. The season ended.
-    async fn end_season(&self, state: &mut LadderState) -> Result<u32, Status> {
+    async fn end_season(&self, state: &mut LadderState) -> Result<u32, HostError> {
         let season = state.info.season;
         let last_match = state.next_match_no() - 1;
         let record = Lr::SeasonEnded(pb::ladder_record::SeasonEnded { season, last_match });
@@ -407,13 +411,17 @@ impl Ladder {
     }
 
     /// Sets (or clears) when the current season ends.
-    async fn plan_season(&self, state: &mut LadderState, ends: Option<i64>) -> Result<(), Status> {
+    async fn plan_season(
+        &self,
+        state: &mut LadderState,
+        ends: Option<i64>,
+    ) -> Result<(), HostError> {
         let record = Lr::SeasonPlanned(pb::ladder_record::SeasonPlanned { ends_unix_ms: ends });
         self.append(state, record).await
     }
 
     /// Ends the current season once its planned end has come.
-    async fn season_due(&self) -> Result<(), Status> {
+    async fn season_due(&self) -> Result<(), HostError> {
         let mut state = self.state.lock().await;
         let now = crate::actor::unix_ms();
         if state.info.season_ends_unix_ms.is_some_and(|end| now >= end) {
@@ -455,7 +463,7 @@ impl Ladder {
         reason: Reason,
         detail: String,
         lifted: bool,
-    ) -> Result<(), Status> {
+    ) -> Result<(), HostError> {
         let paused = &state.entries[entry];
         let record = Lr::Paused(pb::ladder_record::BotPaused {
             bot: paused.bot.clone(),
@@ -494,7 +502,7 @@ impl Ladder {
     }
 
     /// Ends the entry's Queue stream with `status` (None: it ends OK).
-    fn close_session(&self, entry: usize, status: Option<Status>) {
+    fn close_session(&self, entry: usize, status: Option<HostError>) {
         if let Some(session) = self.sessions.lock().expect("sessions lock").remove(&entry) {
             if let Some(status) = status {
                 let _ = session.tx.try_send(Err(status));
@@ -503,7 +511,7 @@ impl Ladder {
     }
 
     /// Ends every Queue stream with `status` (this node stops running the ladder).
-    fn close_all(&self, status: Status) {
+    fn close_all(&self, status: HostError) {
         let sessions: Vec<Session> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.drain().map(|(_, s)| s).collect()
@@ -637,7 +645,7 @@ impl Ladder {
         state: &mut LadderState,
         index: usize,
         capped: pb::ladder_event::Capped,
-    ) -> Result<(), Status> {
+    ) -> Result<(), HostError> {
         let entry = &state.entries[index];
         if entry
             .caps
@@ -669,7 +677,7 @@ impl Ladder {
 
     /// One round: groups the queued entries with free slots and logs a match per group, then
     /// starts its games.
-    async fn match_round(self: &Arc<Self>) -> Result<(), Status> {
+    async fn match_round(self: &Arc<Self>) -> Result<(), HostError> {
         let mut state = self.state.lock().await;
         let per_match = Self::games_per_match(&state.info);
         let now = crate::actor::unix_ms();
@@ -764,11 +772,11 @@ impl Ladder {
     pub async fn queue(
         self: &Arc<Self>,
         request: pb::QueueRequest,
-    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
+    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, HostError>>, HostError> {
         let hash = api::key_hash(&request.bot_key);
         let index = self.state.lock().await.by_key.get(&hash).copied();
         let Some(index) = index else {
-            return Err(Status::permission_denied(format!(
+            return Err(HostError::permission_denied(format!(
                 "this bot key is not registered on ladder {}: use the key RegisterBot printed for this ladder",
                 gangs_proto::quoted(&self.name)
             )));
@@ -781,10 +789,10 @@ impl Ladder {
         self: &Arc<Self>,
         index: usize,
         request: &pb::QueueRequest,
-    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, Status>>, Status> {
+    ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, HostError>>, HostError> {
         let mut state = self.state.lock().await;
         if state.entries[index].retired {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "{} is retired from ladder {}: register a new version",
                 state.entries[index].name(),
                 self.name
@@ -876,7 +884,7 @@ impl Ladder {
             .expect("sessions lock")
             .insert(index, session);
         if let Some(old) = replaced {
-            let _ = old.tx.try_send(Err(Status::aborted(
+            let _ = old.tx.try_send(Err(HostError::aborted(
                 "another Queue stream of this bot took over (a bot queues on one stream at a time)",
             )));
         }
@@ -1027,9 +1035,9 @@ impl Ladders {
         ladder
     }
 
-    pub fn get(&self, name: &str) -> Result<Arc<Ladder>, Status> {
+    pub fn get(&self, name: &str) -> Result<Arc<Ladder>, HostError> {
         if name.is_empty() {
-            return Err(Status::invalid_argument(
+            return Err(HostError::invalid_argument(
                 "ladder is required: `gangs ladder list` lists the ladders",
             ));
         }
@@ -1039,7 +1047,7 @@ impl Ladders {
             .get(name)
             .cloned()
             .ok_or_else(|| {
-                Status::not_found(format!(
+                HostError::not_found(format!(
                     "no ladder {}: `gangs ladder list` lists the ladders",
                     gangs_proto::quoted(name)
                 ))
@@ -1075,7 +1083,7 @@ impl Ladders {
 
     /// Logs a new ladder (checked by the caller) under a fresh log id and starts it (on a
     /// cluster: enters its name, then runs it here, `nodes.rs`).
-    pub async fn create(self: &Arc<Self>, info: pb::Ladder) -> Result<pb::Ladder, Status> {
+    pub async fn create(self: &Arc<Self>, info: pb::Ladder) -> Result<pb::Ladder, HostError> {
         let _one_at_a_time = self.creating.lock().await;
         let taken = match &self.cluster {
             Some(cluster) => cluster.ladder_name(&info.name).await?.is_some(),
@@ -1100,7 +1108,7 @@ impl Ladders {
         match self.ctx.ladder_logs.append(&log_id, vec![record]).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(unavailable("the ladder could not be saved", e)),
-            Err(_) => return Err(Status::unavailable("the server is shutting down")),
+            Err(_) => return Err(HostError::unavailable("the server is shutting down")),
         }
         if self.cluster.is_some() {
             return self.enter_new(log_id, info).await;
@@ -1115,14 +1123,14 @@ impl Ladders {
 impl Ladders {
     /// Deletes ladder `name` (single node): refused while games of it are in play unless
     /// `force`, which cancels them. The number of games cancelled.
-    pub async fn delete(self: &Arc<Self>, name: &str, force: bool) -> Result<u32, Status> {
+    pub async fn delete(self: &Arc<Self>, name: &str, force: bool) -> Result<u32, HostError> {
         self.single_node("deleted")?;
         let _one_at_a_time = self.creating.lock().await;
         let ladder = self.get(name)?;
         let mut state = ladder.state.lock().await;
         let in_play = games_in_play(&state);
         if !in_play.is_empty() && !force {
-            return Err(Status::failed_precondition(format!(
+            return Err(HostError::failed_precondition(format!(
                 "ladder {name} has {} games in play: wait until they are over, or pass --force (DeleteLadderRequest.force) to cancel them",
                 in_play.len()
             )));
@@ -1134,15 +1142,19 @@ impl Ladders {
         ladder.append(&mut state, record).await?;
         self.stop_running(
             &ladder,
-            Status::not_found(format!("ladder {name} was deleted")),
+            HostError::not_found(format!("ladder {name} was deleted")),
         );
         drop(state);
         for game_id in in_play {
-            let request = ladder.request(pb::CancelGameRequest {
+            let request = pb::CancelGameRequest {
                 game_id: game_id.clone(),
                 reason: format!("ladder {name} was deleted"),
-            });
-            let cancelled = pb::games_server::Games::cancel_game(&self.ctx.games, request).await;
+            };
+            let cancelled = self
+                .ctx
+                .games
+                .cancel_game_as(ladder.principal(), request)
+                .await;
             if let Err(status) = cancelled {
                 tracing::debug!(ladder = %name, game = %game_id, "cancelling a deleted ladder's game: {}", status.message());
             }
@@ -1157,7 +1169,7 @@ impl Ladders {
         self: &Arc<Self>,
         name: &str,
         new_name: &str,
-    ) -> Result<pb::Ladder, Status> {
+    ) -> Result<pb::Ladder, HostError> {
         self.single_node("renamed")?;
         let _one_at_a_time = self.creating.lock().await;
         let ladder = self.get(name)?;
@@ -1174,7 +1186,7 @@ impl Ladders {
         ladder.append(&mut state, record).await?;
         self.stop_running(
             &ladder,
-            Status::unavailable(format!(
+            HostError::unavailable(format!(
                 "ladder {name} is now called {new_name}: queue again on {new_name}"
             )),
         );
@@ -1188,7 +1200,7 @@ impl Ladders {
 
     /// Stops running `ladder` here: its tasks end, it leaves the list, its keys are forgotten,
     /// its Queue streams end with `status`.
-    fn stop_running(&self, ladder: &Arc<Ladder>, status: Status) {
+    fn stop_running(&self, ladder: &Arc<Ladder>, status: HostError) {
         ladder.halt();
         self.ladders
             .write()
@@ -1198,9 +1210,9 @@ impl Ladders {
         ladder.close_all(status);
     }
 
-    fn single_node(&self, what: &str) -> Result<(), Status> {
+    fn single_node(&self, what: &str) -> Result<(), HostError> {
         match self.cluster {
-            Some(_) => Err(Status::failed_precondition(format!(
+            Some(_) => Err(HostError::failed_precondition(format!(
                 "a ladder on a cluster cannot be {what} yet: only on a single node"
             ))),
             None => Ok(()),
@@ -1270,8 +1282,8 @@ fn row_name(row: &pb::Standing) -> String {
     records::entry_name(&row.bot, &row.version)
 }
 
-fn name_taken(name: &str) -> Status {
-    Status::already_exists(format!(
+fn name_taken(name: &str) -> HostError {
+    HostError::already_exists(format!(
         "ladder {} exists already: choose another name",
         gangs_proto::quoted(name)
     ))

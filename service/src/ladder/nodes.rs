@@ -21,13 +21,13 @@
 
 use super::{name_taken, pause_unless, records, Ladder, Ladders};
 use crate::cluster::{Cluster, LadderName, Patience};
+use crate::error::HostError;
 use gangs_proto::v1 as pb;
 use records::LadderState;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tonic::transport::Channel;
-use tonic::Status;
 
 /// How long a call waits for a ladder whose turn is between nodes (a new ladder, a holder
 /// that just let go) before it answers UNAVAILABLE.
@@ -50,8 +50,8 @@ fn turn_name(ladder: &str) -> String {
     format!("ladder {ladder}")
 }
 
-fn changing_hands(name: &str) -> Status {
-    Status::unavailable(format!(
+fn changing_hands(name: &str) -> HostError {
+    HostError::unavailable(format!(
         "ladder {} is changing hands between the cluster's nodes: retry in a few seconds",
         gangs_proto::quoted(name)
     ))
@@ -65,7 +65,7 @@ impl Ladders {
 
     /// Where the calls for ladder `name` go. `forwarded`: the call came from another node,
     /// which believed this one runs the ladder.
-    pub async fn route(self: &Arc<Self>, name: &str, forwarded: bool) -> Result<Place, Status> {
+    pub async fn route(self: &Arc<Self>, name: &str, forwarded: bool) -> Result<Place, HostError> {
         let Some(cluster) = &self.cluster else {
             return self.get(name).map(Place::Here);
         };
@@ -138,7 +138,7 @@ impl Ladders {
         self: &Arc<Self>,
         log_id: String,
         info: pb::Ladder,
-    ) -> Result<pb::Ladder, Status> {
+    ) -> Result<pb::Ladder, HostError> {
         let cluster = self.cluster.as_ref().expect("called on a cluster");
         let name = LadderName {
             log_id: log_id.clone(),
@@ -239,7 +239,7 @@ impl Ladders {
                 }
                 if !server_stops {
                     tracing::warn!(ladder = %name, "lost the ladder's turn: another node runs it");
-                    ladder.close_all(Status::unavailable(format!(
+                    ladder.close_all(HostError::unavailable(format!(
                         "this node no longer runs ladder {name} (another node of the cluster took it over): queue again"
                     )));
                 }

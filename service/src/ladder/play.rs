@@ -1,5 +1,6 @@
-//! One game of a ladder match, from creation to rating, through the `Games` service as any
-//! client would call it: create the game (clocks on, seats reserved so nobody else can take
+//! One game of a ladder match, from creation to rating, through the host's own typed API
+//! (`GamesService::create_game_as` and the others, as "the ladder NAME"), which admits,
+//! bounds and routes it like any client's call: create the game (clocks on, seats reserved so nobody else can take
 //! them), join every seat for its bot with the seat's invitation, tell each bot (`matched`),
 //! watch the game as a spectator until it is over (pausing at once a bot that is not there:
 //! its first decision timed out, which aborts the game, or its seat turned absent), read its
@@ -11,25 +12,25 @@
 
 use super::records::{seat_outcome, LadderState, Match};
 use super::{rating, Ladder};
+use crate::error::HostError;
 use crate::ladder::matchmaker::seating;
 use gangs_proto::v1 as pb;
-use pb::games_server::Games;
 use pb::ladder_event::{paused::Reason, Event};
 use pb::ladder_record::Record as Lr;
 use pb::log_record::Record;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_stream::StreamExt;
-use tonic::{Code, Status};
+use tonic::Code;
 
 /// Waits between retries of a call the games service could not answer now.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
 const RETRY_MOST: Duration = Duration::from_secs(5);
 
-/// A status worth retrying (the server restarts, a limit frees up, a game is reloaded).
-fn transient(status: &Status) -> bool {
+/// An error worth retrying (the server restarts, a limit frees up, a game is reloaded).
+fn transient(error: &HostError) -> bool {
     matches!(
-        status.code(),
+        error.code(),
         Code::Unavailable
             | Code::ResourceExhausted
             | Code::Aborted
@@ -41,10 +42,14 @@ fn transient(status: &Status) -> bool {
 }
 
 /// Calls `call` until it answers or fails for good; None when the server stops meanwhile.
-async fn retried<T, F, Fut>(ladder: &Ladder, what: &str, mut call: F) -> Option<Result<T, Status>>
+async fn retried<T, F, Fut>(
+    ladder: &Ladder,
+    what: &str,
+    mut call: F,
+) -> Option<Result<T, HostError>>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, Status>>,
+    Fut: std::future::Future<Output = Result<T, HostError>>,
 {
     let mut pause = RETRY_FIRST;
     loop {
@@ -111,19 +116,11 @@ pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
         return;
     };
     let log = match retried(&ladder, "reading a ladder game's log", || {
-        let ctx = ladder.ctx.clone();
-        let request = ladder.request(pb::GetLogRequest {
+        let request = pb::GetLogRequest {
             game_id: game_id.clone(),
             from_seq: 0,
-        });
-        async move {
-            let mut stream = ctx.games.get_log(request).await?.into_inner();
-            let mut records = Vec::new();
-            while let Some(record) = stream.next().await {
-                records.push(record?);
-            }
-            Ok(records)
-        }
+        };
+        ladder.ctx.games.get_log_as(ladder.principal(), request)
     })
     .await
     {
@@ -145,7 +142,7 @@ async fn seat_game(
     ladder: &Arc<Ladder>,
     no: u64,
     game: u32,
-) -> Option<Result<(String, u64), Status>> {
+) -> Option<Result<(String, u64), HostError>> {
     let (log_id, info, m) = {
         let state = ladder.state.lock().await;
         let m = state.matches.get(&no)?.clone();
@@ -154,20 +151,20 @@ async fn seat_game(
     let seats = seating(&m.entries, no, game as usize);
     let create_id = create_id(&log_id, no, game);
     let created = retried(ladder, "creating a ladder game", || {
-        let request = ladder.request(pb::CreateGameRequest {
+        let request = pb::CreateGameRequest {
             kind: info.kind.clone(),
             options: info.options,
             seed: Some(m.seed),
             preset: None,
             reserve_seats: true,
             create_id: create_id.clone(),
-        });
-        async move { ladder.ctx.games.create_game(request).await }
+        };
+        ladder.ctx.games.create_game_as(ladder.principal(), request)
     })
     .await?;
     let created = match created {
-        Ok(created) => created.into_inner(),
-        Err(status) => return Some(Err(status)),
+        Ok(created) => created,
+        Err(error) => return Some(Err(error)),
     };
     let names: Vec<String> = {
         let state = ladder.state.lock().await;
@@ -177,23 +174,22 @@ async fn seat_game(
     let mut last_seq = 0;
     for (seat, name) in names.iter().enumerate() {
         let joined = retried(ladder, "taking a ladder game's seat", || {
-            let request = ladder.request(pb::JoinGameRequest {
+            let request = pb::JoinGameRequest {
                 game_id: created.game_id.clone(),
                 seat: Some(seat as u32),
                 name: name.clone(),
                 join_id: format!("{create_id}:{seat}"),
                 invitation: created.invitations.get(seat).cloned().unwrap_or_default(),
-            });
-            async move { ladder.ctx.games.join_game(request).await }
+            };
+            ladder.ctx.games.join_game_as(ladder.principal(), request)
         })
         .await?;
         match joined {
             Ok(joined) => {
-                let joined = joined.into_inner();
                 last_seq = last_seq.max(joined.seq);
                 tokens.push(joined.token);
             }
-            Err(status) => return Some(Err(status)),
+            Err(error) => return Some(Err(error)),
         }
     }
     // On a cluster, a bot may call any node: the seating is published before the bots hear
@@ -258,37 +254,34 @@ async fn watch_to_end(
         if ladder.stopping() {
             return None;
         }
-        let request = ladder.request(pb::WatchRequest {
+        let request = pb::WatchRequest {
             game_id: game_id.to_string(),
             token: String::new(),
             from_seq,
             ..Default::default()
-        });
-        match ladder.ctx.games.watch(request).await {
-            Ok(stream) => {
-                let mut stream = stream.into_inner();
-                loop {
-                    let next = tokio::select! {
-                        _ = stop.wait_for(|s| *s) => return None,
-                        next = stream.next() => next,
-                    };
-                    match next {
-                        Some(Ok(update)) => {
-                            from_seq = from_seq.max(update.seq);
-                            referee.saw(ladder, game_id, &update).await;
-                            if pb::GameStatus::is_over_code(update.status) {
-                                return Some(update);
-                            }
-                            pause = RETRY_FIRST;
+        };
+        match ladder.ctx.games.watch_as(ladder.principal(), request).await {
+            Ok(mut stream) => loop {
+                let next = tokio::select! {
+                    _ = stop.wait_for(|s| *s) => return None,
+                    next = stream.next() => next,
+                };
+                match next {
+                    Some(Ok(update)) => {
+                        from_seq = from_seq.max(update.seq);
+                        referee.saw(ladder, game_id, &update).await;
+                        if pb::GameStatus::is_over_code(update.status) {
+                            return Some(update);
                         }
-                        Some(Err(status)) => {
-                            tracing::debug!(game = %game_id, "ladder watch: {}", status.message());
-                            break;
-                        }
-                        None => break,
+                        pause = RETRY_FIRST;
                     }
+                    Some(Err(status)) => {
+                        tracing::debug!(game = %game_id, "ladder watch: {}", status.message());
+                        break;
+                    }
+                    None => break,
                 }
-            }
+            },
             Err(status) if !transient(&status) => {
                 tracing::error!(ladder = %ladder.name, game = %game_id, "a ladder game cannot be watched: {}", status.message());
                 return None;
@@ -383,18 +376,22 @@ impl Referee {
         game_id: &str,
         seq: u64,
     ) -> Option<pb::TimedOut> {
-        let request = ladder.request(pb::GetLogRequest {
+        let request = pb::GetLogRequest {
             game_id: game_id.to_string(),
             from_seq: seq.saturating_sub(1),
-        });
-        let stream = ladder.ctx.games.get_log(request).await.ok()?;
-        let mut stream = stream.into_inner();
-        match stream.next().await {
-            Some(Ok(pb::LogRecord {
+        };
+        let records = ladder
+            .ctx
+            .games
+            .get_log_as(ladder.principal(), request)
+            .await
+            .ok()?;
+        match records.into_iter().next() {
+            Some(pb::LogRecord {
                 seq: at,
                 record: Some(Record::TimedOut(timed_out)),
                 ..
-            })) if at == seq => Some(timed_out),
+            }) if at == seq => Some(timed_out),
             _ => None,
         }
     }
@@ -404,13 +401,14 @@ impl Referee {
     /// bot paused.
     async fn abort(&mut self, ladder: &Arc<Ladder>, game_id: &str, seat: usize, pause: bool) {
         if !std::mem::replace(&mut self.aborted, true) {
-            let request = ladder.request(pb::CancelGameRequest {
+            let request = pb::CancelGameRequest {
                 game_id: game_id.to_string(),
                 reason: format!(
                     "aborted by the ladder: seat {seat} timed out on its first decision"
                 ),
-            });
-            if let Err(status) = ladder.ctx.games.cancel_game(request).await {
+            };
+            let cancelled = ladder.ctx.games.cancel_game_as(ladder.principal(), request);
+            if let Err(status) = cancelled.await {
                 tracing::debug!(ladder = %ladder.name, game = %game_id, "aborting a ladder game: {}", status.message());
             }
         }

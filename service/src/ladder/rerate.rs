@@ -11,10 +11,10 @@ use super::fit;
 use super::play::{hosted_seats, rate_game, seat_timeouts};
 use super::records::{self, LadderState};
 use super::Ladder;
+use crate::error::HostError;
 use gangs_proto::v1 as pb;
 use pb::ladder_record::Record as Lr;
 use std::collections::HashMap;
-use tonic::Status;
 
 /// Difference lines returned at most.
 const MAX_DIFFERENCES: usize = 50;
@@ -22,16 +22,16 @@ const MAX_DIFFERENCES: usize = 50;
 /// Recomputes `ladder`'s leaderboard of season `season` (0: the current one) from its games'
 /// logs and compares it with the kept one. Every season is refolded (each starts from the
 /// initial rating), so a season that is over is compared by its frozen table.
-pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResponse, Status> {
+pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResponse, HostError> {
     let log_id = ladder.state.lock().await.log_id.clone();
     let store = &ladder.ctx.ladder_logs;
     let records = store.load_game(&log_id).await.map_err(|e| {
-        Status::unavailable(format!(
+        HostError::unavailable(format!(
             "the log of ladder {} could not be read: {e}; try again",
             ladder.name
         ))
     })?;
-    let broken = |e: String| Status::internal(format!("ladder {}: {e}", ladder.name));
+    let broken = |e: String| HostError::internal(format!("ladder {}: {e}", ladder.name));
     // What the ladder keeps, as of the same records.
     let kept = LadderState::rebuild(&log_id, &records).map_err(broken)?;
     let mut fresh =
@@ -70,7 +70,7 @@ pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResp
         (fresh, kept)
     } else {
         let not_found = || {
-            Status::not_found(format!(
+            HostError::not_found(format!(
                 "ladder {} has no season {season} that is over (its current season is {})",
                 ladder.name, kept.info.season
             ))
@@ -88,7 +88,7 @@ pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResp
             let (entries, games) = (state.entries.len(), fit::crew_games(state, season));
             let fitted = tokio::task::spawn_blocking(move || fit::fit_crews(entries, &games))
                 .await
-                .map_err(|e| Status::internal(format!("the fit failed: {e}")))?;
+                .map_err(|e| HostError::internal(format!("the fit failed: {e}")))?;
             apply_fit(&state.by_name, &fitted, rows, true);
         }
     }
@@ -105,19 +105,19 @@ pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResp
 async fn game_outcome(
     ladder: &Ladder,
     game_id: &str,
-) -> Result<(Option<pb::Outcome>, Vec<pb::LogRecord>), Status> {
+) -> Result<(Option<pb::Outcome>, Vec<pb::LogRecord>), HostError> {
     let log = ladder.ctx.store.load_game(game_id).await.map_err(|e| {
-        Status::unavailable(format!(
+        HostError::unavailable(format!(
             "the log of ladder game {game_id} could not be read: {e}; try again"
         ))
     })?;
     if log.is_empty() {
-        return Err(Status::failed_precondition(format!(
+        return Err(HostError::failed_precondition(format!(
             "ladder game {game_id} has no log (deleted by --retain-finished?): the ladder cannot be rerated from its games"
         )));
     }
     let replayed = gangs_games::replay::replay(&log)
-        .map_err(|e| Status::internal(format!("ladder game {game_id} does not replay: {e}")))?;
+        .map_err(|e| HostError::internal(format!("ladder game {game_id} does not replay: {e}")))?;
     let outcome = if replayed.ended().is_some() {
         None
     } else {

@@ -3,11 +3,13 @@
 //! Messages are in the proto3 JSON mapping with the proto's field names (`gangs_proto::json`).
 
 use super::{check_game_id, json_response, ApiError, Query, Viewer};
+use crate::api::HostUpdateStream;
+use crate::front::access::{self, Method};
+use crate::front::Principal;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use gangs_proto::v1 as pb;
-use pb::games_server::Games;
 use serde_json::{json, Value};
 use tokio_stream::StreamExt;
 
@@ -27,11 +29,12 @@ const STATUS_WORDS: [(&str, pb::GameStatus); 5] = [
 ];
 
 impl Viewer {
-    /// A request to the games service with the key the request being served reads with (the
-    /// session's on a keyed viewer, the server's read key on an open one: `auth.rs`) as its
-    /// principal, in-process (no header).
-    pub(super) fn request<T>(&self, message: T) -> tonic::Request<T> {
-        crate::front::InProcess::Key(super::auth::read_key()).on(message)
+    /// The caller the host serves for the request being served: the key it reads with (the
+    /// session's on a keyed viewer, the server's read key on an open one: `auth.rs`), made a
+    /// principal by the front for `method` (the key's own rights over gRPC).
+    pub(super) fn principal(&self, method: &Method) -> Result<Principal, ApiError> {
+        let key = super::auth::read_key();
+        Ok(self.games.front().principal_of(key.as_deref(), method)?)
     }
 
     /// One page of `ListGames` (its filters and paging, as a gRPC client gets them).
@@ -39,11 +42,8 @@ impl Viewer {
         &self,
         request: pb::ListGamesRequest,
     ) -> Result<pb::ListGamesResponse, ApiError> {
-        Ok(self
-            .games
-            .list_games(self.request(request))
-            .await?
-            .into_inner())
+        let principal = self.principal(&access::LIST_GAMES)?;
+        Ok(self.games.list_games_as(&principal, request).await?)
     }
 
     /// One game's summary, looked up through `ListGames` page by page.
@@ -71,34 +71,25 @@ impl Viewer {
         &self,
         id: &str,
         from_seq: u64,
-    ) -> Result<<crate::api::GamesService as Games>::WatchStream, ApiError> {
-        let stream = self
-            .games
-            .watch(self.request(pb::WatchRequest {
-                game_id: id.to_string(),
-                token: String::new(),
-                from_seq,
-                ..Default::default()
-            }))
-            .await?;
-        Ok(stream.into_inner())
+    ) -> Result<HostUpdateStream, ApiError> {
+        let principal = self.principal(&access::WATCH)?;
+        let request = pb::WatchRequest {
+            game_id: id.to_string(),
+            token: String::new(),
+            from_seq,
+            ..Default::default()
+        };
+        Ok(self.games.watch_as(&principal, request).await?)
     }
 
     /// The game's log as `GetLog` gives it: public records while it runs, everything after.
     pub(super) async fn log(&self, id: &str) -> Result<Vec<pb::LogRecord>, ApiError> {
-        let mut stream = self
-            .games
-            .get_log(self.request(pb::GetLogRequest {
-                game_id: id.to_string(),
-                from_seq: 0,
-            }))
-            .await?
-            .into_inner();
-        let mut records = Vec::new();
-        while let Some(record) = stream.next().await {
-            records.push(record?);
-        }
-        Ok(records)
+        let principal = self.principal(&access::GET_LOG)?;
+        let request = pb::GetLogRequest {
+            game_id: id.to_string(),
+            from_seq: 0,
+        };
+        Ok(self.games.get_log_as(&principal, request).await?)
     }
 }
 

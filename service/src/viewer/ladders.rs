@@ -6,12 +6,13 @@
 //! of the viewer's API.
 
 use super::{json_response, ApiError, Query, Viewer};
+use crate::error::HostError;
+use crate::front::{access, Principal};
 use axum::extract::{ConnectInfo, Path, RawQuery, State};
 use axum::http::{header, HeaderValue};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use gangs_proto::v1 as pb;
-use pb::ladders_server::Ladders;
 use std::time::Duration;
 
 /// Ladder games per page at most (`limit`), and by default.
@@ -64,11 +65,8 @@ pub(super) async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     Query::parse(query.as_deref(), &[])?;
-    let answer = viewer
-        .ladders
-        .list_ladders(viewer.request(pb::ListLaddersRequest {}))
-        .await?
-        .into_inner();
+    let principal = viewer.principal(&access::LIST_LADDERS)?;
+    let answer = viewer.ladders.list_ladders_as(&principal).await?;
     Ok(json_response(&gangs_proto::json::to_json(
         &answer,
         "gangs.v1.ListLaddersResponse",
@@ -85,15 +83,13 @@ async fn read_standings(
     let query = Query::parse(query, &["season"])?;
     let name = check_name(name)?;
     let season = query.number("season", 0, u64::from(u32::MAX))? as u32;
-    Ok(viewer
-        .ladders
-        .standings(viewer.request(pb::StandingsRequest {
-            ladder: name.to_string(),
-            fit: false,
-            season,
-        }))
-        .await?
-        .into_inner())
+    let principal = viewer.principal(&access::STANDINGS)?;
+    let request = pb::StandingsRequest {
+        ladder: name.to_string(),
+        fit: false,
+        season,
+    };
+    Ok(viewer.ladders.standings_as(&principal, request).await?)
 }
 
 /// `GET /api/ladders/{name}?season=N`: `Standings` (the ladder and its leaderboard, best
@@ -134,18 +130,16 @@ pub(super) async fn games(
         Some(bot) => check_bot(bot)?,
         None => Default::default(),
     };
-    let answer = viewer
-        .ladders
-        .ladder_games(viewer.request(pb::LadderGamesRequest {
-            ladder: name.to_string(),
-            page_size: limit as u32,
-            page_token: query.get("page_token").unwrap_or("").to_string(),
-            season: query.number("season", 0, u64::from(u32::MAX))? as u32,
-            bot,
-            version,
-        }))
-        .await?
-        .into_inner();
+    let principal = viewer.principal(&access::LADDER_GAMES)?;
+    let request = pb::LadderGamesRequest {
+        ladder: name.to_string(),
+        page_size: limit as u32,
+        page_token: query.get("page_token").unwrap_or("").to_string(),
+        season: query.number("season", 0, u64::from(u32::MAX))? as u32,
+        bot,
+        version,
+    };
+    let answer = viewer.ladders.ladder_games_as(&principal, request).await?;
     Ok(json_response(&gangs_proto::json::to_json(
         &answer,
         "gangs.v1.LadderGamesResponse",
@@ -161,15 +155,13 @@ pub(super) async fn bot(
     Query::parse(query.as_deref(), &[])?;
     let name = check_name(&name)?;
     let (bot, version) = check_bot(&bot)?;
-    let answer = viewer
-        .ladders
-        .bot_report(viewer.request(pb::BotReportRequest {
-            ladder: name.to_string(),
-            bot,
-            version,
-        }))
-        .await?
-        .into_inner();
+    let principal = viewer.principal(&access::BOT_REPORT)?;
+    let request = pb::BotReportRequest {
+        ladder: name.to_string(),
+        bot,
+        version,
+    };
+    let answer = viewer.ladders.bot_report_as(&principal, request).await?;
     Ok(json_response(&gangs_proto::json::to_json(
         &answer,
         "gangs.v1.BotReportResponse",
@@ -230,25 +222,25 @@ pub(super) async fn live(
 ) -> Result<Response, ApiError> {
     Query::parse(query.as_deref(), &[])?;
     let name = check_name(&name)?.to_string();
-    // The stream outlives the request: it reads with the request's key, carried along.
-    let key = super::auth::read_key();
+    // The stream outlives the request: it reads as the request's caller, carried along.
+    let caller = viewer.principal(&access::STANDINGS)?;
     let read = {
         let ladders = viewer.ladders.clone();
-        move |name: String, key: Option<String>| {
+        move |name: String, principal: Principal| {
             let ladders = ladders.clone();
             async move {
-                let request = crate::front::InProcess::Key(key).on(pb::StandingsRequest {
+                let request = pb::StandingsRequest {
                     ladder: name,
                     fit: false,
                     ..Default::default()
-                });
-                let answer = ladders.standings(request).await?.into_inner();
-                Ok::<_, tonic::Status>(standings_json(&answer).to_string())
+                };
+                let answer = ladders.standings_as(&principal, request).await?;
+                Ok::<_, HostError>(standings_json(&answer).to_string())
             }
         }
     };
     // Refused before the stream opens: no such ladder, a key that may not read it.
-    let first = read(name.clone(), key.clone()).await?;
+    let first = read(name.clone(), caller.clone()).await?;
     let permit = super::sse::admit_live(&viewer, peer)?;
     let mut changes = viewer.ladders.changes(&name);
     let (tx, rx) = tokio::sync::mpsc::channel::<Event>(4);
@@ -282,7 +274,7 @@ pub(super) async fn live(
                 _ = changed => tokio::time::sleep(LIVE_COALESCE).await,
                 _ = tokio::time::sleep(LIVE_LOOK_AGAIN) => {}
             }
-            match read(name.clone(), key.clone()).await {
+            match read(name.clone(), caller.clone()).await {
                 Ok(now) if now == last => {}
                 Ok(now) => {
                     last = now;

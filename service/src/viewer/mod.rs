@@ -222,8 +222,21 @@ impl ApiError {
 
 impl From<tonic::Status> for ApiError {
     fn from(status: tonic::Status) -> Self {
+        ApiError::coded(status.code(), status.message().to_string())
+    }
+}
+
+/// The host's own error, as the games service would answer it, in HTTP terms.
+impl From<crate::error::HostError> for ApiError {
+    fn from(error: crate::error::HostError) -> Self {
+        ApiError::coded(error.code(), error.message().to_string())
+    }
+}
+
+impl ApiError {
+    fn coded(code: tonic::Code, message: String) -> Self {
         use tonic::Code;
-        let http = match status.code() {
+        let http = match code {
             Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
             Code::NotFound => StatusCode::NOT_FOUND,
             Code::PermissionDenied => StatusCode::FORBIDDEN,
@@ -232,11 +245,7 @@ impl From<tonic::Status> for ApiError {
             Code::ResourceExhausted | Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        ApiError::new(
-            http,
-            gangs_proto::code_name(status.code()),
-            status.message().to_string(),
-        )
+        ApiError::new(http, gangs_proto::code_name(code), message)
     }
 }
 
