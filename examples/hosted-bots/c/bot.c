@@ -305,8 +305,9 @@ int main(void) {
     why = "plays a random legal action (a game it does not know)";
     choice = (int)random_below((uint32_t)n);
   }
-  printf("%d\n", choice);
+  /* The log first: the decision ends as soon as the answer's line reaches stdout. */
   fprintf(stderr, "c-bot: seq %ld seat %ld: %d legal, chose %d: %s\n", num(get(update, "seq"), -1),
           num(get(update, "seat"), -1), n, choice, why);
+  printf("%d\n", choice);
   return 0;
 }

@@ -40,14 +40,15 @@ fn main() {
             "plays a random legal action (a game it does not know)",
         )
     };
-    println!("{choice}");
-    let _ = std::io::stdout().flush();
+    // The log first: the decision ends as soon as the answer's line reaches stdout.
     eprintln!(
         "rust-bot: seq {} seat {}: {} legal, chose {choice}: {why}",
         update["seq"],
         update["seat"],
         legal.len()
     );
+    println!("{choice}");
+    let _ = std::io::stdout().flush();
 }
 
 /// A number below `n` drawn from the host's `random_get`.
