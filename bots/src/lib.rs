@@ -38,6 +38,7 @@ pub mod action_id;
 pub mod args;
 pub mod decision;
 pub mod error;
+pub mod hosted;
 pub mod ladder;
 pub mod logging;
 pub mod policies;

@@ -397,6 +397,7 @@ mod tests {
             seat: Some(2),
             seats_taken: 4,
             clocks: Vec::new(),
+            unix_ms: 0,
         }
     }
 

@@ -70,6 +70,7 @@ impl LoggedRecord {
                     events: Vec::new(),
                     used_ms: timed_out.used_ms,
                     absent: timed_out.absent,
+                    cause: timed_out.cause,
                 })
             }
         });
@@ -175,6 +176,8 @@ struct SkimTimedOut {
     used_ms: u64,
     #[prost(bool, tag = "6")]
     absent: bool,
+    #[prost(string, tag = "7")]
+    cause: String,
 }
 
 #[cfg(test)]
@@ -192,7 +195,7 @@ mod tests {
             ("gangs.v1.Started", &[1]),
             ("gangs.v1.Acted", &[1, 2, 3, 4]),
             ("gangs.v1.Expired", &[1]),
-            ("gangs.v1.TimedOut", &[1, 2, 3, 4, 5, 6]),
+            ("gangs.v1.TimedOut", &[1, 2, 3, 4, 5, 6, 7]),
         ];
         for (name, fields) in mirrored {
             let message = pool.get_message_by_name(name).expect(name);
@@ -257,6 +260,7 @@ mod tests {
                 events: events.clone(),
                 used_ms: 1500,
                 absent: true,
+                cause: "fuel: out of fuel".into(),
             }),
             Record::Ended(pb::Ended {
                 reason: pb::ended::Reason::Cancelled as i32,

@@ -141,6 +141,7 @@ pub fn update_without_view(
         seats_taken,
         // Every seat's clock is public: the same for every audience.
         clocks: clocks.clone(),
+        unix_ms: record.unix_ms,
     }
 }
 

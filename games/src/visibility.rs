@@ -96,6 +96,7 @@ pub fn public_record(
             events: e,
             used_ms,
             absent,
+            cause,
         })) => Some(Record::TimedOut(pb::TimedOut {
             seat: *seat,
             decision: decision.clone(),
@@ -104,6 +105,8 @@ pub fn public_record(
             events: events(e),
             used_ms: *used_ms,
             absent: *absent,
+            // Why a hosted bot's decision failed: about the bot, not the cards.
+            cause: cause.clone(),
         })),
         // A ladder's record (service/src/ladder) is never part of a game's log: nothing shown.
         Some(Record::Ladder(_)) => None,

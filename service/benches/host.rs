@@ -163,6 +163,8 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
         http_public: false,
         open_registration: false,
         ladder_games_per_hour: gangs_service::ladder::DEFAULT_GAMES_PER_HOUR,
+        max_module_bytes: gangs_service::server::MAX_MODULE_BYTES,
+        hosted_bot_threads: None,
         grpc_web: false,
         cors_origins: Vec::new(),
         webhooks: Vec::new(),

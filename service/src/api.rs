@@ -186,6 +186,26 @@ impl GamesService {
         }
     }
 
+    /// In-process, for a ladder's hosted bots: the seat of `token` in `game_id`, awaited at
+    /// `expected_seq`, plays its default action because its bot's decision failed (`cause`),
+    /// logged as `timed_out` with the cause. Hosted bots run on a single node, which runs
+    /// their games.
+    pub(crate) async fn forfeit(
+        &self,
+        game_id: &str,
+        token: String,
+        expected_seq: u64,
+        cause: String,
+    ) -> HostResult<()> {
+        ask_game(&self.registry, game_id, |reply| Command::Forfeit {
+            token,
+            expected_seq,
+            cause,
+            reply,
+        })
+        .await
+    }
+
     /// `Watch`: the stream of a seat's (or the spectators') updates, each encoded once for its
     /// whole audience and passed to the wire as it is (`watch_route.rs`). The watcher's slot
     /// in the limits is held by the stream.

@@ -263,6 +263,24 @@ impl Bounded for pb::CreateLadderRequest {
         for house in &self.house_bots {
             check_len("house_bots", house, MAX_BOT_NAME)?;
         }
+        check_range(
+            "hosted_fuel",
+            self.hosted_fuel,
+            crate::ladder::hosted::FUEL_RANGE,
+            "fuel units per decision",
+        )?;
+        check_range(
+            "hosted_memory_bytes",
+            self.hosted_memory_bytes,
+            crate::ladder::hosted::MEMORY_RANGE,
+            "bytes",
+        )?;
+        check_range(
+            "hosted_module_bytes",
+            self.hosted_module_bytes,
+            crate::ladder::hosted::MODULE_RANGE,
+            "bytes",
+        )?;
         Ok(())
     }
 }
@@ -273,7 +291,32 @@ impl Bounded for pb::ListLaddersRequest {
     }
 }
 
+/// An optional budget within `range` (absent: the default).
+fn check_range(
+    field: &str,
+    value: Option<u64>,
+    range: std::ops::RangeInclusive<u64>,
+    unit: &str,
+) -> Result<(), Status> {
+    match value {
+        Some(v) if !range.contains(&v) => Err(Status::invalid_argument(format!(
+            "{field} {v} is out of range: {} to {} {unit} (absent: the default)",
+            range.start(),
+            range.end()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl Bounded for pb::RegisterBotRequest {
+    fn check_bounds(&self) -> Result<(), Status> {
+        check_entry(&self.ladder, &self.bot, &self.version)
+    }
+}
+
+impl Bounded for pb::SubmitBotRequest {
+    /// The module's size is the ladder's to bound (its module budget, within
+    /// --max-module-bytes): the Ladders service decodes a SubmitBot up to that flag alone.
     fn check_bounds(&self) -> Result<(), Status> {
         check_entry(&self.ladder, &self.bot, &self.version)
     }

@@ -403,6 +403,21 @@ pub fn ladder_queued(ladder: &str) {
     counter!("gangs_ladder_queued_total", "ladder" => ladder.to_string()).increment(1);
 }
 
+/// The hosted bots' pool now: decisions waiting for a thread and running.
+pub fn hosted_pool(pool: &gangs_hosted::pool::Pool) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let stats = pool.stats();
+    gauge!("gangs_hosted_queued").set(stats.queued.load(Relaxed) as f64);
+    gauge!("gangs_hosted_running").set(stats.running.load(Relaxed) as f64);
+}
+
+/// A hosted decision ended (`result`: `ok`, or the cause of its failure: `fuel`, `memory`,
+/// `trap`, `bad output`, `overload`), having used `fuel`.
+pub fn hosted_decision(result: &'static str, fuel: u64) {
+    counter!("gangs_hosted_decisions_total", "result" => result).increment(1);
+    counter!("gangs_hosted_fuel_total").increment(fuel);
+}
+
 /// `queued` bots of `ladder` have a Queue stream open now.
 pub fn ladder_bots_queued(ladder: &str, queued: usize) {
     gauge!("gangs_ladder_bots_queued", "ladder" => ladder.to_string()).set(queued as f64);

@@ -20,6 +20,8 @@ use tonic::transport::{Identity, ServerTlsConfig};
 
 /// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
 pub const MAX_REQUEST_BYTES: u32 = 64 * 1024;
+/// `--max-module-bytes`' default.
+pub const MAX_MODULE_BYTES: u32 = 8 * 1024 * 1024;
 
 /// Threads for blocking work (the store's reads, the restore scan, replays) at most; more work
 /// waits for one. Idle ones leave after 10 s (tokio's default).
@@ -137,6 +139,17 @@ pub struct Config {
     /// limit, the host protected by --max-live-games and 8 games at once per bot.
     #[arg(long, env = "GANGS_LADDER_GAMES_PER_HOUR", default_value_t = crate::ladder::DEFAULT_GAMES_PER_HOUR)]
     pub ladder_games_per_hour: u32,
+    /// Largest hosted bot module SubmitBot accepts, in bytes (1024 to 268435456; a ladder's
+    /// own module budget may be lower). SubmitBot alone is read up to this size; every other
+    /// call up to --max-request-bytes.
+    #[arg(long, env = "GANGS_MAX_MODULE_BYTES", default_value_t = MAX_MODULE_BYTES,
+          value_parser = clap::value_parser!(u32).range(1024..=256 * 1024 * 1024))]
+    pub max_module_bytes: u32,
+    /// Threads that run hosted bots' decisions, apart from the games' own (default: the
+    /// cores less one, at least one).
+    #[arg(long, env = "GANGS_HOSTED_BOT_THREADS",
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub hosted_bot_threads: Option<u16>,
     #[command(flatten)]
     pub limits: crate::limits::LimitFlags,
     #[command(flatten)]
@@ -455,6 +468,12 @@ pub async fn run(
             open_registration: config.open_registration,
             games_per_hour: config.ladder_games_per_hour,
         },
+        crate::ladder::hosted::Hosting::new(
+            config
+                .hosted_bot_threads
+                .map_or_else(crate::ladder::hosted::default_threads, usize::from),
+            u64::from(config.max_module_bytes),
+        ),
         ladders_stopped,
         cluster.clone(),
     )
@@ -585,7 +604,7 @@ pub async fn run(
         .layer(tower::util::option_layer(cors))
         .layer(tower::util::option_layer(grpc_web))
         .layer(tower::util::MapResponseLayer::new(move |response| {
-            request_size_status(response, max_request_bytes)
+            request_size_status(response, max_request_bytes, "--max-request-bytes")
         }))
         // Innermost: each call (and stream) keeps its connection from counting as idle.
         .layer(activity.layer())
@@ -597,7 +616,11 @@ pub async fn run(
             service,
             max_request_bytes,
         ))
-        .add_service(LaddersServer::new(ladders).max_decoding_message_size(max_request_bytes))
+        .add_service(crate::ladder::routes::LaddersRoutes::new(
+            ladders,
+            max_request_bytes,
+            usize::try_from(config.max_module_bytes).unwrap_or(usize::MAX),
+        ))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     tracing::info!("shutting down: finishing pending writes");
@@ -725,9 +748,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// that names no flag; a client should get RESOURCE_EXHAUSTED naming the limit and the flag that
 /// sets it (gRPC's code for a message too large). Such a refusal is a trailers-only response, so
 /// its status is in the headers.
-fn request_size_status(
+pub(crate) fn request_size_status(
     mut response: http::Response<tonic::body::Body>,
     limit: usize,
+    flag: &str,
 ) -> http::Response<tonic::body::Body> {
     let too_large = tonic::Status::from_header_map(response.headers()).is_some_and(|status| {
         status.code() == tonic::Code::OutOfRange
@@ -737,7 +761,7 @@ fn request_size_status(
     });
     if too_large {
         let status = tonic::Status::resource_exhausted(format!(
-            "the request is larger than this server's limit of {limit} bytes (--max-request-bytes)"
+            "the request is larger than this server's limit of {limit} bytes ({flag})"
         ));
         let _ = status.add_header(response.headers_mut());
     }

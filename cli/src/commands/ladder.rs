@@ -52,6 +52,36 @@ enum LadderCommand {
         /// you end it (`gangs ladder season NAME --end`).
         #[arg(long, value_name = "AT")]
         season_ends: Option<String>,
+        /// Hosted bots' fuel per decision, about one unit per WebAssembly instruction
+        /// (default 300000000).
+        #[arg(long, value_name = "UNITS")]
+        hosted_fuel: Option<u64>,
+        /// Hosted bots' memory per instance, bytes (default 67108864, 64 MiB).
+        #[arg(long, value_name = "BYTES")]
+        hosted_memory_bytes: Option<u64>,
+        /// Hosted bots' largest module, bytes (default 8388608, 8 MiB; at most the server's
+        /// --max-module-bytes).
+        #[arg(long, value_name = "BYTES")]
+        hosted_module_bytes: Option<u64>,
+    },
+    /// Upload a hosted bot (a WebAssembly module, WASI preview 1: docs/hosted-bots.md): the
+    /// server checks it, enters it as a new version of BOT and plays it for you. Needs the
+    /// admin key, a key of one of BOT's versions (--bot-key), or, on a server with
+    /// --open-registration, no key for a new bot. Prints the version's key, once.
+    Submit {
+        /// The ladder.
+        name: String,
+        /// The bot's name: letters, digits, '-', '_' and '.'.
+        bot: String,
+        /// The module (.wasm).
+        #[arg(long, value_name = "FILE")]
+        wasm: std::path::PathBuf,
+        /// The new version (default: the next number after the bot's versions).
+        #[arg(long)]
+        version: Option<String>,
+        /// A key of one of the bot's versions, sent instead of --api-key.
+        #[arg(long, env = "GANGS_BOT_KEY", hide_env_values = true)]
+        bot_key: Option<String>,
     },
     /// Register a bot's version on a ladder (admin key); prints its bot key, once.
     Register {
@@ -189,6 +219,9 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             duplicate,
             house_bots,
             season_ends,
+            hosted_fuel,
+            hosted_memory_bytes,
+            hosted_module_bytes,
         } => {
             let season_ends_unix_ms = season_ends
                 .as_deref()
@@ -205,6 +238,9 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 duplicate,
                 house_bots,
                 season_ends_unix_ms,
+                hosted_fuel,
+                hosted_memory_bytes,
+                hosted_module_bytes,
             };
             let created = client
                 .create_ladder(request)
@@ -221,6 +257,13 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 )
             });
         }
+        LadderCommand::Submit {
+            name,
+            bot,
+            wasm,
+            version,
+            bot_key,
+        } => submit(context, name, bot, wasm, version, bot_key).await?,
         LadderCommand::Register { name, bot, version } => {
             let registered = client
                 .register_bot(pb::RegisterBotRequest {
@@ -448,14 +491,79 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The largest file `gangs ladder submit` reads (the server's --max-module-bytes is at most
+/// this too).
+const MAX_WASM_FILE: u64 = 256 << 20;
+
+async fn submit(
+    context: &Context,
+    name: String,
+    bot: String,
+    wasm: std::path::PathBuf,
+    version: Option<String>,
+    bot_key: Option<String>,
+) -> Result<(), CliError> {
+    let size = std::fs::metadata(&wasm)
+        .map_err(|e| CliError::invalid(format!("--wasm {}: {e}", wasm.display())))?
+        .len();
+    if size > MAX_WASM_FILE {
+        return Err(CliError::invalid(format!(
+            "--wasm {}: {size} bytes, more than any server takes ({MAX_WASM_FILE})",
+            wasm.display()
+        )));
+    }
+    let module = std::fs::read(&wasm)
+        .map_err(|e| CliError::invalid(format!("--wasm {}: {e}", wasm.display())))?;
+    let key = match bot_key.as_deref() {
+        Some(key) => gangs_proto::auth::ApiKey::new(Some(key)).map_err(CliError::invalid)?,
+        None => context.api_key.clone(),
+    };
+    let submitted = key
+        .ladders(context.channel().await?)
+        .submit_bot(pb::SubmitBotRequest {
+            ladder: name.clone(),
+            bot,
+            version: version.unwrap_or_default(),
+            module,
+        })
+        .await
+        .map_err(|s| context.refused(s))?
+        .into_inner();
+    let mut value = to_json(&submitted, "gangs.v1.SubmitBotResponse");
+    value["ladder"] = serde_json::json!(name);
+    context.out.emit(value, || {
+        format!(
+            "{}@{} entered on ladder {name}: hosted ({}, module sha256 {}); the sample decision used {} fuel and answered {:?}\nbot key (shown once, keep it secret): {}\nthe server plays it now: `gangs ladder standings {name}`",
+            submitted.bot,
+            submitted.version,
+            submitted.engine,
+            submitted.module_sha256,
+            submitted.sample_fuel,
+            submitted.sample_answer,
+            submitted.bot_key
+        )
+    });
+    Ok(())
+}
+
 fn ladder_line(l: &pb::Ladder) -> String {
     let house = if l.house_bots.is_empty() {
         String::new()
     } else {
         format!(", house bots {}", l.house_bots.join(" "))
     };
+    let hosted = if l.hosted_fuel == 0 {
+        String::new()
+    } else {
+        format!(
+            ", hosted bots {} fuel / {} MiB / {} KiB module",
+            l.hosted_fuel,
+            l.hosted_memory_bytes >> 20,
+            l.hosted_module_bytes >> 10
+        )
+    };
     format!(
-        "{} for {}, turn {} ms, absent after {}{}{house}; {} bots, {} games rated; {}",
+        "{} for {}, turn {} ms, absent after {}{}{house}{hosted}; {} bots, {} games rated; {}",
         l.kind,
         l.players,
         l.turn_ms,

@@ -7,6 +7,7 @@ mod bench;
 mod bench_ladder;
 mod cancel;
 mod cert;
+mod check_decisions;
 mod export;
 mod follow;
 mod games;

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["game", "file"])))]
-#[command(group(ArgGroup::new("mode").args(["verify", "at", "summary"])))]
+#[command(group(ArgGroup::new("mode").args(["verify", "at", "summary", "check_decisions"])))]
 pub struct ReplayArgs {
     /// The game id (on the server).
     game: Option<String>,
@@ -46,8 +46,9 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "SEQ")]
     at: Option<u64>,
 
-    /// With --at: exactly the update this seat received.
-    #[arg(long, value_name = "N", requires = "at", conflicts_with = "spectator")]
+    /// With --at: exactly the update this seat received. With --check-decisions: the seat the
+    /// hosted bot played.
+    #[arg(long, value_name = "N", conflicts_with = "spectator")]
     seat: Option<u32>,
 
     /// With --at: exactly the update a spectator received.
@@ -61,6 +62,39 @@ pub struct ReplayArgs {
     /// With --summary: CSV with a header row.
     #[arg(long, requires = "summary")]
     csv: bool,
+
+    /// A hosted bot's module (.wasm), for --check-decisions.
+    #[arg(long, value_name = "FILE.wasm", requires = "check_decisions")]
+    bot: Option<PathBuf>,
+
+    /// Rerun every decision the hosted bot --bot made at --seat in the game (with the ladder's
+    /// budget: --fuel, --memory-bytes) and say whether each is identical to the logged one.
+    #[arg(long, requires_all = ["bot", "seat"])]
+    check_decisions: bool,
+
+    /// With --check-decisions: the ladder's fuel per decision.
+    #[arg(long, default_value_t = gangs_hosted::DEFAULT_FUEL, requires = "check_decisions")]
+    fuel: u64,
+
+    /// With --check-decisions: the ladder's memory per instance, bytes.
+    #[arg(long, default_value_t = gangs_hosted::DEFAULT_MEMORY_BYTES, requires = "check_decisions")]
+    memory_bytes: u64,
+}
+
+/// What `--check-decisions` reruns.
+fn args_for_check(args: &ReplayArgs) -> Result<super::check_decisions::Check, CliError> {
+    let path = args.bot.clone().expect("clap requires --bot");
+    let module = std::fs::read(&path)
+        .map_err(|e| CliError::invalid(format!("--bot {}: {e}", path.display())))?;
+    Ok(super::check_decisions::Check {
+        module,
+        seat: args.seat.expect("clap requires --seat"),
+        budget: gangs_hosted::Budget {
+            fuel: args.fuel,
+            memory_bytes: args.memory_bytes,
+            ..Default::default()
+        },
+    })
 }
 
 /// Where the records came from, for messages.
@@ -80,6 +114,19 @@ pub async fn run(args: ReplayArgs, context: &Context) -> Result<(), CliError> {
     }
     if let Some(seq) = args.at {
         return at(&args, &source, seq, context).await;
+    }
+    if args.check_decisions {
+        return super::check_decisions::run(
+            &args_for_check(&args)?,
+            &source.records,
+            &source.name,
+            context,
+        );
+    }
+    if args.seat.is_some() {
+        return Err(CliError::invalid(
+            "--seat goes with --at or --check-decisions",
+        ));
     }
     replay_all(&args, &source, context)
 }

@@ -97,6 +97,7 @@ fn update_for(
         seat: Some(seat),
         seats_taken: game.players() as u32,
         clocks: Vec::new(),
+        unix_ms: 0,
     }
 }
 

@@ -39,6 +39,33 @@ impl GameActor {
         }
     }
 
+    /// A hosted bot's failed decision: the seat of `token`, awaited at `expected_seq`, plays
+    /// its default action, logged as `timed_out` with `cause`.
+    pub(super) fn forfeit(
+        &mut self,
+        token: &str,
+        expected_seq: u64,
+        cause: String,
+    ) -> HostResult<()> {
+        let seat = self.seat_of(token)?;
+        if self.is_over() || self.seating.start_seq.is_none() {
+            return Err(HostError::NotNow("the game is not running".into()));
+        }
+        if expected_seq != self.last_seq() {
+            return Err(HostError::StaleSeq(format!(
+                "stale expected_seq {expected_seq}: the game is at seq {}",
+                self.last_seq()
+            )));
+        }
+        if self.game.decision(seat).is_none() {
+            return Err(HostError::NotNow(format!(
+                "seat {seat} has no decision to make now"
+            )));
+        }
+        self.time_out(seat, super::unix_ms(), cause)
+            .map_err(HostError::Internal)
+    }
+
     /// Whether a request reusing the action_id of record `seq` asks for the same thing.
     fn same_action(&self, seq: u64, request: &pb::ActRequest) -> HostResult<()> {
         let Some(Record::Acted(first)) = self.records.get(seq).record else {

@@ -91,6 +91,14 @@ pub enum Command {
         reason: String,
         reply: Reply<pb::CancelGameResponse>,
     },
+    /// A hosted bot's decision failed (`cause`): the seat of `token` plays its default action
+    /// now, logged as `timed_out` with the cause (in-process only: the ladder's hosted bots).
+    Forfeit {
+        token: String,
+        expected_seq: u64,
+        cause: String,
+        reply: Reply<()>,
+    },
 }
 
 /// What wakes an actor that nobody asked anything.
@@ -363,6 +371,7 @@ impl GameActor {
                 Command::Watch { reply, .. } => drop(reply.send(Err(error))),
                 Command::GetLog { reply, .. } => drop(reply.send(Err(error))),
                 Command::Cancel { reply, .. } => drop(reply.send(Err(error))),
+                Command::Forfeit { reply, .. } => drop(reply.send(Err(error))),
             }
             return;
         }
@@ -390,6 +399,14 @@ impl GameActor {
                 let _ = reply.send(Ok(self.log(from_seq)));
             }
             Command::Cancel { reason, reply } => self.cancel(reason, reply),
+            Command::Forfeit {
+                token,
+                expected_seq,
+                cause,
+                reply,
+            } => {
+                let _ = reply.send(self.forfeit(&token, expected_seq, cause));
+            }
         }
     }
 

@@ -130,41 +130,42 @@ impl GameActor {
             // Woken early (the wall clock moved): the loop arms the timer again.
             return;
         }
-        let seat = due.seat;
+        if let Err(e) = self.time_out(due.seat, now, String::new()) {
+            tracing::error!(game = %self.id, seat = due.seat, "{e}: clocks stopped");
+            self.timers.clocks = None;
+        }
+    }
+
+    /// Plays `seat`'s default action for it, logged as `timed_out` with `cause` (empty: its
+    /// clock ran out; else why a hosted bot's decision failed). An error when the engine
+    /// gives the seat no default action or refuses it (the engine contract gives every
+    /// awaited seat one, tested in the rules crate).
+    pub(super) fn time_out(&mut self, seat: usize, now: i64, cause: String) -> Result<(), String> {
         let (Some(action), Some(decision)) =
             (self.game.default_action(seat), self.game.decision(seat))
         else {
-            // The engine contract gives every awaited seat a default action (tested in the
-            // rules crate); should one lack it, the clocks stop rather than spin.
-            tracing::error!(game = %self.id, seat, "no default action for a seat whose clock ran out: clocks stopped");
-            self.timers.clocks = None;
-            return;
+            return Err(format!("no default action for seat {seat}"));
         };
-        let clocks = self
-            .timers
-            .clocks
-            .as_ref()
-            .expect("a deadline came from the clocks");
-        let used_ms = clocks.open_ms(seat, now);
-        let absent = clocks.is_absent(seat);
-        match self.game.act(seat, &action) {
-            Ok(events) => {
-                tracing::info!(game = %self.id, seat, decision, used_ms, absent, "seat timed out: default action played");
-                let record = self.push_record(Record::TimedOut(pb::TimedOut {
-                    seat: seat as u32,
-                    decision: decision.to_string(),
-                    action: Some(action),
-                    events,
-                    used_ms,
-                    absent,
-                }));
-                self.submit(vec![record], PendingReply::None);
-            }
-            Err(e) => {
-                tracing::error!(game = %self.id, seat, "the engine refused a default action: {e}: clocks stopped");
-                self.timers.clocks = None;
-            }
-        }
+        let (used_ms, absent) = match self.timers.clocks.as_ref() {
+            Some(clocks) => (clocks.open_ms(seat, now), clocks.is_absent(seat)),
+            None => (0, false),
+        };
+        let events = self
+            .game
+            .act(seat, &action)
+            .map_err(|e| format!("the engine refused seat {seat}'s default action: {e}"))?;
+        tracing::info!(game = %self.id, seat, decision, used_ms, absent, cause, "seat timed out: default action played");
+        let record = self.push_record(Record::TimedOut(pb::TimedOut {
+            seat: seat as u32,
+            decision: decision.to_string(),
+            action: Some(action),
+            events,
+            used_ms,
+            absent,
+            cause,
+        }));
+        self.submit(vec![record], PendingReply::None);
+        Ok(())
     }
 
     /// After a rebuild: a phase deadline counts from when its phase opened (the log's time),

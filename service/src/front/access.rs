@@ -38,6 +38,9 @@ pub enum Rule {
     /// Anyone: the request carries the bot's own key (`QueueRequest.bot_key`), which its ladder
     /// checks.
     BotKeyInRequest,
+    /// The admin key, or a ladder bot's key (for its own bot: the ladder checks which); with
+    /// `--open-registration`, anyone without a key (for a new bot).
+    BotOwner,
 }
 
 /// One method of either service and who may call it.
@@ -92,6 +95,7 @@ methods! {
     REKEY_BOT: LADDERS "RekeyBot" Admin "give bots new keys";
     SET_SEASON: LADDERS "SetSeason" Admin "end or plan seasons";
     BOT_REPORT: LADDERS "BotReport" Player "read a bot's report";
+    SUBMIT_BOT: LADDERS "SubmitBot" BotOwner "submit hosted bots";
 }
 
 /// The caller of a method, once [`Front::admit`] accepted its credentials.
@@ -219,6 +223,9 @@ impl Front {
             Rule::Registration if self.open_registration => return Ok(Principal::Anyone),
             _ => {}
         }
+        if method.rule == Rule::BotOwner && given.is_none() && self.open_registration {
+            return Ok(Principal::Anyone);
+        }
         let Some(given) = given else {
             return Err(Status::unauthenticated(format!(
                 "this server requires a key to {what}: send `authorization: Bearer KEY` metadata (the gangs CLI and the bots send --api-key or GANGS_API_KEY; a ladder bot may send its --bot-key)"
@@ -241,7 +248,7 @@ impl Front {
                 return Err(super::bots::retired(&bot.bot, &bot.ladder));
             }
             return match method.rule {
-                Rule::PlayerOrBot => Ok(Principal::Bot(bot)),
+                Rule::PlayerOrBot | Rule::BotOwner => Ok(Principal::Bot(bot)),
                 _ => Err(Status::permission_denied(format!(
                     "a bot key plays only its ladder games (Watch, Act and GetLog of the games ladder {} matched {} to): it may not {what}",
                     bot.ladder, bot.bot

@@ -57,6 +57,7 @@ impl LaddersService {
         store: crate::store::Store,
         games: GamesService,
         policy: Policy,
+        hosting: Arc<super::hosted::Hosting>,
         stop: tokio::sync::watch::Receiver<bool>,
         cluster: Option<Arc<Cluster>>,
     ) -> Result<LaddersService, String> {
@@ -69,6 +70,7 @@ impl LaddersService {
             games,
             policy,
             stop,
+            hosting,
         };
         Ok(LaddersService {
             ladders: Ladders::restore(ctx, cluster).await?,
@@ -317,6 +319,13 @@ pub fn ladder_of(request: &pb::CreateLadderRequest, now: i64) -> Result<pb::Ladd
         season: 1,
         season_started_unix_ms: now,
         season_ends_unix_ms: request.season_ends_unix_ms,
+        hosted_fuel: request.hosted_fuel.unwrap_or(gangs_hosted::DEFAULT_FUEL),
+        hosted_memory_bytes: request
+            .hosted_memory_bytes
+            .unwrap_or(gangs_hosted::DEFAULT_MEMORY_BYTES),
+        hosted_module_bytes: request
+            .hosted_module_bytes
+            .unwrap_or(gangs_hosted::DEFAULT_MODULE_BYTES),
     })
 }
 
@@ -627,6 +636,19 @@ impl LaddersRpc for LaddersService {
             bot: request.bot,
             version,
         }))
+    }
+
+    async fn submit_bot(
+        &self,
+        request: Request<pb::SubmitBotRequest>,
+    ) -> Result<Response<pb::SubmitBotResponse>, Status> {
+        let principal = self.front.accept(&request, &access::SUBMIT_BOT)?;
+        self.ladders.single_node("given hosted bots (SubmitBot)")?;
+        let ladder = self.ladders.get(&request.get_ref().ladder)?;
+        let keyed = self.front.keyed();
+        let answer =
+            super::hosted::submit(&ladder, &principal, keyed, request.into_inner()).await?;
+        Ok(Response::new(answer))
     }
 
     type QueueStream = EventStream;

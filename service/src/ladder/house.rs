@@ -10,6 +10,7 @@
 //! blocking thread (the search policy thinks for `SEARCH_BUDGET`). After a restart each house
 //! bot queues again and is sent the games it was playing.
 
+use super::hosted::{HostedBot, Step};
 use super::records::entry_name;
 use super::Ladder;
 use gangs_bots::Policy;
@@ -34,6 +35,23 @@ const HOUSE_CONCURRENT: u32 = 2;
 const REQUEUE_AFTER: Duration = Duration::from_secs(1);
 
 type BoxedPolicy = Box<dyn Policy + Send>;
+
+/// Who decides for an in-process entry.
+#[derive(Clone)]
+pub enum Player {
+    /// A house bot's policy, by name (`random`, `greedy`, ...).
+    House(String),
+    /// A hosted bot's module (`hosted.rs`).
+    Hosted(Arc<HostedBot>),
+}
+
+/// A seat's decider for one game.
+enum Decider {
+    /// Moved to a blocking thread for each decision, and back.
+    Policy(Option<BoxedPolicy>),
+    /// With the game's seed (its random bytes are drawn from it).
+    Hosted(Arc<HostedBot>, u64),
+}
 
 /// Checks a CreateLadder's `house_bots` (few, `bounds.rs`) for `kind`: known to the kind,
 /// each once.
@@ -78,7 +96,8 @@ pub async fn run(ladder: Arc<Ladder>) {
                 }
             }
         };
-        tokio::spawn(play(ladder.clone(), name, index));
+        let label = format!("{HOUSE_PREFIX}{name}");
+        tokio::spawn(play(ladder.clone(), Player::House(name), label, index));
     }
 }
 
@@ -94,8 +113,9 @@ async fn ensure_entry(ladder: &Ladder, name: &str) -> Result<usize, Status> {
     Ok(state.by_name[&entry])
 }
 
-/// One house bot: queued, playing its games, queued again when its stream ends.
-async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
+/// One in-process entry (a house bot, a hosted bot, named `name` in the logs): queued, playing
+/// its games, queued again when its stream ends.
+pub async fn play(ladder: Arc<Ladder>, player: Player, name: String, index: usize) {
     let playing: Arc<Mutex<HashSet<String>>> = Arc::default();
     loop {
         let acknowledged: Vec<String> = playing.lock().expect("playing").iter().cloned().collect();
@@ -124,7 +144,7 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
                                 let seed = rand::random();
                                 tokio::spawn(play_seat(
                                     ladder.clone(),
-                                    name.clone(),
+                                    player.clone(),
                                     matched,
                                     seed,
                                     playing.clone(),
@@ -135,8 +155,17 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
                             event: Some(Event::Paused(paused)),
                         })) => match paused.reason() {
                             Reason::Retired => return,
-                            // Queueing again lifts a pause for timeouts.
-                            Reason::Timeouts | Reason::NoFirstAction => break,
+                            // Queueing again lifts a pause for timeouts: a house bot does; a
+                            // hosted bot waits until the admin lifts it (its module would
+                            // fail the same way) or a new version is submitted.
+                            Reason::Timeouts | Reason::NoFirstAction => {
+                                if matches!(player, Player::Hosted(_))
+                                    && !ladder.wait_unpaused(index).await
+                                {
+                                    return;
+                                }
+                                break;
+                            }
                             _ => {}
                         },
                         Some(Ok(_)) => {}
@@ -146,7 +175,7 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
             }
             Err(status) if status.code() == Code::FailedPrecondition => return,
             Err(status) => {
-                tracing::warn!(ladder = %ladder.name, house = %name, "queueing a house bot: {}", status.message());
+                tracing::warn!(ladder = %ladder.name, bot = %name, "queueing an in-process bot: {}", status.message());
             }
         }
         if !ladder.pause(REQUEUE_AFTER).await {
@@ -159,23 +188,26 @@ async fn play(ladder: Arc<Ladder>, name: String, index: usize) {
 /// lists legal actions; a dropped stream is watched again from the last seq seen.
 async fn play_seat(
     ladder: Arc<Ladder>,
-    name: String,
+    player: Player,
     matched: pb::ladder_event::Matched,
     seed: u64,
     playing: Arc<Mutex<HashSet<String>>>,
 ) {
     let game_id = matched.game_id.clone();
-    if let Some(policy) = policy(&name, seed) {
-        play_to_end(&ladder, policy, &matched).await;
+    let decider = match player {
+        Player::House(name) => policy(&name, seed).map(|p| Decider::Policy(Some(p))),
+        Player::Hosted(bot) => ladder
+            .seed_of(&game_id)
+            .await
+            .map(|game_seed| Decider::Hosted(bot, game_seed)),
+    };
+    if let Some(decider) = decider {
+        play_to_end(&ladder, decider, &matched).await;
     }
     playing.lock().expect("playing").remove(&game_id);
 }
 
-async fn play_to_end(
-    ladder: &Ladder,
-    mut policy: BoxedPolicy,
-    matched: &pb::ladder_event::Matched,
-) {
+async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder_event::Matched) {
     let mut from_seq = 0;
     let mut stop = ladder.stop.clone();
     loop {
@@ -202,17 +234,43 @@ async fn play_to_end(
                     continue;
                 }
                 let seq = update.seq;
-                let decided = tokio::task::spawn_blocking(move || {
-                    let action = policy.choose(&update);
-                    (policy, action)
-                })
-                .await;
-                let Ok((returned, action)) = decided else {
-                    tracing::error!(game = %matched.game_id, "a house bot's policy panicked");
-                    return;
+                let step = match &mut decider {
+                    Decider::Policy(slot) => {
+                        let Some(mut policy) = slot.take() else {
+                            return;
+                        };
+                        let decided = tokio::task::spawn_blocking(move || {
+                            let action = policy.choose(&update);
+                            (policy, action)
+                        })
+                        .await;
+                        let Ok((returned, action)) = decided else {
+                            tracing::error!(game = %matched.game_id, "a house bot's policy panicked");
+                            return;
+                        };
+                        *slot = Some(returned);
+                        match action {
+                            Some(action) => Step::Act(action),
+                            None => Step::Wait,
+                        }
+                    }
+                    Decider::Hosted(bot, game_seed) => bot.decide(*game_seed, update).await,
                 };
-                policy = returned;
-                let Some(action) = action else { continue };
+                let action = match step {
+                    Step::Act(action) => action,
+                    Step::Wait => continue,
+                    Step::Forfeit(cause) => {
+                        let forfeited = ladder
+                            .ctx
+                            .games
+                            .forfeit(&matched.game_id, matched.token.clone(), seq, cause)
+                            .await;
+                        if let Err(error) = forfeited {
+                            tracing::debug!(game = %matched.game_id, "hosted bot's default: {error}");
+                        }
+                        continue;
+                    }
+                };
                 let act = ladder.request(pb::ActRequest {
                     game_id: matched.game_id.clone(),
                     token: matched.token.clone(),

@@ -24,6 +24,7 @@
 
 pub mod api;
 pub mod fit;
+pub mod hosted;
 pub mod house;
 pub mod matchmaker;
 pub mod nodes;
@@ -31,6 +32,7 @@ pub mod play;
 pub mod rating;
 pub mod records;
 pub mod rerate;
+pub mod routes;
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
@@ -86,6 +88,8 @@ pub struct Context {
     pub games: GamesService,
     pub policy: Policy,
     pub stop: watch::Receiver<bool>,
+    /// Runs the hosted bots' decisions (`hosted.rs`).
+    pub hosting: Arc<hosted::Hosting>,
 }
 
 /// Sleeps `pause`; false when `stop` turns true meanwhile.
@@ -189,6 +193,49 @@ impl Ladder {
         pause_unless(&self.stop, pause).await
     }
 
+    /// The seed of the ladder's game `game_id` (every game of a match is dealt from the
+    /// match's seed), while the ladder keeps its match.
+    pub async fn seed_of(&self, game_id: &str) -> Option<u64> {
+        let state = self.state.lock().await;
+        state.matches.values().find_map(|m| {
+            (0..m.games.len())
+                .any(|g| {
+                    let id = m.games[g].game_id.clone().unwrap_or_else(|| {
+                        crate::registry::game_id_of_create_id(&play::create_id(
+                            &state.log_id,
+                            m.no,
+                            g as u32,
+                        ))
+                    });
+                    id == game_id
+                })
+                .then_some(m.seed)
+        })
+    }
+
+    /// Waits until entry `index` is not paused (an admin lifted its pause); false when it is
+    /// retired or this node stops running the ladder meanwhile.
+    pub async fn wait_unpaused(&self, index: usize) -> bool {
+        let mut changed = self.changed.subscribe();
+        loop {
+            {
+                let state = self.state.lock().await;
+                let entry = &state.entries[index];
+                if entry.retired {
+                    return false;
+                }
+                if entry.paused.is_none() {
+                    return true;
+                }
+            }
+            let mut stop = self.stop.clone();
+            tokio::select! {
+                _ = stop.wait_for(|s| *s) => return false,
+                moved = changed.changed() => if moved.is_err() { return false },
+            }
+        }
+    }
+
     /// Appends one record and applies it once durable. A failed append reloads the state from
     /// the log (another node may have written, or part of the log is unknown now).
     async fn append(&self, state: &mut LadderState, record: Lr) -> Result<(), Status> {
@@ -250,6 +297,24 @@ impl Ladder {
         });
         self.append(state, record).await?;
         // The key plays its games from now on (`front/bots.rs`).
+        self.bots().enter(&key_sha256, &self.name, &name, false);
+        Ok(key)
+    }
+
+    /// Logs a new hosted entry `bot@version` (SubmitBot; the caller checked the name is free
+    /// and the module) with a fresh bot key; the key.
+    async fn register_hosted(
+        &self,
+        state: &mut LadderState,
+        bot: String,
+        version: String,
+        module: &records::HostedModule,
+    ) -> Result<String, Status> {
+        let key = new_bot_key();
+        let name = records::entry_name(&bot, &version);
+        let key_sha256 = api::key_hash(&key);
+        let record = hosted::submitted(bot, version, key_sha256.clone(), module);
+        self.append(state, record).await?;
         self.bots().enter(&key_sha256, &self.name, &name, false);
         Ok(key)
     }
@@ -889,9 +954,15 @@ impl Ladders {
             })
             .collect();
         grant_keys(self.ctx.games.front().bots(), &state);
+        let hosted_entries: Vec<usize> = (0..state.entries.len())
+            .filter(|&i| state.entries[i].hosted.is_some() && !state.entries[i].retired)
+            .collect();
         let ladder = Ladder::new(self.ctx.clone(), state, stop);
         tokio::spawn(ladder.clone().matchmaker());
         tokio::spawn(house::run(ladder.clone()));
+        for index in hosted_entries {
+            tokio::spawn(hosted::play(ladder.clone(), index));
+        }
         for (no, game) in unfinished {
             tokio::spawn(play::run_game(ladder.clone(), no, game));
         }

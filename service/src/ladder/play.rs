@@ -99,8 +99,14 @@ pub async fn run_game(ladder: Arc<Ladder>, no: u64, game: u32) {
             return record_result(&ladder, no, game, String::new(), None, Vec::new(), &[]).await;
         }
     };
-    let players = ladder.state.lock().await.info.players as usize;
-    let mut referee = Referee::new(no, game, players);
+    let hosted = {
+        let state = ladder.state.lock().await;
+        match state.matches.get(&no) {
+            Some(m) => hosted_seats(&state, m, game),
+            None => vec![false; state.info.players as usize],
+        }
+    };
+    let mut referee = Referee::new(no, game, hosted);
     let Some(over) = watch_to_end(&ladder, &game_id, from_seq, &mut referee).await else {
         return;
     };
@@ -306,16 +312,20 @@ struct Referee {
     first_seen: Vec<bool>,
     /// Per seat: whether its bot was paused from this game already.
     paused: Vec<bool>,
+    /// Per seat: whether its bot is hosted (its timeouts by the clock are the host's).
+    hosted: Vec<bool>,
     aborted: bool,
 }
 
 impl Referee {
-    fn new(no: u64, game: u32, players: usize) -> Referee {
+    fn new(no: u64, game: u32, hosted: Vec<bool>) -> Referee {
+        let players = hosted.len();
         Referee {
             no,
             game,
             first_seen: vec![false; players],
             paused: vec![false; players],
+            hosted,
             aborted: false,
         }
     }
@@ -328,11 +338,15 @@ impl Referee {
         if let Some(seat) = update.actor.map(|s| s as usize) {
             if self.first_seen.get(seat) == Some(&false) {
                 self.first_seen[seat] = true;
-                if self
+                if let Some(timed_out) = self
                     .first_record_timed_out(ladder, game_id, update.seq)
                     .await
                 {
-                    self.abort(ladder, game_id, seat).await;
+                    // A hosted seat's clock ran out: the host did not run its decision in
+                    // time, which voids the game without pausing the bot.
+                    let overload =
+                        self.hosted.get(seat) == Some(&true) && timed_out.cause.is_empty();
+                    self.abort(ladder, game_id, seat, !overload).await;
                 }
             }
         }
@@ -347,27 +361,33 @@ impl Referee {
         }
     }
 
-    /// Whether the record at `seq` is a timeout (read from the log: an update does not say).
-    async fn first_record_timed_out(&self, ladder: &Ladder, game_id: &str, seq: u64) -> bool {
+    /// The record at `seq` if it is a timeout (read from the log: an update does not say).
+    async fn first_record_timed_out(
+        &self,
+        ladder: &Ladder,
+        game_id: &str,
+        seq: u64,
+    ) -> Option<pb::TimedOut> {
         let request = ladder.request(pb::GetLogRequest {
             game_id: game_id.to_string(),
             from_seq: seq.saturating_sub(1),
         });
-        let Ok(stream) = ladder.ctx.games.get_log(request).await else {
-            return false;
-        };
+        let stream = ladder.ctx.games.get_log(request).await.ok()?;
         let mut stream = stream.into_inner();
         match stream.next().await {
-            Some(Ok(record)) => {
-                record.seq == seq && matches!(record.record, Some(Record::TimedOut(_)))
-            }
-            _ => false,
+            Some(Ok(pb::LogRecord {
+                seq: at,
+                record: Some(Record::TimedOut(timed_out)),
+                ..
+            })) if at == seq => Some(timed_out),
+            _ => None,
         }
     }
 
     /// Seat `seat` was not there for its first decision: the game is cancelled (the result
-    /// record makes it void from its log) and the seat's bot paused.
-    async fn abort(&mut self, ladder: &Arc<Ladder>, game_id: &str, seat: usize) {
+    /// record makes it void from its log) and, when the bot is to blame (`pause`), the seat's
+    /// bot paused.
+    async fn abort(&mut self, ladder: &Arc<Ladder>, game_id: &str, seat: usize, pause: bool) {
         if !std::mem::replace(&mut self.aborted, true) {
             let request = ladder.request(pb::CancelGameRequest {
                 game_id: game_id.to_string(),
@@ -379,7 +399,7 @@ impl Referee {
                 tracing::debug!(ladder = %ladder.name, game = %game_id, "aborting a ladder game: {}", status.message());
             }
         }
-        if self.paused.get(seat) == Some(&false) {
+        if pause && self.paused.get(seat) == Some(&false) {
             self.paused[seat] = true;
             let detail = no_first_action(game_id);
             self.pause(ladder, seat, Reason::NoFirstAction, detail)
@@ -424,6 +444,9 @@ pub struct SeatTimeouts {
     /// The longest run after its first own action.
     pub longest_after_acting: u32,
     pub acted: bool,
+    /// A hosted seat's timeouts by the clock: the host did not run its decision in time. Not
+    /// the bot's (counted in none of the above), and the game is void.
+    pub host_overload: u32,
 }
 
 impl SeatTimeouts {
@@ -433,9 +456,17 @@ impl SeatTimeouts {
     }
 }
 
-/// Every seat's timeouts, from a game's log.
-pub fn seat_timeouts(log: &[pb::LogRecord], players: usize) -> Vec<SeatTimeouts> {
-    let mut seats = vec![SeatTimeouts::default(); players];
+/// Per seat of game `game` of match `m`: whether its entry is a hosted bot.
+pub fn hosted_seats(state: &LadderState, m: &Match, game: u32) -> Vec<bool> {
+    seating(&m.entries, m.no, game as usize)
+        .iter()
+        .map(|&e| state.entries[e].hosted.is_some())
+        .collect()
+}
+
+/// Every seat's timeouts, from a game's log (`hosted`: per seat, whether its bot is hosted).
+pub fn seat_timeouts(log: &[pb::LogRecord], hosted: &[bool]) -> Vec<SeatTimeouts> {
+    let mut seats = vec![SeatTimeouts::default(); hosted.len()];
     for record in log {
         match &record.record {
             Some(Record::Acted(acted)) => {
@@ -445,7 +476,14 @@ pub fn seat_timeouts(log: &[pb::LogRecord], players: usize) -> Vec<SeatTimeouts>
                 }
             }
             Some(Record::TimedOut(t)) => {
-                if let Some(s) = seats.get_mut(t.seat as usize) {
+                let seat = t.seat as usize;
+                if hosted.get(seat) == Some(&true) && t.cause.is_empty() {
+                    if let Some(s) = seats.get_mut(seat) {
+                        s.host_overload += 1;
+                    }
+                    continue;
+                }
+                if let Some(s) = seats.get_mut(seat) {
                     s.total += 1;
                     s.trailing += 1;
                     if s.acted {
@@ -483,6 +521,12 @@ pub fn void_reason(
             .get(seat)
             .map_or_else(String::new, |&e| state.entries[e].name())
     };
+    if let Some(seat) = timeouts.iter().position(|t| t.host_overload > 0) {
+        return Some(format!(
+            "void: the host was too loaded to run hosted bot {}'s decisions in time (not the bot's fault)",
+            name(seat)
+        ));
+    }
     if let Some(seat) = timeouts.iter().position(|t| t.leading > 0) {
         return Some(format!(
             "aborted: seat {seat} ({}) timed out on its first decision, before any action of its own",
@@ -580,9 +624,8 @@ async fn record_result(
     {
         return;
     }
-    let players = state.info.players as usize;
     let seats = seating(&m.entries, no, game as usize);
-    let timeouts = seat_timeouts(&log, players);
+    let timeouts = seat_timeouts(&log, &hosted_seats(&state, &m, game));
     let rated = rate_game(
         &state,
         &m,
@@ -733,7 +776,7 @@ mod tests {
             timed_out(9, 1),
             timed_out(10, 1),
         ];
-        let seats = seat_timeouts(&log, 3);
+        let seats = seat_timeouts(&log, &[false; 3]);
         assert_eq!(
             seats[0],
             SeatTimeouts {
@@ -741,7 +784,8 @@ mod tests {
                 leading: 2,
                 trailing: 1,
                 longest_after_acting: 3,
-                acted: true
+                acted: true,
+                host_overload: 0,
             }
         );
         assert_eq!(seats[0].longest_run(0), 3);

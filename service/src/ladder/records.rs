@@ -13,6 +13,7 @@ use pb::ladder_event::paused::Reason;
 use pb::ladder_record::Record as Lr;
 use prost::Message;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Ratings kept per entry for the leaderboard's trend (`Standing.trend`).
 pub const TREND_LEN: usize = 20;
@@ -97,6 +98,17 @@ pub struct Entry {
     pub pauses: VecDeque<pb::BotPause>,
     /// Each time it reached a cap, as logged, oldest first (the newest [`KEEP_STATE_CHANGES`]).
     pub caps: VecDeque<pb::BotCap>,
+    /// A hosted bot's module (SubmitBot): the server makes its decisions.
+    pub hosted: Option<Arc<HostedModule>>,
+}
+
+/// A hosted entry's module, as submitted.
+#[derive(Debug)]
+pub struct HostedModule {
+    pub module: Arc<[u8]>,
+    pub module_sha256: String,
+    /// The engine it was submitted for (`gangs_hosted::ENGINE`).
+    pub engine: String,
 }
 
 /// Appends `item`, dropping the oldest past [`KEEP_STATE_CHANGES`].
@@ -314,6 +326,45 @@ impl LadderState {
         }
     }
 
+    /// A new entry `bot@version` (BotRegistered, BotSubmitted).
+    fn enter(
+        &mut self,
+        seq: u64,
+        bot: String,
+        version: String,
+        key_sha256: String,
+        hosted: Option<Arc<HostedModule>>,
+    ) -> Result<(), String> {
+        let name = entry_name(&bot, &version);
+        if self.by_name.contains_key(&name) {
+            return Err(format!("record {seq} registers {name} again"));
+        }
+        let index = self.entries.len();
+        self.by_name.insert(name, index);
+        self.by_key.insert(key_sha256.clone(), index);
+        self.entries.push(Entry {
+            bot,
+            version,
+            key_sha256,
+            rating: rating::initial(),
+            games: 0,
+            wins: 0,
+            score_sum: 0,
+            timeouts: 0,
+            timeouts_in_a_row: 0,
+            paused: None,
+            paused_unix_ms: 0,
+            retired: false,
+            playing: 0,
+            trend: VecDeque::new(),
+            pauses: VecDeque::new(),
+            caps: VecDeque::new(),
+            hosted,
+        });
+        self.info.bots = self.entries.len() as u32;
+        Ok(())
+    }
+
     /// Applies one durable record (seq `seq`, after the creation).
     pub fn apply(&mut self, seq: u64, unix_ms: i64, record: Lr) -> Result<(), String> {
         if seq != self.last_seq + 1 {
@@ -325,33 +376,14 @@ impl LadderState {
         self.last_seq = seq;
         match record {
             Lr::Created(_) => return Err(format!("record {seq} creates the ladder again")),
-            Lr::Registered(r) => {
-                let name = entry_name(&r.bot, &r.version);
-                if self.by_name.contains_key(&name) {
-                    return Err(format!("record {seq} registers {name} again"));
-                }
-                let index = self.entries.len();
-                self.by_name.insert(name, index);
-                self.by_key.insert(r.key_sha256.clone(), index);
-                self.entries.push(Entry {
-                    bot: r.bot,
-                    version: r.version,
-                    key_sha256: r.key_sha256,
-                    rating: rating::initial(),
-                    games: 0,
-                    wins: 0,
-                    score_sum: 0,
-                    timeouts: 0,
-                    timeouts_in_a_row: 0,
-                    paused: None,
-                    paused_unix_ms: 0,
-                    retired: false,
-                    playing: 0,
-                    trend: VecDeque::new(),
-                    pauses: VecDeque::new(),
-                    caps: VecDeque::new(),
-                });
-                self.info.bots = self.entries.len() as u32;
+            Lr::Registered(r) => self.enter(seq, r.bot, r.version, r.key_sha256, None)?,
+            Lr::Submitted(r) => {
+                let hosted = HostedModule {
+                    module: r.module.into(),
+                    module_sha256: r.module_sha256,
+                    engine: r.engine,
+                };
+                self.enter(seq, r.bot, r.version, r.key_sha256, Some(Arc::new(hosted)))?
             }
             Lr::Paused(p) => {
                 let index = self.entry_index(&p.bot, &p.version, seq)?;

@@ -8,7 +8,7 @@
 
 use super::api::{apply_fit, standings};
 use super::fit;
-use super::play::{rate_game, seat_timeouts};
+use super::play::{hosted_seats, rate_game, seat_timeouts};
 use super::records::{self, LadderState};
 use super::Ladder;
 use gangs_proto::v1 as pb;
@@ -56,7 +56,7 @@ pub async fn rerate(ladder: &Ladder, season: u32) -> Result<pb::RerateLadderResp
             } else {
                 game_outcome(ladder, &kept_result.game_id).await?
             };
-            let timeouts = seat_timeouts(&log, fresh.info.players as usize);
+            let timeouts = seat_timeouts(&log, &hosted_seats(&fresh, &m, kept_result.game));
             let game_id = kept_result.game_id.clone();
             let result = rate_game(&fresh, &m, kept_result.game, game_id, outcome, &timeouts);
             games += u32::from(!result.void && m.season == season);

@@ -65,6 +65,7 @@ pub fn play_game(
             seat: Some(seat as u32),
             seats_taken: game.players() as u32,
             clocks: Vec::new(),
+            unix_ms: 0,
         };
         let action = policies[seat]
             .choose(&update)

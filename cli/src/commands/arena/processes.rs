@@ -47,10 +47,18 @@ pub fn bot_slots(commands: &[String], players: usize) -> Result<Vec<BotCommand>,
                 "an empty --bot command: give the bot program, e.g. --bot gangs-bot-random",
             ));
         };
+        // A hosted bot's module plays through `gangs-bot-wasm`, the server's own runner.
+        let (program, args) = if program.ends_with(".wasm") {
+            let mut with_module = vec!["--wasm".to_string(), program.clone()];
+            with_module.extend_from_slice(args);
+            ("gangs-bot-wasm".to_string(), with_module)
+        } else {
+            (program.clone(), args.to_vec())
+        };
         parsed.push(BotCommand {
             name: command.clone(),
-            program: program.clone(),
-            args: args.to_vec(),
+            program,
+            args,
         });
     }
     let last = parsed.last().expect("checked non-empty").clone();

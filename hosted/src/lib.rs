@@ -1,0 +1,414 @@
+//! Hosted bots: a WebAssembly module (a WASI preview 1 command) that decides one seat's move.
+//! For each decision the [`Runner`] instantiates the module afresh, gives it one line of JSON
+//! on stdin (the seat's update, without wall-clock fields) and reads one line from stdout,
+//! within a [`Budget`] of fuel (instructions) and memory. Everything the module can observe —
+//! its input, its virtual clock, its random bytes — comes from the [`Decision`], so the same
+//! module, engine and budget answer the same decision with the same bytes: a logged game's
+//! decisions can be rerun and compared. The contract in product words: docs/hosted-bots.md.
+//!
+//! Pure computation, no async: the server runs decisions on its own pool of threads
+//! ([`pool::Pool`]), apart from the games' runtime.
+
+pub mod pool;
+mod random;
+pub mod seat;
+mod wasi;
+
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::{Config, Engine, InstancePre, Linker, Module, Store, Trap};
+
+pub use wasi::{ALLOWED_MODULE, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
+
+/// The engine and its version, recorded with every hosted bot's version: fuel accounting may
+/// change between engine releases, and a rerun must use the engine that made the decision.
+pub const ENGINE: &str = "wasmtime 40.0.0";
+
+/// What one decision may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Fuel per decision: about one unit per WebAssembly instruction.
+    pub fuel: u64,
+    /// Linear memory per instance, in bytes.
+    pub memory_bytes: u64,
+    /// Wall-clock backstop per decision, for a host too loaded to run the fuel in time: when
+    /// it fires the decision is the host's failure ([`Fault::Overload`]), not the bot's.
+    pub backstop: Duration,
+}
+
+/// The defaults of a ladder's budget (docs/hosted-bots.md).
+pub const DEFAULT_FUEL: u64 = 300_000_000;
+pub const DEFAULT_MEMORY_BYTES: u64 = 64 << 20;
+pub const DEFAULT_MODULE_BYTES: u64 = 8 << 20;
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            fuel: DEFAULT_FUEL,
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            backstop: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Everything a decision's module may observe besides its own code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision<'a> {
+    /// The line on stdin, without its newline (the host adds it).
+    pub input: &'a [u8],
+    /// The logged record's time, in nanoseconds since the Unix epoch: the virtual clock
+    /// starts there and advances with the fuel used.
+    pub clock_ns: u64,
+    /// The game's seed: the key of the bot's random bytes (which reveal nothing of it).
+    pub seed: u64,
+    /// `BOT@VERSION`.
+    pub bot: &'a str,
+    pub seat: u32,
+    /// The seq of the update the decision answers.
+    pub seq: u64,
+}
+
+/// Why a decision gave no answer. Displayed as the cause's word, then the detail (`trap:
+/// unreachable`): the `cause` of the seat's `timed_out` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// The fuel ran out.
+    Fuel,
+    /// The module asked for more memory than the budget.
+    Memory,
+    /// The module trapped or exited without an answer.
+    Trap(String),
+    /// The module printed no line, or too much.
+    BadOutput(String),
+    /// The wall-clock backstop fired: the host was too loaded.
+    Overload,
+}
+
+impl Fault {
+    /// The cause's word, as logged with the seat's timeout: `fuel`, `memory`, `trap`,
+    /// `bad output`, `overload`.
+    pub fn cause(&self) -> &'static str {
+        match self {
+            Fault::Fuel => "fuel",
+            Fault::Memory => "memory",
+            Fault::Trap(_) => "trap",
+            Fault::BadOutput(_) => "bad output",
+            Fault::Overload => "overload",
+        }
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Fuel => write!(f, "fuel: out of fuel (the budget's fuel per decision)"),
+            Fault::Memory => write!(f, "memory: out of memory (the budget's memory per instance)"),
+            Fault::Trap(why) => write!(f, "trap: {why}"),
+            Fault::BadOutput(why) => write!(f, "bad output: {why}"),
+            Fault::Overload => write!(
+                f,
+                "overload: the host was too loaded to run the decision in time (not the bot's fault)"
+            ),
+        }
+    }
+}
+
+/// One decision's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The first line the module printed on stdout (without its newline), or why there is none.
+    pub answer: Result<String, Fault>,
+    pub fuel_used: u64,
+    /// What it printed on stderr (at most [`MAX_STDERR_BYTES`]).
+    pub stderr: Vec<u8>,
+}
+
+/// Why a module cannot be a hosted bot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A compiled, checked module, ready to run decisions. Cheap to clone.
+#[derive(Clone)]
+pub struct Bot {
+    pre: InstancePre<wasi::Context>,
+    /// The module's size in bytes.
+    pub size: usize,
+}
+
+/// The engine and the WASI functions every module is linked against. Cheap to clone; one per
+/// process (the epoch ticker behind the backstop is one thread).
+#[derive(Clone)]
+pub struct Runner {
+    engine: Engine,
+    linker: Arc<Linker<wasi::Context>>,
+}
+
+/// How often the backstop's clock ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+impl Runner {
+    pub fn new() -> Runner {
+        let mut config = Config::new();
+        config.consume_fuel(true);
+        config.epoch_interruption(true);
+        // The same answer on every machine: NaNs canonical, relaxed SIMD deterministic (the
+        // engine is built without threads).
+        config.cranelift_nan_canonicalization(true);
+        config.relaxed_simd_deterministic(true);
+        let engine = Engine::new(&config).expect("the engine's configuration is valid");
+        let ticker = engine.weak();
+        std::thread::Builder::new()
+            .name("hosted-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = ticker.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })
+            .expect("a thread for the backstop's clock");
+        let mut linker = Linker::new(&engine);
+        wasi::link(&mut linker).expect("the WASI functions link");
+        Runner {
+            engine,
+            linker: Arc::new(linker),
+        }
+    }
+
+    /// `bytes` compiled and checked: at most `max_bytes`, valid WebAssembly, importing only
+    /// from `wasi_snapshot_preview1` (functions of the right type), exporting `_start` and
+    /// `memory`, its initial memory within `budget`. Running it on a sample decision is the
+    /// caller's (it knows what a legal answer is).
+    pub fn compile(&self, bytes: &[u8], max_bytes: u64, budget: &Budget) -> Result<Bot, Refusal> {
+        if bytes.len() as u64 > max_bytes {
+            return Err(Refusal(format!(
+                "the module is {} bytes: the limit is {max_bytes} (--max-module-bytes)",
+                bytes.len()
+            )));
+        }
+        if !bytes.starts_with(b"\0asm") {
+            return Err(Refusal(
+                "not a WebAssembly module (a .wasm file starts with \\0asm; build for wasm32-wasip1 / wasm32-wasi)"
+                    .into(),
+            ));
+        }
+        let module = Module::new(&self.engine, bytes)
+            .map_err(|e| Refusal(format!("not a valid WebAssembly module: {e:#}")))?;
+        for import in module.imports() {
+            if import.module() != ALLOWED_MODULE {
+                return Err(Refusal(format!(
+                    "the module imports `{}.{}`: a hosted bot may import only from {ALLOWED_MODULE}",
+                    import.module(),
+                    import.name()
+                )));
+            }
+        }
+        if module.get_export("_start").is_none() {
+            return Err(Refusal(
+                "the module exports no `_start`: build a WASI command (a program with main), not a library"
+                    .into(),
+            ));
+        }
+        match module.get_export("memory") {
+            Some(wasmtime::ExternType::Memory(memory)) => {
+                let initial = memory.minimum().saturating_mul(memory.page_size());
+                if initial > budget.memory_bytes {
+                    return Err(Refusal(format!(
+                        "the module's initial memory is {initial} bytes: the budget is {} bytes per instance",
+                        budget.memory_bytes
+                    )));
+                }
+            }
+            _ => {
+                return Err(Refusal(
+                    "the module exports no `memory` (WASI needs it)".into(),
+                ))
+            }
+        }
+        let pre = self
+            .linker
+            .instantiate_pre(&module)
+            .map_err(|e| Refusal(format!("the module's imports do not link: {e:#}")))?;
+        Ok(Bot {
+            pre,
+            size: bytes.len(),
+        })
+    }
+
+    /// Runs one decision of `bot` within `budget`.
+    pub fn decide(&self, bot: &Bot, decision: &Decision<'_>, budget: &Budget) -> Outcome {
+        let context = wasi::Context::new(decision, budget);
+        let mut store = Store::new(&self.engine, context);
+        store.limiter(|context| &mut context.limits);
+        store.set_fuel(budget.fuel).expect("fuel is enabled");
+        let ticks = (budget.backstop.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+        let run = bot.pre.instantiate(&mut store).and_then(|instance| {
+            let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
+            start.call(&mut store, ())
+        });
+        let fuel_used = budget.fuel - store.get_fuel().unwrap_or(0);
+        let context = store.into_data();
+        let memory_refused = context.limits.refused;
+        let ended = match run {
+            Ok(()) => Ok(()),
+            Err(error) => match wasi::Ended::of(&error) {
+                Some(wasi::Ended::Exit(0)) | Some(wasi::Ended::Answered) => Ok(()),
+                Some(wasi::Ended::Exit(code)) => {
+                    Err(Fault::Trap(format!("exited with code {code}")))
+                }
+                Some(wasi::Ended::Flood) => Err(Fault::BadOutput(format!(
+                    "more than {MAX_STDOUT_BYTES} bytes on stdout without a newline"
+                ))),
+                None => Err(match error.downcast_ref::<Trap>() {
+                    Some(Trap::OutOfFuel) => Fault::Fuel,
+                    Some(Trap::Interrupt) => Fault::Overload,
+                    _ if memory_refused => Fault::Memory,
+                    Some(trap) => Fault::Trap(trap.to_string()),
+                    None => Fault::Trap(format!("{error:#}")),
+                }),
+            },
+        };
+        let answer = match (context.answer(), ended) {
+            // A line printed counts even if the module then failed: the decision was made.
+            (Some(line), _) => Ok(line),
+            (None, Err(fault)) => Err(fault),
+            (None, Ok(())) if memory_refused => Err(Fault::Memory),
+            (None, Ok(())) => Err(Fault::BadOutput(
+                "the module ended without printing a line on stdout".into(),
+            )),
+        };
+        Outcome {
+            answer,
+            fuel_used,
+            stderr: context.stderr,
+        }
+    }
+}
+
+impl Default for Runner {
+    fn default() -> Runner {
+        Runner::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module that writes `text` to stdout from `_start`, after `work` loop iterations.
+    fn printer(text: &str, work: u32) -> Vec<u8> {
+        let len = text.len();
+        wat::parse_str(format!(
+            r#"(module
+              (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+              (memory (export "memory") 1)
+              (data (i32.const 64) "{text}")
+              (func (export "_start") (local $i i32)
+                (loop $spin
+                  (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                  (br_if $spin (i32.lt_u (local.get $i) (i32.const {work}))))
+                (i32.store (i32.const 0) (i32.const 64))
+                (i32.store (i32.const 4) (i32.const {len}))
+                (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
+        ))
+        .expect("valid text")
+    }
+
+    fn decision() -> Decision<'static> {
+        Decision {
+            input: b"{}",
+            clock_ns: 5,
+            seed: 1,
+            bot: "t@1",
+            seat: 0,
+            seq: 3,
+        }
+    }
+
+    #[test]
+    fn a_module_answers_its_first_line_and_the_same_run_uses_the_same_fuel() {
+        let runner = Runner::new();
+        let budget = Budget::default();
+        let bot = runner
+            .compile(&printer("2\\0a", 1000), u64::MAX, &budget)
+            .unwrap();
+        let first = runner.decide(&bot, &decision(), &budget);
+        assert_eq!(first.answer, Ok("2".to_string()));
+        assert!(first.fuel_used > 1000, "{}", first.fuel_used);
+        assert_eq!(runner.decide(&bot, &decision(), &budget), first);
+    }
+
+    #[test]
+    fn out_of_fuel_is_the_fuel_fault() {
+        let runner = Runner::new();
+        let budget = Budget {
+            fuel: 10_000,
+            ..Budget::default()
+        };
+        let bot = runner
+            .compile(&printer("0\\0a", 1_000_000), u64::MAX, &budget)
+            .unwrap();
+        let outcome = runner.decide(&bot, &decision(), &budget);
+        assert_eq!(outcome.answer, Err(Fault::Fuel));
+        assert_eq!(outcome.fuel_used, 10_000);
+    }
+
+    #[test]
+    fn no_line_is_bad_output() {
+        let runner = Runner::new();
+        let budget = Budget::default();
+        let bot = runner.compile(&printer("", 1), u64::MAX, &budget).unwrap();
+        let outcome = runner.decide(&bot, &decision(), &budget);
+        assert!(
+            matches!(outcome.answer, Err(Fault::BadOutput(_))),
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn imports_outside_wasi_and_oversized_modules_are_refused_naming_why() {
+        let runner = Runner::new();
+        let budget = Budget::default();
+        let foreign = wat::parse_str(
+            r#"(module (import "env" "socket" (func)) (memory (export "memory") 1) (func (export "_start")))"#,
+        )
+        .unwrap();
+        let refusal = runner.compile(&foreign, u64::MAX, &budget).err().unwrap();
+        assert!(refusal.0.contains("env.socket"), "{refusal}");
+        let refusal = runner.compile(&printer("0", 1), 10, &budget).err().unwrap();
+        assert!(refusal.0.contains("--max-module-bytes"), "{refusal}");
+        let refusal = runner
+            .compile(b"not wasm", u64::MAX, &budget)
+            .err()
+            .unwrap();
+        assert!(refusal.0.contains("not a WebAssembly module"), "{refusal}");
+    }
+
+    #[test]
+    fn memory_past_the_budget_is_the_memory_fault() {
+        let runner = Runner::new();
+        let budget = Budget {
+            memory_bytes: 4 << 16,
+            ..Budget::default()
+        };
+        // Grows by 16 pages, refused; then traps, out of memory.
+        let bomb = wat::parse_str(
+            r#"(module (memory (export "memory") 1)
+                (func (export "_start")
+                  (if (i32.eq (memory.grow (i32.const 16)) (i32.const -1)) (then unreachable))))"#,
+        )
+        .unwrap();
+        let bot = runner.compile(&bomb, u64::MAX, &budget).unwrap();
+        assert_eq!(
+            runner.decide(&bot, &decision(), &budget).answer,
+            Err(Fault::Memory)
+        );
+    }
+}

@@ -1,0 +1,457 @@
+//! Hosted bots on a ladder (`SubmitBot`, docs/hosted-bots.md): the server plays a bot's
+//! WebAssembly module for it, as an in-process entry like the house bots (`house.rs` queues
+//! it and plays its seats), deciding on a bounded pool of threads apart from the games'
+//! runtime (`gangs_hosted::pool`). A decision that fails (out of fuel or memory, a trap, bad
+//! output) plays the seat's default action, logged as a `timed_out` of that bot with the
+//! cause; a decision the host could not run in time (its pool full, the wall-clock backstop)
+//! is the host's: the seat is left to its clock, and a hosted seat's timeout by the clock
+//! voids the game (`play::void_reason`) instead of charging the bot.
+
+use super::records::{entry_name, HostedModule, LadderState};
+use super::Ladder;
+use crate::error::{HostError, HostResult};
+use crate::front::Principal;
+use gangs_hosted::seat::{self, SeatDecision};
+use gangs_hosted::{pool::Pool, Bot, Budget, Fault, Runner};
+use gangs_proto::v1 as pb;
+use pb::ladder_record::Record as Lr;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// Jobs waiting per pool thread before the pool refuses more (the host is overloaded).
+const QUEUE_PER_THREAD: usize = 64;
+/// The sample decision's game seed (SubmitBot checks a module on it).
+const SAMPLE_SEED: u64 = 0x5eed;
+/// A hosted budget's bounds (CreateLadder).
+pub const FUEL_RANGE: std::ops::RangeInclusive<u64> = 1_000_000..=20_000_000_000;
+pub const MEMORY_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(1 << 30);
+pub const MODULE_RANGE: std::ops::RangeInclusive<u64> = (1 << 10)..=(256 << 20);
+
+/// The server's hosted-bot runner, shared by every ladder.
+pub struct Hosting {
+    runner: Runner,
+    pool: Pool,
+    /// `--max-module-bytes`.
+    pub max_module_bytes: u64,
+    /// Compiled modules by SHA-256: a module is compiled once per process.
+    compiled: Mutex<HashMap<String, Bot>>,
+}
+
+/// The default of `--hosted-bot-threads`: the cores less one, at least one.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .saturating_sub(1)
+        .max(1)
+}
+
+impl Hosting {
+    pub fn new(threads: usize, max_module_bytes: u64) -> Arc<Hosting> {
+        let threads = threads.max(1);
+        Arc::new(Hosting {
+            runner: Runner::new(),
+            pool: Pool::new(threads, threads * QUEUE_PER_THREAD),
+            max_module_bytes,
+            compiled: Mutex::default(),
+        })
+    }
+
+    /// Runs `job` on the pool; None when its queue is full (the host is overloaded).
+    async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&Runner) -> T + Send + 'static,
+    ) -> Option<T> {
+        let (tx, rx) = oneshot::channel();
+        let runner = self.runner.clone();
+        let queued = self.pool.spawn(move || {
+            let _ = tx.send(job(&runner));
+        });
+        crate::metrics::hosted_pool(&self.pool);
+        queued.ok()?;
+        rx.await.ok()
+    }
+
+    /// `module` compiled (once per process).
+    async fn compile(&self, module: &HostedModule, budget: Budget) -> Result<Bot, String> {
+        if let Some(bot) = self
+            .compiled
+            .lock()
+            .expect("compiled")
+            .get(&module.module_sha256)
+        {
+            return Ok(bot.clone());
+        }
+        let bytes = module.module.clone();
+        let compiled = self
+            .run(move |runner| runner.compile(&bytes, u64::MAX, &budget))
+            .await
+            .ok_or("the server's hosted-bot threads are busy")?
+            .map_err(|refusal| refusal.0)?;
+        self.compiled
+            .lock()
+            .expect("compiled")
+            .insert(module.module_sha256.clone(), compiled.clone());
+        Ok(compiled)
+    }
+}
+
+/// A ladder's budget per hosted decision (defaults for a ladder created without one). The
+/// wall-clock backstop is the ladder's turn: past it the game's clock would have fired anyway.
+pub fn budget(info: &pb::Ladder) -> Budget {
+    let or = |value: u64, default: u64| if value == 0 { default } else { value };
+    Budget {
+        fuel: or(info.hosted_fuel, gangs_hosted::DEFAULT_FUEL),
+        memory_bytes: or(info.hosted_memory_bytes, gangs_hosted::DEFAULT_MEMORY_BYTES),
+        backstop: Duration::from_millis(info.turn_ms.max(1000)),
+    }
+}
+
+/// The largest module a ladder takes: its module budget, within the server's flag.
+fn module_limit(info: &pb::Ladder, hosting: &Hosting) -> u64 {
+    let own = if info.hosted_module_bytes == 0 {
+        gangs_hosted::DEFAULT_MODULE_BYTES
+    } else {
+        info.hosted_module_bytes
+    };
+    own.min(hosting.max_module_bytes)
+}
+
+/// A seat's first update in a fresh game of the ladder's kind: what SubmitBot's sample
+/// decision answers.
+fn sample_update(info: &pb::Ladder) -> HostResult<pb::Update> {
+    let broken = |e: gangs_games::Refusal| HostError::Internal(format!("a sample game: {e}"));
+    let mut game = gangs_games::new_game(&info.kind, info.options.as_ref(), SAMPLE_SEED, None)
+        .map_err(broken)?;
+    let events = game.start();
+    let players = game.players();
+    let seat = (0..players)
+        .find(|&s| !game.legal_actions(s).is_empty())
+        .ok_or_else(|| HostError::Internal("a sample game awaits no seat".into()))?;
+    Ok(pb::Update {
+        seq: players as u64 + 2,
+        events: events
+            .iter()
+            .filter_map(|e| game.redact(e, Some(seat)))
+            .collect(),
+        view: Some(game.view(Some(seat))),
+        legal_actions: game.legal_actions(seat),
+        status: pb::GameStatus::Running as i32,
+        seat: Some(seat as u32),
+        seats_taken: players as u32,
+        ..Default::default()
+    })
+}
+
+/// The version a submission gets: as given, or the next number after the bot's numbered
+/// versions.
+fn next_version(state: &LadderState, bot: &str) -> String {
+    let last = state
+        .entries
+        .iter()
+        .filter(|e| e.bot == bot)
+        .filter_map(|e| e.version.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    (last + 1).to_string()
+}
+
+/// Whether `principal` may submit a version of `bot` to `ladder` (the front admitted it for
+/// SubmitBot): the admin; a key of one of that bot's versions; anyone for a new bot where
+/// registration is open (or on a server without keys, for any bot).
+fn may_submit(
+    principal: &Principal,
+    keyed: bool,
+    ladder: &str,
+    bot: &str,
+    exists: bool,
+) -> HostResult<()> {
+    match principal {
+        Principal::Admin | Principal::Ladder(_) | Principal::Forwarded => Ok(()),
+        Principal::Bot(key) => {
+            let (owner, _) = key.bot.rsplit_once('@').unwrap_or((&key.bot, ""));
+            if &*key.ladder == ladder && owner == bot {
+                Ok(())
+            } else {
+                Err(HostError::Permission(format!(
+                    "a bot key submits only its own bot's versions: this key is {}'s on ladder {}",
+                    key.bot, key.ladder
+                )))
+            }
+        }
+        Principal::Anyone if keyed && exists => Err(HostError::Permission(format!(
+            "bot {bot} is registered on ladder {ladder}: submit its next version with one of its keys (--bot-key) or the admin key"
+        ))),
+        Principal::Anyone => Ok(()),
+        Principal::Player => Err(HostError::Permission(
+            "the player key may not submit bots: use the bot's key or the admin key".into(),
+        )),
+    }
+}
+
+/// `SubmitBot` on the ladder that runs here: checks the module (compiles, imports, a legal
+/// answer to a sample decision within the budget), then enters it as a new version of the bot
+/// and starts playing it.
+pub async fn submit(
+    ladder: &Arc<Ladder>,
+    principal: &Principal,
+    keyed: bool,
+    request: pb::SubmitBotRequest,
+) -> HostResult<pb::SubmitBotResponse> {
+    let hosting = ladder.ctx.hosting.clone();
+    if request.bot.starts_with(super::house::HOUSE_PREFIX) {
+        return Err(HostError::Invalid(format!(
+            "bot names starting with {:?} are the server's own house bots: choose another name",
+            super::house::HOUSE_PREFIX
+        )));
+    }
+    if request.module.is_empty() {
+        return Err(HostError::Invalid(
+            "module is required: the bot's .wasm file (gangs ladder submit LADDER BOT --wasm FILE)"
+                .into(),
+        ));
+    }
+    let info = ladder.state.lock().await.info.clone();
+    let limit = module_limit(&info, &hosting);
+    if request.module.len() as u64 > limit {
+        return Err(HostError::Exhausted(format!(
+            "the module is {} bytes: ladder {} takes modules up to {limit} bytes (the ladder's module budget, within the server's --max-module-bytes)",
+            request.module.len(),
+            ladder.name
+        )));
+    }
+    let version = {
+        let state = ladder.state.lock().await;
+        let exists = state.entries.iter().any(|e| e.bot == request.bot);
+        may_submit(principal, keyed, &ladder.name, &request.bot, exists)?;
+        let version = if request.version.is_empty() {
+            next_version(&state, &request.bot)
+        } else {
+            request.version.clone()
+        };
+        let name = entry_name(&request.bot, &version);
+        if state.by_name.contains_key(&name) {
+            return Err(HostError::Invalid(format!(
+                "{name} is registered on ladder {} already: give another --version, or none for the next number",
+                ladder.name
+            )));
+        }
+        version
+    };
+    let budget = budget(&info);
+    let sample = sample_update(&info)?;
+    let module: Arc<[u8]> = request.module.into();
+    let entry = entry_name(&request.bot, &version);
+    let kind = info.kind.clone();
+    let checked = {
+        let module = module.clone();
+        let entry = entry.clone();
+        hosting
+            .run(move |runner| {
+                let bot = runner.compile(&module, limit, &budget)?;
+                let decided = seat::decide(
+                    runner,
+                    &bot,
+                    &budget,
+                    SeatDecision {
+                        kind: &kind,
+                        update: &sample,
+                        record_unix_ms: 0,
+                        seed: SAMPLE_SEED,
+                        bot: &entry,
+                    },
+                );
+                Ok((bot, decided))
+            })
+            .await
+            .ok_or_else(|| {
+                HostError::Exhausted(
+                    "the server's hosted-bot threads are busy (--hosted-bot-threads): try again"
+                        .into(),
+                )
+            })?
+    };
+    let (compiled, decided) = checked.map_err(|refusal: gangs_hosted::Refusal| {
+        HostError::Invalid(format!("the module was refused: {refusal}"))
+    })?;
+    let sample_answer = match (&decided.action, &decided.outcome.answer) {
+        (Ok(_), Ok(line)) => line.clone(),
+        (Err(fault), _) => {
+            let stderr = String::from_utf8_lossy(&decided.outcome.stderr);
+            let stderr = stderr.trim();
+            let tail: String = stderr
+                .chars()
+                .rev()
+                .take(400)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            return Err(HostError::Invalid(format!(
+                "the module failed its sample decision ({fault}; fuel used {} of {}){}",
+                decided.outcome.fuel_used,
+                budget.fuel,
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; it printed on stderr: {tail}")
+                }
+            )));
+        }
+        (Ok(_), Err(_)) => unreachable!("an action comes from an answer"),
+    };
+    let module_sha256 = sha256_hex(&module);
+    hosting
+        .compiled
+        .lock()
+        .expect("compiled")
+        .insert(module_sha256.clone(), compiled);
+    let hosted = HostedModule {
+        module,
+        module_sha256: module_sha256.clone(),
+        engine: gangs_hosted::ENGINE.to_string(),
+    };
+    let (key, index) = {
+        let mut state = ladder.state.lock().await;
+        if state.by_name.contains_key(&entry) {
+            return Err(HostError::Invalid(format!(
+                "{entry} was registered on ladder {} meanwhile: submit again",
+                ladder.name
+            )));
+        }
+        let key = ladder
+            .register_hosted(&mut state, request.bot.clone(), version.clone(), &hosted)
+            .await
+            .map_err(|status| HostError::Unavailable(status.message().to_string()))?;
+        (key, state.by_name[&entry])
+    };
+    tracing::info!(ladder = %ladder.name, bot = %entry, bytes = hosted.module.len(), "entered a hosted bot");
+    tokio::spawn(play(ladder.clone(), index));
+    Ok(pb::SubmitBotResponse {
+        bot: request.bot,
+        version,
+        bot_key: key,
+        module_sha256,
+        engine: gangs_hosted::ENGINE.to_string(),
+        sample_fuel: decided.outcome.fuel_used,
+        sample_answer,
+    })
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The record that enters a hosted version.
+pub fn submitted(bot: String, version: String, key_sha256: String, hosted: &HostedModule) -> Lr {
+    Lr::Submitted(pb::ladder_record::BotSubmitted {
+        bot,
+        version,
+        key_sha256,
+        module: hosted.module.to_vec(),
+        module_sha256: hosted.module_sha256.clone(),
+        engine: hosted.engine.clone(),
+    })
+}
+
+/// Plays hosted entry `index` until the server stops or the bot retires: compiled once, then
+/// queued and played like a house bot.
+pub async fn play(ladder: Arc<Ladder>, index: usize) {
+    let (module, info, name) = {
+        let state = ladder.state.lock().await;
+        let entry = &state.entries[index];
+        let Some(module) = entry.hosted.clone() else {
+            return;
+        };
+        if entry.retired {
+            return;
+        }
+        (module, state.info.clone(), entry.name())
+    };
+    let budget = budget(&info);
+    let bot = match ladder.ctx.hosting.compile(&module, budget).await {
+        Ok(bot) => bot,
+        Err(why) => {
+            tracing::error!(ladder = %ladder.name, bot = %name, "a hosted bot's module does not compile here: {why}");
+            return;
+        }
+    };
+    if module.engine != gangs_hosted::ENGINE {
+        tracing::warn!(ladder = %ladder.name, bot = %name, submitted = %module.engine, running = gangs_hosted::ENGINE, "a hosted bot submitted for another engine: its fuel may count differently");
+    }
+    let hosted = Arc::new(HostedBot {
+        hosting: ladder.ctx.hosting.clone(),
+        bot,
+        budget,
+        kind: info.kind.clone(),
+        name: name.clone(),
+    });
+    super::house::play(ladder, super::house::Player::Hosted(hosted), name, index).await;
+}
+
+/// A hosted entry, ready to decide.
+pub struct HostedBot {
+    hosting: Arc<Hosting>,
+    bot: Bot,
+    budget: Budget,
+    kind: String,
+    /// `BOT@VERSION`.
+    name: String,
+}
+
+/// What a seat does with an update.
+pub enum Step {
+    Act(pb::GameAction),
+    /// Play the default action, logged with this cause.
+    Forfeit(String),
+    /// Nothing: the seat's clock decides (the host could not run the decision).
+    Wait,
+}
+
+impl HostedBot {
+    /// The seat's step on `update` of a game dealt from `seed`.
+    pub async fn decide(self: &Arc<Self>, seed: u64, update: pb::Update) -> Step {
+        let me = self.clone();
+        let decided = self
+            .hosting
+            .run(move |runner| {
+                seat::decide(
+                    runner,
+                    &me.bot,
+                    &me.budget,
+                    SeatDecision {
+                        kind: &me.kind,
+                        update: &update,
+                        record_unix_ms: update.unix_ms,
+                        seed,
+                        bot: &me.name,
+                    },
+                )
+            })
+            .await;
+        let Some(decided) = decided else {
+            crate::metrics::hosted_decision("overload", 0);
+            return Step::Wait;
+        };
+        let fuel = decided.outcome.fuel_used;
+        match decided.action {
+            Ok(action) => {
+                crate::metrics::hosted_decision("ok", fuel);
+                Step::Act(action)
+            }
+            Err(Fault::Overload) => {
+                crate::metrics::hosted_decision("overload", fuel);
+                Step::Wait
+            }
+            Err(fault) => {
+                crate::metrics::hosted_decision(fault.cause(), fuel);
+                Step::Forfeit(fault.to_string())
+            }
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! End to end: hosted bots (`gangs ladder submit`, `Ladders.SubmitBot`). Modules submitted
+//! with the admin key, a bot's own key and through the CLI are checked, entered and played by
+//! the server on a keyed ladder beside a house bot and a connected bot; their games are rated
+//! without a timeout of theirs, survive a SIGKILL of the server, and every decision a hosted
+//! bot made reruns identically (`gangs replay --check-decisions`). Modules that cannot be bots
+//! are refused naming why (an import outside WASI, a decision out of fuel, a module over
+//! `--max-module-bytes`, the wrong key), and a module that answers the sample but not a real
+//! game gets its seat's default logged with the cause, the game aborted, and the bot paused.
+
+use crate::common;
+
+use common::ladder::{ladder_games, rust_ladder_bot, standings};
+use common::*;
+use gangs_proto::auth::ApiKey;
+use gangs_proto::v1 as pb;
+use pb::ladders_client::LaddersClient;
+use std::time::Duration;
+use tonic::Code;
+
+const ADMIN: &str = "admin-secret-hosted-1";
+const PLAYER: &str = "player-secret-hosted-2";
+
+/// A module printing `0` (the first legal action) after `spin` loop turns.
+fn first_action_bot(spin: u32) -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(module
+          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 64) "0\n")
+          (func (export "_start") (local $i i32)
+            (loop $spin
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $spin (i32.lt_u (local.get $i) (i32.const {spin}))))
+            (i32.store (i32.const 0) (i32.const 64))
+            (i32.store (i32.const 4) (i32.const 2))
+            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
+    ))
+    .expect("valid module")
+}
+
+/// Answers `0` while its virtual clock reads before 1970-01-12 (the sample decision, whose
+/// record time is 0), `99` after (a real game's decision): no such action.
+fn sample_only_bot() -> Vec<u8> {
+    wat::parse_str(
+        r#"(module
+          (import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))
+          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 64) "0\n")
+          (data (i32.const 80) "99\n")
+          (func (export "_start")
+            (drop (call $clock (i32.const 0) (i64.const 1) (i32.const 16)))
+            (if (i64.lt_u (i64.load (i32.const 16)) (i64.const 1000000000000000))
+              (then (i32.store (i32.const 0) (i32.const 64)) (i32.store (i32.const 4) (i32.const 2)))
+              (else (i32.store (i32.const 0) (i32.const 80)) (i32.store (i32.const 4) (i32.const 3))))
+            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
+    )
+    .expect("valid module")
+}
+
+fn client(
+    server: &Server,
+    key: &str,
+) -> LaddersClient<tonic::service::interceptor::InterceptedService<tonic::transport::Channel, ApiKey>>
+{
+    let channel = gangs_proto::connect::endpoint(&server.url(), None)
+        .unwrap()
+        .connect_lazy();
+    LaddersClient::with_interceptor(channel, ApiKey::new(Some(key)).unwrap())
+}
+
+fn submit(ladder: &str, bot: &str, module: Vec<u8>) -> pb::SubmitBotRequest {
+    pb::SubmitBotRequest {
+        ladder: ladder.into(),
+        bot: bot.into(),
+        version: String::new(),
+        module,
+    }
+}
+
+fn create(name: &str, house: &[&str]) -> pb::CreateLadderRequest {
+    pb::CreateLadderRequest {
+        name: name.into(),
+        kind: "gang-of-four".into(),
+        players: Some(3),
+        options: [("target_score".to_string(), "1".to_string())].into(),
+        turn_ms: Some(3000),
+        house_bots: house.iter().map(|h| h.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+/// Waits until `ladder` has rated `count` games (not void), failing after `within`.
+async fn rated<T>(
+    admin: &mut LaddersClient<T>,
+    ladder: &str,
+    count: usize,
+    within: Duration,
+) -> Vec<pb::LadderGame>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: tonic::codegen::Body<Data = tonic::codegen::Bytes> + Send + 'static,
+    <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
+{
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let games = ladder_games(admin, ladder, 200).await;
+        let done: Vec<pb::LadderGame> = games
+            .into_iter()
+            .filter(|g| g.finished_unix_ms.is_some() && !g.void)
+            .collect();
+        if done.len() >= count {
+            return done;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} games of {ladder} rated within {within:?}",
+            done.len()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start_with(
+        dir.path(),
+        0,
+        &[
+            "--api-key",
+            ADMIN,
+            "--player-key",
+            PLAYER,
+            "--hosted-bot-threads",
+            "1",
+        ],
+    );
+    let mut admin = client(&server, ADMIN);
+    admin
+        .create_ladder(create("wasm", &["greedy"]))
+        .await
+        .expect("create");
+
+    // One module through the API with the admin key, the same one through the CLI as another
+    // bot: the server checks each and answers a new version with its key.
+    let module = first_action_bot(10_000);
+    let entered = admin
+        .submit_bot(submit("wasm", "first", module.clone()))
+        .await
+        .expect("submit")
+        .into_inner();
+    assert_eq!(
+        (entered.bot.as_str(), entered.version.as_str()),
+        ("first", "1")
+    );
+    assert_eq!(entered.sample_answer, "0");
+    assert!(entered.sample_fuel > 10_000, "{entered:?}");
+    assert!(entered.engine.starts_with("wasmtime"), "{entered:?}");
+    let file = dir.path().join("first.wasm");
+    std::fs::write(&file, &module).unwrap();
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            ADMIN,
+            "ladder",
+            "submit",
+            "wasm",
+            "second",
+            "--wasm",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("second@1 entered on ladder wasm"), "{out}");
+
+    // A connected bot with its own key.
+    let key = admin
+        .register_bot(pb::RegisterBotRequest {
+            ladder: "wasm".into(),
+            bot: "rnd".into(),
+            version: String::new(),
+        })
+        .await
+        .expect("register")
+        .into_inner()
+        .bot_key;
+    let mut random = rust_ladder_bot("gangs-bot-random", &server, "wasm", &key)
+        .spawn()
+        .expect("start the random bot");
+
+    rated(&mut admin, "wasm", 6, Duration::from_secs(240)).await;
+    // The server dies mid-play and comes back: the hosted bots play on.
+    server.restart();
+    let mut admin = client(&server, ADMIN);
+    let before = rated(&mut admin, "wasm", 0, Duration::from_secs(1))
+        .await
+        .len();
+    let games = rated(&mut admin, "wasm", before + 6, Duration::from_secs(240)).await;
+    let _ = random.kill();
+
+    let table = standings(&mut admin, "wasm").await;
+    for hosted in ["first", "second"] {
+        let row = table
+            .standings
+            .iter()
+            .find(|r| r.bot == hosted)
+            .unwrap_or_else(|| panic!("{hosted} in {:?}", table.standings));
+        assert!(row.games > 0, "{row:?}");
+        assert_eq!(
+            row.timeouts, 0,
+            "a hosted bot was charged a timeout: {row:?}"
+        );
+        assert!(!row.paused, "{row:?}");
+    }
+
+    // Every decision of `first` in one of its finished games reruns identically.
+    let game = games
+        .iter()
+        .find(|g| g.names.iter().any(|n| n == "first@1"))
+        .expect("a game of first@1");
+    let seat = game.names.iter().position(|n| n == "first@1").unwrap();
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            ADMIN,
+            "--json",
+            "replay",
+            &game.game_id,
+            "--bot",
+            file.to_str().unwrap(),
+            "--seat",
+            &seat.to_string(),
+            "--check-decisions",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let verdict: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+    assert!(verdict["checked"].as_u64().unwrap() > 0, "{verdict}");
+    assert_eq!(verdict["checked"], verdict["identical"], "{verdict}");
+
+    // A module that is not the one the seat played does not pass for it.
+    let other = dir.path().join("other.wasm");
+    std::fs::write(&other, sample_only_bot()).unwrap();
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            ADMIN,
+            "replay",
+            &game.game_id,
+            "--bot",
+            other.to_str().unwrap(),
+            "--seat",
+            &seat.to_string(),
+            "--check-decisions",
+        ],
+    );
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("differ"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modules_are_refused_naming_why_and_a_failing_bot_is_paused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &[
+            "--api-key",
+            ADMIN,
+            "--player-key",
+            PLAYER,
+            "--max-module-bytes",
+            "65536",
+        ],
+    );
+    let mut admin = client(&server, ADMIN);
+    admin
+        .create_ladder(pb::CreateLadderRequest {
+            hosted_fuel: Some(5_000_000),
+            ..create("check", &["random", "greedy"])
+        })
+        .await
+        .expect("create");
+
+    let refused = |status: tonic::Status, code: Code, words: &str| {
+        assert_eq!(status.code(), code, "{status:?}");
+        assert!(
+            status.message().contains(words),
+            "{words:?} not in {status:?}"
+        );
+    };
+    let foreign = wat::parse_str(
+        r#"(module (import "env" "socket" (func)) (memory (export "memory") 1) (func (export "_start")))"#,
+    )
+    .unwrap();
+    refused(
+        admin
+            .submit_bot(submit("check", "foreign", foreign))
+            .await
+            .unwrap_err(),
+        Code::InvalidArgument,
+        "env.socket",
+    );
+    refused(
+        admin
+            .submit_bot(submit("check", "spin", first_action_bot(u32::MAX)))
+            .await
+            .unwrap_err(),
+        Code::InvalidArgument,
+        "fuel",
+    );
+    let big = wat::parse_str(format!(
+        r#"(module (memory (export "memory") 2) (data (i32.const 0) "{}") (func (export "_start")))"#,
+        "x".repeat(70_000)
+    ))
+    .unwrap();
+    refused(
+        admin
+            .submit_bot(submit("check", "big", big))
+            .await
+            .unwrap_err(),
+        Code::ResourceExhausted,
+        "--max-module-bytes",
+    );
+    refused(
+        client(&server, PLAYER)
+            .submit_bot(submit("check", "p", first_action_bot(1)))
+            .await
+            .unwrap_err(),
+        Code::PermissionDenied,
+        "player key",
+    );
+    // Nothing of the refused ones was entered.
+    let names: Vec<String> = standings(&mut admin, "check")
+        .await
+        .standings
+        .iter()
+        .map(|r| r.bot.clone())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| ["foreign", "spin", "big", "p"].contains(&n.as_str())),
+        "{names:?}"
+    );
+
+    // A module that answers the sample decision but not a real one.
+    let entered = admin
+        .submit_bot(submit("check", "flaky", sample_only_bot()))
+        .await
+        .expect("the sample decision passes")
+        .into_inner();
+    // Its own key submits its next version; another bot's key may not.
+    let mut own = client(&server, &entered.bot_key);
+    let next = own
+        .submit_bot(submit("check", "flaky", first_action_bot(1)))
+        .await
+        .expect("the bot's key submits its next version")
+        .into_inner();
+    assert_eq!(next.version, "2");
+    refused(
+        own.submit_bot(submit("check", "someone", first_action_bot(1)))
+            .await
+            .unwrap_err(),
+        Code::PermissionDenied,
+        "own bot",
+    );
+
+    // flaky@1's first decision fails: the seat plays its default, logged with the cause, the
+    // game is aborted and not rated, and the bot is paused with the reason.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let row = loop {
+        let table = standings(&mut admin, "check").await;
+        let row = table
+            .standings
+            .iter()
+            .find(|r| r.bot == "flaky" && r.version == "1")
+            .cloned()
+            .expect("flaky@1 is entered");
+        if row.paused {
+            break row;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "flaky@1 never paused: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert_eq!(row.games, 0, "{row:?}");
+    let games = ladder_games(&mut admin, "check", 100).await;
+    let aborted = games
+        .iter()
+        .find(|g| g.names.iter().any(|n| n == "flaky@1"))
+        .expect("flaky@1 was matched");
+    let mut games_client = server.client().await;
+    let log = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let game = status(&mut games_client, &aborted.game_id).await;
+            if game.status != pb::GameStatus::Running as i32 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(log.is_ok(), "the aborted game ended");
+    let records = common::log(&mut games_client, &aborted.game_id).await;
+    let seat = aborted.names.iter().position(|n| n == "flaky@1").unwrap() as u32;
+    let cause = records.iter().find_map(|r| match &r.record {
+        Some(pb::log_record::Record::TimedOut(t)) if t.seat == seat => Some(t.cause.clone()),
+        _ => None,
+    });
+    let cause = cause.expect("flaky@1's seat timed out");
+    assert!(cause.starts_with("bad output: printed 99"), "{cause}");
+}
