@@ -12,7 +12,7 @@
  *   stronger hand), preferring chips nobody holds, then say `ready`; accept every specialist
  *   proposal, never propose one; guess and choose cards at random.
  *
- * No JSON library: the input is the proto3 JSON of one message, and a few helpers that skip
+ * No JSON library: the input is the proto3 JSON of one message, and a few functions that skip
  * values and look up keys are all it takes. Random draws come from getentropy(), which the
  * host answers from the game's seed: a rerun of the decision draws the same numbers.
  */
