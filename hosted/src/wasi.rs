@@ -294,7 +294,7 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
         |mut c: Call<'_>, fd: i32, iovs: i32, count: i32, read: i32| {
             if fd != 0 {
                 charge(&mut c, 0)?;
-                return Ok(if is_std(fd) { EBADF } else { EBADF });
+                return Ok(EBADF);
             }
             let Some((memory, context)) = memory(&mut c) else {
                 return Ok(EFAULT);
