@@ -397,19 +397,36 @@ async fn modules_are_refused_naming_why_and_a_failing_bot_is_paused() {
         .iter()
         .find(|g| g.names.iter().any(|n| n == "flaky@1"))
         .expect("flaky@1 was matched");
-    let mut games_client = server.client().await;
-    let log = tokio::time::timeout(Duration::from_secs(30), async {
+    let channel = gangs_proto::connect::endpoint(&server.url(), None)
+        .unwrap()
+        .connect_lazy();
+    let mut games = ApiKey::new(Some(ADMIN)).unwrap().client(channel);
+    // Aborted: the game ends (cancelled by the ladder), its log then public.
+    let records = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
-            let game = status(&mut games_client, &aborted.game_id).await;
-            if game.status != pb::GameStatus::Running as i32 {
-                break;
+            let mut stream = games
+                .get_log(pb::GetLogRequest {
+                    game_id: aborted.game_id.clone(),
+                    from_seq: 0,
+                })
+                .await
+                .expect("the game's log")
+                .into_inner();
+            let mut records = Vec::new();
+            while let Some(record) = stream.message().await.expect("a record") {
+                records.push(record);
+            }
+            if records
+                .iter()
+                .any(|r| matches!(r.record, Some(pb::log_record::Record::Ended(_))))
+            {
+                return records;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     })
-    .await;
-    assert!(log.is_ok(), "the aborted game ended");
-    let records = common::log(&mut games_client, &aborted.game_id).await;
+    .await
+    .expect("the aborted game ended");
     let seat = aborted.names.iter().position(|n| n == "flaky@1").unwrap() as u32;
     let cause = records.iter().find_map(|r| match &r.record {
         Some(pb::log_record::Record::TimedOut(t)) if t.seat == seat => Some(t.cause.clone()),
