@@ -200,6 +200,7 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
         .len();
     let games = rated(&mut admin, "wasm", before + 6, Duration::from_secs(240)).await;
     let _ = random.kill();
+    let _ = random.wait();
 
     let table = standings(&mut admin, "wasm").await;
     for hosted in ["first", "second"] {
