@@ -364,3 +364,48 @@ exec sleep 600
         .success();
     assert!(!alive, "the hung bot (pid {pid}) still runs");
 }
+
+/// A hosted bot's module plays in the arena as `--bot FILE.wasm` (through `gangs-bot-wasm`,
+/// the server's runner), beside a connected bot.
+#[test]
+fn arena_plays_a_hosted_bots_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("first.wasm");
+    // Prints 0: the first legal action.
+    let bytes = wat::parse_str(
+        r#"(module
+          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 64) "0\n")
+          (func (export "_start")
+            (i32.store (i32.const 0) (i32.const 64))
+            (i32.store (i32.const 4) (i32.const 2))
+            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
+    )
+    .unwrap();
+    std::fs::write(&module, bytes).unwrap();
+    let random = bin("gangs-bot-random");
+    let (code, report) = arena(&[
+        "--game",
+        "gang-of-four",
+        "--bot",
+        module.to_str().unwrap(),
+        "--bot",
+        random.to_str().unwrap(),
+        "--games",
+        "2",
+        "--players",
+        "3",
+        "--option",
+        "target_score=1",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    let bots = check_rows(&report);
+    let hosted = bots
+        .iter()
+        .find(|b| b["name"].as_str().is_some_and(|n| n.ends_with("first.wasm")))
+        .unwrap_or_else(|| panic!("the module's row in {report}"));
+    assert_eq!(hosted["games"], 2, "{report}");
+    assert_eq!(number(hosted, "timeouts"), 0.0, "{report}");
+}

@@ -284,9 +284,11 @@ impl GamesService {
         cause: String,
     ) -> HostResult<()> {
         ask_game(&self.registry, game_id, |reply| Command::Forfeit {
-            token,
-            expected_seq,
-            cause,
+            forfeit: Box::new(crate::actor::Forfeit {
+                token,
+                expected_seq,
+                cause,
+            }),
             reply,
         })
         .await

@@ -94,11 +94,17 @@ pub enum Command {
     /// A hosted bot's decision failed (`cause`): the seat of `token` plays its default action
     /// now, logged as `timed_out` with the cause (in-process only: the ladder's hosted bots).
     Forfeit {
-        token: String,
-        expected_seq: u64,
-        cause: String,
+        /// Boxed: a command stays small (every live game holds a block of them).
+        forfeit: Box<Forfeit>,
         reply: Reply<()>,
     },
+}
+
+/// What [`Command::Forfeit`] asks.
+pub struct Forfeit {
+    pub token: String,
+    pub expected_seq: u64,
+    pub cause: String,
 }
 
 /// What wakes an actor that nobody asked anything.
@@ -399,12 +405,12 @@ impl GameActor {
                 let _ = reply.send(Ok(self.log(from_seq)));
             }
             Command::Cancel { reason, reply } => self.cancel(reason, reply),
-            Command::Forfeit {
-                token,
-                expected_seq,
-                cause,
-                reply,
-            } => {
+            Command::Forfeit { forfeit, reply } => {
+                let Forfeit {
+                    token,
+                    expected_seq,
+                    cause,
+                } = *forfeit;
                 let _ = reply.send(self.forfeit(&token, expected_seq, cause));
             }
         }
