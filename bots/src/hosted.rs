@@ -7,7 +7,6 @@ use crate::Policy;
 use gangs_hosted::seat::{self, SeatDecision};
 use gangs_hosted::{Bot, Budget, Runner};
 use gangs_proto::v1 as pb;
-use pb::game_view::Game;
 
 pub struct WasmPolicy {
     runner: Runner,
@@ -42,10 +41,7 @@ impl WasmPolicy {
 
 /// The game an update is of, by its view.
 fn kind_of(update: &pb::Update) -> Option<&'static str> {
-    match update.view.as_ref()?.game.as_ref()? {
-        Game::GangOfFour(_) => Some("gang-of-four"),
-        Game::TheGang(_) => Some("the-gang"),
-    }
+    gangs_games::kinds::kind_of_view(update.view.as_ref()?)
 }
 
 impl Policy for WasmPolicy {

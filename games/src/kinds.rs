@@ -202,6 +202,14 @@ pub fn parse_options(
     (self::kind(kind)?.parse_options)(players, pairs)
 }
 
+/// The kind whose view `view` is; `None` for an empty view.
+pub fn kind_of_view(view: &pb::GameView) -> Option<&'static str> {
+    KIND_LIST
+        .iter()
+        .find(|k| (k.render_view)(view).is_some())
+        .map(|k| k.name)
+}
+
 /// Parses the CLI's action words (`play r7 y7`, `pass`, `take 3`, `ready`, ...) for `kind`.
 pub fn parse_action(kind: &str, words: &[String]) -> Result<pb::GameAction, Refusal> {
     (self::kind(kind)?.parse_action)(words)
