@@ -360,6 +360,11 @@ impl Referee {
         }
         for clock in update.clocks.iter().filter(|c| c.absent) {
             let seat = clock.seat as usize;
+            // A hosted seat's run of timeouts may be the host's (its clock ran out while the
+            // decision waited): the game's result pauses it from its own timeouts alone.
+            if self.hosted.get(seat) == Some(&true) {
+                continue;
+            }
             if self.paused.get(seat) == Some(&false) {
                 self.paused[seat] = true;
                 let absent_after = ladder.state.lock().await.info.absent_after;
