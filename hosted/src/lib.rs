@@ -276,6 +276,8 @@ impl Runner {
             },
         };
         let answer = match (context.answer(), ended) {
+            // A flood is no line, however much of it there is.
+            (_, Err(fault @ Fault::BadOutput(_))) => Err(fault),
             // A line printed counts even if the module then failed: the decision was made.
             (Some(line), _) => Ok(line),
             (None, Err(fault)) => Err(fault),
