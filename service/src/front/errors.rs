@@ -31,21 +31,7 @@ impl HostError {
 impl From<HostError> for Status {
     fn from(error: HostError) -> Status {
         let code = error.code();
-        let message = match error {
-            HostError::NotFound(m)
-            | HostError::Invalid(m)
-            | HostError::NotNow(m)
-            | HostError::Permission(m)
-            | HostError::Unauthenticated(m)
-            | HostError::StaleSeq(m)
-            | HostError::OutOfRange(m)
-            | HostError::Exhausted(m)
-            | HostError::Storage(m)
-            | HostError::Unavailable(m)
-            | HostError::Internal(m)
-            | HostError::Exists(m)
-            | HostError::Coded(_, m) => m,
-        };
+        let message = error.message().to_string();
         Status::new(code, bounded_message(message))
     }
 }
