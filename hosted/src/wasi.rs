@@ -187,6 +187,18 @@ fn write(memory: &mut [u8], at: i32, bytes: &[u8]) -> bool {
     }
 }
 
+/// Writes `bytes` at `at` in the module's memory: SUCCESS, or EFAULT when they do not fit.
+fn put(caller: &mut Call<'_>, at: i32, bytes: &[u8]) -> i32 {
+    let Some((memory, _)) = memory(caller) else {
+        return EFAULT;
+    };
+    if write(memory, at, bytes) {
+        SUCCESS
+    } else {
+        EFAULT
+    }
+}
+
 /// The (pointer, length) pairs of an iovec array, if it lies in memory.
 fn iovecs(memory: &[u8], iovs: i32, count: i32) -> Option<Vec<(i32, u64)>> {
     if !(0..=1024).contains(&count) {
@@ -258,14 +270,7 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
         if !(0..=3).contains(&id) {
             return Ok(EINVAL);
         }
-        let Some((memory, _)) = memory(&mut c) else {
-            return Ok(EFAULT);
-        };
-        Ok(if write(memory, at, &1u64.to_le_bytes()) {
-            SUCCESS
-        } else {
-            EFAULT
-        })
+        Ok(put(&mut c, at, &1u64.to_le_bytes()))
     })?;
     linker.func_wrap(
         M,
@@ -278,14 +283,7 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
             // Virtual: the record's time plus the fuel used so far, one nanosecond a unit.
             let used = c.data().fuel - c.get_fuel()?;
             let now = c.data().clock_ns.saturating_add(used);
-            let Some((memory, _)) = memory(&mut c) else {
-                return Ok(EFAULT);
-            };
-            Ok(if write(memory, at, &now.to_le_bytes()) {
-                SUCCESS
-            } else {
-                EFAULT
-            })
+            Ok(put(&mut c, at, &now.to_le_bytes()))
         },
     )?;
     linker.func_wrap(
@@ -385,14 +383,7 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
         let mut stat = [0u8; 24];
         stat[0] = 2;
         stat[8..16].copy_from_slice(&RIGHTS.to_le_bytes());
-        let Some((memory, _)) = memory(&mut c) else {
-            return Ok(EFAULT);
-        };
-        Ok(if write(memory, at, &stat) {
-            SUCCESS
-        } else {
-            EFAULT
-        })
+        Ok(put(&mut c, at, &stat))
     })?;
     linker.func_wrap(M, "fd_filestat_get", |mut c: Call<'_>, fd: i32, at: i32| {
         charge(&mut c, 64)?;
@@ -401,14 +392,7 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
         }
         let mut stat = [0u8; 64];
         stat[16] = 2;
-        let Some((memory, _)) = memory(&mut c) else {
-            return Ok(EFAULT);
-        };
-        Ok(if write(memory, at, &stat) {
-            SUCCESS
-        } else {
-            EFAULT
-        })
+        Ok(put(&mut c, at, &stat))
     })?;
     linker.func_wrap(
         M,
