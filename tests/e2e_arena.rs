@@ -372,17 +372,7 @@ fn arena_plays_a_hosted_bots_module() {
     let dir = tempfile::tempdir().unwrap();
     let module = dir.path().join("first.wasm");
     // Prints 0: the first legal action.
-    let bytes = wat::parse_str(
-        r#"(module
-          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
-          (memory (export "memory") 1)
-          (data (i32.const 64) "0\n")
-          (func (export "_start")
-            (i32.store (i32.const 0) (i32.const 64))
-            (i32.store (i32.const 4) (i32.const 2))
-            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
-    )
-    .unwrap();
+    let bytes = crate::common::hosted::first_action_bot(1);
     std::fs::write(&module, bytes).unwrap();
     let random = bin("gangs-bot-random");
     let (code, report) = arena(&[

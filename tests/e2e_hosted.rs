@@ -1,14 +1,16 @@
 //! End to end: hosted bots (`gangs ladder submit`, `Ladders.SubmitBot`). Modules submitted
-//! with the admin key, a bot's own key and through the CLI are checked, entered and played by
-//! the server on a keyed ladder beside a house bot and a connected bot; their games are rated
-//! without a timeout of theirs, survive a SIGKILL of the server, and every decision a hosted
-//! bot made reruns identically (`gangs replay --check-decisions`). Modules that cannot be bots
+//! with the admin key, a bot's own key and through the CLI (the C example, built from source)
+//! are checked, entered and played by the server on a keyed ladder beside a house bot and a
+//! connected bot; fifty games are rated without a timeout of theirs, the games in play at a
+//! SIGKILL of the server resume, and every decision a hosted bot made reruns identically
+//! (`gangs replay --check-decisions`). Modules that cannot be bots
 //! are refused naming why (an import outside WASI, a decision out of fuel, a module over
 //! `--max-module-bytes`, the wrong key), and a module that answers the sample but not a real
 //! game gets its seat's default logged with the cause, the game aborted, and the bot paused.
 
 use crate::common;
 
+use common::hosted::{c_example, first_action_bot};
 use common::ladder::{ladder_games, rust_ladder_bot, standings};
 use common::*;
 use gangs_proto::auth::ApiKey;
@@ -19,24 +21,6 @@ use tonic::Code;
 
 const ADMIN: &str = "admin-secret-hosted-1";
 const PLAYER: &str = "player-secret-hosted-2";
-
-/// A module printing `0` (the first legal action) after `spin` loop turns.
-fn first_action_bot(spin: u32) -> Vec<u8> {
-    wat::parse_str(format!(
-        r#"(module
-          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
-          (memory (export "memory") 1)
-          (data (i32.const 64) "0\n")
-          (func (export "_start") (local $i i32)
-            (loop $spin
-              (local.set $i (i32.add (local.get $i) (i32.const 1)))
-              (br_if $spin (i32.lt_u (local.get $i) (i32.const {spin}))))
-            (i32.store (i32.const 0) (i32.const 64))
-            (i32.store (i32.const 4) (i32.const 2))
-            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
-    ))
-    .expect("valid module")
-}
 
 /// Answers `0` while its virtual clock reads before 1970-01-12 (the sample decision, whose
 /// record time is 0), `99` after (a real game's decision): no such action.
@@ -122,6 +106,42 @@ where
     }
 }
 
+/// Games of `ladder` rated so far (finished, not void).
+async fn rated_now<T>(admin: &mut LaddersClient<T>, ladder: &str) -> Vec<pb::LadderGame>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: tonic::codegen::Body<Data = tonic::codegen::Bytes> + Send + 'static,
+    <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
+{
+    rated(admin, ladder, 0, Duration::from_secs(1)).await
+}
+
+/// `gangs replay GAME --bot FILE --seat N --check-decisions --json`: (checked, identical), or
+/// the exit code and output of a rerun that found a difference.
+fn check_decisions(
+    server: &Server,
+    game_id: &str,
+    module: &std::path::Path,
+    seat: usize,
+) -> (i32, String) {
+    gangs_cli(
+        server,
+        &[
+            "--api-key",
+            ADMIN,
+            "--json",
+            "replay",
+            game_id,
+            "--bot",
+            module.to_str().unwrap(),
+            "--seat",
+            &seat.to_string(),
+            "--check-decisions",
+        ],
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,8 +163,8 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
         .await
         .expect("create");
 
-    // One module through the API with the admin key, the same one through the CLI as another
-    // bot: the server checks each and answers a new version with its key.
+    // A module through the API with the admin key; the C example, built from source as a user
+    // builds it, through the CLI: the server checks each and answers a new version with its key.
     let module = first_action_bot(10_000);
     let entered = admin
         .submit_bot(submit("wasm", "first", module.clone()))
@@ -158,8 +178,9 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
     assert_eq!(entered.sample_answer, "0");
     assert!(entered.sample_fuel > 10_000, "{entered:?}");
     assert!(entered.engine.starts_with("wasmtime"), "{entered:?}");
-    let file = dir.path().join("first.wasm");
-    std::fs::write(&file, &module).unwrap();
+    let first_file = dir.path().join("first.wasm");
+    std::fs::write(&first_file, &module).unwrap();
+    let c_file = c_example(dir.path());
     let (code, out) = gangs_cli(
         &server,
         &[
@@ -168,13 +189,13 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
             "ladder",
             "submit",
             "wasm",
-            "second",
+            "cbot",
             "--wasm",
-            file.to_str().unwrap(),
+            c_file.to_str().unwrap(),
         ],
     );
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("second@1 entered on ladder wasm"), "{out}");
+    assert!(out.contains("cbot@1 entered on ladder wasm"), "{out}");
 
     // A connected bot with its own key.
     let key = admin
@@ -191,19 +212,33 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
         .spawn()
         .expect("start the random bot");
 
-    rated(&mut admin, "wasm", 6, Duration::from_secs(240)).await;
-    // The server dies mid-play and comes back: the hosted bots play on.
+    rated(&mut admin, "wasm", 25, Duration::from_secs(300)).await;
+    // The server is SIGKILLed mid-play and comes back: the games it was playing resume and are
+    // rated, the hosted bots play on.
+    let in_play: Vec<String> = ladder_games(&mut admin, "wasm", 200)
+        .await
+        .into_iter()
+        .filter(|g| g.finished_unix_ms.is_none())
+        .map(|g| g.game_id)
+        .collect();
     server.restart();
     let mut admin = client(&server, ADMIN);
-    let before = rated(&mut admin, "wasm", 0, Duration::from_secs(1))
-        .await
-        .len();
-    let games = rated(&mut admin, "wasm", before + 6, Duration::from_secs(240)).await;
+    let games = rated(&mut admin, "wasm", 50, Duration::from_secs(300)).await;
     let _ = random.kill();
     let _ = random.wait();
+    let resumed = rated_now(&mut admin, "wasm")
+        .await
+        .into_iter()
+        .filter(|g| in_play.contains(&g.game_id))
+        .count();
+    assert!(
+        !in_play.is_empty() && resumed > 0,
+        "no game in play at the SIGKILL was rated after it ({} in play)",
+        in_play.len()
+    );
 
     let table = standings(&mut admin, "wasm").await;
-    for hosted in ["first", "second"] {
+    for hosted in ["first", "cbot"] {
         let row = table
             .standings
             .iter()
@@ -217,49 +252,36 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
         assert!(!row.paused, "{row:?}");
     }
 
-    // Every decision of `first` in one of its finished games reruns identically.
+    // Every decision of either hosted bot in every rated game reruns identically.
+    let mut checked = 0;
+    for game in &games {
+        for (name, file) in [("first@1", &first_file), ("cbot@1", &c_file)] {
+            let Some(seat) = game.names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let (code, out) = check_decisions(&server, &game.game_id, file, seat);
+            assert_eq!(code, 0, "{name} in {}: {out}", game.game_id);
+            let verdict: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+            assert!(verdict["checked"].as_u64().unwrap() > 0, "{verdict}");
+            assert_eq!(verdict["checked"], verdict["identical"], "{verdict}");
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= games.len(),
+        "{checked} hosted seats in {} games",
+        games.len()
+    );
+
+    // A module that is not the one the seat played does not pass for it.
     let game = games
         .iter()
         .find(|g| g.names.iter().any(|n| n == "first@1"))
         .expect("a game of first@1");
     let seat = game.names.iter().position(|n| n == "first@1").unwrap();
-    let (code, out) = gangs_cli(
-        &server,
-        &[
-            "--api-key",
-            ADMIN,
-            "--json",
-            "replay",
-            &game.game_id,
-            "--bot",
-            file.to_str().unwrap(),
-            "--seat",
-            &seat.to_string(),
-            "--check-decisions",
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
-    let verdict: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
-    assert!(verdict["checked"].as_u64().unwrap() > 0, "{verdict}");
-    assert_eq!(verdict["checked"], verdict["identical"], "{verdict}");
-
-    // A module that is not the one the seat played does not pass for it.
     let other = dir.path().join("other.wasm");
     std::fs::write(&other, sample_only_bot()).unwrap();
-    let (code, out) = gangs_cli(
-        &server,
-        &[
-            "--api-key",
-            ADMIN,
-            "replay",
-            &game.game_id,
-            "--bot",
-            other.to_str().unwrap(),
-            "--seat",
-            &seat.to_string(),
-            "--check-decisions",
-        ],
-    );
+    let (code, out) = check_decisions(&server, &game.game_id, &other, seat);
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("differ"), "{out}");
 }

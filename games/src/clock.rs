@@ -298,6 +298,21 @@ impl Clocks {
         }
     }
 
+    /// The host started running `seat`'s decision at `now`, having held it meanwhile (a hosted
+    /// bot's decision waits in the host's pool of threads before it runs): the decision counts
+    /// as opened at `now`, so the wait comes out of neither its turn nor its bank. Only ever
+    /// later: the log's clocks (which replay rebuilds) stay the earliest deadlines the host
+    /// uses, as after a resume. Nothing when the seat is not awaited.
+    pub fn started_running(&mut self, seat: usize, now: i64) {
+        if let Some(since) = self
+            .seats
+            .get_mut(seat)
+            .and_then(|c| c.decision_since.as_mut())
+        {
+            *since = (*since).max(now);
+        }
+    }
+
     /// No seat is awaited any more (the game ended or was cancelled).
     pub fn stop(&mut self) {
         self.awaiting(0, &[]);
@@ -536,6 +551,25 @@ mod tests {
         c.awaiting(58_900, &[0]);
         c.resume(|at| at - 100);
         assert_eq!(c.deadline_of(0), Some(58_900 + 1_200));
+    }
+
+    #[test]
+    fn a_decision_held_by_the_host_opens_when_it_starts_running() {
+        let mut c = clocks(200, 1_000, 3);
+        c.awaiting(0, &[0]);
+        assert_eq!(c.deadline_of(0), Some(1_200));
+        // Queued 700 ms in the host's pool, then running: turn and bank count from there.
+        c.started_running(0, 700);
+        assert_eq!(c.deadline_of(0), Some(1_900));
+        // Answering within the turn after it started spends nothing of the bank.
+        c.acted(0, 850);
+        assert_eq!(c.views()[0].bank_ms, 1_000);
+        // Never earlier; nothing for a seat not awaited.
+        c.awaiting(2_000, &[0]);
+        c.started_running(0, 1_500);
+        assert_eq!(c.deadline_of(0), Some(3_200));
+        c.started_running(1, 2_500);
+        assert_eq!(c.deadline_of(1), None);
     }
 
     #[test]

@@ -272,22 +272,22 @@ impl GamesService {
         }
     }
 
-    /// In-process, for a ladder's hosted bots: the seat of `token` in `game_id`, awaited at
-    /// `expected_seq`, plays its default action because its bot's decision failed (`cause`),
-    /// logged as `timed_out` with the cause. Hosted bots run on a single node, which runs
-    /// their games.
-    pub(crate) async fn forfeit(
+    /// In-process, for a ladder's hosted bots: what the bot of the seat of `token` in `game_id`
+    /// reports of its decision awaited at `expected_seq` (running: the seat's clock starts; or
+    /// failed with a cause: its default action is played, logged as `timed_out` with the
+    /// cause). Hosted bots run on a single node, which runs their games.
+    pub async fn hosted_decision(
         &self,
         game_id: &str,
         token: String,
         expected_seq: u64,
-        cause: String,
+        decision: crate::actor::HostedDecision,
     ) -> HostResult<()> {
-        ask_game(&self.registry, game_id, |reply| Command::Forfeit {
-            forfeit: Box::new(crate::actor::Forfeit {
+        ask_game(&self.registry, game_id, |reply| Command::Hosted {
+            report: Box::new(crate::actor::HostedReport {
                 token,
                 expected_seq,
-                cause,
+                decision,
             }),
             reply,
         })

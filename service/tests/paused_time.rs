@@ -127,6 +127,51 @@ async fn a_silent_seat_times_out_when_its_turn_and_bank_are_spent_then_is_absent
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_hosted_seat_s_clock_starts_when_its_decision_starts_running() {
+    let service = service(Settings::default()).await;
+    let kind = gangs_games::gang_of_four::KIND.name;
+    let options = [("turn_ms", "2000"), ("bank_ms", "0")];
+    let (game_id, _, tokens) = common::create_and_seat(&service, kind, 4, 4, &options, 7).await;
+    let log = log_of(&service, &game_id).await;
+    let opened = started(&log).unix_ms;
+    let seq = log.len() as u64;
+    // The decision waits 1.5 s in the host's queue, then runs: only the awaited seat's report
+    // is taken, and its turn counts from then.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut taken = 0;
+    for token in &tokens {
+        let running = gangs_service::actor::HostedDecision::Running;
+        match service
+            .hosted_decision(&game_id, token.clone(), seq, running)
+            .await
+        {
+            Ok(()) => taken += 1,
+            Err(e) => assert!(e.message().contains("no decision to make now"), "{e:?}"),
+        }
+    }
+    assert_eq!(taken, 1, "one seat is awaited");
+    let stale = gangs_service::actor::HostedDecision::Running;
+    let refused = service
+        .hosted_decision(&game_id, tokens[0].clone(), seq + 1, stale)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.message().contains("stale expected_seq"),
+        "{refused:?}"
+    );
+    let timed_out = across(opened + 3500, async || {
+        let log = log_of(&service, &game_id).await;
+        first(&log, |r| matches!(r, Record::TimedOut(_))).cloned()
+    })
+    .await;
+    assert_eq!(timed_out.unix_ms, opened + 3500);
+    let Some(Record::TimedOut(timeout)) = &timed_out.record else {
+        unreachable!()
+    };
+    assert_eq!(timeout.used_ms, 2000, "its turn, counted from when it ran");
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_unfilled_game_is_abandoned_exactly_at_the_fill_timeout() {
     let settings = Settings {
         fill_timeout: Duration::from_secs(3600),

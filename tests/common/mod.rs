@@ -2,8 +2,8 @@
 //! with a temporary data dir, the real bot binaries and the real `gangs` CLI.
 //!
 //! The binaries come from the same target dir and profile as the test: the first [`bin`] call
-//! of a test process builds every binary of the workspace (`cargo build --workspace --bins`,
-//! a no-op when they are current), so `cargo test --test e2e e2e_x::` on a clean or
+//! of a test process builds every binary of the workspace (`cargo build --workspace --bins
+//! --tests`, a no-op after `cargo test --workspace`), so `cargo test --test e2e e2e_x::` on a clean or
 //! stale target runs the binaries of the code under test, never missing or old ones.
 //!
 //! The servers log warnings only; `GANGS_TEST_SERVER_LOG=info,gangs_service::cluster=debug`
@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod hosted;
 pub mod ladder;
 pub mod nats;
 pub mod observe;
@@ -42,14 +43,18 @@ pub fn bin(name: &str) -> PathBuf {
     let path = dir.join(name);
     assert!(
         path.exists(),
-        "{} is missing after `cargo build --workspace --bins`",
+        "{} is missing after `cargo build --workspace --bins --tests`",
         path.display()
     );
     path
 }
 
-/// Runs `cargo build --workspace --bins` with the profile and target dir the test was built
-/// with (read from where the test executable sits), and fails the test if the build fails.
+/// Runs `cargo build --workspace --bins --tests` with the profile and target dir the test was
+/// built with (read from where the test executable sits), and fails the test if the build
+/// fails. `--tests` beside `--bins`: with test targets in the build, the dependencies' features
+/// are those `cargo test --workspace` resolved (dev-dependencies' features included), so the
+/// binaries it built are fresh; `--bins` alone resolved other features and rebuilt a large
+/// part of the dependencies and every binary a second time.
 fn build_workspace_binaries(profile_dir: &Path) {
     // `cargo test` sets CARGO for the test process; the build-time value covers running the
     // test executable by hand.
@@ -90,7 +95,7 @@ fn build_workspace_binaries(profile_dir: &Path) {
         }
     }
     let output = command
-        .args(["build", "--workspace", "--bins", "--profile", profile])
+        .args(["build", "--workspace", "--bins", "--tests", "--profile", profile])
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")
@@ -100,7 +105,7 @@ fn build_workspace_binaries(profile_dir: &Path) {
         .unwrap_or_else(|e| panic!("running {cargo:?} build: {e}"));
     assert!(
         output.status.success(),
-        "`cargo build --workspace --bins --profile {profile}` failed:\n{}",
+        "`cargo build --workspace --bins --tests --profile {profile}` failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
 }

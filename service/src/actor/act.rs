@@ -2,7 +2,7 @@
 //! (same seat and `action_id`) gets the first answer and applies nothing.
 
 use super::durability::PendingReply;
-use super::{GameActor, Reply};
+use super::{GameActor, HostedDecision, HostedReport, Reply};
 use crate::error::{HostError, HostResult};
 use gangs_games::update::record_events;
 use gangs_proto::quoted;
@@ -39,15 +39,16 @@ impl GameActor {
         }
     }
 
-    /// A hosted bot's failed decision: the seat of `token`, awaited at `expected_seq`, plays
-    /// its default action, logged as `timed_out` with `cause`.
-    pub(super) fn forfeit(
-        &mut self,
-        token: &str,
-        expected_seq: u64,
-        cause: String,
-    ) -> HostResult<()> {
-        let seat = self.seat_of(token)?;
+    /// A hosted bot's report on the decision of its seat (`HostedDecision`): running (the
+    /// seat's clock starts now), or failed (the seat plays its default action, logged as
+    /// `timed_out` with the cause). Refused unless the game still awaits that decision.
+    pub(super) fn hosted(&mut self, report: HostedReport) -> HostResult<()> {
+        let HostedReport {
+            token,
+            expected_seq,
+            decision,
+        } = report;
+        let seat = self.seat_of(&token)?;
         if self.is_over() || self.seating.start_seq.is_none() {
             return Err(HostError::NotNow("the game is not running".into()));
         }
@@ -62,8 +63,18 @@ impl GameActor {
                 "seat {seat} has no decision to make now"
             )));
         }
-        self.time_out(seat, super::unix_ms(), cause)
-            .map_err(HostError::Internal)
+        let now = super::unix_ms();
+        match decision {
+            HostedDecision::Running => {
+                if let Some(clocks) = &mut self.timers.clocks {
+                    clocks.started_running(seat, now);
+                }
+                Ok(())
+            }
+            HostedDecision::Failed(cause) => {
+                self.time_out(seat, now, cause).map_err(HostError::Internal)
+            }
+        }
     }
 
     /// Whether a request reusing the action_id of record `seq` asks for the same thing.

@@ -91,20 +91,30 @@ pub enum Command {
         reason: String,
         reply: Reply<pb::CancelGameResponse>,
     },
-    /// A hosted bot's decision failed (`cause`): the seat of `token` plays its default action
-    /// now, logged as `timed_out` with the cause (in-process only: the ladder's hosted bots).
-    Forfeit {
+    /// What a ladder's hosted bot reports of the decision of its seat (in-process only).
+    Hosted {
         /// Boxed: a command stays small (every live game holds a block of them).
-        forfeit: Box<Forfeit>,
+        report: Box<HostedReport>,
         reply: Reply<()>,
     },
 }
 
-/// What [`Command::Forfeit`] asks.
-pub struct Forfeit {
+/// What [`Command::Hosted`] says of the decision of the seat of `token`, awaited at
+/// `expected_seq`.
+pub struct HostedReport {
     pub token: String,
     pub expected_seq: u64,
-    pub cause: String,
+    pub decision: HostedDecision,
+}
+
+/// Where a hosted bot's decision is.
+pub enum HostedDecision {
+    /// It left the host's queue and runs now: the seat's clock starts now, so the wait in the
+    /// queue is the host's, not the bot's.
+    Running,
+    /// It failed (`cause`: fuel, memory, trap, bad output): the seat plays its default action
+    /// now, logged as `timed_out` with the cause.
+    Failed(String),
 }
 
 /// What wakes an actor that nobody asked anything.
@@ -377,7 +387,7 @@ impl GameActor {
                 Command::Watch { reply, .. } => drop(reply.send(Err(error))),
                 Command::GetLog { reply, .. } => drop(reply.send(Err(error))),
                 Command::Cancel { reply, .. } => drop(reply.send(Err(error))),
-                Command::Forfeit { reply, .. } => drop(reply.send(Err(error))),
+                Command::Hosted { reply, .. } => drop(reply.send(Err(error))),
             }
             return;
         }
@@ -405,13 +415,8 @@ impl GameActor {
                 let _ = reply.send(Ok(self.log(from_seq)));
             }
             Command::Cancel { reason, reply } => self.cancel(reason, reply),
-            Command::Forfeit { forfeit, reply } => {
-                let Forfeit {
-                    token,
-                    expected_seq,
-                    cause,
-                } = *forfeit;
-                let _ = reply.send(self.forfeit(&token, expected_seq, cause));
+            Command::Hosted { report, reply } => {
+                let _ = reply.send(self.hosted(*report));
             }
         }
     }

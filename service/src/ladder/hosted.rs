@@ -3,9 +3,10 @@
 //! it and plays its seats), deciding on a bounded pool of threads apart from the games'
 //! runtime (`gangs_hosted::pool`). A decision that fails (out of fuel or memory, a trap, bad
 //! output) plays the seat's default action, logged as a `timed_out` of that bot with the
-//! cause; a decision the host could not run in time (its pool full, the wall-clock backstop)
-//! is the host's: the seat is left to its clock, and a hosted seat's timeout by the clock
-//! voids the game (`play::void_reason`) instead of charging the bot.
+//! cause. A seat's clock starts when its decision leaves the pool's queue and runs, not while
+//! it waits there. A decision the host could not run in time (its pool full, the wall-clock
+//! backstop) is the host's: the seat is left to its clock, and a hosted seat's timeout by the
+//! clock voids the game (`play::void_reason`) instead of charging the bot.
 
 use super::records::{entry_name, HostedModule, LadderState};
 use super::Ladder;
@@ -63,13 +64,28 @@ impl Hosting {
         &self,
         job: impl FnOnce(&Runner) -> T + Send + 'static,
     ) -> Option<T> {
+        self.run_reporting_start(job, std::future::ready(())).await
+    }
+
+    /// Runs `job` on the pool, and `started` once a thread has taken the job from the queue
+    /// (while the job runs); None when the queue is full (the host is overloaded).
+    async fn run_reporting_start<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&Runner) -> T + Send + 'static,
+        started: impl std::future::Future<Output = ()>,
+    ) -> Option<T> {
+        let (started_tx, started_rx) = oneshot::channel();
         let (tx, rx) = oneshot::channel();
         let runner = self.runner.clone();
         let queued = self.pool.spawn(move || {
+            let _ = started_tx.send(());
             let _ = tx.send(job(&runner));
         });
         crate::metrics::hosted_pool(&self.pool);
         queued.ok()?;
+        if started_rx.await.is_ok() {
+            started.await;
+        }
         rx.await.ok()
     }
 
@@ -413,25 +429,34 @@ pub enum Step {
 }
 
 impl HostedBot {
-    /// The seat's step on `update` of a game dealt from `seed`.
-    pub async fn decide(self: &Arc<Self>, seed: u64, update: pb::Update) -> Step {
+    /// The seat's step on `update` of a game dealt from `seed`; `running` is awaited once the
+    /// decision leaves the pool's queue and runs (the seat's clock starts then).
+    pub async fn decide(
+        self: &Arc<Self>,
+        seed: u64,
+        update: pb::Update,
+        running: impl std::future::Future<Output = ()>,
+    ) -> Step {
         let me = self.clone();
         let decided = self
             .hosting
-            .run(move |runner| {
-                seat::decide(
-                    runner,
-                    &me.bot,
-                    &me.budget,
-                    SeatDecision {
-                        kind: &me.kind,
-                        update: &update,
-                        record_unix_ms: update.unix_ms,
-                        seed,
-                        bot: &me.name,
-                    },
-                )
-            })
+            .run_reporting_start(
+                move |runner| {
+                    seat::decide(
+                        runner,
+                        &me.bot,
+                        &me.budget,
+                        SeatDecision {
+                            kind: &me.kind,
+                            update: &update,
+                            record_unix_ms: update.unix_ms,
+                            seed,
+                            bot: &me.name,
+                        },
+                    )
+                },
+                running,
+            )
             .await;
         let Some(decided) = decided else {
             crate::metrics::hosted_decision("overload", 0);

@@ -14,6 +14,7 @@
 use super::hosted::{HostedBot, Step};
 use super::records::entry_name;
 use super::Ladder;
+use crate::actor::HostedDecision;
 use crate::error::HostError;
 use gangs_bots::Policy;
 use gangs_proto::v1 as pb;
@@ -254,20 +255,16 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
                             None => Step::Wait,
                         }
                     }
-                    Decider::Hosted(bot, game_seed) => bot.decide(*game_seed, update).await,
+                    Decider::Hosted(bot, game_seed) => {
+                        let running = report(ladder, matched, seq, HostedDecision::Running);
+                        bot.decide(*game_seed, update, running).await
+                    }
                 };
                 let action = match step {
                     Step::Act(action) => action,
                     Step::Wait => continue,
                     Step::Forfeit(cause) => {
-                        let forfeited = ladder
-                            .ctx
-                            .games
-                            .forfeit(&matched.game_id, matched.token.clone(), seq, cause)
-                            .await;
-                        if let Err(error) = forfeited {
-                            tracing::debug!(game = %matched.game_id, "hosted bot's default: {error}");
-                        }
+                        report(ladder, matched, seq, HostedDecision::Failed(cause)).await;
                         continue;
                     }
                 };
@@ -287,5 +284,23 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
         if !ladder.pause(REQUEUE_AFTER / 4).await {
             return;
         }
+    }
+}
+
+/// Tells the game what a hosted seat's decision awaited at `seq` is doing. A refusal means the
+/// game moved on (a clock, the end): the next update tells.
+async fn report(
+    ladder: &Ladder,
+    matched: &pb::ladder_event::Matched,
+    seq: u64,
+    decision: HostedDecision,
+) {
+    let reported = ladder
+        .ctx
+        .games
+        .hosted_decision(&matched.game_id, matched.token.clone(), seq, decision)
+        .await;
+    if let Err(error) = reported {
+        tracing::debug!(game = %matched.game_id, "a hosted bot's report: {error}");
     }
 }
