@@ -62,6 +62,34 @@ pub struct UpdateContext {
     pub clocks: Vec<pb::SeatClock>,
 }
 
+/// The update of `seat` in a game played in process, without a server (arenas, a hosted bot's
+/// sample decision, tests): `events` (the last step's, redacted for the seat), its view and
+/// legal actions, numbered `seq`. No clocks and no wall-clock time: there is no log.
+pub fn in_process_update(
+    game: &dyn Game,
+    seat: usize,
+    seq: u64,
+    events: &[pb::GameEvent],
+) -> pb::Update {
+    pb::Update {
+        seq,
+        events: events
+            .iter()
+            .filter_map(|e| game.redact(e, Some(seat)))
+            .collect(),
+        view: Some(game.view(Some(seat))),
+        legal_actions: game.legal_actions(seat),
+        status: if game.is_over() {
+            pb::GameStatus::Finished
+        } else {
+            pb::GameStatus::Running
+        } as i32,
+        seat: Some(seat as u32),
+        seats_taken: game.players() as u32,
+        ..Default::default()
+    }
+}
+
 /// What `seat` (or a spectator) receives for `record`, with the game in the state right after it.
 pub fn build_update(
     game: &dyn Game,

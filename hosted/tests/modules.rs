@@ -87,19 +87,6 @@ fn runner() -> &'static Runner {
     RUNNER.get_or_init(Runner::new)
 }
 
-/// The update a seat receives when it may act, as the server builds it (no clocks here).
-fn update_for(game: &dyn gangs_games::Game, seat: usize, seq: u64) -> pb::Update {
-    pb::Update {
-        seq,
-        view: Some(game.view(Some(seat))),
-        legal_actions: game.legal_actions(seat),
-        status: pb::GameStatus::Running as i32,
-        seat: Some(seat as u32),
-        seats_taken: game.players() as u32,
-        ..Default::default()
-    }
-}
-
 /// Plays a whole game of `kind` with `module` deciding for every seat; every decision must
 /// name a legal action, and the game must end. Returns the updates it decided on.
 fn play(
@@ -133,7 +120,7 @@ fn play(
         );
         // The seats that may act take turns, so that none is always first.
         let seat = actors[seq as usize % actors.len()];
-        let update = update_for(&*game, seat, seq);
+        let update = gangs_games::update::in_process_update(&*game, seat, seq, &[]);
         let decided = seat::decide(
             runner(),
             &compiled,
@@ -212,7 +199,7 @@ fn run_once(module: &[u8], budget: &Budget, seq: u64) -> seat::Decided {
     let mut game = gangs_games::new_game("gang-of-four", Some(&options), 5, None).unwrap();
     game.start();
     let seat = game.actors()[0];
-    let update = update_for(&*game, seat, seq);
+    let update = gangs_games::update::in_process_update(&*game, seat, seq, &[]);
     let compiled = runner()
         .compile(module, DEFAULT_MODULE_BYTES, budget)
         .unwrap_or_else(|r| panic!("refused: {r}"));
@@ -292,7 +279,7 @@ fn a_decision_rerun_is_identical_and_another_seq_draws_other_random_bytes() {
         let options = gangs_games::parse_options(kind, None, &[]).unwrap();
         let mut game = gangs_games::new_game(kind, Some(&options), 9, None).unwrap();
         game.start();
-        let update = update_for(&*game, game.actors()[0], 4);
+        let update = gangs_games::update::in_process_update(&*game, game.actors()[0], 4, &[]);
         let compiled = runner().compile(c, DEFAULT_MODULE_BYTES, &budget).unwrap();
         let decide = || {
             seat::decide(
@@ -538,7 +525,7 @@ fn fifty_hosted_bots_deciding_at_once_each_get_their_own_answer() {
     let options = gangs_games::parse_options("gang-of-four", None, &[]).unwrap();
     let mut game = gangs_games::new_game("gang-of-four", Some(&options), 5, None).unwrap();
     game.start();
-    let update = update_for(&*game, game.actors()[0], 1);
+    let update = gangs_games::update::in_process_update(&*game, game.actors()[0], 1, &[]);
     let pool = Pool::new(2, 64);
     let (done, results) = channel();
     for k in 0..50usize {

@@ -95,7 +95,14 @@ fn build_workspace_binaries(profile_dir: &Path) {
         }
     }
     let output = command
-        .args(["build", "--workspace", "--bins", "--tests", "--profile", profile])
+        .args([
+            "build",
+            "--workspace",
+            "--bins",
+            "--tests",
+            "--profile",
+            profile,
+        ])
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")

@@ -145,19 +145,10 @@ fn sample_update(info: &pb::Ladder) -> HostResult<pb::Update> {
     let seat = (0..players)
         .find(|&s| !game.legal_actions(s).is_empty())
         .ok_or_else(|| HostError::Internal("a sample game awaits no seat".into()))?;
-    Ok(pb::Update {
-        seq: players as u64 + 2,
-        events: events
-            .iter()
-            .filter_map(|e| game.redact(e, Some(seat)))
-            .collect(),
-        view: Some(game.view(Some(seat))),
-        legal_actions: game.legal_actions(seat),
-        status: pb::GameStatus::Running as i32,
-        seat: Some(seat as u32),
-        seats_taken: players as u32,
-        ..Default::default()
-    })
+    let seq = players as u64 + 2;
+    Ok(gangs_games::update::in_process_update(
+        &*game, seat, seq, &events,
+    ))
 }
 
 /// The version a submission gets: as given, or the next number after the bot's numbered

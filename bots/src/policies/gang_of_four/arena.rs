@@ -50,23 +50,7 @@ pub fn play_game(
             return Err("nobody may act in a running game".to_string());
         };
         let legal = game.legal_actions(seat);
-        let update = pb::Update {
-            seq,
-            events: events
-                .iter()
-                .filter_map(|e| game.redact(e, Some(seat)))
-                .collect(),
-            actor: None,
-            view: Some(game.view(Some(seat))),
-            legal_actions: legal.clone(),
-            deadline_unix_ms: None,
-            status: pb::GameStatus::Running as i32,
-            outcome: None,
-            seat: Some(seat as u32),
-            seats_taken: game.players() as u32,
-            clocks: Vec::new(),
-            unix_ms: 0,
-        };
+        let update = gangs_games::update::in_process_update(&*game, seat, seq, &events);
         let action = policies[seat]
             .choose(&update)
             .ok_or_else(|| format!("seat {seat} chose nothing at seq {seq}"))?;

@@ -75,15 +75,7 @@ pub fn play_game(
         let legal = game.legal_actions(seat);
         let mut acted = false;
         if !legal.is_empty() {
-            let update = pb::Update {
-                seq,
-                view: Some(game.view(Some(seat))),
-                legal_actions: legal,
-                status: pb::GameStatus::Running as i32,
-                seat: Some(seat as u32),
-                seats_taken: players as u32,
-                ..Default::default()
-            };
+            let update = gangs_games::update::in_process_update(&*game, seat, seq, &[]);
             if let Some(action) = policies[seat].choose(&update) {
                 if !update.legal_actions.contains(&action) {
                     return Err(format!("seat {seat} chose an illegal action {action:?}"));
