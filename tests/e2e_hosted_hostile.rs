@@ -33,10 +33,12 @@ const ORDINARY_GAMES: usize = 4;
 const ORDINARY_ACTIONS: usize = 250;
 /// Hosted bots of the well-behaved, compute-heavy module entered at once.
 const HEAVY_BOTS: usize = 50;
-/// Its loop turns per decision: a few million units of fuel, a few milliseconds of a core.
-const HEAVY_SPIN: u32 = 400_000;
+/// Its loop turns per decision: about 56 million units of fuel, over half the ladder's budget.
+const HEAVY_SPIN: u32 = 7_000_000;
+/// Decisions each heavy bot must be seen to make: the load lasts beyond the first matches.
+const HEAVY_DECISIONS: usize = 5;
 /// The ladder's budget per decision: small, so that a loop or a bomb costs little wall time.
-const FUEL: u64 = 20_000_000;
+const FUEL: u64 = 100_000_000;
 const MEMORY_BYTES: u64 = 16 << 20;
 /// How long the hostile bots get to be matched, fail and be paused, and the heavy ones to decide.
 const WITHIN: Duration = Duration::from_secs(240);
@@ -190,11 +192,13 @@ struct Played {
     game_ids: Vec<String>,
 }
 
-/// Plays ordinary games of `KIND` with every seat taken by this client (the player key), one
-/// random legal action after another (a local replica knows them), each new game dealt from
-/// the next seed, until it has played `at_least` actions and `stop` is set. Every Act must be
-/// accepted: an error ends it with the error.
+/// Plays ordinary games of `KIND`, each created by `creator` (the admin key: the player key
+/// may not create games) with every seat taken by `client` (the player key), one random legal
+/// action after another (a local replica knows them), each new game dealt from the next seed,
+/// until it has played `at_least` actions and `stop` is set. Every call must be accepted: an
+/// error ends it with the error.
 async fn play_ordinary(
+    mut creator: KeyedClient,
     mut client: KeyedClient,
     mut seed: u64,
     at_least: usize,
@@ -204,7 +208,7 @@ async fn play_ordinary(
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut played = Played::default();
     loop {
-        let id = client
+        let id = creator
             .create_game(pb::CreateGameRequest {
                 kind: KIND.into(),
                 options: Some(options),
@@ -275,6 +279,7 @@ fn start_ordinary(
     (0..ORDINARY_GAMES)
         .map(|i| {
             tokio::spawn(play_ordinary(
+                games(server, ADMIN),
                 games(server, PLAYER),
                 first_seed + 1000 * i as u64,
                 ORDINARY_ACTIONS,
@@ -340,12 +345,19 @@ async fn game_log(client: &mut KeyedClient, game_id: &str) -> Vec<pb::LogRecord>
     records
 }
 
-/// What the ladder's games' logs say of each entry ("bot@version") so far: whether it acted,
-/// and the causes of its seats' timeouts (empty for a clock's), with the game of each.
+/// What the ladder's games' logs say of each entry ("bot@version") so far: its actions by
+/// game, and the causes of its seats' timeouts (empty for a clock's), with the game of each.
 #[derive(Default, Debug)]
 struct Seen {
-    acted: HashSet<String>,
+    acted: HashMap<String, HashMap<String, usize>>,
     causes: HashMap<String, Vec<(String, String)>>,
+}
+
+impl Seen {
+    /// The actions of `name` in every game read.
+    fn actions(&self, name: &str) -> usize {
+        self.acted.get(name).map_or(0, |games| games.values().sum())
+    }
 }
 
 /// Reads the logs of the ladder's games that seat an entry of `wanted` (finished games once).
@@ -363,6 +375,7 @@ async fn look(
         if game.finished_unix_ms.is_some() {
             read.insert(game.game_id.clone());
         }
+        let mut acted: HashMap<&String, usize> = HashMap::new();
         for record in game_log(logs, &game.game_id).await {
             let (seat, cause) = match record.record {
                 Some(Record::Acted(acted)) => (acted.seat, None),
@@ -373,9 +386,7 @@ async fn look(
                 continue;
             };
             match cause {
-                None => {
-                    seen.acted.insert(name.clone());
-                }
+                None => *acted.entry(name).or_default() += 1,
                 Some(cause) => {
                     let causes = seen.causes.entry(name.clone()).or_default();
                     if !causes
@@ -386,6 +397,13 @@ async fn look(
                     }
                 }
             }
+        }
+        // The log is read whole each time: the counts replace the last reading's.
+        for (name, count) in acted {
+            seen.acted
+                .entry(name.clone())
+                .or_default()
+                .insert(game.game_id.clone(), count);
         }
     }
 }
@@ -428,6 +446,7 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
 
     // During: the same play, from the first hostile upload to the last check.
     let stop = Arc::new(AtomicBool::new(false));
+    let during_began = Instant::now();
     let during_players = start_ordinary(&server, 50_000, &stop);
 
     // Refused at submit, each naming its cause.
@@ -512,6 +531,7 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
             .submit_bot(submit(bot, module))
             .await
             .expect_err(&format!("{bot} is refused at submit"));
+        eprintln!("{bot} refused: {:?}: {}", status.code(), status.message());
         assert_eq!(status.code(), code, "{bot}: {status:?}");
         for word in words {
             assert!(
@@ -547,7 +567,13 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
             .unwrap_or_else(|s| panic!("{bot} passes its sample decision: {s:?}"));
     }
     let heavy = heavy_bot();
-    let submits: Vec<_> = (0..HEAVY_BOTS)
+    let heavy_fuel = admin
+        .submit_bot(submit("heavy0", heavy.clone()))
+        .await
+        .expect("the heavy bot passes its sample decision")
+        .into_inner()
+        .sample_fuel;
+    let submits: Vec<_> = (1..HEAVY_BOTS)
         .map(|i| {
             let mut admin = admin.clone();
             let module = heavy.clone();
@@ -566,7 +592,8 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
             .unwrap_or_else(|s| panic!("a heavy bot passes its sample decision: {s:?}"));
     }
 
-    // Until every hostile cause is logged and paused, and every other entry has acted.
+    // Until every hostile cause is logged and paused, every contained bot has acted and every
+    // heavy bot has decided `HEAVY_DECISIONS` times.
     let mut logs = games(&server, ADMIN);
     let mut pending: HashSet<String> = misbehaving
         .iter()
@@ -607,19 +634,20 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
         }
         for bot in CONTAINED {
             let name = format!("{bot}@1");
-            if seen.acted.contains(&name) {
+            if seen.actions(&name) > 0 {
                 pending.remove(&name);
             }
         }
         for i in 0..HEAVY_BOTS {
             let name = format!("heavy{i}@1");
-            if seen.acted.contains(&name) {
+            if seen.actions(&name) >= HEAVY_DECISIONS {
                 pending.remove(&name);
             }
         }
     }
     stop.store(true, Ordering::Relaxed);
     let during = finish_ordinary(during_players, "during").await;
+    let during_took = during_began.elapsed();
 
     // What the logs hold: the misbehaving bots' only causes are their own; no cause was ever
     // logged for a contained or heavy bot (a clock's timeout, the host's, has none).
@@ -687,4 +715,14 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
         ms(quantile(&during.latencies, 0.5)),
         ms(quantile(&during.latencies, 0.99))
     );
+    let hosted_actions: usize = seen.acted.keys().map(|name| seen.actions(name)).sum();
+    eprintln!(
+        "during lasted {during_took:.1?}: {hosted_actions} hosted decisions played by the contained and heavy bots (heavy: {heavy_fuel} fuel each)"
+    );
+    for (bot, ..) in &misbehaving {
+        let name = format!("{bot}@1");
+        if let Some((game, cause)) = seen.causes[&name].iter().find(|(_, c)| !c.is_empty()) {
+            eprintln!("{name} in {game}: {cause}");
+        }
+    }
 }
