@@ -37,7 +37,8 @@ const HEAVY_BOTS: usize = 50;
 const HEAVY_SPIN: u32 = 7_000_000;
 /// Decisions each heavy bot must be seen to make: the load lasts beyond the first matches.
 const HEAVY_DECISIONS: usize = 5;
-/// The ladder's budget per decision: small, so that a loop or a bomb costs little wall time.
+/// The ladder's budget per decision: a third of the default fuel and a quarter of its memory,
+/// so that a loop or a bomb costs little wall time.
 const FUEL: u64 = 100_000_000;
 const MEMORY_BYTES: u64 = 16 << 20;
 /// How long the hostile bots get to be matched, fail and be paused, and the heavy ones to decide.
@@ -627,7 +628,11 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
                 c.iter()
                     .any(|(_, c)| c.starts_with(cause) && c.contains(word))
             });
-            let paused = row(bot).pause_reason() == pb::ladder_event::paused::Reason::NoFirstAction;
+            // Paused, saying what its module did and how to come back.
+            let row = row(bot);
+            let paused = row.pause_reason() == pb::ladder_event::paused::Reason::NoFirstAction
+                && row.state_reason.contains(&format!("({cause}"))
+                && row.state_reason.contains("submit a fixed version");
             if logged && paused {
                 pending.remove(&name);
             }
