@@ -295,11 +295,30 @@ async fn watch_to_end(
     }
 }
 
-/// A pause's detail: the seat's first decision in `game_id` timed out.
-fn no_first_action(game_id: &str) -> String {
-    format!(
-        "its first decision in game {game_id} timed out before it acted, so the game was aborted and not rated: check that the bot watches and acts with the seat's token, then call Queue again to play on"
-    )
+/// A pause's detail: the seat's first decision in `game_id` timed out; `cause` is the failure
+/// of a hosted bot's module (the timeout's logged cause), empty for a clock's timeout. A hosted
+/// bot's author reads what its module did and how to come back, not advice on watching a
+/// seat and queueing, which the server does for it.
+fn no_first_action(game_id: &str, cause: &str) -> String {
+    if cause.is_empty() {
+        format!(
+            "its first decision in game {game_id} timed out before it acted, so the game was aborted and not rated: check that the bot watches and acts with the seat's token, then call Queue again to play on"
+        )
+    } else {
+        format!(
+            "its module failed its first decision in game {game_id} ({cause}), so its seat played the default and the game was aborted and not rated: submit a fixed version, or an admin resumes this one (gangs ladder pause --resume)"
+        )
+    }
+}
+
+/// The cause logged with seat `seat`'s first timeout in `log` (empty: a clock's, or none).
+fn first_timeout_cause(log: &[pb::LogRecord], seat: usize) -> String {
+    log.iter()
+        .find_map(|record| match &record.record {
+            Some(Record::TimedOut(t)) if t.seat as usize == seat => Some(t.cause.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// A pause's detail: `run` timeouts in a row.
@@ -354,7 +373,8 @@ impl Referee {
                     // time, which voids the game without pausing the bot.
                     let overload =
                         self.hosted.get(seat) == Some(&true) && timed_out.cause.is_empty();
-                    self.abort(ladder, game_id, seat, !overload).await;
+                    self.abort(ladder, game_id, seat, !overload, &timed_out.cause)
+                        .await;
                 }
             }
         }
@@ -403,8 +423,15 @@ impl Referee {
 
     /// Seat `seat` was not there for its first decision: the game is cancelled (the result
     /// record makes it void from its log) and, when the bot is to blame (`pause`), the seat's
-    /// bot paused.
-    async fn abort(&mut self, ladder: &Arc<Ladder>, game_id: &str, seat: usize, pause: bool) {
+    /// bot paused, with the timeout's `cause` (a hosted module's failure) in the detail.
+    async fn abort(
+        &mut self,
+        ladder: &Arc<Ladder>,
+        game_id: &str,
+        seat: usize,
+        pause: bool,
+        cause: &str,
+    ) {
         if !std::mem::replace(&mut self.aborted, true) {
             let request = pb::CancelGameRequest {
                 game_id: game_id.to_string(),
@@ -419,7 +446,7 @@ impl Referee {
         }
         if pause && self.paused.get(seat) == Some(&false) {
             self.paused[seat] = true;
-            let detail = no_first_action(game_id);
+            let detail = no_first_action(game_id, cause);
             self.pause(ladder, seat, Reason::NoFirstAction, detail)
                 .await;
         }
@@ -713,7 +740,8 @@ async fn record_result(
         let run = seat_timeouts.longest_run(streaks[seat]);
         let entry_state = &state.entries[entry];
         let pause = if seat_timeouts.leading > 0 {
-            Some((Reason::NoFirstAction, no_first_action(&game_id)))
+            let cause = first_timeout_cause(&log, seat);
+            Some((Reason::NoFirstAction, no_first_action(&game_id, &cause)))
         } else if absent_after > 0 && run >= absent_after {
             Some((
                 Reason::Timeouts,
@@ -778,6 +806,25 @@ mod tests {
                 ..Default::default()
             })),
         }
+    }
+
+    #[test]
+    fn a_hosted_first_failure_pauses_with_its_cause_and_the_way_back() {
+        let mut failed = timed_out(3, 1);
+        if let Some(Record::TimedOut(t)) = &mut failed.record {
+            t.cause = "fuel: out of fuel (the budget's fuel per decision)".into();
+        }
+        let log = vec![timed_out(1, 0), acted(2, 0), failed, timed_out(4, 1)];
+        assert_eq!(first_timeout_cause(&log, 0), "");
+        let cause = first_timeout_cause(&log, 1);
+        assert!(cause.starts_with("fuel: "), "{cause}");
+        assert_eq!(first_timeout_cause(&log, 2), "");
+        let hosted = no_first_action("g1", &cause);
+        assert!(hosted.contains("(fuel: out of fuel"), "{hosted}");
+        assert!(hosted.contains("submit a fixed version"), "{hosted}");
+        assert!(!hosted.contains("Queue"), "{hosted}");
+        let connected = no_first_action("g1", "");
+        assert!(connected.contains("call Queue again"), "{connected}");
     }
 
     #[test]
