@@ -370,7 +370,11 @@ async fn look(
     seen: &mut Seen,
 ) {
     for game in ladder_games(admin, LADDER, 500).await {
-        if read.contains(&game.game_id) || !game.names.iter().any(|n| wanted.contains(n)) {
+        // Matched, but not created yet: no game id, no log.
+        if game.game_id.is_empty()
+            || read.contains(&game.game_id)
+            || !game.names.iter().any(|n| wanted.contains(n))
+        {
             continue;
         }
         if game.finished_unix_ms.is_some() {
