@@ -254,7 +254,9 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
                             None => Step::Wait,
                         }
                     }
-                    Decider::Hosted(bot, game_seed) => bot.decide(*game_seed, update).await,
+                    Decider::Hosted(bot, game_seed) => {
+                        bot.decide(&matched.game_id, *game_seed, update).await
+                    }
                 };
                 let action = match step {
                     Step::Act(action) => action,
