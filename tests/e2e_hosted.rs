@@ -7,6 +7,8 @@
 //! are refused naming why (an import outside WASI, a decision out of fuel, a module over
 //! `--max-module-bytes`, the wrong key), and a module that answers the sample but not a real
 //! game gets its seat's default logged with the cause, the game aborted, and the bot paused.
+//! A hosted bot's stderr is its owner's to read (`gangs ladder bot-log`, `Ladders.GetBotLog`),
+//! and rebuilt by rerunning its decisions (`gangs replay --check-decisions --stderr`).
 
 use crate::common;
 
@@ -21,6 +23,29 @@ use tonic::Code;
 
 const ADMIN: &str = "admin-secret-hosted-1";
 const PLAYER: &str = "player-secret-hosted-2";
+
+/// The line [`talking_bot`] writes on stderr in every decision.
+const TALK: &str = "talker: I play the first legal action";
+
+/// A module writing [`TALK`] on stderr, then answering `0` (the first legal action).
+fn talking_bot() -> Vec<u8> {
+    wat::parse_str(format!(
+        r#"(module
+          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 64) "0\n")
+          (data (i32.const 128) "{TALK}\n")
+          (func (export "_start")
+            (i32.store (i32.const 0) (i32.const 128))
+            (i32.store (i32.const 4) (i32.const {len}))
+            (drop (call $write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8)))
+            (i32.store (i32.const 0) (i32.const 64))
+            (i32.store (i32.const 4) (i32.const 2))
+            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
+        len = TALK.len() + 1
+    ))
+    .expect("valid module")
+}
 
 /// Answers `0` while its virtual clock reads before 1970-01-12 (the sample decision, whose
 /// record time is 0), `99` after (a real game's decision): no such action.
@@ -457,4 +482,183 @@ async fn modules_are_refused_naming_why_and_a_failing_bot_is_paused() {
     });
     let cause = cause.expect("flaky@1's seat timed out");
     assert!(cause.starts_with("bad output: printed 99"), "{cause}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_bots_owner_reads_its_stderr_and_nobody_else_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &[
+            "--api-key",
+            ADMIN,
+            "--player-key",
+            PLAYER,
+            "--hosted-bot-threads",
+            "1",
+        ],
+    );
+    let mut admin = client(&server, ADMIN);
+    admin
+        .create_ladder(create("logs", &["greedy", "random"]))
+        .await
+        .expect("create");
+    let module = talking_bot();
+    let talker = admin
+        .submit_bot(submit("logs", "talker", module.clone()))
+        .await
+        .expect("submit")
+        .into_inner();
+    // A connected bot: registered, never queued (the house bots fill the games).
+    let connected = admin
+        .register_bot(pb::RegisterBotRequest {
+            ladder: "logs".into(),
+            bot: "conn".into(),
+            version: String::new(),
+        })
+        .await
+        .expect("register")
+        .into_inner();
+
+    let games = rated(&mut admin, "logs", 2, Duration::from_secs(240)).await;
+    let game = games
+        .iter()
+        .find(|g| g.names.iter().any(|n| n == "talker@1"))
+        .expect("talker@1 played");
+    let seat = game.names.iter().position(|n| n == "talker@1").unwrap() as u32;
+
+    // Its owner, over gRPC: one game, every decision of its seat with its line.
+    let mut own = client(&server, &talker.bot_key);
+    let log = own
+        .get_bot_log(pb::GetBotLogRequest {
+            ladder: "logs".into(),
+            bot: "talker@1".into(),
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .expect("the owner reads its log")
+        .into_inner();
+    assert_eq!(log.games.len(), 1, "{log:?}");
+    let played = &log.games[0];
+    assert_eq!(played.game_id, game.game_id);
+    assert_eq!(played.entry, "talker@1");
+    assert!(!played.decisions.is_empty(), "{played:?}");
+    assert_eq!(played.quiet_decisions, 0, "{played:?}");
+    for decision in &played.decisions {
+        assert_eq!(decision.stderr, format!("{TALK}\n"), "{decision:?}");
+        assert_eq!(decision.seat, seat, "{decision:?}");
+        assert!(decision.cause.is_empty(), "{decision:?}");
+        assert!(decision.fuel > 0 && decision.seq > 0, "{decision:?}");
+    }
+    let seqs: Vec<u64> = played.decisions.iter().map(|d| d.seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] <= w[1]), "{seqs:?}");
+
+    // Through the CLI with the bot's key: every game kept, newest first, the lines indented.
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "ladder",
+            "bot-log",
+            "logs",
+            "talker",
+            "--bot-key",
+            &talker.bot_key,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("game {}  talker@1", game.game_id)),
+        "{out}"
+    );
+    assert!(out.contains(&format!("    {TALK}")), "{out}");
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            ADMIN,
+            "--json",
+            "ladder",
+            "bot-log",
+            "logs",
+            "talker@1",
+            "--game",
+            &game.game_id,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+    assert_eq!(json["games"][0]["game_id"], game.game_id.as_str(), "{json}");
+    assert_eq!(
+        json["games"][0]["decisions"][0]["stderr"],
+        format!("{TALK}\n"),
+        "{json}"
+    );
+
+    // The same lines, rebuilt from the durable log by rerunning the decisions.
+    let file = dir.path().join("talker.wasm");
+    std::fs::write(&file, &module).unwrap();
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            ADMIN,
+            "--json",
+            "replay",
+            &game.game_id,
+            "--bot",
+            file.to_str().unwrap(),
+            "--seat",
+            &seat.to_string(),
+            "--check-decisions",
+            "--stderr",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let verdict: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+    let rerun = verdict["decisions"].as_array().expect("decisions");
+    assert!(!rerun.is_empty(), "{verdict}");
+    for decision in rerun {
+        assert_eq!(decision["stderr"], format!("{TALK}\n"), "{verdict}");
+    }
+
+    // Another bot's key, the player key: refused. A connected bot has no log here.
+    let ask = |bot: &str| pb::GetBotLogRequest {
+        ladder: "logs".into(),
+        bot: bot.into(),
+        game_id: String::new(),
+    };
+    let refused = |status: tonic::Status, code: Code, words: &str| {
+        assert_eq!(status.code(), code, "{status:?}");
+        assert!(
+            status.message().contains(words),
+            "{words:?} not in {status:?}"
+        );
+    };
+    refused(
+        client(&server, &connected.bot_key)
+            .get_bot_log(ask("talker"))
+            .await
+            .unwrap_err(),
+        Code::PermissionDenied,
+        "own bot's log",
+    );
+    refused(
+        client(&server, PLAYER)
+            .get_bot_log(ask("talker"))
+            .await
+            .unwrap_err(),
+        Code::PermissionDenied,
+        "player key",
+    );
+    refused(
+        admin.get_bot_log(ask("conn")).await.unwrap_err(),
+        Code::FailedPrecondition,
+        "only hosted bots",
+    );
+    refused(
+        admin.get_bot_log(ask("nobody")).await.unwrap_err(),
+        Code::NotFound,
+        "no bot nobody",
+    );
 }

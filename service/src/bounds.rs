@@ -322,6 +322,21 @@ impl Bounded for pb::SubmitBotRequest {
     }
 }
 
+impl Bounded for pb::GetBotLogRequest {
+    /// `bot` is `BOT` or `BOT@VERSION`; `game_id` may be empty (every game kept).
+    fn check_bounds(&self) -> HostResult<()> {
+        check_ladder(&self.ladder)?;
+        match self.bot.split_once('@') {
+            Some((bot, version)) => {
+                check_name("bot", bot, MAX_BOT_NAME)?;
+                check_name("version", version, MAX_VERSION)?;
+            }
+            None => check_name("bot", &self.bot, MAX_BOT_NAME)?,
+        }
+        check_len("game_id", &self.game_id, MAX_GAME_ID_BYTES)
+    }
+}
+
 impl Bounded for pb::QueueRequest {
     fn check_bounds(&self) -> HostResult<()> {
         check_ladder(&self.ladder)?;
@@ -491,5 +506,28 @@ mod tests {
         };
         let status = page.check_bounds().unwrap_err();
         assert!(status.message().contains("limit of 500"), "{status:?}");
+    }
+
+    #[test]
+    fn a_bot_log_request_names_a_bot_or_a_version_and_maybe_a_game() {
+        let ask = |bot: &str, game_id: String| pb::GetBotLogRequest {
+            ladder: "class".into(),
+            bot: bot.into(),
+            game_id,
+        };
+        for fine in ["talker", "talker@2", "talker@v1.beta"] {
+            assert!(ask(fine, String::new()).check_bounds().is_ok(), "{fine}");
+        }
+        assert!(ask("talker", "0123456789abcdef".into())
+            .check_bounds()
+            .is_ok());
+        for (bad, field) in [("", "bot"), ("talker@", "version"), ("a@b@c", "version")] {
+            let status = ask(bad, String::new()).check_bounds().unwrap_err();
+            assert_eq!(status.code(), tonic::Code::InvalidArgument);
+            assert!(status.message().starts_with(field), "{bad}: {status:?}");
+        }
+        let long = ask("talker", "x".repeat(MAX_GAME_ID_BYTES + 1));
+        let status = long.check_bounds().unwrap_err();
+        assert!(status.message().starts_with("game_id"), "{status:?}");
     }
 }

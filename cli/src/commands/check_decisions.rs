@@ -3,6 +3,8 @@
 //! same virtual clock and random bytes (from the game's seed and the seat's name), the same
 //! budget — and says whether each answer is identical to the logged one. For the same module,
 //! engine and budget it must be; anything else exits 1 naming the first seq that differs.
+//! With `--stderr`, each decision's stderr is printed too: the bot's log of the game, which the
+//! server keeps only in memory (`gangs ladder bot-log`), rebuilt from the durable log.
 
 use crate::client::Context;
 use crate::error::CliError;
@@ -18,6 +20,8 @@ pub struct Check {
     pub module: Vec<u8>,
     pub seat: u32,
     pub budget: Budget,
+    /// Print each decision's stderr.
+    pub stderr: bool,
 }
 
 /// What the log says a decision of the seat was.
@@ -117,13 +121,17 @@ pub fn run(
             if !identical && first_difference.is_none() {
                 first_difference = Some(record.seq);
             }
-            decisions.push(json!({
+            let mut decision = json!({
                 "seq": record.seq,
                 "identical": identical,
                 "logged": words(&was),
                 "rerun": words(&again),
                 "fuel": decided.outcome.fuel_used,
-            }));
+            });
+            if check.stderr {
+                decision["stderr"] = json!(String::from_utf8_lossy(&decided.outcome.stderr));
+            }
+            decisions.push(decision);
         }
         started |= matches!(record.record, Some(Record::Started(_)));
         replayer.apply(record).map_err(|e| {
@@ -146,26 +154,27 @@ pub fn run(
         "identical": same,
     });
     context.out.emit(verdict, || {
-        let mut lines: Vec<String> = decisions
-            .iter()
-            .map(|d| {
-                format!(
-                    "{:>5}  {}  {}{}",
-                    d["seq"],
-                    if d["identical"] == true {
-                        "same"
-                    } else {
-                        "DIFFERS"
-                    },
-                    d["logged"].as_str().unwrap_or_default(),
-                    if d["identical"] == true {
-                        String::new()
-                    } else {
-                        format!(" (rerun: {})", d["rerun"].as_str().unwrap_or_default())
-                    }
-                )
-            })
-            .collect();
+        let mut lines: Vec<String> = Vec::new();
+        for d in &decisions {
+            lines.push(format!(
+                "{:>5}  {}  {}{}",
+                d["seq"],
+                if d["identical"] == true {
+                    "same"
+                } else {
+                    "DIFFERS"
+                },
+                d["logged"].as_str().unwrap_or_default(),
+                if d["identical"] == true {
+                    String::new()
+                } else {
+                    format!(" (rerun: {})", d["rerun"].as_str().unwrap_or_default())
+                }
+            ));
+            if let Some(text) = d["stderr"].as_str() {
+                lines.extend(text.lines().map(|l| format!("         {l}")));
+            }
+        }
         lines.push(format!(
             "{same} of {count} decisions of {bot} at seat {seat} in {name} rerun identically ({})",
             gangs_hosted::ENGINE

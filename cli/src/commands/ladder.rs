@@ -1,6 +1,7 @@
 //! `gangs ladder ...`: the server's ladders (`gangs.v1.Ladders`): create one, register bots
 //! (each gets its secret key, printed once), read the standings and the games, pause, resume
-//! and retire bots. `--json` prints the proto's own messages in the proto3 JSON mapping.
+//! and retire bots, read a hosted bot's log. `--json` prints the proto's own messages in the
+//! proto3 JSON mapping.
 
 mod housekeeping;
 
@@ -79,6 +80,22 @@ enum LadderCommand {
         /// The new version (default: the next number after the bot's versions).
         #[arg(long)]
         version: Option<String>,
+        /// A key of one of the bot's versions, sent instead of --api-key.
+        #[arg(long, env = "GANGS_BOT_KEY", hide_env_values = true)]
+        bot_key: Option<String>,
+    },
+    /// A hosted bot's log: what its module wrote on stderr in each decision of its recent games
+    /// (seq, seat, fuel, the cause of a failed decision), newest game first. The server keeps
+    /// it in memory since it started: each version's newest 32 games, 64 KiB per game. Needs
+    /// the admin key or a key of one of BOT's versions (--bot-key).
+    BotLog {
+        /// The ladder.
+        name: String,
+        /// The bot: `BOT@VERSION`, or `BOT` for all its hosted versions.
+        bot: String,
+        /// Only this game.
+        #[arg(long, value_name = "GAME_ID")]
+        game: Option<String>,
         /// A key of one of the bot's versions, sent instead of --api-key.
         #[arg(long, env = "GANGS_BOT_KEY", hide_env_values = true)]
         bot_key: Option<String>,
@@ -264,6 +281,12 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             version,
             bot_key,
         } => submit(context, name, bot, wasm, version, bot_key).await?,
+        LadderCommand::BotLog {
+            name,
+            bot,
+            game,
+            bot_key,
+        } => bot_log(context, name, bot, game, bot_key).await?,
         LadderCommand::Register { name, bot, version } => {
             let registered = client
                 .register_bot(pb::RegisterBotRequest {
@@ -544,6 +567,75 @@ async fn submit(
         )
     });
     Ok(())
+}
+
+/// `gangs ladder bot-log LADDER BOT [--game ID]`.
+async fn bot_log(
+    context: &Context,
+    name: String,
+    bot: String,
+    game: Option<String>,
+    bot_key: Option<String>,
+) -> Result<(), CliError> {
+    let key = match bot_key.as_deref() {
+        Some(key) => gangs_proto::auth::ApiKey::new(Some(key)).map_err(CliError::invalid)?,
+        None => context.api_key.clone(),
+    };
+    let log = key
+        .ladders(context.channel().await?)
+        .get_bot_log(pb::GetBotLogRequest {
+            ladder: name.clone(),
+            bot,
+            game_id: game.unwrap_or_default(),
+        })
+        .await
+        .map_err(|s| context.refused(s))?
+        .into_inner();
+    let mut value = to_json(&log, "gangs.v1.GetBotLogResponse");
+    value["ladder"] = serde_json::json!(name);
+    context.out.emit(value, || bot_log_lines(&name, &log));
+    Ok(())
+}
+
+/// A bot's log for people: a line per game, a line per decision, its stderr indented below.
+fn bot_log_lines(ladder: &str, log: &pb::GetBotLogResponse) -> String {
+    if log.games.is_empty() {
+        return format!(
+            "no log of {} on ladder {ladder} yet: the server keeps the stderr of each hosted version's newest {} games, since it started",
+            log.bot, log.max_games
+        );
+    }
+    let mut lines = Vec::new();
+    for game in &log.games {
+        let mut head = format!(
+            "game {}  {}  {} decisions logged, {} quiet",
+            game.game_id,
+            game.entry,
+            game.decisions.len(),
+            game.quiet_decisions
+        );
+        if game.dropped_decisions > 0 {
+            head.push_str(&format!(
+                ", {} older dropped ({} bytes of stderr: a game keeps {} KiB)",
+                game.dropped_decisions,
+                game.dropped_bytes,
+                log.max_game_bytes >> 10
+            ));
+        }
+        lines.push(head);
+        for decision in &game.decisions {
+            let mut line = format!(
+                "  seq {}  seat {}  fuel {}",
+                decision.seq, decision.seat, decision.fuel
+            );
+            if !decision.cause.is_empty() {
+                line.push_str(&format!("  failed: {}", decision.cause));
+            }
+            lines.push(line);
+            lines.extend(decision.stderr.lines().map(|l| format!("    {l}")));
+        }
+    }
+    lines.join("\n")
 }
 
 fn ladder_line(l: &pb::Ladder) -> String {

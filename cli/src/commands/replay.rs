@@ -79,6 +79,11 @@ pub struct ReplayArgs {
     /// With --check-decisions: the ladder's memory per instance, bytes.
     #[arg(long, default_value_t = gangs_hosted::DEFAULT_MEMORY_BYTES, requires = "check_decisions")]
     memory_bytes: u64,
+
+    /// With --check-decisions: print what each rerun decision wrote on stderr (the bot's log,
+    /// as the server ran it).
+    #[arg(long, requires = "check_decisions")]
+    stderr: bool,
 }
 
 /// What `--check-decisions` reruns.
@@ -89,6 +94,7 @@ fn args_for_check(args: &ReplayArgs) -> Result<super::check_decisions::Check, Cl
     Ok(super::check_decisions::Check {
         module,
         seat: args.seat.expect("clap requires --seat"),
+        stderr: args.stderr,
         budget: gangs_hosted::Budget {
             fuel: args.fuel,
             memory_bytes: args.memory_bytes,

@@ -39,8 +39,9 @@ pub enum Rule {
     /// Anyone: the request carries the bot's own key (`QueueRequest.bot_key`), which its ladder
     /// checks.
     BotKeyInRequest,
-    /// The admin key, or a ladder bot's key (for its own bot: the ladder checks which); with
-    /// `--open-registration`, anyone without a key (for a new bot).
+    /// The admin key, or a ladder bot's key (for its own bot: the ladder checks which, by
+    /// `ladder::hosted::owns`); with `--open-registration`, anyone without a key (SubmitBot of
+    /// a new bot; the ladder refuses such a caller a bot's log).
     BotOwner,
 }
 
@@ -97,6 +98,7 @@ methods! {
     SET_SEASON: LADDERS "SetSeason" Admin "end or plan seasons";
     BOT_REPORT: LADDERS "BotReport" Player "read a bot's report";
     SUBMIT_BOT: LADDERS "SubmitBot" BotOwner "submit hosted bots";
+    GET_BOT_LOG: LADDERS "GetBotLog" BotOwner "read a hosted bot's log";
 }
 
 /// The caller of a method, once [`Front::admit`] accepted its credentials.
@@ -243,6 +245,9 @@ impl Front {
         if player.is_some_and(|p| constant_time_eq(given.as_bytes(), p.as_bytes())) {
             return match method.rule {
                 Rule::Player | Rule::PlayerOrBot => Ok(Principal::Player),
+                Rule::BotOwner => Err(Status::permission_denied(format!(
+                    "the player key may not {what}: that needs the admin key (--api-key) or a key of the bot's own (--bot-key)"
+                ))),
                 _ => Err(Status::permission_denied(format!(
                     "the player key may not {what}: that needs the admin key (--api-key)"
                 ))),

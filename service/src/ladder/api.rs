@@ -655,6 +655,19 @@ impl LaddersService {
         }
     }
 
+    /// `GetBotLog` for `principal` (admitted by the owner rule, `access::GET_BOT_LOG`): the
+    /// owner's check is the ladder's, as SubmitBot's. Hosted bots run on a single node only.
+    pub async fn get_bot_log_as(
+        &self,
+        principal: &Principal,
+        request: pb::GetBotLogRequest,
+    ) -> HostResult<pb::GetBotLogResponse> {
+        request.check_bounds()?;
+        self.ladders.single_node("asked for a hosted bot's log")?;
+        let ladder = self.ladders.get(&request.ladder)?;
+        super::hosted::read_log(&ladder, principal, self.front.keyed(), request).await
+    }
+
     /// Where an in-process call for ladder `name` runs ([`LaddersService::route`]): it carries
     /// no key, and is never a forwarded one.
     async fn in_process<R, T, F>(
@@ -863,6 +876,17 @@ impl LaddersRpc for LaddersService {
         let keyed = self.front.keyed();
         let answer =
             super::hosted::submit(&ladder, &principal, keyed, request.into_inner()).await?;
+        Ok(Response::new(answer))
+    }
+
+    async fn get_bot_log(
+        &self,
+        request: Request<pb::GetBotLogRequest>,
+    ) -> Result<Response<pb::GetBotLogResponse>, Status> {
+        let principal = self.front.accept(&request, &access::GET_BOT_LOG)?;
+        let answer = self
+            .get_bot_log_as(&principal, request.into_inner())
+            .await?;
         Ok(Response::new(answer))
     }
 

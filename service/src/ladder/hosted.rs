@@ -6,8 +6,10 @@
 //! cause. A seat's clock starts when its decision leaves the pool's queue and runs, not while
 //! it waits there. A decision the host could not run in time (its pool full, the wall-clock
 //! backstop) is the host's: the seat is left to its clock, and a hosted seat's timeout by the
-//! clock voids the game (`play::void_reason`) instead of charging the bot.
+//! clock voids the game (`play::void_reason`) instead of charging the bot. Every decision's
+//! stderr is kept for the bot's owner (`bot_log.rs`, `GetBotLog`).
 
+use super::bot_log::{self, BotLogs};
 use super::records::{entry_name, HostedModule, LadderState};
 use super::Ladder;
 use crate::error::{HostError, HostResult};
@@ -164,6 +166,13 @@ fn next_version(state: &LadderState, bot: &str) -> String {
     (last + 1).to_string()
 }
 
+/// The owner rule of a hosted bot (SubmitBot, GetBotLog): whether bot `key` is a key of one
+/// of `bot`'s versions on `ladder`.
+fn owns(key: &crate::front::bots::BotKey, ladder: &str, bot: &str) -> bool {
+    let (owner, _) = key.bot.rsplit_once('@').unwrap_or((&key.bot, ""));
+    &*key.ladder == ladder && owner == bot
+}
+
 /// Whether `principal` may submit a version of `bot` to `ladder` (the front admitted it for
 /// SubmitBot): the admin; a key of one of that bot's versions; anyone for a new bot where
 /// registration is open (or on a server without keys, for any bot).
@@ -176,17 +185,11 @@ fn may_submit(
 ) -> HostResult<()> {
     match principal {
         Principal::Admin | Principal::Ladder(_) | Principal::Forwarded => Ok(()),
-        Principal::Bot(key) => {
-            let (owner, _) = key.bot.rsplit_once('@').unwrap_or((&key.bot, ""));
-            if &*key.ladder == ladder && owner == bot {
-                Ok(())
-            } else {
-                Err(HostError::Permission(format!(
-                    "a bot key submits only its own bot's versions: this key is {}'s on ladder {}",
-                    key.bot, key.ladder
-                )))
-            }
-        }
+        Principal::Bot(key) if owns(key, ladder, bot) => Ok(()),
+        Principal::Bot(key) => Err(HostError::Permission(format!(
+            "a bot key submits only its own bot's versions: this key is {}'s on ladder {}",
+            key.bot, key.ladder
+        ))),
         Principal::Anyone if keyed && exists => Err(HostError::Permission(format!(
             "bot {bot} is registered on ladder {ladder}: submit its next version with one of its keys (--bot-key) or the admin key"
         ))),
@@ -195,6 +198,82 @@ fn may_submit(
             "the player key may not submit bots: use the bot's key or the admin key".into(),
         )),
     }
+}
+
+/// Whether `principal` may read `bot`'s log on `ladder` (the front admitted it for GetBotLog
+/// by the owner rule, as for SubmitBot): the admin, or a key of one of that bot's versions; on
+/// a server without keys, anyone.
+fn may_read_log(principal: &Principal, keyed: bool, ladder: &str, bot: &str) -> HostResult<()> {
+    match principal {
+        Principal::Admin | Principal::Ladder(_) | Principal::Forwarded => Ok(()),
+        Principal::Bot(key) if owns(key, ladder, bot) => Ok(()),
+        Principal::Bot(key) => Err(HostError::Permission(format!(
+            "a bot key reads only its own bot's log: this key is {}'s on ladder {}",
+            key.bot, key.ladder
+        ))),
+        Principal::Anyone if !keyed => Ok(()),
+        Principal::Anyone | Principal::Player => Err(HostError::Permission(format!(
+            "only the owner of bot {bot} reads its log: send a key of one of its versions (--bot-key) or the admin key"
+        ))),
+    }
+}
+
+/// `GetBotLog` on the ladder that runs here: the kept stderr of `request.bot`'s hosted
+/// versions (`BOT@VERSION`: that one), for its owner.
+pub async fn read_log(
+    ladder: &Ladder,
+    principal: &Principal,
+    keyed: bool,
+    request: pb::GetBotLogRequest,
+) -> HostResult<pb::GetBotLogResponse> {
+    let (bot, version) = match request.bot.split_once('@') {
+        Some((bot, version)) => (bot, Some(version)),
+        None => (request.bot.as_str(), None),
+    };
+    may_read_log(principal, keyed, &ladder.name, bot)?;
+    let entries: Vec<(usize, String)> = {
+        let state = ladder.state.lock().await;
+        let versions: Vec<(usize, &super::records::Entry)> = state
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.bot == bot && version.is_none_or(|v| e.version == v))
+            .collect();
+        if versions.is_empty() {
+            return Err(HostError::not_found(format!(
+                "no bot {} on ladder {}: `gangs ladder standings {}` lists its bots",
+                request.bot, ladder.name, ladder.name
+            )));
+        }
+        versions
+            .iter()
+            .filter(|(_, e)| e.hosted.is_some())
+            .map(|(index, e)| (*index, e.name()))
+            .collect()
+    };
+    if entries.is_empty() {
+        return Err(HostError::failed_precondition(format!(
+            "{} is not a hosted bot on ladder {}: only hosted bots (`gangs ladder submit`) have a log on the server; a connected bot keeps its own",
+            request.bot, ladder.name
+        )));
+    }
+    let game_id = Some(request.game_id.as_str()).filter(|id| !id.is_empty());
+    let games = ladder.bot_logs.read(&entries, game_id);
+    if let (Some(id), true) = (game_id, games.is_empty()) {
+        return Err(HostError::not_found(format!(
+            "no log of {} in game {id}: the server keeps the newest {} games of each hosted version, since it started (`gangs ladder bot-log {} {}` lists them)",
+            request.bot,
+            bot_log::MAX_GAMES,
+            ladder.name,
+            request.bot
+        )));
+    }
+    Ok(pb::GetBotLogResponse {
+        bot: request.bot,
+        games,
+        max_games: bot_log::MAX_GAMES as u32,
+        max_game_bytes: bot_log::MAX_GAME_BYTES as u64,
+    })
 }
 
 /// `SubmitBot` on the ladder that runs here: checks the module (compiles, imports, a legal
@@ -396,6 +475,8 @@ pub async fn play(ladder: Arc<Ladder>, index: usize) {
         budget,
         kind: info.kind.clone(),
         name: name.clone(),
+        index,
+        logs: ladder.bot_logs.clone(),
     });
     super::house::play(ladder, super::house::Player::Hosted(hosted), name, index).await;
 }
@@ -408,6 +489,9 @@ pub struct HostedBot {
     kind: String,
     /// `BOT@VERSION`.
     name: String,
+    /// Its entry, and where its decisions' stderr is kept.
+    index: usize,
+    logs: Arc<BotLogs>,
 }
 
 /// What a seat does with an update.
@@ -420,14 +504,17 @@ pub enum Step {
 }
 
 impl HostedBot {
-    /// The seat's step on `update` of a game dealt from `seed`; `running` is awaited once the
-    /// decision leaves the pool's queue and runs (the seat's clock starts then).
+    /// The seat's step on `update` of game `game_id`, dealt from `seed`; `running` is awaited
+    /// once the decision leaves the pool's queue and runs (the seat's clock starts then); its
+    /// stderr kept in the bot's log.
     pub async fn decide(
         self: &Arc<Self>,
+        game_id: &str,
         seed: u64,
         update: pb::Update,
         running: impl std::future::Future<Output = ()>,
     ) -> Step {
+        let (seq, seat) = (update.seq, update.seat.unwrap_or(0));
         let me = self.clone();
         let decided = self
             .hosting
@@ -454,6 +541,22 @@ impl HostedBot {
             return Step::Wait;
         };
         let fuel = decided.outcome.fuel_used;
+        let cause = match &decided.action {
+            Ok(_) => String::new(),
+            Err(fault) => fault.to_string(),
+        };
+        self.logs.record(
+            self.index,
+            game_id,
+            bot_log::Decision {
+                seq,
+                seat,
+                fuel,
+                cause,
+                stderr: String::from_utf8_lossy(&decided.outcome.stderr).into_owned(),
+            },
+            crate::actor::unix_ms(),
+        );
         match decided.action {
             Ok(action) => {
                 crate::metrics::hosted_decision("ok", fuel);
@@ -468,5 +571,39 @@ impl HostedBot {
                 Step::Forfeit(fault.to_string())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::front::bots::BotKey;
+
+    fn key(ladder: &str, bot: &str) -> Principal {
+        Principal::Bot(BotKey {
+            hash: "h".into(),
+            ladder: ladder.into(),
+            bot: bot.into(),
+            retired: false,
+        })
+    }
+
+    #[test]
+    fn a_bots_log_is_read_by_its_owner_and_the_admin_alone() {
+        let reads = |principal: Principal, keyed: bool| {
+            may_read_log(&principal, keyed, "class", "talker").map_err(|e| e.message().to_string())
+        };
+        assert!(reads(Principal::Admin, true).is_ok());
+        // A key of any of its versions.
+        assert!(reads(key("class", "talker@1"), true).is_ok());
+        assert!(reads(key("class", "talker@7"), true).is_ok());
+        let other = reads(key("class", "talker2@1"), true).unwrap_err();
+        assert!(other.contains("own bot's log"), "{other}");
+        // The same bot name on another ladder is another bot.
+        assert!(reads(key("other", "talker@1"), true).is_err());
+        assert!(reads(Principal::Player, true).is_err());
+        // A keyed server with --open-registration admits a caller without a key: not here.
+        assert!(reads(Principal::Anyone, true).is_err());
+        assert!(reads(Principal::Anyone, false).is_ok());
     }
 }

@@ -257,7 +257,8 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
                     }
                     Decider::Hosted(bot, game_seed) => {
                         let running = report(ladder, matched, seq, HostedDecision::Running);
-                        bot.decide(*game_seed, update, running).await
+                        bot.decide(&matched.game_id, *game_seed, update, running)
+                            .await
                     }
                 };
                 let action = match step {

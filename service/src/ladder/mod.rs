@@ -10,6 +10,8 @@
 //! - `fit.rs`: Plackett–Luce over every result at once, bootstrap intervals, tiers (pure);
 //! - `play.rs`: one game of a match: create, seat, watch to the end, rate;
 //! - `house.rs`: the server's own bots on a ladder (shipped policies, played in-process);
+//! - `hosted.rs`, `bot_log.rs`: hosted bots (WebAssembly modules the server runs) and their
+//!   stderr, kept in memory for their owners;
 //! - `rerate.rs`: the leaderboard recomputed from the games' own logs, compared with the kept one;
 //! - `nodes.rs`: ladders on a cluster: one node runs each ladder (its turn), the others
 //!   forward its calls there; names unique and known to every node;
@@ -24,6 +26,7 @@
 //! the same seats and tokens back. A game is rated by one record, refused a second time.
 
 pub mod api;
+pub mod bot_log;
 pub mod fit;
 pub mod hosted;
 pub mod house;
@@ -140,6 +143,8 @@ pub struct Ladder {
     /// Stops this runtime of the ladder alone (deleted, or renamed: run again under its new
     /// name).
     halt: Arc<watch::Sender<bool>>,
+    /// Its hosted entries' stderr, in memory (`GetBotLog`).
+    bot_logs: Arc<bot_log::BotLogs>,
 }
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> HostError {
@@ -171,6 +176,7 @@ impl Ladder {
             changed: watch::Sender::new(0),
             stop,
             halt,
+            bot_logs: Arc::default(),
         })
     }
 
