@@ -167,7 +167,7 @@ impl BotLogs {
                 }
             }
         }
-        games.sort_by(|a, b| b.0.cmp(&a.0));
+        games.sort_by_key(|g| std::cmp::Reverse(g.0));
         games.truncate(MAX_GAMES);
         games.into_iter().map(|(_, game)| game).collect()
     }
