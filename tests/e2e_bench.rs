@@ -106,6 +106,10 @@ fn bench_with_its_own_server_reports_sane_figures() {
     // replica fell out of step with the server's would have its actions refused (`errors`).
     let report = own_server_bench(&["--games", "4", "--seconds", "4"]);
     assert_sane(&report, 4, 4, "gang-of-four", "none");
+    assert!(
+        report["hosted_beside"].is_null(),
+        "no hosted ladder asked: {report}"
+    );
     let server = report["server"].as_str().expect("server");
     assert!(server.starts_with("http://127.0.0.1:"), "{report}");
     // Its own server's CPU per call: a durable action (a game's actor, the log) costs the
@@ -225,6 +229,21 @@ fn bench_refuses_bad_flags_with_a_clear_message() {
         (&["--games", "0"][..], "--games must be 1 to 10000"),
         (&["--seconds", "0"][..], "--seconds must be 1 to 3600"),
         (&["--kind", "poker"][..], "unknown --kind"),
+        // A hosted ladder is created on the bench's own server only.
+        (
+            &[
+                "--server",
+                "http://127.0.0.1:1",
+                "--hosted-beside",
+                "bot.wasm",
+            ][..],
+            "--hosted-beside runs only against the bench's own server",
+        ),
+        (
+            &["--hosted-beside", "/nonexistent/bot.wasm"][..],
+            "--hosted-beside /nonexistent/bot.wasm",
+        ),
+        (&["--hosted-bots", "4"][..], "--hosted-beside"),
     ] {
         let output = Command::new(bin("gangs"))
             .arg("bench")
@@ -264,4 +283,55 @@ fn bench_runs_a_ladder_of_connected_bots() {
         assert!(fds >= 8, "a descriptor per bot's connection: {report}");
         assert!(report["server_rss_kb"].as_u64().expect("measured") > 0);
     }
+}
+
+/// A module printing `0` (the first legal action, legal in every game) at once.
+fn first_action_module() -> Vec<u8> {
+    wat::parse_str(
+        r#"(module
+          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 64) "0\n")
+          (func (export "_start")
+            (i32.store (i32.const 0) (i32.const 64))
+            (i32.store (i32.const 4) (i32.const 2))
+            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#,
+    )
+    .expect("valid module")
+}
+
+/// `gangs bench --hosted-beside FILE`: a ladder of hosted copies of the module plays on the
+/// bench's own server while it measures, and the report says what that ladder played.
+#[test]
+fn bench_with_a_hosted_ladder_beside_reports_its_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("first.wasm");
+    std::fs::write(&module, first_action_module()).unwrap();
+    let report = own_server_bench(&[
+        "--games",
+        "4",
+        "--seconds",
+        "2",
+        "--hosted-beside",
+        module.to_str().unwrap(),
+    ]);
+    assert_sane(&report, 4, 2, "gang-of-four", "none");
+    let hosted = &report["hosted_beside"];
+    assert_eq!(hosted["bots"], 4, "the default copies: {report}");
+    assert_eq!(hosted["module"], module.to_str().unwrap(), "{report}");
+    assert!(
+        hosted["ladder"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("bench-hosted-")),
+        "{report}"
+    );
+    // The bench waited for the ladder's first game: hosted games were played while it measured.
+    let played = number(hosted, "games_played");
+    assert!(
+        played >= 1.0,
+        "no hosted game during the measurement: {report}"
+    );
+    let ended = number(hosted, "games_finished") + number(hosted, "games_void");
+    assert!(ended <= played, "{report}");
+    assert!(hosted["timeouts"].is_u64(), "{report}");
 }

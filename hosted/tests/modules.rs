@@ -7,13 +7,11 @@
 use gangs_hosted::seat::{self, SeatDecision};
 use gangs_hosted::{Budget, Fault, Runner, DEFAULT_MODULE_BYTES, MAX_STDERR_BYTES};
 use gangs_proto::v1 as pb;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
-fn repository() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
+mod examples;
+
+use examples::{repository, Unbuilt};
 
 /// A hostile module of `tests/hosted/`, from its text.
 fn hostile(name: &str) -> Vec<u8> {
@@ -28,58 +26,20 @@ fn hostile(name: &str) -> Vec<u8> {
 /// without clang: CI installs it (.ci/run).
 fn c_bot() -> &'static [u8] {
     static MODULE: OnceLock<Vec<u8>> = OnceLock::new();
-    MODULE.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hosted-c-bot.wasm");
-        let build = Command::new("make")
-            .arg("-B")
-            .arg("-C")
-            .arg(repository().join("examples/hosted-bots/c"))
-            .arg(format!("OUT={}", out.display()))
-            .output()
-            .expect("run make (the C example bot's build)");
-        let log = String::from_utf8_lossy(&build.stderr);
-        assert!(
-            build.status.success(),
-            "the C example bot does not build: it needs clang, lld and wasi-libc \
-             (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32; .ci/run installs them):\n{log}"
-        );
-        assert!(!log.contains("warning"), "the C example bot builds with warnings:\n{log}");
-        std::fs::read(&out).unwrap()
-    })
+    MODULE.get_or_init(|| examples::c_example().unwrap_or_else(|why| panic!("{why}")))
 }
 
-/// The Rust example, built for wasm32-wasip1, or None when that target is not installed (CI
-/// adds it where rustup is: .ci/run).
-fn rust_bot() -> Option<Vec<u8>> {
-    let sysroot = Command::new("rustc")
-        .args(["--print", "sysroot"])
-        .output()
-        .ok()?;
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-    if !sysroot.join("lib/rustlib/wasm32-wasip1").is_dir() {
-        eprintln!("the wasm32-wasip1 target is not installed: the Rust example is not built");
-        return None;
+/// A Rust example (`rust`, `monte-carlo`), built for wasm32-wasip1, or None when that target
+/// is not installed (CI adds it where rustup is: .ci/run); a failed build fails the test.
+fn rust_bot(folder: &str, module: &str) -> Option<Vec<u8>> {
+    match examples::rust_example(folder, module) {
+        Ok(bytes) => Some(bytes),
+        Err(Unbuilt::NoTarget(why)) => {
+            eprintln!("{why}");
+            None
+        }
+        Err(Unbuilt::Failed(why)) => panic!("{why}"),
     }
-    let target_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hosted-rust-bot");
-    let build = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "--target",
-            "wasm32-wasip1",
-        ])
-        .arg("--manifest-path")
-        .arg(repository().join("examples/hosted-bots/rust/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .output()
-        .expect("run cargo (the Rust example bot's build)");
-    assert!(
-        build.status.success(),
-        "the Rust example bot does not build:\n{}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    Some(std::fs::read(target_dir.join("wasm32-wasip1/release/gangs-hosted-bot.wasm")).unwrap())
 }
 
 fn runner() -> &'static Runner {
@@ -182,7 +142,9 @@ fn the_c_example_plays_whole_games_of_both_kinds_with_legal_actions() {
 
 #[test]
 fn the_rust_example_plays_whole_games_of_both_kinds_with_legal_actions() {
-    let Some(bot) = rust_bot() else { return };
+    let Some(bot) = rust_bot("rust", "gangs-hosted-bot") else {
+        return;
+    };
     play(
         &bot,
         "rust-bot@1",
@@ -191,6 +153,70 @@ fn the_rust_example_plays_whole_games_of_both_kinds_with_legal_actions() {
         21,
     );
     play(&bot, "rust-bot@1", "the-gang", &[("mode", "advanced")], 22);
+}
+
+#[test]
+fn the_monte_carlo_example_plays_whole_games_of_both_kinds_with_legal_actions() {
+    let Some(bot) = rust_bot("monte-carlo", "gangs-monte-carlo-bot") else {
+        return;
+    };
+    let budget = Budget::default();
+    for (kind, options, seed) in [
+        ("gang-of-four", &[("target_score", "30")][..], 31),
+        (
+            "gang-of-four",
+            &[("players", "3"), ("target_score", "20")][..],
+            32,
+        ),
+        ("the-gang", &[][..], 33),
+        ("the-gang", &[("mode", "advanced")][..], 34),
+    ] {
+        let updates = play(&bot, "mc-bot@1", kind, options, seed);
+        // It searched real choices within its fuel: a choice among several actions is
+        // answered by its search, and a rerun of it is identical.
+        let chosen = updates
+            .iter()
+            .filter(|u| {
+                use pb::game_action::Game;
+                u.legal_actions.len() > 1
+                    && u.legal_actions.iter().any(|a| match &a.game {
+                        Some(Game::GangOfFour(a)) => {
+                            !matches!(a.kind, Some(pb::gang_of_four_action::Kind::GiveBack(_)))
+                        }
+                        Some(Game::TheGang(a)) => {
+                            matches!(a.kind, Some(pb::the_gang_action::Kind::Take(_)))
+                        }
+                        None => false,
+                    })
+            })
+            .nth(3)
+            .unwrap_or_else(|| panic!("{kind}: fewer than four choices to search"));
+        let compiled = runner()
+            .compile(&bot, DEFAULT_MODULE_BYTES, &budget)
+            .unwrap();
+        let decide = || {
+            seat::decide(
+                runner(),
+                &compiled,
+                &budget,
+                SeatDecision {
+                    kind,
+                    update: chosen,
+                    record_unix_ms: 1_700_000_000_000,
+                    seed,
+                    bot: "mc-bot@1",
+                },
+            )
+        };
+        let once = decide();
+        assert!(once.action.is_ok(), "{kind}: {once:?}");
+        let log = stderr(&once);
+        assert!(
+            log.contains("playouts") || log.contains("sampled showdowns"),
+            "{kind}: not a searched decision: {log}"
+        );
+        assert_eq!(decide(), once, "{kind}: a rerun differs");
+    }
 }
 
 /// Runs `module` once on a real Gang of Four lead, where action 0 is legal.

@@ -1,5 +1,5 @@
 //! `gangs bench [--games 64] [--seconds 10] [--kind KIND] [--watchers none|seats|all]
-//! [--views every|when-needed]`: the
+//! [--views every|when-needed] [--hosted-beside FILE.wasm [--hosted-bots N]]`: the
 //! load tool operators run against their own server. Two phases with the same concurrency over
 //! the same connections: a baseline of plain unary calls (the health service's `Check`), and
 //! `--games` games played flat out with random legal actions (every accepted action durable
@@ -15,9 +15,12 @@
 //! Without `--server` (or GANGS_SERVER) it starts its own `gangs-server` on a free port with a
 //! temporary data dir, like `gangs arena`; that server has no create-rate limit in the way.
 //! The driving code is `gangs_cli::load`, shared with the host benchmark. `--ladder-bots N`
-//! runs a ladder of N connected bots instead (`bench_ladder.rs`).
+//! runs a ladder of N connected bots instead (`bench_ladder.rs`). `--hosted-beside` has a
+//! hosted ladder play on its own server during both phases (`bench_hosted.rs`), so that the
+//! ratio and the Act p99 show the cost of hosted bots playing beside the games.
 
 use super::arena::OwnServer;
+use super::bench_hosted::{unix_ms, HostedBeside, Played};
 use crate::client::Context;
 use crate::error::CliError;
 use clap::Args;
@@ -75,6 +78,23 @@ pub struct BenchArgs {
     /// and, with its own server, that server's memory and open descriptors.
     #[arg(long, value_name = "N", conflicts_with_all = ["games", "watchers", "views"])]
     ladder_bots: Option<usize>,
+
+    /// A hosted bot's module played beside the measured games: before measuring, the bench
+    /// creates a ladder of --kind on its own server, submits --hosted-bots copies of the
+    /// module and the house bot `random`, and waits until a hosted game is under way. Its own
+    /// server only (not with --server).
+    #[arg(long, value_name = "FILE.wasm", conflicts_with = "ladder_bots")]
+    hosted_beside: Option<std::path::PathBuf>,
+
+    /// Copies of --hosted-beside's module entered, each a bot of its own (1 to 64; at least the
+    /// kind's seats less one).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 4,
+        requires = "hosted_beside"
+    )]
+    hosted_bots: usize,
 }
 
 /// The server a bench drives: its own `gangs-server` in `dir` (no create-rate limit: the bench
@@ -116,6 +136,12 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
             args.seconds
         )));
     }
+    if args.hosted_beside.is_some() && context.server_given {
+        return Err(CliError::invalid(
+            "--hosted-beside runs only against the bench's own server, not with --server (or \
+             GANGS_SERVER): it creates a ladder and submits hosted bots there",
+        ));
+    }
     if let Some(bots) = args.ladder_bots {
         return super::bench_ladder::run(&args.kind, bots, args.seconds, args.seed, context).await;
     }
@@ -131,6 +157,12 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         .tempdir()
         .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
     let (own_server, target) = own_or_given_server(dir.path(), context).await?;
+    let hosted = match &args.hosted_beside {
+        Some(module) => {
+            Some(HostedBeside::start(&target, &args.kind, module, args.hosted_bots).await?)
+        }
+        None => None,
+    };
 
     let mut channels = Vec::new();
     for _ in 0..args.games.div_ceil(GAMES_PER_CONNECTION) {
@@ -166,6 +198,7 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
     // (server, this bench, the machine) CPU readings at the start of the slice under way.
     let mut before = (None, None, None);
     let mut ticker: Option<tokio::task::JoinHandle<()>> = None;
+    let measured_from = unix_ms();
     let Compared {
         baseline,
         played,
@@ -199,9 +232,14 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         },
     )
     .await;
+    let measured_to = unix_ms();
     let server_cpu = server_cpu.per(&baseline, &played);
     let client_cpu = client_cpu.per(&baseline, &played);
     bar.finish_and_clear();
+    let hosted = match hosted {
+        Some(hosted) => Some(hosted.played(&target, measured_from, measured_to).await?),
+        None => None,
+    };
     if let Some(server) = own_server {
         server.stop().await;
     }
@@ -237,6 +275,7 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         client_cpu,
         idle,
         rounds,
+        hosted,
     };
     context.out.emit(report.json(), || report.lines());
     Ok(())
@@ -458,6 +497,8 @@ struct Report<'a> {
     idle: IdleUse,
     /// Rounds of (baseline, games) the phases alternated in.
     rounds: u32,
+    /// The hosted ladder played beside (`--hosted-beside`).
+    hosted: Option<Played>,
 }
 
 impl Report<'_> {
@@ -491,6 +532,7 @@ impl Report<'_> {
             "baseline_client_cpu_us_per_call": self.client_cpu.per_call,
             "idle_percent": self.idle.games.and_then(Ticks::idle_percent),
             "baseline_idle_percent": self.idle.baseline.and_then(Ticks::idle_percent),
+            "hosted_beside": self.hosted.as_ref().map(Played::json),
         })
     }
 
@@ -504,6 +546,7 @@ impl Report<'_> {
             client_cpu,
             idle,
             rounds,
+            hosted,
         } = self;
         let latency = |m: &Measured, p: f64| {
             m.percentile(p).map_or_else(
@@ -552,6 +595,9 @@ impl Report<'_> {
             idle.line(),
             format!("refused: {}", errors_line(played)),
         ]
+        .into_iter()
+        .chain(hosted.as_ref().map(Played::line))
+        .collect::<Vec<_>>()
         .join("\n")
     }
 }

@@ -4,6 +4,7 @@
 mod act;
 mod arena;
 mod bench;
+mod bench_hosted;
 mod bench_ladder;
 mod cancel;
 mod cert;
