@@ -313,7 +313,17 @@ fn no_first_action(game_id: &str, cause: &str) -> String {
 
 /// The cause logged with seat `seat`'s first timeout in `log` (empty: a clock's, or none).
 fn first_timeout_cause(log: &[pb::LogRecord], seat: usize) -> String {
-    log.iter()
+    timeout_causes(log.iter(), seat)
+}
+
+/// The cause logged with seat `seat`'s last timeout in `log` (empty: a clock's, or none).
+fn last_timeout_cause(log: &[pb::LogRecord], seat: usize) -> String {
+    timeout_causes(log.iter().rev(), seat)
+}
+
+/// The cause of the first of `records` that is a timeout of `seat`.
+fn timeout_causes<'a>(mut records: impl Iterator<Item = &'a pb::LogRecord>, seat: usize) -> String {
+    records
         .find_map(|record| match &record.record {
             Some(Record::TimedOut(t)) if t.seat as usize == seat => Some(t.cause.clone()),
             _ => None,
@@ -321,11 +331,19 @@ fn first_timeout_cause(log: &[pb::LogRecord], seat: usize) -> String {
         .unwrap_or_default()
 }
 
-/// A pause's detail: `run` timeouts in a row.
-fn too_many_timeouts(run: u32, absent_after: u32, game_id: &str) -> String {
-    format!(
-        "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
-    )
+/// A pause's detail: `run` timeouts in a row; `cause` is the last one's when a hosted bot's
+/// module failed (empty for a clock's timeout), whose author reads what the module did and how
+/// to come back rather than advice on queueing, which the server does for it.
+fn too_many_timeouts(run: u32, absent_after: u32, game_id: &str, cause: &str) -> String {
+    if cause.is_empty() {
+        format!(
+            "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
+        )
+    } else {
+        format!(
+            "its module failed {run} decisions in a row in game {game_id}, the last with {cause} (the ladder pauses a bot after {absent_after}): submit a fixed version, or an admin resumes this one (gangs ladder pause --resume)"
+        )
+    }
 }
 
 /// Watches a ladder game's seats as it runs, so that what the ladder does about a seat that is
@@ -388,7 +406,7 @@ impl Referee {
             if self.paused.get(seat) == Some(&false) {
                 self.paused[seat] = true;
                 let absent_after = ladder.state.lock().await.info.absent_after;
-                let detail = too_many_timeouts(absent_after, absent_after, game_id);
+                let detail = too_many_timeouts(absent_after, absent_after, game_id, "");
                 self.pause(ladder, seat, Reason::Timeouts, detail).await;
             }
         }
@@ -745,7 +763,7 @@ async fn record_result(
         } else if absent_after > 0 && run >= absent_after {
             Some((
                 Reason::Timeouts,
-                too_many_timeouts(run, absent_after, &game_id),
+                too_many_timeouts(run, absent_after, &game_id, &last_timeout_cause(&log, seat)),
             ))
         } else {
             None
@@ -809,7 +827,7 @@ mod tests {
     }
 
     #[test]
-    fn a_hosted_first_failure_pauses_with_its_cause_and_the_way_back() {
+    fn a_hosted_bots_pause_quotes_its_modules_cause_and_the_way_back() {
         let mut failed = timed_out(3, 1);
         if let Some(Record::TimedOut(t)) = &mut failed.record {
             t.cause = "fuel: out of fuel (the budget's fuel per decision)".into();
@@ -825,6 +843,20 @@ mod tests {
         assert!(!hosted.contains("Queue"), "{hosted}");
         let connected = no_first_action("g1", "");
         assert!(connected.contains("call Queue again"), "{connected}");
+        assert_eq!(first_timeout_cause(&log, 1), cause);
+        assert_eq!(
+            last_timeout_cause(&log, 1),
+            "",
+            "the last of seat 1's is a clock's"
+        );
+        let hosted = too_many_timeouts(3, 3, "g1", &cause);
+        assert!(
+            hosted.contains("the last with fuel: out of fuel"),
+            "{hosted}"
+        );
+        assert!(hosted.contains("submit a fixed version"), "{hosted}");
+        assert!(!hosted.contains("Queue"), "{hosted}");
+        assert!(too_many_timeouts(3, 3, "g1", "").contains("call Queue again"));
     }
 
     #[test]
