@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use common::hosted::{c_example, first_action_bot};
+use common::hosted::{c_example, first_action_bot, keyed_server};
 use common::ladder::{ladder_games, rust_ladder_bot, standings};
 use common::*;
 use gangs_proto::auth::ApiKey;
@@ -170,18 +170,7 @@ fn check_decisions(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start_with(
-        dir.path(),
-        0,
-        &[
-            "--api-key",
-            ADMIN,
-            "--player-key",
-            PLAYER,
-            "--hosted-bot-threads",
-            "1",
-        ],
-    );
+    let mut server = keyed_server(dir.path(), ADMIN, PLAYER);
     let mut admin = client(&server, ADMIN);
     admin
         .create_ladder(create("wasm", &["greedy"]))
@@ -487,18 +476,7 @@ async fn modules_are_refused_naming_why_and_a_failing_bot_is_paused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hosted_bots_owner_reads_its_stderr_and_nobody_else_does() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start_with(
-        dir.path(),
-        0,
-        &[
-            "--api-key",
-            ADMIN,
-            "--player-key",
-            PLAYER,
-            "--hosted-bot-threads",
-            "1",
-        ],
-    );
+    let server = keyed_server(dir.path(), ADMIN, PLAYER);
     let mut admin = client(&server, ADMIN);
     admin
         .create_ladder(create("logs", &["greedy", "random"]))

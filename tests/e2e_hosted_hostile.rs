@@ -12,6 +12,7 @@
 
 use crate::common;
 
+use common::hosted::{first_action_bot, keyed_server};
 use common::ladder::{ladder_games, standings};
 use common::*;
 use gangs_proto::auth::{ApiKey, KeyedClient, KeyedLaddersClient};
@@ -97,24 +98,6 @@ fn sample_only(real: &str) -> Vec<u8> {
             (if (i64.lt_u (i64.load (i32.const 16)) (i64.const 1000000000000000))
               (then (call $say (i32.const 64) (i32.const 2)) (return)))
             {real}))"#
-    ))
-    .expect("valid module")
-}
-
-/// The well-behaved heavy module: `HEAVY_SPIN` loop turns, then `0` (the first legal action).
-fn heavy_bot() -> Vec<u8> {
-    wat::parse_str(format!(
-        r#"(module
-          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
-          (memory (export "memory") 1)
-          (data (i32.const 64) "0\n")
-          (func (export "_start") (local $i i32)
-            (loop $spin
-              (local.set $i (i32.add (local.get $i) (i32.const 1)))
-              (br_if $spin (i32.lt_u (local.get $i) (i32.const {HEAVY_SPIN}))))
-            (i32.store (i32.const 0) (i32.const 64))
-            (i32.store (i32.const 4) (i32.const 2))
-            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
     ))
     .expect("valid module")
 }
@@ -416,19 +399,7 @@ async fn look(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start_with(
-        dir.path(),
-        0,
-        &[
-            "--api-key",
-            ADMIN,
-            "--player-key",
-            PLAYER,
-            // One thread runs every hosted decision: the default on two cores.
-            "--hosted-bot-threads",
-            "1",
-        ],
-    );
+    let server = keyed_server(dir.path(), ADMIN, PLAYER);
     let mut admin = ladders(&server);
     admin
         .create_ladder(pb::CreateLadderRequest {
@@ -571,7 +542,7 @@ async fn hostile_modules_are_refused_or_contained_while_other_games_play_on() {
             .await
             .unwrap_or_else(|s| panic!("{bot} passes its sample decision: {s:?}"));
     }
-    let heavy = heavy_bot();
+    let heavy = first_action_bot(HEAVY_SPIN);
     let heavy_fuel = admin
         .submit_bot(submit("heavy0", heavy.clone()))
         .await

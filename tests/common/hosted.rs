@@ -1,6 +1,7 @@
 //! Hosted bots' modules for the end-to-end tests: the C example built from source (as a user
 //! builds it), and the smallest bot there is, written in WebAssembly's text format.
 
+use super::Server;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,4 +41,21 @@ pub fn first_action_bot(spin: u32) -> Vec<u8> {
             (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
     ))
     .expect("valid module")
+}
+
+/// A server in `dir` with an admin and a player key and one hosted-bot thread (the default on
+/// two cores, whatever cores run the test).
+pub fn keyed_server(dir: &Path, admin: &str, player: &str) -> Server {
+    Server::start_with(
+        dir,
+        0,
+        &[
+            "--api-key",
+            admin,
+            "--player-key",
+            player,
+            "--hosted-bot-threads",
+            "1",
+        ],
+    )
 }
