@@ -24,22 +24,13 @@ pub const DECISION_OVERHEAD: usize = 64;
 // 1 KiB): the budget drops old decisions, never cuts one.
 const _: () = assert!(gangs_hosted::MAX_STDERR_BYTES + 1024 + DECISION_OVERHEAD <= MAX_GAME_BYTES);
 
-/// One decision as the server ran it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    pub seq: u64,
-    pub seat: u32,
-    pub fuel: u64,
-    /// Empty when it answered a legal action; else the fault, as the timeout logs it.
-    pub cause: String,
-    /// Its stderr, lossy UTF-8.
-    pub stderr: String,
-}
+/// One decision as the server ran it: kept as the wire shows it (an empty `cause` when it
+/// answered a legal action; its stderr as lossy UTF-8).
+pub type Decision = pb::BotLogDecision;
 
-impl Decision {
-    fn cost(&self) -> usize {
-        self.stderr.len() + self.cause.len() + DECISION_OVERHEAD
-    }
+/// What a kept decision costs its game's budget.
+fn cost(decision: &Decision) -> usize {
+    decision.stderr.len() + decision.cause.len() + DECISION_OVERHEAD
 }
 
 /// One game of an entry's log.
@@ -66,12 +57,12 @@ impl GameLog {
             self.quiet += 1;
             return;
         }
-        self.bytes += decision.cost();
+        self.bytes += cost(&decision);
         self.decisions.push_back(decision);
         // The newest stays: the oldest go until the game fits.
         while self.bytes > MAX_GAME_BYTES && self.decisions.len() > 1 {
             let old = self.decisions.pop_front().expect("more than one");
-            self.bytes -= old.cost();
+            self.bytes -= cost(&old);
             self.dropped += 1;
             self.dropped_bytes += old.stderr.len() as u64;
         }
@@ -83,17 +74,7 @@ impl GameLog {
             entry: entry.to_string(),
             first_unix_ms: self.first_unix_ms,
             last_unix_ms: self.last_unix_ms,
-            decisions: self
-                .decisions
-                .iter()
-                .map(|d| pb::BotLogDecision {
-                    seq: d.seq,
-                    seat: d.seat,
-                    fuel: d.fuel,
-                    cause: d.cause.clone(),
-                    stderr: d.stderr.clone(),
-                })
-                .collect(),
+            decisions: self.decisions.iter().cloned().collect(),
             quiet_decisions: self.quiet,
             dropped_decisions: self.dropped,
             dropped_bytes: self.dropped_bytes,
