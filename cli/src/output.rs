@@ -158,12 +158,7 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
         lines.push(format!("{seq:>5}  {what}"));
     }
     if is_finished(update) {
-        let summary = update
-            .outcome
-            .as_ref()
-            .map(|o| o.summary.clone())
-            .unwrap_or_default();
-        lines.push(format!("       game over: {summary}"));
+        lines.push(format!("       game over: {}", over_summary(update)));
     } else {
         if !update.legal_actions.is_empty() {
             lines.push(format!(
@@ -176,6 +171,26 @@ pub fn update_lines(update: &pb::Update) -> Vec<String> {
         }
     }
     lines
+}
+
+/// How a game that is over ended, in words: its outcome's summary, else (a game cancelled or
+/// abandoned, which has no outcome) what happened to it; never empty.
+pub fn over_summary(update: &pb::Update) -> String {
+    if let Some(summary) = update
+        .outcome
+        .as_ref()
+        .map(|o| o.summary.trim())
+        .filter(|s| !s.is_empty())
+    {
+        return summary.to_string();
+    }
+    match pb::GameStatus::try_from(update.status) {
+        Ok(pb::GameStatus::Cancelled) => "cancelled (CancelGame): no outcome".into(),
+        Ok(pb::GameStatus::Abandoned) => {
+            "abandoned (its seats were not all taken in time, or nobody acted for too long): no outcome".into()
+        }
+        _ => "ended without an outcome".into(),
+    }
 }
 
 /// "clock: seat 2 has 8.2 s (bank 3.0 s); seat 0 absent", for the seats the game waits for
@@ -305,8 +320,11 @@ pub fn log_record_lines(record: &pb::LogRecord) -> Vec<String> {
                 .as_ref()
                 .map(describe_action)
                 .unwrap_or_else(|| "(hidden until the game ends)".into());
+            // A hosted bot's failed decision says why it failed; else its clock ran out.
             let why = if t.absent {
                 "absent: default played at once".to_string()
+            } else if !t.cause.is_empty() {
+                format!("its module failed: {} (after {} ms)", t.cause, t.used_ms)
             } else {
                 format!("clock ran out after {} ms", t.used_ms)
             };
@@ -539,6 +557,63 @@ mod tests {
             log_record_lines(&created),
             ["    1  created gang-of-four, 4 players, seed 7"]
         );
+    }
+
+    #[test]
+    fn a_timeout_says_why_a_hosted_bots_decision_failed() {
+        let timed_out = |cause: &str, absent: bool| pb::LogRecord {
+            seq: 9,
+            unix_ms: 0,
+            record: Some(Record::TimedOut(pb::TimedOut {
+                seat: 2,
+                decision: "play or pass".into(),
+                used_ms: 34,
+                absent,
+                cause: cause.into(),
+                ..Default::default()
+            })),
+        };
+        assert_eq!(
+            log_record_lines(&timed_out("fuel: out of fuel", false))[0],
+            "    9  timeout seat 2 (play or pass; its module failed: fuel: out of fuel (after 34 ms)): (hidden until the game ends)"
+        );
+        assert_eq!(
+            log_record_lines(&timed_out("", false))[0],
+            "    9  timeout seat 2 (play or pass; clock ran out after 34 ms): (hidden until the game ends)"
+        );
+        assert!(log_record_lines(&timed_out("", true))[0].contains("absent: default played"));
+    }
+
+    #[test]
+    fn a_game_over_without_an_outcome_says_what_happened() {
+        let mut update = sample_update();
+        update.legal_actions.clear();
+        update.status = pb::GameStatus::Cancelled as i32;
+        let lines = update_lines(&update);
+        assert_eq!(
+            lines.last().unwrap(),
+            "       game over: cancelled (CancelGame): no outcome"
+        );
+        update.status = pb::GameStatus::Abandoned as i32;
+        assert!(over_summary(&update).starts_with("abandoned ("));
+        // An outcome with an empty summary is as good as none.
+        update.status = pb::GameStatus::Finished as i32;
+        update.outcome = Some(pb::Outcome::default());
+        assert_eq!(over_summary(&update), "ended without an outcome");
+        for status in [
+            pb::GameStatus::Cancelled,
+            pb::GameStatus::Abandoned,
+            pb::GameStatus::Finished,
+        ] {
+            update.status = status as i32;
+            update.outcome = None;
+            let summary = over_summary(&update);
+            assert!(!summary.trim().is_empty(), "{status:?}");
+            assert!(!update_lines(&update)
+                .last()
+                .unwrap()
+                .ends_with("game over: "));
+        }
     }
 
     #[test]

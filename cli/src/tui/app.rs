@@ -3,7 +3,7 @@
 //! The middle of the screen is the game's own ([`Screen`], from the kind registry): this file
 //! keeps what every game shares — the update, the log, the connection status, the feedback line.
 
-use crate::output::is_finished;
+use crate::output::{is_finished, over_summary};
 use gangs_games::describe_event;
 pub use gangs_games::terminal::{Command, Tone};
 use gangs_games::terminal::{Feedback, Screen, Seen};
@@ -87,8 +87,8 @@ impl App {
                 update.seq, update.seats_taken
             ));
         }
-        if let Some(outcome) = update.outcome.as_ref().filter(|_| is_finished(&update)) {
-            self.push_log(format!("      game over: {}", outcome.summary));
+        if is_finished(&update) {
+            self.push_log(format!("      game over: {}", over_summary(&update)));
         }
         if update.seat.is_some() {
             self.seat = update.seat;
