@@ -394,13 +394,43 @@ fn safe_next(path: &str) -> &str {
     }
 }
 
+/// `html` without its comments (`<!-- ... -->`): the template's notes for its readers, which
+/// name its placeholders, are not served (filled in, they would read as nonsense).
+fn without_comments(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => {
+                rest = &rest[start + end + "-->".len()..];
+                // The comment's own line goes with it.
+                if out.ends_with('\n') {
+                    rest = rest.strip_prefix('\n').unwrap_or(rest);
+                }
+            }
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The login page's template, its comments stripped (made once).
+fn login_template() -> &'static str {
+    static TEMPLATE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEMPLATE.get_or_init(|| without_comments(LOGIN_HTML))
+}
+
 fn login_page(status: StatusCode, next: &str, error: Option<&str>) -> Response {
     // `next` holds only [A-Za-z0-9/_.-] and `error` is one of this file's constants: nothing
     // to escape.
-    let html = LOGIN_HTML.replace("{{next}}", safe_next(next)).replace(
-        "{{error}}",
-        &error.map_or(String::new(), |e| format!("<p class=\"error\">{e}</p>")),
-    );
+    let html = login_template()
+        .replace("{{next}}", safe_next(next))
+        .replace(
+            "{{error}}",
+            &error.map_or(String::new(), |e| format!("<p class=\"error\">{e}</p>")),
+        );
     let mut response = (status, html).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -605,6 +635,28 @@ mod tests {
         assert_eq!(safe_next("https://evil.example"), "/");
         assert_eq!(safe_next("/games/<script>"), "/");
         assert_eq!(safe_next("/login"), "/");
+    }
+
+    #[tokio::test]
+    async fn the_login_page_serves_no_comment_of_its_template() {
+        assert!(LOGIN_HTML.contains("<!--"), "the template has its comment");
+        let response = login_page(
+            StatusCode::UNAUTHORIZED,
+            "/games/abc",
+            Some("wrong key: give the server's --api-key or --player-key"),
+        );
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let html = String::from_utf8(body.to_vec()).unwrap();
+        assert!(!html.contains("<!--"), "{html}");
+        assert!(!html.contains("{{"), "{html}");
+        assert!(!html.contains("filled in by the server"), "{html}");
+        assert!(html.starts_with("<!doctype html>\n<html"), "{html}");
+        assert!(html.contains("value=\"/games/abc\""), "{html}");
+        assert!(html.contains("<p class=\"error\">wrong key"), "{html}");
+        assert_eq!(without_comments("a<!-- b -->c<!-- d"), "ac");
+        assert_eq!(without_comments("x\n<!-- y\n z -->\nw"), "x\nw");
     }
 
     #[test]
