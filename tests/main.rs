@@ -52,6 +52,7 @@ mod e2e_watch_views;
 mod e2e_web;
 mod e2e_web_api;
 mod e2e_web_auth;
+mod e2e_web_bot_key;
 mod e2e_web_bot_page;
 mod e2e_web_ladders;
 mod e2e_web_visibility;

@@ -219,6 +219,68 @@ impl Front {
         Ok(self.admit_key(key, method)?)
     }
 
+    /// The principal of the web viewer's reader `key` for `method` (`BotReport`, or
+    /// `LadderGames` filtered to one bot) on the page of bot `bot` (`(name, version)`, an empty
+    /// version: "1"; None: the whole ladder) of ladder `ladder`: the key's own rights
+    /// ([`Front::principal_of`]), and a ladder bot's key besides on its own bot's page (only
+    /// there: another bot's page, or the whole ladder, is refused naming the key's bot).
+    pub fn principal_of_bot_page(
+        &self,
+        key: Option<&str>,
+        method: &Method,
+        ladder: &str,
+        bot: Option<(&str, &str)>,
+    ) -> Result<Principal, HostError> {
+        let refused = match self.admit_key(key, method) {
+            Ok(principal) => return Ok(principal),
+            Err(refused) => refused,
+        };
+        let Some(own) = key.and_then(|key| self.bot_of(key)) else {
+            return Err(refused.into());
+        };
+        if own.retired {
+            return Err(super::bots::retired(&own.bot, &own.ladder).into());
+        }
+        let asked = bot.map(|(name, version)| {
+            let version = if version.is_empty() { "1" } else { version };
+            format!("{name}@{version}")
+        });
+        if *own.ladder == *ladder && asked.as_deref() == Some(&*own.bot) {
+            return Ok(Principal::Bot(own));
+        }
+        let asked = match asked {
+            Some(asked) => format!("the page of {asked} on ladder {ladder}"),
+            None => format!("ladder {ladder}'s games of every bot"),
+        };
+        Err(Status::permission_denied(format!(
+            "a bot key reads only its own bot's page (this key is {} of ladder {}): it may not read {asked}",
+            own.bot, own.ladder
+        ))
+        .into())
+    }
+
+    /// The principal of the web viewer's reader `key` for `method` (`ListGames`, looking up
+    /// the summary of game `game_id` alone): the key's own rights ([`Front::principal_of`]),
+    /// and a ladder bot's key besides on a game its ladder matched it to ([`Front::may_play`],
+    /// as a spectator: the games its own bot's page lists).
+    pub async fn principal_of_game(
+        &self,
+        key: Option<&str>,
+        method: &Method,
+        game_id: &str,
+    ) -> Result<Principal, HostError> {
+        let refused = match self.admit_key(key, method) {
+            Ok(principal) => return Ok(principal),
+            Err(refused) => refused,
+        };
+        let Some(own) = key.and_then(|key| self.bot_of(key)) else {
+            return Err(refused.into());
+        };
+        let principal = Principal::Bot(own);
+        self.may_play(&principal, game_id, "").await?;
+        Ok(principal)
+    }
+
     /// The caller of `method` sending `given` as its key.
     fn admit_key(&self, given: Option<&str>, method: &Method) -> Result<Principal, Status> {
         let Some(admin) = &self.keys.admin else {
@@ -475,6 +537,60 @@ mod tests {
             .principal_of(Some("PLAYERS"), &CREATE_GAME)
             .unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+        // The viewer: a bot key reads its own bot's page and games, nothing else.
+        let key = Some("BOTKEY2");
+        let hash2 = crate::secret::sha256_hex("BOTKEY2");
+        front.bots().enter(&hash2, "class", "alice@2", false);
+        front.bots().grant_game(&hash2, "g7", None);
+        let own = front
+            .principal_of_bot_page(key, &BOT_REPORT, "class", Some(("alice", "2")))
+            .unwrap();
+        assert!(matches!(own, Principal::Bot(_)));
+        for (ladder, bot) in [
+            ("class", Some(("bob", "1"))),
+            ("class", Some(("alice", ""))),
+            ("other", Some(("alice", "2"))),
+            ("class", None),
+        ] {
+            let refused = front
+                .principal_of_bot_page(key, &LADDER_GAMES, ladder, bot)
+                .unwrap_err();
+            assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+            assert!(
+                refused
+                    .message()
+                    .contains("a bot key reads only its own bot's page (this key is alice@2"),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(
+            front
+                .principal_of_bot_page(Some("PLAYERS"), &BOT_REPORT, "class", None)
+                .ok(),
+            Some(Principal::Player)
+        );
+        assert_eq!(
+            front
+                .principal_of_bot_page(None, &BOT_REPORT, "class", None)
+                .unwrap_err()
+                .code(),
+            tonic::Code::Unauthenticated
+        );
+        assert!(matches!(
+            front.principal_of_game(key, &LIST_GAMES, "g7").await,
+            Ok(Principal::Bot(_))
+        ));
+        let other = front
+            .principal_of_game(key, &LIST_GAMES, "g1")
+            .await
+            .unwrap_err();
+        assert_eq!(other.code(), tonic::Code::PermissionDenied);
+        assert!(other.message().contains("did not match"), "{other:?}");
+        front.bots().retire(&hash2);
+        let retired = front
+            .principal_of_bot_page(key, &BOT_REPORT, "class", Some(("alice", "2")))
+            .unwrap_err();
+        assert!(retired.message().contains("retired"), "{retired:?}");
         // An open server asks no key, a bot key included.
         let open = Front::default();
         assert_eq!(

@@ -46,14 +46,24 @@ impl Viewer {
         Ok(self.games.list_games_as(&principal, request).await?)
     }
 
-    /// One game's summary, looked up through `ListGames` page by page.
+    /// One game's summary, looked up through `ListGames` page by page (a ladder bot's key
+    /// may, for a game its ladder matched it to: `Front::principal_of_game`).
     pub(super) async fn summary(&self, id: &str) -> Result<pb::GameSummary, ApiError> {
+        let key = super::auth::read_key();
+        let principal = self
+            .games
+            .front()
+            .principal_of_game(key.as_deref(), &access::LIST_GAMES, id)
+            .await?;
         let mut request = pb::ListGamesRequest {
             page_size: LOOKUP_PAGE,
             ..Default::default()
         };
         loop {
-            let page = self.list_games(request.clone()).await?;
+            let page = self
+                .games
+                .list_games_as(&principal, request.clone())
+                .await?;
             if let Some(game) = page.games.into_iter().find(|g| g.game_id == id) {
                 return Ok(game);
             }

@@ -1,5 +1,6 @@
 //! The viewer's ladder endpoints, read through the same `gangs.v1.Ladders` service gRPC clients
-//! call (so the keys decide exactly as they do there): the ladders, one ladder's leaderboard
+//! call (so the keys decide exactly as they do there, but that a ladder bot's key reads its own
+//! bot's page and games here, which gRPC does not give it): the ladders, one ladder's leaderboard
 //! (JSON, and CSV), its games, newest first, a page at a time (all, or one bot's), one bot's
 //! page (`BotReport`), and the leaderboard as server-sent events, sent again each time it
 //! changes. Messages are in the proto3 JSON mapping with the proto's field names, like the rest
@@ -57,6 +58,24 @@ fn check_bot(text: &str) -> Result<(String, String), ApiError> {
         )));
     }
     Ok((bot.to_string(), version.to_string()))
+}
+
+impl Viewer {
+    /// The caller the host serves for a read of bot `bot` (`(name, version)`; None: every bot)
+    /// of ladder `ladder` by `method`: the reader's key's rights, and a ladder bot's key's on
+    /// its own bot's page (`Front::principal_of_bot_page`).
+    fn bot_page_principal(
+        &self,
+        method: &access::Method,
+        ladder: &str,
+        bot: Option<(&str, &str)>,
+    ) -> Result<Principal, ApiError> {
+        let key = super::auth::read_key();
+        Ok(self
+            .games
+            .front()
+            .principal_of_bot_page(key.as_deref(), method, ladder, bot)?)
+    }
 }
 
 /// `GET /api/ladders`: `ListLadders`.
@@ -130,7 +149,12 @@ pub(super) async fn games(
         Some(bot) => check_bot(bot)?,
         None => Default::default(),
     };
-    let principal = viewer.principal(&access::LADDER_GAMES)?;
+    // A bot key reads the games of its own bot (`?bot=` its own), as its page lists them.
+    let principal = viewer.bot_page_principal(
+        &access::LADDER_GAMES,
+        name,
+        (!bot.is_empty()).then_some((bot.as_str(), version.as_str())),
+    )?;
     let request = pb::LadderGamesRequest {
         ladder: name.to_string(),
         page_size: limit as u32,
@@ -155,7 +179,8 @@ pub(super) async fn bot(
     Query::parse(query.as_deref(), &[])?;
     let name = check_name(&name)?;
     let (bot, version) = check_bot(&bot)?;
-    let principal = viewer.principal(&access::BOT_REPORT)?;
+    // A bot key reads its own bot's page (and no other).
+    let principal = viewer.bot_page_principal(&access::BOT_REPORT, name, Some((&bot, &version)))?;
     let request = pb::BotReportRequest {
         ladder: name.to_string(),
         bot,

@@ -15,7 +15,10 @@
 //! viewer sees exactly what a spectator's `Watch` (no token) and `GetLog` see: it never decides
 //! what is visible. Only a finished game's replay shows hands, through the games' own `view`.
 //! On a server with keys each request reads with the key its session logged in with
-//! (`auth.rs`), so the viewer shows a key no more than gRPC does.
+//! (`auth.rs`), so the viewer shows a key no more than gRPC does, but for one page: a ladder
+//! bot's key reads its own bot's page there (its `BotReport`, its `LadderGames` and the
+//! summaries of the games its ladder matched it to: `Front::principal_of_bot_page` and
+//! `Front::principal_of_game`), and no other bot's.
 
 mod api;
 mod assets;
