@@ -221,7 +221,11 @@ impl Replayer {
                     .clocks
                     .as_ref()
                     .ok_or_else(|| fail("a timeout in a game without clocks (turn_ms)".into()))?;
-                if !clocks.is_due(seat, record.unix_ms) {
+                // A hosted bot's failed decision (its `cause`: fuel, memory, trap, bad output)
+                // plays the seat's default as soon as the module fails, before the deadline;
+                // only a timeout without a cause is the clock's and must be due.
+                let early_by_failure = !timed_out.cause.is_empty();
+                if !early_by_failure && !clocks.is_due(seat, record.unix_ms) {
                     return Err(fail(format!(
                         "seat {seat} timed out before its clock ran out (deadline {:?}, logged at {})",
                         clocks.deadline_of(seat),

@@ -200,3 +200,71 @@ fn an_equal_event_stored_in_other_bytes_is_accepted() {
     let logged = with_deal_event_edited(|bytes| bytes.extend([15 << 3, 1]));
     replay_logged(&logged).unwrap();
 }
+
+// ---- timeouts: the clock's own must be due; a hosted module's failure may come early ---------
+
+/// A clocked game of `kind` started at unix ms 1000, then the first awaited seat's default
+/// logged as `timed_out` at `at` with `cause`.
+fn clocked_log_with_timeout(kind: &str, players: u32, at: i64, cause: &str) -> Vec<pb::LogRecord> {
+    let options = parse_options(
+        kind,
+        Some(players),
+        &[("turn_ms".to_string(), "1000".to_string())],
+    )
+    .unwrap();
+    let mut game = new_game(kind, Some(&options), 7, None).unwrap();
+    let mut records = vec![Record::Created(pb::Created {
+        kind: kind.into(),
+        options: Some(options),
+        seed: Some(7),
+        players,
+        ..Default::default()
+    })];
+    records.extend((0..players).map(joined));
+    records.push(Record::Started(pb::Started {
+        events: game.start(),
+    }));
+    let seat = game.actors()[0];
+    let action = game.default_action(seat).unwrap();
+    let events = game.act(seat, &action).unwrap();
+    records.push(Record::TimedOut(pb::TimedOut {
+        seat: seat as u32,
+        decision: "decision".into(),
+        action: Some(action),
+        events,
+        used_ms: u64::try_from(at - 1000).unwrap(),
+        absent: false,
+        cause: cause.into(),
+    }));
+    let mut log = log(records);
+    for record in &mut log {
+        record.unix_ms = 1000;
+    }
+    log.last_mut().unwrap().unix_ms = at;
+    log
+}
+
+#[test]
+fn a_hosted_failure_logged_before_the_deadline_replays_in_both_games() {
+    for (kind, players) in [("gang-of-four", 4), ("the-gang", 3)] {
+        let records = clocked_log_with_timeout(kind, players, 1040, "fuel: out of fuel");
+        replay(&records).unwrap_or_else(|e| panic!("{kind}: {e:?}"));
+        let skimmed = skimmed(&records);
+        replay_logged(&skimmed).unwrap_or_else(|e| panic!("{kind} skimmed: {e:?}"));
+    }
+}
+
+#[test]
+fn a_clock_timeout_logged_before_the_deadline_is_still_refused() {
+    for (kind, players) in [("gang-of-four", 4), ("the-gang", 3)] {
+        let records = clocked_log_with_timeout(kind, players, 1040, "");
+        let e = replay(&records).err().unwrap();
+        assert!(
+            e.message.contains("before its clock ran out"),
+            "{kind}: {}",
+            e.message
+        );
+        let on_time = clocked_log_with_timeout(kind, players, 2000, "");
+        replay(&on_time).unwrap_or_else(|e| panic!("{kind}: {e:?}"));
+    }
+}
