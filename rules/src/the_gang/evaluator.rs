@@ -137,12 +137,23 @@ fn pack(category: Category, low: u32) -> HandValue {
 }
 
 /// Evaluates the best 5-card hand among `cards` (up to 8; the suitless Jack allowed).
+///
+/// The fast path's tables are used only once something built them ([`Evaluator::new`]: the
+/// bots' and benches' hot loops): the rules engine evaluates a handful of hands per game, and
+/// building the tables (most of a second) on the first showdown put that second on the path of
+/// every start whose log holds a finished The Gang game. Both paths give the same values.
 #[inline]
 pub fn evaluate(cards: &[Card]) -> HandValue {
-    if let Ok(seven) = <&[Card; 7]>::try_from(cards) {
-        return evaluate7(seven);
+    if let (Ok(seven), Some(tables)) = (<&[Card; 7]>::try_from(cards), FAST_TABLES.get()) {
+        return evaluate7_with(tables, seven);
     }
     evaluate_general(cards)
+}
+
+/// Whether the fast path's tables were built in this process (they are built by the first
+/// [`Evaluator`] or [`evaluate7`], never by [`evaluate`]).
+pub fn fast_tables_built() -> bool {
+    FAST_TABLES.get().is_some()
 }
 
 /// The general evaluator (any number of cards, the suitless Jack allowed).
@@ -381,9 +392,10 @@ fn build_fast_tables() -> FastTables {
     }
 }
 
+static FAST_TABLES: OnceLock<FastTables> = OnceLock::new();
+
 fn fast_tables() -> &'static FastTables {
-    static TABLES: OnceLock<FastTables> = OnceLock::new();
-    TABLES.get_or_init(build_fast_tables)
+    FAST_TABLES.get_or_init(build_fast_tables)
 }
 
 /// Size of the fast path's tables in bytes (for the docs and the bench).

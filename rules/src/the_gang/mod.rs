@@ -28,7 +28,7 @@ pub use crate::engine::Refusal;
 pub use cards::{cards, parse_rank, Card, Suit, JACK, RANK_LETTERS};
 pub use challenges::{Announcement, Challenge, GuessValue, Specialist, SpecialistUse};
 pub use chips::{ChipMove, ChipMoveKind, ChipPhase, Street};
-pub use evaluator::{evaluate, Category, EvalHand, Evaluator, HandValue};
+pub use evaluator::{evaluate, fast_tables_built, Category, EvalHand, Evaluator, HandValue};
 pub use game::{
     Action, Config, Event, Heist, HeistPreset, Mode, PendingChoice, Preset, Proposal, Reveal,
     Stage, TeamGuess, TheGang,
