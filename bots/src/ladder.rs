@@ -6,7 +6,8 @@
 //! A dropped Queue stream (a restart, a network cut) is resumed like the games are: reconnect
 //! within the outage budget and queue again, listing the games already being played so that
 //! only the others come back as `matched`. A pause for timeouts is lifted by queueing again; a
-//! pause by the organizer keeps the stream open until it is lifted; a retired bot stops.
+//! pause by the organizer keeps the stream open until it is lifted; a retired bot stops; a
+//! renamed ladder (`renamed`) is queued on by its new name, the games in play going on.
 //!
 //! Leaving: on SIGTERM or Ctrl-C the bot queues once more with `drain` (no new game; the games
 //! it was matched to come back if it did not know them yet), plays every game it is in to the
@@ -117,7 +118,8 @@ pub async fn play_ladder<P: Policy + 'static>(
     args: BotArgs,
     mut make_policy: impl FnMut() -> P,
 ) -> Result<LadderRun, BotError> {
-    let ladder = args.ladder.ladder.clone().unwrap_or_default();
+    // Follows a rename (the `renamed` event): the bot queues on the new name from then on.
+    let mut ladder = args.ladder.ladder.clone().unwrap_or_default();
     let key = args.ladder.bot_key.clone().unwrap_or_default();
     let target = args.ladder.games;
     let concurrent = args.ladder.concurrent.max(1);
@@ -194,10 +196,19 @@ pub async fn play_ladder<P: Policy + 'static>(
                 continue;
             }
             Err(status) => {
+                // Refused for good (e.g. a key replaced by a rekey, which still plays the
+                // games it is seated in): the games in play are played to their end first.
+                if !playing.borrow().is_empty() {
+                    tracing::warn!(
+                        "Queue refused ({}): finishing the games in play, then stopping",
+                        status.message()
+                    );
+                    finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
+                }
                 return Err(BotError::Refused {
                     what: "queue on the ladder",
                     status,
-                })
+                });
             }
         };
         reconnector.healthy();
@@ -301,6 +312,13 @@ pub async fn play_ladder<P: Policy + 'static>(
                         tracing::warn!(cap = %c.cap, flag = %c.flag, limit = c.limit, until_unix_ms = c.until_unix_ms, "capped by the server, waiting: {}", c.detail);
                     }
                     Event::Heartbeat(_) => {}
+                    // Queue on the new name from now on; the games in play go on as they are.
+                    Event::Renamed(renamed) => {
+                        tracing::warn!(was = %ladder, now = %renamed.name, "the ladder was renamed: queueing on its new name");
+                        ladder = renamed.name;
+                        why = "the ladder was renamed".into();
+                        break;
+                    }
                 },
                 Ok(Some(pb::LadderEvent { event: None })) => {}
                 // The stream ended: every game asked for was matched and is over (leaving:

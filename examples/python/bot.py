@@ -369,12 +369,13 @@ def play_ladder(args):
     outage = Outage()
     done = 0
     Reason = ladder_pb2.LadderEvent.Paused.Reason
+    ladder = args.ladder  # follows a rename (the `renamed` event)
     while args.games is None or done < args.games:
         # Leaving: one more Queue call with `drain`, which matches nothing new, sends the games
         # the server still has for this bot and ends once they are over.
         draining = SIGNALS["count"] > 0
         request = ladder_pb2.QueueRequest(
-            ladder=args.ladder,
+            ladder=ladder,
             bot_key=args.bot_key,
             max_concurrent=1,
             max_games=0 if args.games is None else args.games - done,
@@ -406,6 +407,12 @@ def play_ladder(args):
                         return 1
                     if reason in (Reason.REASON_TIMEOUTS, Reason.REASON_NO_FIRST_ACTION):
                         break  # queueing again lifts it
+                elif kind == "renamed":
+                    log(f"the ladder {event.renamed.was} is now called {event.renamed.name}: "
+                        "queueing on the new name")
+                    ladder = event.renamed.name
+                    stream.cancel()
+                    break  # queue again on the new name; nothing in play is lost
                 elif kind == "capped":
                     c = event.capped
                     until = time.strftime("%H:%M:%S", time.localtime(c.until_unix_ms / 1000))

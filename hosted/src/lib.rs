@@ -294,6 +294,54 @@ impl Runner {
     }
 }
 
+/// A module whose `_start` loops until its fuel runs out: how fast this host burns fuel
+/// ([`Runner::fuel_per_second`]). Hand-encoded (a type, a function, one page of memory, the
+/// exports `_start` and `memory`, and `loop br 0 end`), so the server needs no text format.
+const FUEL_BURNER: &[u8] = &[
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+    0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
+    0x03, 0x02, 0x01, 0x00, // functions: one of type 0
+    0x05, 0x03, 0x01, 0x00, 0x01, // memory: min 1 page
+    0x07, 0x13, 0x02, // exports: two
+    0x06, b'_', b's', b't', b'a', b'r', b't', 0x00, 0x00, // "_start": function 0
+    0x06, b'm', b'e', b'm', b'o', b'r', b'y', 0x02, 0x00, // "memory": memory 0
+    0x0a, 0x09, 0x01, 0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // code: loop br 0
+];
+
+impl Runner {
+    /// Fuel this host burns per second on one thread, the best of `rounds` runs of `fuel`
+    /// each (the best: what the host can do, not how loaded it was at that moment). A ladder
+    /// refuses a fuel budget that its turn cannot hold on this host.
+    pub fn fuel_per_second(&self, fuel: u64, rounds: u32) -> f64 {
+        let budget = Budget {
+            fuel,
+            memory_bytes: 1 << 16,
+            backstop: Duration::from_secs(60),
+        };
+        let bot = self
+            .compile(FUEL_BURNER, u64::MAX, &budget)
+            .expect("the fuel burner is a valid hosted module");
+        let decision = Decision {
+            input: b"",
+            clock_ns: 0,
+            seed: 0,
+            bot: "fuel-burner@1",
+            seat: 0,
+            seq: 0,
+        };
+        let best = (0..rounds.max(1))
+            .map(|_| {
+                let started = std::time::Instant::now();
+                let outcome = self.decide(&bot, &decision, &budget);
+                debug_assert_eq!(outcome.answer, Err(Fault::Fuel));
+                started.elapsed()
+            })
+            .min()
+            .unwrap_or_default();
+        fuel as f64 / best.as_secs_f64().max(1e-6)
+    }
+}
+
 impl Default for Runner {
     fn default() -> Runner {
         Runner::new()
@@ -321,6 +369,18 @@ mod tests {
                 (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
         ))
         .expect("valid text")
+    }
+
+    #[test]
+    fn the_fuel_burner_burns_its_whole_budget_and_gives_a_rate() {
+        let runner = Runner::new();
+        let budget = Budget::default();
+        let bot = runner.compile(FUEL_BURNER, u64::MAX, &budget).unwrap();
+        let outcome = runner.decide(&bot, &decision(), &budget);
+        assert_eq!(outcome.answer, Err(Fault::Fuel));
+        assert_eq!(outcome.fuel_used, budget.fuel);
+        let rate = runner.fuel_per_second(2_000_000, 2);
+        assert!(rate.is_finite() && rate > 1_000.0, "{rate}");
     }
 
     fn decision() -> Decision<'static> {

@@ -300,7 +300,18 @@ impl GamesService {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<crate::metrics::Watched<EncodedStream>, Status> {
-        let principal = self.front.accept(&request, &access::WATCH)?;
+        let (game_id, token) = (
+            request.get_ref().game_id.clone(),
+            request.get_ref().token.clone(),
+        );
+        let principal = self
+            .front
+            .accept(&request, &access::WATCH)
+            .inspect_err(|status| {
+                self.front
+                    .refusals()
+                    .note(&game_id, &token, "Watch", status)
+            })?;
         let peer = request.remote_addr();
         // A stream another node forwarded was counted there against its client's connection;
         // here it counts against the game only. The connection between two nodes carries the
@@ -314,7 +325,13 @@ impl GamesService {
         let (credentials, request) = Credentials::split(request);
         let stream = self
             .watch_for(&principal, &credentials, connection, request)
-            .await?;
+            .await
+            .map_err(Status::from)
+            .inspect_err(|status| {
+                self.front
+                    .refusals()
+                    .note(&game_id, &token, "Watch", status)
+            })?;
         Ok(crate::metrics::Watched::new(
             Box::pin(stream.map(|update| update.map_err(Status::from))) as EncodedStream,
         ))
@@ -765,9 +782,21 @@ impl Games for GamesService {
         &self,
         request: Request<pb::ActRequest>,
     ) -> Result<Response<pb::ActResponse>, Status> {
-        let principal = self.front.accept(&request, &access::ACT)?;
+        let (game_id, token) = (
+            request.get_ref().game_id.clone(),
+            request.get_ref().token.clone(),
+        );
+        let refused = |status: &Status| self.front.refusals().note(&game_id, &token, "Act", status);
+        let principal = self
+            .front
+            .accept(&request, &access::ACT)
+            .inspect_err(refused)?;
         let (credentials, request) = Credentials::split(request);
-        let acted = self.act_for(&principal, &credentials, request).await?;
+        let acted = self
+            .act_for(&principal, &credentials, request)
+            .await
+            .map_err(Status::from)
+            .inspect_err(refused)?;
         Ok(Response::new(acted))
     }
 

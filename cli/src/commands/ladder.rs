@@ -194,8 +194,8 @@ enum LadderCommand {
         /// Its new name: letters, digits, '-', '_' and '.'.
         new_name: String,
     },
-    /// Give a bot's version a new key (admin key), printed once: the old key stops working,
-    /// the rating stays.
+    /// Give a bot's version a new key (admin key), printed once; the rating stays. The old
+    /// key plays the games it is seated in to their end; queueing needs the new key.
     Rekey {
         /// The ladder.
         name: String,
@@ -203,6 +203,9 @@ enum LadderCommand {
         bot: String,
         #[arg(long)]
         version: Option<String>,
+        /// Cut the old key off at once, its games in play included (a leaked key).
+        #[arg(long)]
+        now: bool,
     },
     /// End the current season now (`--end`) or set when it ends (`--ends AT`): its standings
     /// are frozen and the next season starts every bot from the initial rating (admin key).
@@ -499,8 +502,13 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
         LadderCommand::Rename { name, new_name } => {
             housekeeping::rename(&mut client, context, name, new_name).await?;
         }
-        LadderCommand::Rekey { name, bot, version } => {
-            housekeeping::rekey(&mut client, context, name, bot, version).await?;
+        LadderCommand::Rekey {
+            name,
+            bot,
+            version,
+            now,
+        } => {
+            housekeeping::rekey(&mut client, context, name, bot, version, now).await?;
         }
         LadderCommand::Season {
             name,

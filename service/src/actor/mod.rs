@@ -91,12 +91,23 @@ pub enum Command {
         reason: String,
         reply: Reply<pb::CancelGameResponse>,
     },
+    /// The server is stopping (`Registry::close`): no clock fires from now on, every stream
+    /// ends with UNAVAILABLE, what is queued is refused, and the actor ends once its flushes
+    /// in flight are durable and answered.
+    Stop,
     /// What a ladder's hosted bot reports of the decision of its seat (in-process only).
     Hosted {
         /// Boxed: a command stays small (every live game holds a block of them).
         report: Box<HostedReport>,
         reply: Reply<()>,
     },
+}
+
+/// What every call to a game answers once the server is stopping.
+pub fn stopping_error() -> HostError {
+    HostError::Unavailable(
+        "the server is stopping: retry when it is back (no clock runs while it is down)".into(),
+    )
 }
 
 /// What [`Command::Hosted`] says of the decision of the seat of `token`, awaited at
@@ -137,6 +148,18 @@ pub struct GameHandle {
 }
 
 impl GameHandle {
+    /// Tells the actor that the server is stopping (`Command::Stop`), without waiting: when
+    /// its queue is full, a task waits to deliver it.
+    pub fn stop(&self) {
+        use mpsc::error::TrySendError;
+        if let Err(TrySendError::Full(stop)) = self.commands.try_send(Command::Stop) {
+            let commands = self.commands.clone();
+            tokio::spawn(async move {
+                let _ = commands.send(stop).await;
+            });
+        }
+    }
+
     /// A handle to no actor (closed): a finished game that is only on disk. Sending to it
     /// fails, which makes the registry reload the game.
     pub fn unloaded() -> GameHandle {
@@ -317,6 +340,10 @@ impl GameActor {
                 }
                 () = self.watchers.gone.notified() => self.forget_gone_watchers(),
                 command = commands.recv() => match command {
+                    Some(Command::Stop) => {
+                        self.stop_serving(&mut commands).await;
+                        break;
+                    }
                     Some(command) => self.handle(command),
                     None => break,
                 },
@@ -358,6 +385,19 @@ impl GameActor {
             .min_by_key(|(at, _)| *at)
     }
 
+    /// The server is stopping: the clocks stop with this loop (the next start resumes them
+    /// with the reconnect grace), every watcher's stream ends with UNAVAILABLE and what is
+    /// queued is refused (nothing of it was acknowledged: the callers retry after the start).
+    async fn stop_serving(&mut self, commands: &mut mpsc::Receiver<Command>) {
+        commands.close();
+        while let Some(command) = commands.recv().await {
+            refuse(command, stopping_error());
+        }
+        for watcher in self.watchers.list.drain(..) {
+            watcher.end(stopping_error());
+        }
+    }
+
     /// Closes the command channel and answers what was queued in it: the actor is ending.
     async fn answer_queued(&mut self, commands: &mut mpsc::Receiver<Command>) {
         commands.close();
@@ -381,14 +421,7 @@ impl GameActor {
                 "game {} is unavailable: {reason}; it is reloaded from the log: retry",
                 self.id
             ));
-            match command {
-                Command::Join { reply, .. } => drop(reply.send(Err(error))),
-                Command::Act { reply, .. } => drop(reply.send(Err(error))),
-                Command::Watch { reply, .. } => drop(reply.send(Err(error))),
-                Command::GetLog { reply, .. } => drop(reply.send(Err(error))),
-                Command::Cancel { reply, .. } => drop(reply.send(Err(error))),
-                Command::Hosted { reply, .. } => drop(reply.send(Err(error))),
-            }
+            refuse(command, error);
             return;
         }
         match command {
@@ -418,6 +451,8 @@ impl GameActor {
             Command::Hosted { report, reply } => {
                 let _ = reply.send(self.hosted(*report));
             }
+            // Seen only while the actor ends already (`answer_queued`): nothing left to stop.
+            Command::Stop => {}
         }
     }
 
@@ -519,6 +554,19 @@ async fn next_durable(in_flight: &mut VecDeque<(u64, Durable)>) -> (u64, Result<
     let seq = *seq;
     in_flight.pop_front();
     (seq, result)
+}
+
+/// Answers `command` with `error`, doing nothing of what it asks.
+fn refuse(command: Command, error: HostError) {
+    match command {
+        Command::Join { reply, .. } => drop(reply.send(Err(error))),
+        Command::Act { reply, .. } => drop(reply.send(Err(error))),
+        Command::Watch { reply, .. } => drop(reply.send(Err(error))),
+        Command::GetLog { reply, .. } => drop(reply.send(Err(error))),
+        Command::Cancel { reply, .. } => drop(reply.send(Err(error))),
+        Command::Hosted { reply, .. } => drop(reply.send(Err(error))),
+        Command::Stop => {}
+    }
 }
 
 #[cfg(test)]

@@ -201,6 +201,12 @@ impl Watcher {
         }
     }
 
+    /// Ends this watcher's stream with `error` (a full buffer drops it: the stream ends
+    /// either way once the watcher is dropped).
+    pub(super) fn end(self, error: HostError) {
+        let _ = self.updates.try_send(Err(error));
+    }
+
     /// The form of an update this watcher is sent next.
     fn wants_full(&self) -> bool {
         self.views == WithView::Always || self.fresh

@@ -132,6 +132,8 @@ pub struct Front {
     bots: BotGrants,
     /// `--open-registration`: RegisterBot needs no key.
     open_registration: bool,
+    /// The last refusal of each seat's calls for its credentials.
+    refusals: super::Refusals,
 }
 
 impl Front {
@@ -157,6 +159,11 @@ impl Front {
     /// What every ladder's bot key may do, shared with the ladders that keep it.
     pub fn bots(&self) -> &BotGrants {
         &self.bots
+    }
+
+    /// The last refusal of each seat's calls for its credentials (Watch, Act).
+    pub fn refusals(&self) -> &super::Refusals {
+        &self.refusals
     }
 
     /// Whether the server has keys (`--api-key`).

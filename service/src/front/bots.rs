@@ -159,6 +159,11 @@ impl BotGrants {
         }
     }
 
+    /// Forgets the key `hash`: refused from now on (a replaced key cut off by `rekey --now`).
+    pub fn forget(&self, hash: &str) {
+        self.0.write().expect("bot grants lock").remove(hash);
+    }
+
     /// Forgets every key of `ladder` (this node no longer runs it).
     pub fn forget_ladder(&self, ladder: &str) {
         self.0

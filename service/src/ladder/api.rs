@@ -813,6 +813,12 @@ impl LaddersRpc for LaddersService {
     ) -> Result<Response<pb::CreateLadderResponse>, Status> {
         self.front.accept(&request, &access::CREATE_LADDER)?;
         let info = ladder_of(request.get_ref(), crate::actor::unix_ms())?;
+        if request.get_ref().hosted_fuel.is_some() {
+            self.ladders
+                .hosting()
+                .check_fuel_fits_turn(info.hosted_fuel, info.turn_ms)
+                .await?;
+        }
         let ladder = self.ladders.create(info).await?;
         tracing::info!(ladder = %ladder.name, kind = %ladder.kind, players = ladder.players, "created a ladder");
         Ok(Response::new(pb::CreateLadderResponse {
@@ -962,21 +968,21 @@ impl LaddersRpc for LaddersService {
             ))
             .into());
         }
-        let admin_paused = matches!(entry.paused, Some((Reason::Admin, _)));
-        if admin_paused != request.resume {
-            // Paused already, or not paused by an admin: nothing to do.
-            return Ok(Response::new(pb::PauseBotResponse {}));
-        }
-        let detail = if request.resume {
-            "resumed by an organizer"
-        } else {
-            "paused by an organizer"
+        // Resuming lifts any pause (the organizer's, or one for the bot's timeouts or its
+        // module's failures: the way back the pause's detail names); pausing sets the
+        // organizer's, unless it is in place already.
+        let (reason, detail) = match (&entry.paused, request.resume) {
+            (Some((reason, _)), true) => (*reason, "resumed by an organizer"),
+            (Some((Reason::Admin, _)), false) | (None, true) => {
+                return Ok(Response::new(pb::PauseBotResponse {}));
+            }
+            (_, false) => (Reason::Admin, "paused by an organizer"),
         };
         ladder
             .set_paused(
                 &mut state,
                 index,
-                Reason::Admin,
+                reason,
                 detail.to_string(),
                 request.resume,
             )
@@ -1075,9 +1081,9 @@ impl LaddersRpc for LaddersService {
             ))
             .into());
         }
-        let key = ladder.rekey(&mut state, index).await?;
+        let key = ladder.rekey(&mut state, index, request.now).await?;
         let entry = &state.entries[index];
-        tracing::info!(ladder = %ladder.name, bot = %entry.name(), "gave a bot a new key");
+        tracing::info!(ladder = %ladder.name, bot = %entry.name(), now = request.now, "gave a bot a new key");
         Ok(Response::new(pb::RekeyBotResponse {
             bot_key: key,
             bot: entry.bot.clone(),

@@ -40,7 +40,17 @@ pub struct Hosting {
     pub max_module_bytes: u64,
     /// Compiled modules by SHA-256: a module is compiled once per process.
     compiled: Mutex<HashMap<String, Bot>>,
+    /// Fuel this host burns per second on one hosted thread, measured once when first needed.
+    fuel_rate: tokio::sync::OnceCell<f64>,
 }
+
+/// A hosted decision's fuel must run within this share of the ladder's turn on this host
+/// (its measured fuel rate): the rest is the margin for a busier moment and for modules whose
+/// instructions cost more than the measuring loop's.
+const FUEL_SHARE_OF_TURN: f64 = 0.5;
+/// Fuel per measuring run, and runs (the best is kept).
+const MEASURE_FUEL: u64 = 20_000_000;
+const MEASURE_ROUNDS: u32 = 3;
 
 /// The default of `--hosted-bot-threads`: the cores less one, at least one.
 pub fn default_threads() -> usize {
@@ -58,9 +68,59 @@ impl Hosting {
             pool: Pool::new(threads, threads * QUEUE_PER_THREAD),
             max_module_bytes,
             compiled: Mutex::default(),
+            fuel_rate: tokio::sync::OnceCell::new(),
         })
     }
 
+    /// Fuel this host burns per second on one hosted thread (measured once, off the runtime).
+    pub async fn fuel_per_second(&self) -> f64 {
+        *self
+            .fuel_rate
+            .get_or_init(|| async {
+                let runner = self.runner.clone();
+                let measured = tokio::task::spawn_blocking(move || {
+                    runner.fuel_per_second(MEASURE_FUEL, MEASURE_ROUNDS)
+                })
+                .await
+                .unwrap_or(f64::INFINITY);
+                tracing::info!(
+                    fuel_per_second = measured as u64,
+                    "measured the hosted bots' fuel rate on this host"
+                );
+                measured
+            })
+            .await
+    }
+
+    /// Refuses a ladder whose hosted fuel per decision this host cannot run within its turn
+    /// (`FUEL_SHARE_OF_TURN` of it): such a decision, still running within its fuel at the
+    /// seat's deadline, would be neither the bot's fault nor fixable by it.
+    pub async fn check_fuel_fits_turn(&self, fuel: u64, turn_ms: u64) -> HostResult<()> {
+        let rate = self.fuel_per_second().await;
+        check_fuel_fits(fuel, turn_ms, rate)
+    }
+}
+
+/// [`Hosting::check_fuel_fits_turn`] at a measured `rate` (fuel per second).
+fn check_fuel_fits(fuel: u64, turn_ms: u64, rate: f64) -> HostResult<()> {
+    if turn_ms == 0 || !rate.is_finite() {
+        return Ok(());
+    }
+    let needs_ms = fuel as f64 / rate * 1000.0;
+    let allowed_ms = turn_ms as f64 * FUEL_SHARE_OF_TURN;
+    if needs_ms <= allowed_ms {
+        return Ok(());
+    }
+    let most_fuel = (rate * allowed_ms / 1000.0) as u64;
+    let least_turn = (needs_ms / FUEL_SHARE_OF_TURN).ceil() as u64;
+    Err(HostError::failed_precondition(format!(
+        "--hosted-fuel {fuel} takes about {} ms per decision on this host (it runs about {} M fuel per second on one hosted thread), more than half of --turn-ms {turn_ms}: a decision still running within its fuel at the seat's deadline would be nobody's fault; lower --hosted-fuel to at most {most_fuel} or raise --turn-ms to at least {least_turn}",
+        needs_ms.round() as u64,
+        (rate / 1e6).round() as u64
+    )))
+}
+
+impl Hosting {
     /// Runs `job` on the pool; None when its queue is full (the host is overloaded).
     async fn run<T: Send + 'static>(
         &self,
@@ -326,6 +386,9 @@ pub async fn submit(
         version
     };
     let budget = budget(&info);
+    hosting
+        .check_fuel_fits_turn(budget.fuel, info.turn_ms)
+        .await?;
     let sample = sample_update(&info)?;
     let module: Arc<[u8]> = request.module.into();
     let entry = entry_name(&request.bot, &version);
@@ -571,6 +634,30 @@ impl HostedBot {
                 Step::Forfeit(fault.to_string())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod fuel_tests {
+    use super::check_fuel_fits;
+
+    #[test]
+    fn a_fuel_budget_must_run_within_half_the_turn_on_this_host() {
+        // 100 M fuel per second: 300 M takes 3 s.
+        let rate = 100e6;
+        assert!(check_fuel_fits(300_000_000, 6_000, rate).is_ok());
+        let refused = check_fuel_fits(300_000_000, 1_000, rate).unwrap_err();
+        let message = refused.message().to_string();
+        for part in [
+            "--hosted-fuel 300000000",
+            "about 3000 ms",
+            "--turn-ms 1000",
+            "at most 50000000",
+            "at least 6000",
+        ] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+        assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
     }
 }
 

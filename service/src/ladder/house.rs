@@ -231,7 +231,7 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
                 if pb::GameStatus::is_over_code(update.status) {
                     return;
                 }
-                if update.legal_actions.is_empty() {
+                if update.legal_actions.is_empty() || decided_already(&update) {
                     continue;
                 }
                 let seq = update.seq;
@@ -286,6 +286,22 @@ async fn play_to_end(ladder: &Ladder, mut decider: Decider, matched: &pb::ladder
             return;
         }
     }
+}
+
+/// Whether `update` shows a decision of the seat that is over already: a catch-up (the stream
+/// watched again from the start, after a restart) replays every past decision of the seat
+/// with the clocks of its time, whose deadline has passed (the seat acted or timed out then).
+/// Deciding those would spend the host's threads on the past while the seat's present
+/// decision waits: after a restart, hosted seats' decisions queued behind hundreds of stale
+/// ones and their games went void. Only the update whose deadline is ahead is decided.
+fn decided_already(update: &pb::Update) -> bool {
+    let now = crate::actor::unix_ms();
+    update
+        .clocks
+        .iter()
+        .find(|clock| Some(clock.seat) == update.seat)
+        .and_then(|clock| clock.deadline_unix_ms)
+        .is_some_and(|deadline| deadline < now)
 }
 
 /// Tells the game what a hosted seat's decision awaited at `seq` is doing. A refusal means the

@@ -375,34 +375,67 @@ impl Ladder {
     /// Gives entry `index` a new bot key (the caller checked it is not retired); the key, which
     /// the ladder keeps only hashed. The old key stops at once: Queue refuses it (its open
     /// stream ends), and so does the Games service.
-    async fn rekey(&self, state: &mut LadderState, index: usize) -> Result<String, HostError> {
+    ///
+    /// Without `now`, the old key plays the games it was matched to before to their end (its
+    /// grants stay; the new key gets them too) and its Queue stream drains: nothing new is
+    /// matched on it, and it ends (OK) once those games are over; queueing needs the new key.
+    /// With `now` (a leaked key), the old key stops at once, in its games in play too.
+    async fn rekey(
+        &self,
+        state: &mut LadderState,
+        index: usize,
+        now: bool,
+    ) -> Result<String, HostError> {
         let key = new_bot_key();
         let key_sha256 = api::key_hash(&key);
         let old = state.entries[index].key_sha256.clone();
         let entry = &state.entries[index];
+        let earlier: Vec<String> = entry.replaced_keys.iter().map(|(h, _)| h.clone()).collect();
         let record = Lr::Rekeyed(pb::ladder_record::BotRekeyed {
             bot: entry.bot.clone(),
             version: entry.version.clone(),
             key_sha256: key_sha256.clone(),
+            now,
+            last_match: state.next_match_no() - 1,
         });
         self.append(state, record).await?;
-        self.bots().rekey(&old, &key_sha256);
-        self.publish_key(&key_sha256, state.entries[index].name(), false)
-            .await;
-        if let Some(cluster) = self.cluster() {
-            if let Err(e) = cluster.withdraw_bot_key(&old).await {
-                tracing::error!(ladder = %self.name, "withdrawing a replaced bot key from the cluster: {}", e.message());
+        let name = state.entries[index].name();
+        if now {
+            self.bots().rekey(&old, &key_sha256);
+            for replaced in &earlier {
+                self.bots().forget(replaced);
+            }
+            if let Some(cluster) = self.cluster() {
+                if let Err(e) = cluster.withdraw_bot_key(&old).await {
+                    tracing::error!(ladder = %self.name, "withdrawing a replaced bot key from the cluster: {}", e.message());
+                }
+            }
+            self.close_session(
+                index,
+                Some(HostError::permission_denied(format!(
+                    "the key of {name} on ladder {} was replaced at once (gangs ladder rekey --now): it plays nothing more, its games in play included; queue with the new key",
+                    self.name
+                ))),
+            );
+        } else {
+            self.bots().rekey(&old, &key_sha256);
+            grant_replaced_keys(self.bots(), state, index);
+            self.drain_session(index);
+        }
+        self.publish_key(&key_sha256, name, false).await;
+        Ok(key)
+    }
+
+    /// The entry's Queue stream matches nothing new from now on and ends (OK) once the games
+    /// it has are over (a rekey: the old key finishes its games).
+    fn drain_session(&self, entry: usize) {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        if let Some(session) = sessions.get_mut(&entry) {
+            session.remaining = Some(0);
+            if session.open.is_empty() {
+                sessions.remove(&entry);
             }
         }
-        self.close_session(
-            index,
-            Some(HostError::permission_denied(format!(
-                "the key of {} on ladder {} was replaced (gangs ladder rekey): queue with the new key",
-                state.entries[index].name(),
-                self.name
-            ))),
-        );
-        Ok(key)
     }
 
     /// Ends the current season now: its standings are frozen, the next one starts every entry
@@ -516,6 +549,18 @@ impl Ladder {
         }
     }
 
+    /// Tells every Queue stream that the ladder is now called `name` (it was `was`), and ends
+    /// it (OK): the bot queues again on the new name.
+    fn tell_renamed(&self, was: &str, name: &str) {
+        let sessions: Vec<Session> = {
+            let mut sessions = self.sessions.lock().expect("sessions lock");
+            sessions.drain().map(|(_, s)| s).collect()
+        };
+        for session in sessions {
+            let _ = session.tx.try_send(Ok(renamed_event(was, name)));
+        }
+    }
+
     /// Ends every Queue stream with `status` (this node stops running the ladder).
     fn close_all(&self, status: HostError) {
         let sessions: Vec<Session> = {
@@ -534,8 +579,12 @@ impl Ladder {
             tokio::select! {
                 _ = stop.wait_for(|s| *s) => {
                     // The Queue streams end with the server (a graceful shutdown waits for
-                    // every open stream), or when another node of a cluster takes the ladder.
-                    self.sessions.lock().expect("sessions lock").clear();
+                    // every open stream), or when another node of a cluster takes the ladder:
+                    // UNAVAILABLE, so that a bot queues again rather than thinking it drained.
+                    self.close_all(HostError::unavailable(format!(
+                        "ladder {} stops running on this server (it is stopping, or another node of the cluster takes the ladder over): queue again",
+                        self.name
+                    )));
                     crate::metrics::ladder_bots_queued(&self.name, 0);
                     // Its bots' keys are the node's that runs it now.
                     self.bots().forget_ladder(&self.name);
@@ -780,7 +829,21 @@ impl Ladder {
         request: pb::QueueRequest,
     ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, HostError>>, HostError> {
         let hash = api::key_hash(&request.bot_key);
-        let index = self.state.lock().await.by_key.get(&hash).copied();
+        let (index, replaced) = {
+            let state = self.state.lock().await;
+            let replaced = state
+                .entries
+                .iter()
+                .find(|e| e.replaced_keys.iter().any(|(old, _)| *old == hash))
+                .map(|e| e.name());
+            (state.by_key.get(&hash).copied(), replaced)
+        };
+        if let (None, Some(bot)) = (index, replaced) {
+            return Err(HostError::permission_denied(format!(
+                "this key of {bot} on ladder {} was replaced (gangs ladder rekey): it plays only the games it was matched to before; queue with the new key",
+                self.name
+            )));
+        }
         let Some(index) = index else {
             return Err(HostError::permission_denied(format!(
                 "this bot key is not registered on ladder {}: use the key RegisterBot printed for this ladder",
@@ -804,15 +867,22 @@ impl Ladder {
                 self.name
             )));
         }
-        // A pause for the bot's own absence is lifted by queueing again (it says it is back).
+        // A connected bot's pause for its own absence is lifted by its queueing again (it says
+        // it is back). A hosted bot is queued by the server itself (at every start, after a
+        // rename): its pause holds until an admin resumes it or a new version is submitted.
+        let lifts = state.entries[index].hosted.is_none();
         if let Some((reason @ (Reason::Timeouts | Reason::NoFirstAction), _)) =
-            state.entries[index].paused
+            state.entries[index].paused.clone().filter(|_| lifts)
         {
             let detail = "queued again".to_string();
             self.set_paused(&mut state, index, reason, detail, true)
                 .await?;
         }
         let (tx, rx) = mpsc::channel(QUEUE_BUFFER);
+        // Queued on a former name (within a day of the rename): the bot hears the new one.
+        if !request.ladder.is_empty() && request.ladder != self.name {
+            let _ = tx.try_send(Ok(renamed_event(&request.ladder, &self.name)));
+        }
         let acknowledged: HashSet<&str> = request
             .acknowledged_game_ids
             .iter()
@@ -951,7 +1021,13 @@ pub struct Ladders {
     cluster: Option<Arc<Cluster>>,
     /// On a cluster, the ladders this node contends for (a task each, `nodes::keep`).
     keepers: Mutex<HashSet<String>>,
+    /// Former names (RenameLadder): old name -> the ladder's name now, and when it was left.
+    former_names: RwLock<HashMap<String, (String, i64)>>,
 }
+
+/// How long a renamed ladder still answers to its former name (Queue included), so that a bot
+/// that did not hear of the rename finds it; then NOT_FOUND names the new name.
+pub const FORMER_NAME_ANSWERS_MS: i64 = 24 * 3_600_000;
 
 impl Ladders {
     /// Rebuilds every ladder from its log and resumes its matchmaker and unfinished games; on
@@ -967,6 +1043,7 @@ impl Ladders {
             creating: tokio::sync::Mutex::new(()),
             cluster,
             keepers: Mutex::default(),
+            former_names: RwLock::default(),
         });
         let ids = ctx
             .ladder_logs
@@ -1021,6 +1098,12 @@ impl Ladders {
             })
             .collect();
         grant_keys(self.ctx.games.front().bots(), &state);
+        {
+            let mut former = self.former_names.write().expect("former names lock");
+            for (old, left_unix_ms) in &state.former_names {
+                former.insert(old.clone(), (state.info.name.clone(), *left_unix_ms));
+            }
+        }
         let hosted_entries: Vec<usize> = (0..state.entries.len())
             .filter(|&i| state.entries[i].hosted.is_some() && !state.entries[i].retired)
             .collect();
@@ -1041,23 +1124,46 @@ impl Ladders {
         ladder
     }
 
+    /// The server's hosted-bot runner.
+    pub fn hosting(&self) -> &hosted::Hosting {
+        &self.ctx.hosting
+    }
+
     pub fn get(&self, name: &str) -> Result<Arc<Ladder>, HostError> {
         if name.is_empty() {
             return Err(HostError::invalid_argument(
                 "ladder is required: `gangs ladder list` lists the ladders",
             ));
         }
-        self.ladders
+        let ladders = self.ladders.read().expect("ladders lock");
+        if let Some(ladder) = ladders.get(name) {
+            return Ok(ladder.clone());
+        }
+        // A former name answers as the new one for a day after the rename.
+        let former = self
+            .former_names
             .read()
-            .expect("ladders lock")
+            .expect("former names lock")
             .get(name)
-            .cloned()
-            .ok_or_else(|| {
-                HostError::not_found(format!(
-                    "no ladder {}: `gangs ladder list` lists the ladders",
-                    gangs_proto::quoted(name)
-                ))
-            })
+            .cloned();
+        if let Some((now_called, left_unix_ms)) = former {
+            let recent = crate::actor::unix_ms() - left_unix_ms < FORMER_NAME_ANSWERS_MS;
+            match ladders.get(&now_called) {
+                Some(ladder) if recent => return Ok(ladder.clone()),
+                Some(_) => {
+                    return Err(HostError::not_found(format!(
+                        "no ladder {}: it was renamed {} (the former name answered for 24 hours after the rename): use the new name",
+                        gangs_proto::quoted(name),
+                        gangs_proto::quoted(&now_called)
+                    )))
+                }
+                None => {}
+            }
+        }
+        Err(HostError::not_found(format!(
+            "no ladder {}: `gangs ladder list` lists the ladders",
+            gangs_proto::quoted(name)
+        )))
     }
 
     /// Every ladder's creation, by name: the ones this node runs, and on a cluster the
@@ -1190,6 +1296,9 @@ impl Ladders {
             name: new_name.to_string(),
         });
         ladder.append(&mut state, record).await?;
+        // Every bot queued hears the new name, then its stream ends (OK): it queues again on
+        // the new name; its games in play go on with the same seats and tokens.
+        ladder.tell_renamed(name, new_name);
         self.stop_running(
             &ladder,
             HostError::unavailable(format!(
@@ -1257,10 +1366,64 @@ fn games_in_play(state: &LadderState) -> Vec<String> {
 /// Enters every bot key of a ladder this node starts running, with the games its state knows:
 /// a finished game for its log, a running one with its seats' tokens once the ladder seated it
 /// again (`play.rs`).
+/// The `renamed` event: the ladder called `was` is now called `name`.
+fn renamed_event(was: &str, name: &str) -> pb::LadderEvent {
+    let renamed = pb::ladder_event::Renamed {
+        name: name.to_string(),
+        was: was.to_string(),
+    };
+    pb::LadderEvent {
+        event: Some(pb::ladder_event::Event::Renamed(renamed)),
+    }
+}
+
+/// The keys of entry `index` replaced by a rekey without `now`: each entered, and granted
+/// the games not over of the matches made before its replacement (and nothing else).
+fn grant_replaced_keys(bots: &BotGrants, state: &LadderState, index: usize) {
+    let entry = &state.entries[index];
+    if entry.replaced_keys.is_empty() {
+        return;
+    }
+    for (hash, _) in &entry.replaced_keys {
+        bots.enter(hash, &state.info.name, &entry.name(), entry.retired);
+    }
+    for m in state
+        .matches
+        .values()
+        .filter(|m| m.entries.contains(&index))
+    {
+        for (g, game) in m.games.iter().enumerate() {
+            if game.result.is_some() {
+                continue;
+            }
+            let seats = matchmaker::seating(&m.entries, m.no, g);
+            let Some(seat) = seats.iter().position(|&e| e == index) else {
+                continue;
+            };
+            let game_id = game.game_id.clone().unwrap_or_else(|| {
+                crate::registry::game_id_of_create_id(&play::create_id(
+                    &state.log_id,
+                    m.no,
+                    g as u32,
+                ))
+            });
+            let tokens = game.tokens.get(seat).map(|token| vec![token.clone()]);
+            for (hash, last) in &entry.replaced_keys {
+                if m.no <= *last {
+                    bots.grant_game(hash, &game_id, tokens.clone());
+                }
+            }
+        }
+    }
+}
+
 fn grant_keys(bots: &BotGrants, state: &LadderState) {
     let ladder = &state.info.name;
     for entry in &state.entries {
         bots.enter(&entry.key_sha256, ladder, &entry.name(), entry.retired);
+    }
+    for index in 0..state.entries.len() {
+        grant_replaced_keys(bots, state, index);
     }
     for m in state.matches.values() {
         for (g, game) in m.games.iter().enumerate() {

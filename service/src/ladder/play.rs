@@ -217,11 +217,20 @@ async fn seat_game(
         slot.game_id = Some(created.game_id.clone());
         // Each bot's key plays its seat (`front/bots.rs`).
         for (&entry, token) in seats.iter().zip(&tokens) {
-            ladder.ctx.games.front().bots().grant_game(
-                &state.entries[entry].key_sha256,
-                &created.game_id,
-                Some(vec![token.clone()]),
-            );
+            let entry = &state.entries[entry];
+            // A key replaced by a rekey plays the games matched before it to their end.
+            let replaced = entry
+                .replaced_keys
+                .iter()
+                .filter(|(_, last)| no <= *last)
+                .map(|(hash, _)| hash);
+            for hash in std::iter::once(&entry.key_sha256).chain(replaced) {
+                ladder.ctx.games.front().bots().grant_game(
+                    hash,
+                    &created.game_id,
+                    Some(vec![token.clone()]),
+                );
+            }
         }
         let slot = state
             .matches
@@ -299,8 +308,12 @@ async fn watch_to_end(
 /// of a hosted bot's module (the timeout's logged cause), empty for a clock's timeout. A hosted
 /// bot's author reads what its module did and how to come back, not advice on watching a
 /// seat and queueing, which the server does for it.
-fn no_first_action(game_id: &str, cause: &str) -> String {
-    if cause.is_empty() {
+fn no_first_action(game_id: &str, cause: &str, refused: Option<&str>) -> String {
+    if let (true, Some(refused)) = (cause.is_empty(), refused) {
+        format!(
+            "its first decision in game {game_id} timed out before it acted, so the game was aborted and not rated: its seat's calls were refused ({refused}); fix its credentials (its bot key, or the seat's token from `matched`), then call Queue again to play on"
+        )
+    } else if cause.is_empty() {
         format!(
             "its first decision in game {game_id} timed out before it acted, so the game was aborted and not rated: check that the bot watches and acts with the seat's token, then call Queue again to play on"
         )
@@ -334,8 +347,18 @@ fn timeout_causes<'a>(mut records: impl Iterator<Item = &'a pb::LogRecord>, seat
 /// A pause's detail: `run` timeouts in a row; `cause` is the last one's when a hosted bot's
 /// module failed (empty for a clock's timeout), whose author reads what the module did and how
 /// to come back rather than advice on queueing, which the server does for it.
-fn too_many_timeouts(run: u32, absent_after: u32, game_id: &str, cause: &str) -> String {
-    if cause.is_empty() {
+fn too_many_timeouts(
+    run: u32,
+    absent_after: u32,
+    game_id: &str,
+    cause: &str,
+    refused: Option<&str>,
+) -> String {
+    if let (true, Some(refused)) = (cause.is_empty(), refused) {
+        format!(
+            "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): its seat's calls were refused ({refused}); fix its credentials, then call Queue again to play on"
+        )
+    } else if cause.is_empty() {
         format!(
             "timed out {run} times in a row (the ladder pauses a bot after {absent_after}; game {game_id}): call Queue again to play on"
         )
@@ -406,7 +429,9 @@ impl Referee {
             if self.paused.get(seat) == Some(&false) {
                 self.paused[seat] = true;
                 let absent_after = ladder.state.lock().await.info.absent_after;
-                let detail = too_many_timeouts(absent_after, absent_after, game_id, "");
+                let refused = self.refusal(ladder, game_id, seat).await;
+                let detail =
+                    too_many_timeouts(absent_after, absent_after, game_id, "", refused.as_deref());
                 self.pause(ladder, seat, Reason::Timeouts, detail).await;
             }
         }
@@ -464,10 +489,21 @@ impl Referee {
         }
         if pause && self.paused.get(seat) == Some(&false) {
             self.paused[seat] = true;
-            let detail = no_first_action(game_id, cause);
+            let refused = self.refusal(ladder, game_id, seat).await;
+            let detail = no_first_action(game_id, cause, refused.as_deref());
             self.pause(ladder, seat, Reason::NoFirstAction, detail)
                 .await;
         }
+    }
+
+    /// The last refusal of seat `seat`'s calls for its credentials, in words, if one is kept.
+    async fn refusal(&self, ladder: &Ladder, game_id: &str, seat: usize) -> Option<String> {
+        let token = {
+            let state = ladder.state.lock().await;
+            let m = state.matches.get(&self.no)?;
+            m.games.get(self.game as usize)?.tokens.get(seat)?.clone()
+        };
+        ladder.ctx.games.front().refusals().of_seat(game_id, &token)
     }
 
     /// Pauses the bot at `seat` for `reason`, unless it is paused already.
@@ -757,14 +793,19 @@ async fn record_result(
         let seat_timeouts = timeouts.get(seat).copied().unwrap_or_default();
         let run = seat_timeouts.longest_run(streaks[seat]);
         let entry_state = &state.entries[entry];
+        let refused = m
+            .games
+            .get(game as usize)
+            .and_then(|g| g.tokens.get(seat))
+            .and_then(|token| ladder.ctx.games.front().refusals().of_seat(&game_id, token));
         let pause = if seat_timeouts.leading > 0 {
             let cause = first_timeout_cause(&log, seat);
-            Some((Reason::NoFirstAction, no_first_action(&game_id, &cause)))
+            let detail = no_first_action(&game_id, &cause, refused.as_deref());
+            Some((Reason::NoFirstAction, detail))
         } else if absent_after > 0 && run >= absent_after {
-            Some((
-                Reason::Timeouts,
-                too_many_timeouts(run, absent_after, &game_id, &last_timeout_cause(&log, seat)),
-            ))
+            let cause = last_timeout_cause(&log, seat);
+            let detail = too_many_timeouts(run, absent_after, &game_id, &cause, refused.as_deref());
+            Some((Reason::Timeouts, detail))
         } else {
             None
         };
@@ -837,26 +878,39 @@ mod tests {
         let cause = first_timeout_cause(&log, 1);
         assert!(cause.starts_with("fuel: "), "{cause}");
         assert_eq!(first_timeout_cause(&log, 2), "");
-        let hosted = no_first_action("g1", &cause);
+        let hosted = no_first_action("g1", &cause, None);
         assert!(hosted.contains("(fuel: out of fuel"), "{hosted}");
         assert!(hosted.contains("submit a fixed version"), "{hosted}");
         assert!(!hosted.contains("Queue"), "{hosted}");
-        let connected = no_first_action("g1", "");
+        let connected = no_first_action("g1", "", None);
         assert!(connected.contains("call Queue again"), "{connected}");
+        // A connected seat whose calls were refused is told which call and what it answered.
+        let refused = "Watch answered UNAUTHENTICATED: no key";
+        let connected = no_first_action("g1", "", Some(refused));
+        assert!(connected.contains(refused), "{connected}");
+        assert!(
+            !connected.contains("check that the bot watches"),
+            "{connected}"
+        );
+        let absent = too_many_timeouts(3, 3, "g1", "", Some(refused));
+        assert!(
+            absent.contains(refused) && absent.contains("Queue"),
+            "{absent}"
+        );
         assert_eq!(first_timeout_cause(&log, 1), cause);
         assert_eq!(
             last_timeout_cause(&log, 1),
             "",
             "the last of seat 1's is a clock's"
         );
-        let hosted = too_many_timeouts(3, 3, "g1", &cause);
+        let hosted = too_many_timeouts(3, 3, "g1", &cause, None);
         assert!(
             hosted.contains("the last with fuel: out of fuel"),
             "{hosted}"
         );
         assert!(hosted.contains("submit a fixed version"), "{hosted}");
         assert!(!hosted.contains("Queue"), "{hosted}");
-        assert!(too_many_timeouts(3, 3, "g1", "").contains("call Queue again"));
+        assert!(too_many_timeouts(3, 3, "g1", "", None).contains("call Queue again"));
     }
 
     #[test]

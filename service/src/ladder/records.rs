@@ -95,7 +95,13 @@ pub struct Entry {
     pub caps: VecDeque<pb::BotCap>,
     /// A hosted bot's module (SubmitBot): the server makes its decisions.
     pub hosted: Option<Arc<HostedModule>>,
+    /// Keys replaced by a rekey without `now` (SHA-256, the last match matched before): each
+    /// still plays its games of those matches to their end, and nothing else. The newest few.
+    pub replaced_keys: VecDeque<(String, u64)>,
 }
+
+/// Replaced keys an entry keeps playing their games (older ones stop).
+pub const KEEP_REPLACED_KEYS: usize = 4;
 
 /// A hosted entry's module, as submitted.
 #[derive(Debug)]
@@ -227,6 +233,8 @@ pub struct LadderState {
     pub seasons: Vec<PastSeason>,
     /// The ladder was deleted (a restart leaves it out).
     pub deleted: bool,
+    /// Its former names and when each was left (RenameLadder), oldest first.
+    pub former_names: Vec<(String, i64)>,
 }
 
 impl LadderState {
@@ -254,6 +262,7 @@ impl LadderState {
             together: HashMap::new(),
             seasons: Vec::new(),
             deleted: false,
+            former_names: Vec::new(),
         }
     }
 
@@ -355,6 +364,7 @@ impl LadderState {
             pauses: VecDeque::new(),
             caps: VecDeque::new(),
             hosted,
+            replaced_keys: VecDeque::new(),
         });
         self.info.bots = self.entries.len() as u32;
         Ok(())
@@ -492,11 +502,24 @@ impl LadderState {
             Lr::Rekeyed(k) => {
                 let index = self.entry_index(&k.bot, &k.version, seq)?;
                 let old = std::mem::replace(&mut self.entries[index].key_sha256, k.key_sha256);
+                let replaced = &mut self.entries[index].replaced_keys;
+                if k.now {
+                    // A leaked key: it plays nothing more, its earlier grace included.
+                    replaced.clear();
+                } else {
+                    if replaced.len() == KEEP_REPLACED_KEYS {
+                        replaced.pop_front();
+                    }
+                    replaced.push_back((old.clone(), k.last_match));
+                }
                 self.by_key.remove(&old);
                 self.by_key
                     .insert(self.entries[index].key_sha256.clone(), index);
             }
-            Lr::Renamed(r) => self.info.name = r.name,
+            Lr::Renamed(r) => {
+                let was = std::mem::replace(&mut self.info.name, r.name);
+                self.former_names.push((was, unix_ms));
+            }
             Lr::Deleted(_) => self.deleted = true,
             Lr::Capped(c) => {
                 let index = self.entry_index(&c.bot, &c.version, seq)?;
@@ -548,6 +571,12 @@ impl LadderState {
         let i = self.seasons.iter().position(|s| s.number == number)?;
         let mut state = self.clone();
         state.swap_season(i);
+        // Entries registered (or versions submitted) after the season ended are not in its
+        // table: entries only ever append, so the season's entries are the first ones.
+        let members = state.seasons[i].entries.len();
+        state.entries.truncate(members);
+        state.by_name.retain(|_, &mut index| index < members);
+        state.by_key.retain(|_, &mut index| index < members);
         Some(state)
     }
 
@@ -950,6 +979,12 @@ mod tests {
             .map(|e| (e.games, e.rating))
             .collect();
         assert_eq!(later, season_one);
+        // An entry registered in season 2 is not in season 1's table.
+        step(&mut live, 60, register("c"));
+        let frozen = live.as_of_season(1).unwrap();
+        assert_eq!(frozen.entries.len(), 2);
+        assert!(!frozen.by_name.keys().any(|name| name.starts_with('c')));
+        assert_eq!(live.entries.len(), 3);
         assert_eq!(live.entries[0].games, 3);
         assert_eq!(live.matches[&4].season, 2);
         // A restart rebuilds both tables the same.
@@ -982,16 +1017,24 @@ mod tests {
             bot: "a".into(),
             version: "1".into(),
             key_sha256: "new-hash".into(),
+            now: false,
+            last_match: 9,
         });
         state.apply(3, 0, rekeyed).unwrap();
+        assert_eq!(
+            state.entries[0].replaced_keys,
+            [("hash-a".to_string(), 9)],
+            "the old key plays the games matched before the rekey"
+        );
         assert!(!state.by_key.contains_key("hash-a"));
         assert_eq!(state.by_key.get("new-hash"), Some(&0));
         assert_eq!(state.entries[0].rating.mu, 30.0);
         let renamed = Lr::Renamed(pb::ladder_record::LadderRenamed {
             name: "term-2".into(),
         });
-        state.apply(4, 0, renamed).unwrap();
+        state.apply(4, 77, renamed).unwrap();
         assert_eq!(state.info.name, "term-2");
+        assert_eq!(state.former_names, [(ladder().name, 77)]);
         state
             .apply(
                 5,

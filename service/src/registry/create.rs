@@ -191,6 +191,7 @@ impl Registry {
         game: Box<dyn gangs_games::Game>,
         created: pb::Created,
     ) -> HostResult<pb::CreateGameResponse> {
+        self.refuse_when_stopping()?;
         let answer = create_answer(&id, &created);
         let (reply, durable) = tokio::sync::oneshot::channel();
         let handle = GameActor::create(

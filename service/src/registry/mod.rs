@@ -72,6 +72,9 @@ pub struct Registry {
     /// fences the game's log, and a second actor rebuilt beside the first would leave the
     /// first with a stale sequence (its next append refused).
     revivals: Arc<Vec<tokio::sync::Mutex<()>>>,
+    /// Set when the server begins to stop (`close`): no game is loaded, created or run here
+    /// from then on, so no clock fires while the server goes down.
+    stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Locks striping the revivals (see `Registry::revivals`).
@@ -111,6 +114,7 @@ impl Registry {
             restored_creators: Arc::default(),
             placement: Arc::default(),
             revivals: revival_locks(),
+            stopping: Arc::default(),
         }
     }
 
@@ -170,6 +174,7 @@ impl Registry {
             restored_creators: Arc::default(),
             placement: Arc::default(),
             revivals: revival_locks(),
+            stopping: Arc::default(),
         };
         // Game by game as the store reads them (a few read ahead): memory holds a few logs at
         // a time, not the whole log.
@@ -249,6 +254,7 @@ impl Registry {
         if id.is_empty() {
             return Err(HostError::Invalid("game_id is required".into()));
         }
+        self.refuse_when_stopping()?;
         if let Some(reason) = self.damage_reason(id) {
             return Err(damaged_error(id, &reason));
         }
@@ -320,6 +326,7 @@ impl Registry {
     /// after a quiet spell), or first loaded (a node of a cluster): rebuilt from the log.
     /// Concurrent revivals of one game wait for the first, and get its actor.
     pub async fn revive(&self, id: &str) -> HostResult<GameHandle> {
+        self.refuse_when_stopping()?;
         if let Some(handle) = self.live(id) {
             return Ok(handle);
         }
@@ -505,8 +512,34 @@ impl Registry {
     }
 
     /// Stops every actor (they finish their pending flushes first).
+    ///
+    /// Every actor stops at once (`Command::Stop`): its clocks fire no more, its streams end
+    /// with UNAVAILABLE, and it ends once its flushes in flight are durable and answered. The
+    /// time the server is down is the host's: the next start resumes every clock with the
+    /// reconnect grace. Calls from here on are refused with UNAVAILABLE (never a game loaded
+    /// again from the log, whose clocks would run while the server goes down).
     pub fn close(&self) {
-        self.games.write().expect("games lock").clear();
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let handles: Vec<GameHandle> = {
+            let mut games = self.games.write().expect("games lock");
+            games.drain().map(|(_, handle)| handle).collect()
+        };
+        for handle in handles {
+            handle.stop();
+        }
+    }
+
+    /// Whether the server is stopping (`close` was called).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn refuse_when_stopping(&self) -> HostResult<()> {
+        match self.is_stopping() {
+            true => Err(crate::actor::stopping_error()),
+            false => Ok(()),
+        }
     }
 }
 

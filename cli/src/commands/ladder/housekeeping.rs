@@ -76,6 +76,7 @@ pub async fn rekey(
     name: String,
     bot: String,
     version: Option<String>,
+    now: bool,
 ) -> Result<(), CliError> {
     let (bot, version) = bot_and_version(&bot, version)?;
     let rekeyed = client
@@ -83,15 +84,20 @@ pub async fn rekey(
             ladder: name.clone(),
             bot,
             version,
+            now,
         })
         .await
         .map_err(|s| context.refused(s))?
         .into_inner();
     let mut value = to_json(&rekeyed, "gangs.v1.RekeyBotResponse");
     value["ladder"] = serde_json::json!(name);
+    let old_key = match now {
+        true => "the old one stopped at once, in its games in play too",
+        false => "the old one plays the games it is seated in to their end, then stops; queueing needs the new one",
+    };
     context.out.emit(value, || {
         format!(
-            "{}@{} on ladder {name} has a new key; the old one no longer plays, its rating stays\nbot key (shown once, keep it secret): {}",
+            "{}@{} on ladder {name} has a new key ({old_key}); its rating stays\nbot key (shown once, keep it secret): {}",
             rekeyed.bot, rekeyed.version, rekeyed.bot_key
         )
     });
