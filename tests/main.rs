@@ -44,7 +44,6 @@ mod e2e_python_bot;
 mod e2e_rpc_fuzz;
 mod e2e_seats_and_keys;
 mod e2e_slow_watcher;
-mod e2e_term_holds;
 mod e2e_tls;
 mod e2e_tui;
 mod e2e_visibility;

@@ -910,7 +910,7 @@ impl LaddersRpc for LaddersService {
             )
             .into());
         }
-        let name = checked.ladder.clone();
+        let name = self.ladders.queue_name(&checked.ladder);
         let forward = |mut node: LaddersClient<Channel>, request| async move {
             // Piped through: the bot hears the running node's events, its end included.
             let events = node.queue(request).await?.into_inner();

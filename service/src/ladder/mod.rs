@@ -1139,31 +1139,49 @@ impl Ladders {
         if let Some(ladder) = ladders.get(name) {
             return Ok(ladder.clone());
         }
-        // A former name answers as the new one for a day after the rename.
+        let renamed = self
+            .former_names
+            .read()
+            .expect("former names lock")
+            .get(name)
+            .filter(|(now_called, _)| ladders.contains_key(now_called))
+            .map(|(now_called, _)| now_called.clone());
+        Err(HostError::not_found(match renamed {
+            Some(now_called) => format!(
+                "no ladder {}: it was renamed {}: use the new name",
+                gangs_proto::quoted(name),
+                gangs_proto::quoted(&now_called)
+            ),
+            None => format!(
+                "no ladder {}: `gangs ladder list` lists the ladders",
+                gangs_proto::quoted(name)
+            ),
+        }))
+    }
+
+    /// The name to queue on for a bot that queues on `name`: a former name (RenameLadder)
+    /// answers as the new one for a day after the rename (`FORMER_NAME_ANSWERS_MS`), so a bot
+    /// that did not hear of the rename finds its ladder (and hears the new name first).
+    pub fn queue_name(&self, name: &str) -> String {
         let former = self
             .former_names
             .read()
             .expect("former names lock")
             .get(name)
             .cloned();
-        if let Some((now_called, left_unix_ms)) = former {
-            let recent = crate::actor::unix_ms() - left_unix_ms < FORMER_NAME_ANSWERS_MS;
-            match ladders.get(&now_called) {
-                Some(ladder) if recent => return Ok(ladder.clone()),
-                Some(_) => {
-                    return Err(HostError::not_found(format!(
-                        "no ladder {}: it was renamed {} (the former name answered for 24 hours after the rename): use the new name",
-                        gangs_proto::quoted(name),
-                        gangs_proto::quoted(&now_called)
-                    )))
-                }
-                None => {}
+        match former {
+            Some((now_called, left_unix_ms))
+                if crate::actor::unix_ms() - left_unix_ms < FORMER_NAME_ANSWERS_MS
+                    && !self
+                        .ladders
+                        .read()
+                        .expect("ladders lock")
+                        .contains_key(name) =>
+            {
+                now_called
             }
+            _ => name.to_string(),
         }
-        Err(HostError::not_found(format!(
-            "no ladder {}: `gangs ladder list` lists the ladders",
-            gangs_proto::quoted(name)
-        )))
     }
 
     /// Every ladder's creation, by name: the ones this node runs, and on a cluster the
