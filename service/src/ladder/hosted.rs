@@ -38,8 +38,13 @@ pub struct Hosting {
     pool: Pool,
     /// `--max-module-bytes`.
     pub max_module_bytes: u64,
-    /// Compiled modules by SHA-256: a module is compiled once per process.
-    compiled: Mutex<HashMap<String, Bot>>,
+    /// Compiled modules by SHA-256, the most recently used kept (`Compiled`).
+    compiled: Mutex<Compiled>,
+    /// Compiled code on disk (`--cache-dir`): a restart loads it instead of compiling.
+    cache: Option<gangs_hosted::compile::ArtefactCache>,
+    /// Compiles run one at a time on a thread of their own, never on the decision threads: a
+    /// module that takes the compiler seconds delays no decision.
+    compiling: tokio::sync::Semaphore,
     /// Fuel this host burns per second on one hosted thread, measured once when first needed.
     fuel_rate: tokio::sync::OnceCell<f64>,
 }
@@ -60,14 +65,63 @@ pub fn default_threads() -> usize {
         .max(1)
 }
 
+/// Compiled modules kept in memory: at most this many, and modules of at most this many
+/// bytes in all (the least recently used leave first; the disk cache brings them back).
+const KEEP_COMPILED: usize = 256;
+const KEEP_COMPILED_BYTES: usize = 512 << 20;
+
+/// The compiled modules in memory, by SHA-256, each with when it was last used.
+#[derive(Default)]
+struct Compiled {
+    bots: HashMap<String, (Bot, u64)>,
+    uses: u64,
+}
+
+impl Compiled {
+    fn get(&mut self, sha256: &str) -> Option<Bot> {
+        self.uses += 1;
+        let uses = self.uses;
+        self.bots.get_mut(sha256).map(|(bot, used)| {
+            *used = uses;
+            bot.clone()
+        })
+    }
+
+    fn insert(&mut self, sha256: String, bot: Bot) {
+        self.uses += 1;
+        self.bots.insert(sha256, (bot, self.uses));
+        while self.bots.len() > KEEP_COMPILED
+            || self.bots.values().map(|(b, _)| b.size).sum::<usize>() > KEEP_COMPILED_BYTES
+        {
+            let Some(oldest) = self
+                .bots
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(sha, _)| sha.clone())
+            else {
+                return;
+            };
+            self.bots.remove(&oldest);
+        }
+    }
+}
+
 impl Hosting {
-    pub fn new(threads: usize, max_module_bytes: u64) -> Arc<Hosting> {
+    /// `cache_dir`: where compiled modules are kept on disk (none: compiled at every start).
+    pub fn new(
+        threads: usize,
+        max_module_bytes: u64,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Arc<Hosting> {
         let threads = threads.max(1);
+        let cache = cache_dir.map(gangs_hosted::compile::ArtefactCache::new);
         Arc::new(Hosting {
             runner: Runner::new(),
             pool: Pool::new(threads, threads * QUEUE_PER_THREAD),
             max_module_bytes,
             compiled: Mutex::default(),
+            cache,
+            compiling: tokio::sync::Semaphore::new(1),
             fuel_rate: tokio::sync::OnceCell::new(),
         })
     }
@@ -151,27 +205,56 @@ impl Hosting {
         rx.await.ok()
     }
 
-    /// `module` compiled (once per process).
+    /// `module` ready to run: kept in memory, else loaded from the disk cache or compiled, on
+    /// the compiling thread (never a decision thread), one module at a time.
     async fn compile(&self, module: &HostedModule, budget: Budget) -> Result<Bot, String> {
-        if let Some(bot) = self
-            .compiled
-            .lock()
-            .expect("compiled")
-            .get(&module.module_sha256)
-        {
-            return Ok(bot.clone());
+        let sha256 = &module.module_sha256;
+        if let Some(bot) = self.compiled.lock().expect("compiled").get(sha256) {
+            return Ok(bot);
         }
-        let bytes = module.module.clone();
-        let compiled = self
-            .run(move |runner| runner.compile(&bytes, u64::MAX, &budget))
+        let bot = self
+            .compile_bytes(module.module.clone(), sha256.clone(), u64::MAX, budget)
             .await
-            .ok_or("the server's hosted-bot threads are busy")?
             .map_err(|refusal| refusal.0)?;
         self.compiled
             .lock()
             .expect("compiled")
-            .insert(module.module_sha256.clone(), compiled.clone());
-        Ok(compiled)
+            .insert(sha256.clone(), bot.clone());
+        Ok(bot)
+    }
+
+    /// Compiles `bytes` (of SHA-256 `sha256`, at most `max_bytes`) on the compiling thread,
+    /// through the disk cache.
+    async fn compile_bytes(
+        &self,
+        bytes: Arc<[u8]>,
+        sha256: String,
+        max_bytes: u64,
+        budget: Budget,
+    ) -> Result<Bot, gangs_hosted::Refusal> {
+        let _one_at_a_time = self
+            .compiling
+            .acquire()
+            .await
+            .map_err(|_| gangs_hosted::Refusal("the server is stopping".into()))?;
+        let runner = self.runner.clone();
+        let cache = self.cache.clone();
+        let started = std::time::Instant::now();
+        let compiled = tokio::task::spawn_blocking(move || {
+            let cache = cache.as_ref().map(|cache| (cache, sha256.as_str()));
+            runner.compile_cached(&bytes, max_bytes, &budget, cache)
+        })
+        .await
+        .map_err(|e| gangs_hosted::Refusal(format!("the compiler failed: {e}")))?;
+        let (bot, used) = compiled?;
+        let result = match used {
+            gangs_hosted::compile::CacheUse::Hit => "hit",
+            gangs_hosted::compile::CacheUse::Miss | gangs_hosted::compile::CacheUse::None => {
+                "miss"
+            }
+        };
+        crate::metrics::hosted_compile(result, started.elapsed().as_secs_f64());
+        Ok(bot)
     }
 }
 
@@ -389,17 +472,24 @@ pub async fn submit(
     hosting
         .check_fuel_fits_turn(budget.fuel, info.turn_ms)
         .await?;
+    ladder.admit_submit(&request.bot)?;
     let sample = sample_update(&info)?;
     let module: Arc<[u8]> = request.module.into();
     let entry = entry_name(&request.bot, &version);
     let kind = info.kind.clone();
-    let checked = {
-        let module = module.clone();
+    let module_sha256 = sha256_hex(&module);
+    // Compiled on the compiling thread (a compile never delays a decision), then its sample
+    // decision on the decision threads like any decision.
+    let compiled = hosting
+        .compile_bytes(module.clone(), module_sha256.clone(), limit, budget)
+        .await
+        .map_err(|refusal| HostError::Invalid(format!("the module was refused: {refusal}")))?;
+    let decided = {
+        let bot = compiled.clone();
         let entry = entry.clone();
         hosting
             .run(move |runner| {
-                let bot = runner.compile(&module, limit, &budget)?;
-                let decided = seat::decide(
+                seat::decide(
                     runner,
                     &bot,
                     &budget,
@@ -410,8 +500,7 @@ pub async fn submit(
                         seed: SAMPLE_SEED,
                         bot: &entry,
                     },
-                );
-                Ok((bot, decided))
+                )
             })
             .await
             .ok_or_else(|| {
@@ -421,9 +510,6 @@ pub async fn submit(
                 )
             })?
     };
-    let (compiled, decided) = checked.map_err(|refusal: gangs_hosted::Refusal| {
-        HostError::Invalid(format!("the module was refused: {refusal}"))
-    })?;
     let sample_answer = match (&decided.action, &decided.outcome.answer) {
         (Ok(_), Ok(line)) => line.clone(),
         (Err(fault), _) => {
@@ -450,7 +536,6 @@ pub async fn submit(
         }
         (Ok(_), Err(_)) => unreachable!("an action comes from an answer"),
     };
-    let module_sha256 = sha256_hex(&module);
     hosting
         .compiled
         .lock()
