@@ -25,6 +25,9 @@ use tokio::sync::oneshot;
 
 /// Jobs waiting per pool thread before the pool refuses more (the host is overloaded).
 const QUEUE_PER_THREAD: usize = 64;
+/// Decisions of one bot waiting at most (its games at once, a few each): past it, that bot's
+/// decisions are the ones refused, never another bot's.
+const QUEUE_PER_BOT: usize = 32;
 /// The sample decision's game seed (SubmitBot checks a module on it).
 const SAMPLE_SEED: u64 = 0x5eed;
 /// A hosted budget's bounds (CreateLadder).
@@ -117,7 +120,7 @@ impl Hosting {
         let cache = cache_dir.map(gangs_hosted::compile::ArtefactCache::new);
         Arc::new(Hosting {
             runner: Runner::new(),
-            pool: Pool::new(threads, threads * QUEUE_PER_THREAD),
+            pool: Pool::new(threads, threads * QUEUE_PER_THREAD, QUEUE_PER_BOT),
             max_module_bytes,
             compiled: Mutex::default(),
             cache,
@@ -175,27 +178,35 @@ fn check_fuel_fits(fuel: u64, turn_ms: u64, rate: f64) -> HostResult<()> {
 }
 
 impl Hosting {
-    /// Runs `job` on the pool; None when its queue is full (the host is overloaded).
-    async fn run<T: Send + 'static>(
+    /// Runs decision `job` of bot `tenant` on the pool; None when its queue is full (the host
+    /// is overloaded).
+    async fn run(
         &self,
-        job: impl FnOnce(&Runner) -> T + Send + 'static,
-    ) -> Option<T> {
-        self.run_reporting_start(job, std::future::ready(())).await
+        tenant: &str,
+        job: impl FnOnce(&Runner) -> seat::Decided + Send + 'static,
+    ) -> Option<seat::Decided> {
+        self.run_reporting_start(tenant, job, std::future::ready(()))
+            .await
     }
 
-    /// Runs `job` on the pool, and `started` once a thread has taken the job from the queue
+    /// Runs decision `job` of bot `tenant` on the pool (its turn by the fuel each bot used:
+    /// `gangs_hosted::pool`), and `started` once a thread has taken the job from the queue
     /// (while the job runs); None when the queue is full (the host is overloaded).
-    async fn run_reporting_start<T: Send + 'static>(
+    async fn run_reporting_start(
         &self,
-        job: impl FnOnce(&Runner) -> T + Send + 'static,
+        tenant: &str,
+        job: impl FnOnce(&Runner) -> seat::Decided + Send + 'static,
         started: impl std::future::Future<Output = ()>,
-    ) -> Option<T> {
+    ) -> Option<seat::Decided> {
         let (started_tx, started_rx) = oneshot::channel();
         let (tx, rx) = oneshot::channel();
         let runner = self.runner.clone();
-        let queued = self.pool.spawn(move || {
+        let queued = self.pool.spawn(tenant, move || {
             let _ = started_tx.send(());
-            let _ = tx.send(job(&runner));
+            let decided = job(&runner);
+            let fuel = decided.outcome.fuel_used;
+            let _ = tx.send(decided);
+            fuel
         });
         crate::metrics::hosted_pool(&self.pool);
         queued.ok()?;
@@ -488,7 +499,7 @@ pub async fn submit(
         let bot = compiled.clone();
         let entry = entry.clone();
         hosting
-            .run(move |runner| {
+            .run(&entry.clone(), move |runner| {
                 seat::decide(
                     runner,
                     &bot,
@@ -667,6 +678,7 @@ impl HostedBot {
         let decided = self
             .hosting
             .run_reporting_start(
+                &self.name,
                 move |runner| {
                     seat::decide(
                         runner,
