@@ -442,6 +442,16 @@ pub fn hosted_compile(result: &'static str, seconds: f64) {
     histogram!("gangs_hosted_compile_seconds").record(seconds);
 }
 
+/// A hosted decision waited `seconds` in the pool's queue before a thread ran it.
+pub fn hosted_queue_wait(seconds: f64) {
+    histogram!("gangs_hosted_queue_wait_seconds").record(seconds);
+}
+
+/// A game of `ladder` was void because the host could not run a hosted seat's decision in time.
+pub fn ladder_overload_void(ladder: &str) {
+    counter!("gangs_ladder_overload_voids_total", "ladder" => ladder.to_string()).increment(1);
+}
+
 /// `queued` bots of `ladder` have a Queue stream open now.
 pub fn ladder_bots_queued(ladder: &str, queued: usize) {
     gauge!("gangs_ladder_bots_queued", "ladder" => ladder.to_string()).set(queued as f64);

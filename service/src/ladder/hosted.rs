@@ -48,6 +48,9 @@ pub struct Hosting {
     /// Compiles run one at a time on a thread of their own, never on the decision threads: a
     /// module that takes the compiler seconds delays no decision.
     compiling: tokio::sync::Semaphore,
+    /// When each recent decision left the queue and how long it had waited (the last minute):
+    /// the matchmaker's backpressure (`backlog`).
+    waits: Mutex<std::collections::VecDeque<(std::time::Instant, Duration)>>,
     /// Fuel this host burns per second on one hosted thread, measured once when first needed.
     fuel_rate: tokio::sync::OnceCell<f64>,
 }
@@ -56,6 +59,10 @@ pub struct Hosting {
 /// (its measured fuel rate): the rest is the margin for a busier moment and for modules whose
 /// instructions cost more than the measuring loop's.
 const FUEL_SHARE_OF_TURN: f64 = 0.5;
+/// The span over which the decisions' queue waits are read (`Hosting::backlog`), and the
+/// waits kept at most in it.
+const BACKLOG_WINDOW: Duration = Duration::from_secs(60);
+const MAX_WAITS_KEPT: usize = 100_000;
 /// Fuel per measuring run, and runs (the best is kept).
 const MEASURE_FUEL: u64 = 20_000_000;
 const MEASURE_ROUNDS: u32 = 3;
@@ -125,8 +132,45 @@ impl Hosting {
             compiled: Mutex::default(),
             cache,
             compiling: tokio::sync::Semaphore::new(1),
+            waits: Mutex::default(),
             fuel_rate: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// Keeps a decision's wait in the queue for a minute (and in the metrics).
+    fn note_wait(&self, waited: Duration) {
+        crate::metrics::hosted_queue_wait(waited.as_secs_f64());
+        let now = std::time::Instant::now();
+        let mut waits = self.waits.lock().expect("waits lock");
+        while waits
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > BACKLOG_WINDOW)
+        {
+            waits.pop_front();
+        }
+        if waits.len() < MAX_WAITS_KEPT {
+            waits.push_back((now, waited));
+        }
+    }
+
+    /// How long hosted decisions waited for a thread of late: the 90th percentile over the
+    /// last minute (zero without decisions). The matchmaker starts no game with a hosted seat
+    /// while it exceeds a quarter of the ladder's turn, rather than letting tables go void.
+    pub fn backlog(&self) -> Duration {
+        let now = std::time::Instant::now();
+        let mut recent: Vec<Duration> = self
+            .waits
+            .lock()
+            .expect("waits lock")
+            .iter()
+            .filter(|(at, _)| now.duration_since(*at) <= BACKLOG_WINDOW)
+            .map(|(_, waited)| *waited)
+            .collect();
+        if recent.is_empty() {
+            return Duration::ZERO;
+        }
+        recent.sort();
+        recent[(recent.len() * 9 / 10).min(recent.len() - 1)]
     }
 
     /// Fuel this host burns per second on one hosted thread (measured once, off the runtime).
@@ -201,8 +245,9 @@ impl Hosting {
         let (started_tx, started_rx) = oneshot::channel();
         let (tx, rx) = oneshot::channel();
         let runner = self.runner.clone();
+        let queued_at = std::time::Instant::now();
         let queued = self.pool.spawn(tenant, move || {
-            let _ = started_tx.send(());
+            let _ = started_tx.send(queued_at.elapsed());
             let decided = job(&runner);
             let fuel = decided.outcome.fuel_used;
             let _ = tx.send(decided);
@@ -210,7 +255,8 @@ impl Hosting {
         });
         crate::metrics::hosted_pool(&self.pool);
         queued.ok()?;
-        if started_rx.await.is_ok() {
+        if let Ok(waited) = started_rx.await {
+            self.note_wait(waited);
             started.await;
         }
         rx.await.ok()

@@ -771,6 +771,11 @@ impl Ladder {
         let per_match = Self::games_per_match(&state.info);
         let now = crate::actor::unix_ms();
         let mut newly_capped = Vec::new();
+        // Backpressure: while hosted decisions wait for a thread longer than a quarter of the
+        // turn, no new game gets a hosted seat (its table would risk a void for the host's
+        // overload); the hosted bots are matched again once the backlog clears.
+        let hosted_backlog = self.ctx.hosting.backlog()
+            > Duration::from_millis(state.info.turn_ms / 4);
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
@@ -789,6 +794,9 @@ impl Ladder {
                     }
                     if let Some(left) = self.games_left_this_hour(&state, index, now) {
                         free = free.min(left / per_match);
+                    }
+                    if hosted_backlog && entry.hosted.is_some() {
+                        free = 0;
                     }
                     // Told once each time it reaches the cap, on its stream and in the log.
                     match self.capped_until(&state, index, now) {
