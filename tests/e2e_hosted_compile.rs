@@ -158,4 +158,10 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
         dir.path().join("hosted-cache").is_dir(),
         "the cache lives in the data dir by default"
     );
+    let void: Vec<pb::LadderGame> = ladder_games(&mut ladders(&server), LADDER, 100)
+        .await
+        .into_iter()
+        .filter(|g| g.void)
+        .collect();
+    assert!(void.is_empty(), "games void beside the bombs: {void:?}");
 }
