@@ -23,6 +23,7 @@ mod e2e_game_files;
 mod e2e_games;
 mod e2e_grpc_web;
 mod e2e_hosted;
+mod e2e_hosted_compile;
 mod e2e_hosted_hostile;
 mod e2e_hostile;
 mod e2e_join_retry;

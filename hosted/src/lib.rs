@@ -9,6 +9,7 @@
 //! Pure computation, no async: the server runs decisions on its own pool of threads
 //! ([`pool::Pool`]), apart from the games' runtime.
 
+pub mod compile;
 pub mod pool;
 mod random;
 pub mod seat;
@@ -186,6 +187,20 @@ impl Runner {
     /// `memory`, its initial memory within `budget`. Running it on a sample decision is the
     /// caller's (it knows what a legal answer is).
     pub fn compile(&self, bytes: &[u8], max_bytes: u64, budget: &Budget) -> Result<Bot, Refusal> {
+        self.compile_cached(bytes, max_bytes, budget, None)
+            .map(|(bot, _)| bot)
+    }
+
+    /// As [`Runner::compile`], the compiled code loaded from `cache` when it keeps the module
+    /// (by its SHA-256, given with it), else compiled and kept there. Either way the module's
+    /// structure is within [`compile::DEFAULT_BOUNDS`], checked before the compiler runs.
+    pub fn compile_cached(
+        &self,
+        bytes: &[u8],
+        max_bytes: u64,
+        budget: &Budget,
+        cache: Option<(&compile::ArtefactCache, &str)>,
+    ) -> Result<(Bot, compile::CacheUse), Refusal> {
         if bytes.len() as u64 > max_bytes {
             return Err(Refusal(format!(
                 "the module is {} bytes: the limit is {max_bytes} (--max-module-bytes)",
@@ -198,8 +213,22 @@ impl Runner {
                     .into(),
             ));
         }
-        let module = Module::new(&self.engine, bytes)
-            .map_err(|e| Refusal(format!("not a valid WebAssembly module: {e:#}")))?;
+        compile::check_structure(bytes, &compile::DEFAULT_BOUNDS)?;
+        let kept = cache.and_then(|(cache, sha256)| cache.load(&self.engine, sha256));
+        let (module, used) = match kept {
+            Some(module) => (module, compile::CacheUse::Hit),
+            None => {
+                let module = Module::new(&self.engine, bytes)
+                    .map_err(|e| Refusal(format!("not a valid WebAssembly module: {e:#}")))?;
+                match cache {
+                    Some((cache, sha256)) => {
+                        cache.store(&self.engine, sha256, &module);
+                        (module, compile::CacheUse::Miss)
+                    }
+                    None => (module, compile::CacheUse::None),
+                }
+            }
+        };
         for import in module.imports() {
             if import.module() != ALLOWED_MODULE {
                 return Err(Refusal(format!(
@@ -235,10 +264,13 @@ impl Runner {
             .linker
             .instantiate_pre(&module)
             .map_err(|e| Refusal(format!("the module's imports do not link: {e:#}")))?;
-        Ok(Bot {
-            pre,
-            size: bytes.len(),
-        })
+        Ok((
+            Bot {
+                pre,
+                size: bytes.len(),
+            },
+            used,
+        ))
     }
 
     /// Runs one decision of `bot` within `budget`.
@@ -297,7 +329,7 @@ impl Runner {
 /// A module whose `_start` loops until its fuel runs out: how fast this host burns fuel
 /// ([`Runner::fuel_per_second`]). Hand-encoded (a type, a function, one page of memory, the
 /// exports `_start` and `memory`, and `loop br 0 end`), so the server needs no text format.
-const FUEL_BURNER: &[u8] = &[
+pub(crate) const FUEL_BURNER: &[u8] = &[
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
     0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
     0x03, 0x02, 0x01, 0x00, // functions: one of type 0

@@ -552,13 +552,13 @@ fn fifty_hosted_bots_deciding_at_once_each_get_their_own_answer() {
     let mut game = gangs_games::new_game("gang-of-four", Some(&options), 5, None).unwrap();
     game.start();
     let update = gangs_games::update::in_process_update(&*game, game.actors()[0], 1, &[]);
-    let pool = Pool::new(2, 64);
+    let pool = Pool::new(2, 64, 64);
     let (done, results) = channel();
     for k in 0..50usize {
         let bot = compiled[k % 3].clone();
         let update = update.clone();
         let done = done.clone();
-        pool.spawn(move || {
+        pool.spawn(&format!("crowd-{}", k % 3), move || {
             let decided = seat::decide(
                 runner(),
                 &bot,
@@ -571,7 +571,9 @@ fn fifty_hosted_bots_deciding_at_once_each_get_their_own_answer() {
                     bot: "crowd@1",
                 },
             );
+            let fuel = decided.outcome.fuel_used;
             done.send((k, decided)).unwrap();
+            fuel
         })
         .expect("the queue has room for 50");
     }

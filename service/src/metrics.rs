@@ -435,6 +435,23 @@ pub fn hosted_decision(result: &'static str, fuel: u64) {
     counter!("gangs_hosted_fuel_total").increment(fuel);
 }
 
+/// A hosted module was made ready to run (`result`: `hit`, loaded from the compiled-artefact
+/// cache; `miss`, compiled and kept there), in `seconds`.
+pub fn hosted_compile(result: &'static str, seconds: f64) {
+    counter!("gangs_hosted_compile_cache_total", "result" => result).increment(1);
+    histogram!("gangs_hosted_compile_seconds").record(seconds);
+}
+
+/// A hosted decision waited `seconds` in the pool's queue before a thread ran it.
+pub fn hosted_queue_wait(seconds: f64) {
+    histogram!("gangs_hosted_queue_wait_seconds").record(seconds);
+}
+
+/// A game of `ladder` was void because the host could not run a hosted seat's decision in time.
+pub fn ladder_overload_void(ladder: &str) {
+    counter!("gangs_ladder_overload_voids_total", "ladder" => ladder.to_string()).increment(1);
+}
+
 /// `queued` bots of `ladder` have a Queue stream open now.
 pub fn ladder_bots_queued(ladder: &str, queued: usize) {
     gauge!("gangs_ladder_bots_queued", "ladder" => ladder.to_string()).set(queued as f64);

@@ -139,6 +139,10 @@ pub struct Config {
     /// limit, the host protected by --max-live-games and 8 games at once per bot.
     #[arg(long, env = "GANGS_LADDER_GAMES_PER_HOUR", default_value_t = crate::ladder::DEFAULT_GAMES_PER_HOUR)]
     pub ladder_games_per_hour: u32,
+    /// Hosted bot versions one bot may submit to a ladder per hour (a sliding hour): each
+    /// submission costs a compile. 0: no limit.
+    #[arg(long, env = "GANGS_MAX_SUBMITS_PER_HOUR", default_value_t = crate::ladder::DEFAULT_SUBMITS_PER_HOUR)]
+    pub max_submits_per_hour: u32,
     /// Largest hosted bot module SubmitBot accepts, in bytes (1024 to 268435456; a ladder's
     /// own module budget may be lower). SubmitBot alone is read up to this size; every other
     /// call up to --max-request-bytes.
@@ -150,6 +154,12 @@ pub struct Config {
     #[arg(long, env = "GANGS_HOSTED_BOT_THREADS",
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub hosted_bot_threads: Option<u16>,
+    /// Where hosted bots' compiled modules are kept, so that a start loads them instead of
+    /// compiling again (derived data: deleting it costs only compile time). Default:
+    /// `hosted-cache` in the data dir; on a cluster node (no data dir), in the system's
+    /// temporary directory.
+    #[arg(long, env = "GANGS_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
     #[command(flatten)]
     pub limits: crate::limits::LimitFlags,
     #[command(flatten)]
@@ -219,6 +229,18 @@ pub struct StoreFlags {
     #[arg(long, env = "GANGS_ON_JOURNAL_DAMAGE", global = true, value_enum,
           default_value_t = crate::store::OnJournalDamage::Mark)]
     pub on_journal_damage: crate::store::OnJournalDamage,
+}
+
+impl Config {
+    /// `--cache-dir`, or its default: `hosted-cache` in the data dir; on a cluster node (no
+    /// data dir of its own), in the system's temporary directory.
+    pub fn hosted_cache_dir(&self) -> PathBuf {
+        match (&self.cache_dir, self.store.nats()) {
+            (Some(dir), _) => dir.clone(),
+            (None, None) => self.data_dir.join("hosted-cache"),
+            (None, Some(_)) => std::env::temp_dir().join("gangs-hosted-cache"),
+        }
+    }
 }
 
 impl StoreFlags {
@@ -470,12 +492,14 @@ pub async fn run(
         crate::ladder::Policy {
             open_registration: config.open_registration,
             games_per_hour: config.ladder_games_per_hour,
+            submits_per_hour: config.max_submits_per_hour,
         },
         crate::ladder::hosted::Hosting::new(
             config
                 .hosted_bot_threads
                 .map_or_else(crate::ladder::hosted::default_threads, usize::from),
             u64::from(config.max_module_bytes),
+            Some(&config.hosted_cache_dir()),
         ),
         ladders_stopped,
         cluster.clone(),

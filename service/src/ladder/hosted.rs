@@ -25,6 +25,9 @@ use tokio::sync::oneshot;
 
 /// Jobs waiting per pool thread before the pool refuses more (the host is overloaded).
 const QUEUE_PER_THREAD: usize = 64;
+/// Decisions of one bot waiting at most (its games at once, a few each): past it, that bot's
+/// decisions are the ones refused, never another bot's.
+const QUEUE_PER_BOT: usize = 32;
 /// The sample decision's game seed (SubmitBot checks a module on it).
 const SAMPLE_SEED: u64 = 0x5eed;
 /// A hosted budget's bounds (CreateLadder).
@@ -38,8 +41,16 @@ pub struct Hosting {
     pool: Pool,
     /// `--max-module-bytes`.
     pub max_module_bytes: u64,
-    /// Compiled modules by SHA-256: a module is compiled once per process.
-    compiled: Mutex<HashMap<String, Bot>>,
+    /// Compiled modules by SHA-256, the most recently used kept (`Compiled`).
+    compiled: Mutex<Compiled>,
+    /// Compiled code on disk (`--cache-dir`): a restart loads it instead of compiling.
+    cache: Option<gangs_hosted::compile::ArtefactCache>,
+    /// Compiles run one at a time on a thread of their own, never on the decision threads: a
+    /// module that takes the compiler seconds delays no decision.
+    compiling: tokio::sync::Semaphore,
+    /// When each recent decision left the queue and how long it had waited (the last minute):
+    /// the matchmaker's backpressure (`backlog`).
+    waits: Mutex<std::collections::VecDeque<(std::time::Instant, Duration)>>,
     /// Fuel this host burns per second on one hosted thread, measured once when first needed.
     fuel_rate: tokio::sync::OnceCell<f64>,
 }
@@ -48,6 +59,10 @@ pub struct Hosting {
 /// (its measured fuel rate): the rest is the margin for a busier moment and for modules whose
 /// instructions cost more than the measuring loop's.
 const FUEL_SHARE_OF_TURN: f64 = 0.5;
+/// The span over which the decisions' queue waits are read (`Hosting::backlog`), and the
+/// waits kept at most in it.
+const BACKLOG_WINDOW: Duration = Duration::from_secs(60);
+const MAX_WAITS_KEPT: usize = 100_000;
 /// Fuel per measuring run, and runs (the best is kept).
 const MEASURE_FUEL: u64 = 20_000_000;
 const MEASURE_ROUNDS: u32 = 3;
@@ -60,16 +75,102 @@ pub fn default_threads() -> usize {
         .max(1)
 }
 
+/// Compiled modules kept in memory: at most this many, and modules of at most this many
+/// bytes in all (the least recently used leave first; the disk cache brings them back).
+const KEEP_COMPILED: usize = 256;
+const KEEP_COMPILED_BYTES: usize = 512 << 20;
+
+/// The compiled modules in memory, by SHA-256, each with when it was last used.
+#[derive(Default)]
+struct Compiled {
+    bots: HashMap<String, (Bot, u64)>,
+    uses: u64,
+}
+
+impl Compiled {
+    fn get(&mut self, sha256: &str) -> Option<Bot> {
+        self.uses += 1;
+        let uses = self.uses;
+        self.bots.get_mut(sha256).map(|(bot, used)| {
+            *used = uses;
+            bot.clone()
+        })
+    }
+
+    fn insert(&mut self, sha256: String, bot: Bot) {
+        self.uses += 1;
+        self.bots.insert(sha256, (bot, self.uses));
+        while self.bots.len() > KEEP_COMPILED
+            || self.bots.values().map(|(b, _)| b.size).sum::<usize>() > KEEP_COMPILED_BYTES
+        {
+            let Some(oldest) = self
+                .bots
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(sha, _)| sha.clone())
+            else {
+                return;
+            };
+            self.bots.remove(&oldest);
+        }
+    }
+}
+
 impl Hosting {
-    pub fn new(threads: usize, max_module_bytes: u64) -> Arc<Hosting> {
+    /// `cache_dir`: where compiled modules are kept on disk (none: compiled at every start).
+    pub fn new(
+        threads: usize,
+        max_module_bytes: u64,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Arc<Hosting> {
         let threads = threads.max(1);
+        let cache = cache_dir.map(gangs_hosted::compile::ArtefactCache::new);
         Arc::new(Hosting {
             runner: Runner::new(),
-            pool: Pool::new(threads, threads * QUEUE_PER_THREAD),
+            pool: Pool::new(threads, threads * QUEUE_PER_THREAD, QUEUE_PER_BOT),
             max_module_bytes,
             compiled: Mutex::default(),
+            cache,
+            compiling: tokio::sync::Semaphore::new(1),
+            waits: Mutex::default(),
             fuel_rate: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// Keeps a decision's wait in the queue for a minute (and in the metrics).
+    fn note_wait(&self, waited: Duration) {
+        crate::metrics::hosted_queue_wait(waited.as_secs_f64());
+        let now = std::time::Instant::now();
+        let mut waits = self.waits.lock().expect("waits lock");
+        while waits
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > BACKLOG_WINDOW)
+        {
+            waits.pop_front();
+        }
+        if waits.len() < MAX_WAITS_KEPT {
+            waits.push_back((now, waited));
+        }
+    }
+
+    /// How long hosted decisions waited for a thread of late: the 90th percentile over the
+    /// last minute (zero without decisions). The matchmaker starts no game with a hosted seat
+    /// while it exceeds a quarter of the ladder's turn, rather than letting tables go void.
+    pub fn backlog(&self) -> Duration {
+        let now = std::time::Instant::now();
+        let mut recent: Vec<Duration> = self
+            .waits
+            .lock()
+            .expect("waits lock")
+            .iter()
+            .filter(|(at, _)| now.duration_since(*at) <= BACKLOG_WINDOW)
+            .map(|(_, waited)| *waited)
+            .collect();
+        if recent.is_empty() {
+            return Duration::ZERO;
+        }
+        recent.sort();
+        recent[(recent.len() * 9 / 10).min(recent.len() - 1)]
     }
 
     /// Fuel this host burns per second on one hosted thread (measured once, off the runtime).
@@ -121,57 +222,96 @@ fn check_fuel_fits(fuel: u64, turn_ms: u64, rate: f64) -> HostResult<()> {
 }
 
 impl Hosting {
-    /// Runs `job` on the pool; None when its queue is full (the host is overloaded).
-    async fn run<T: Send + 'static>(
+    /// Runs decision `job` of bot `tenant` on the pool; None when its queue is full (the host
+    /// is overloaded).
+    async fn run(
         &self,
-        job: impl FnOnce(&Runner) -> T + Send + 'static,
-    ) -> Option<T> {
-        self.run_reporting_start(job, std::future::ready(())).await
+        tenant: &str,
+        job: impl FnOnce(&Runner) -> seat::Decided + Send + 'static,
+    ) -> Option<seat::Decided> {
+        self.run_reporting_start(tenant, job, std::future::ready(()))
+            .await
     }
 
-    /// Runs `job` on the pool, and `started` once a thread has taken the job from the queue
+    /// Runs decision `job` of bot `tenant` on the pool (its turn by the fuel each bot used:
+    /// `gangs_hosted::pool`), and `started` once a thread has taken the job from the queue
     /// (while the job runs); None when the queue is full (the host is overloaded).
-    async fn run_reporting_start<T: Send + 'static>(
+    async fn run_reporting_start(
         &self,
-        job: impl FnOnce(&Runner) -> T + Send + 'static,
+        tenant: &str,
+        job: impl FnOnce(&Runner) -> seat::Decided + Send + 'static,
         started: impl std::future::Future<Output = ()>,
-    ) -> Option<T> {
+    ) -> Option<seat::Decided> {
         let (started_tx, started_rx) = oneshot::channel();
         let (tx, rx) = oneshot::channel();
         let runner = self.runner.clone();
-        let queued = self.pool.spawn(move || {
-            let _ = started_tx.send(());
-            let _ = tx.send(job(&runner));
+        let queued_at = std::time::Instant::now();
+        let queued = self.pool.spawn(tenant, move || {
+            let _ = started_tx.send(queued_at.elapsed());
+            let decided = job(&runner);
+            let fuel = decided.outcome.fuel_used;
+            let _ = tx.send(decided);
+            fuel
         });
         crate::metrics::hosted_pool(&self.pool);
         queued.ok()?;
-        if started_rx.await.is_ok() {
+        if let Ok(waited) = started_rx.await {
+            self.note_wait(waited);
             started.await;
         }
         rx.await.ok()
     }
 
-    /// `module` compiled (once per process).
+    /// `module` ready to run: kept in memory, else loaded from the disk cache or compiled, on
+    /// the compiling thread (never a decision thread), one module at a time.
     async fn compile(&self, module: &HostedModule, budget: Budget) -> Result<Bot, String> {
-        if let Some(bot) = self
-            .compiled
-            .lock()
-            .expect("compiled")
-            .get(&module.module_sha256)
-        {
-            return Ok(bot.clone());
+        let sha256 = &module.module_sha256;
+        if let Some(bot) = self.compiled.lock().expect("compiled").get(sha256) {
+            return Ok(bot);
         }
-        let bytes = module.module.clone();
-        let compiled = self
-            .run(move |runner| runner.compile(&bytes, u64::MAX, &budget))
+        let bot = self
+            .compile_bytes(module.module.clone(), sha256.clone(), u64::MAX, budget)
             .await
-            .ok_or("the server's hosted-bot threads are busy")?
             .map_err(|refusal| refusal.0)?;
         self.compiled
             .lock()
             .expect("compiled")
-            .insert(module.module_sha256.clone(), compiled.clone());
-        Ok(compiled)
+            .insert(sha256.clone(), bot.clone());
+        Ok(bot)
+    }
+
+    /// Compiles `bytes` (of SHA-256 `sha256`, at most `max_bytes`) on the compiling thread,
+    /// through the disk cache.
+    async fn compile_bytes(
+        &self,
+        bytes: Arc<[u8]>,
+        sha256: String,
+        max_bytes: u64,
+        budget: Budget,
+    ) -> Result<Bot, gangs_hosted::Refusal> {
+        let _one_at_a_time = self
+            .compiling
+            .acquire()
+            .await
+            .map_err(|_| gangs_hosted::Refusal("the server is stopping".into()))?;
+        let runner = self.runner.clone();
+        let cache = self.cache.clone();
+        let started = std::time::Instant::now();
+        let compiled = tokio::task::spawn_blocking(move || {
+            let cache = cache.as_ref().map(|cache| (cache, sha256.as_str()));
+            runner.compile_cached(&bytes, max_bytes, &budget, cache)
+        })
+        .await
+        .map_err(|e| gangs_hosted::Refusal(format!("the compiler failed: {e}")))?;
+        let (bot, used) = compiled?;
+        let result = match used {
+            gangs_hosted::compile::CacheUse::Hit => "hit",
+            gangs_hosted::compile::CacheUse::Miss | gangs_hosted::compile::CacheUse::None => {
+                "miss"
+            }
+        };
+        crate::metrics::hosted_compile(result, started.elapsed().as_secs_f64());
+        Ok(bot)
     }
 }
 
@@ -389,17 +529,24 @@ pub async fn submit(
     hosting
         .check_fuel_fits_turn(budget.fuel, info.turn_ms)
         .await?;
+    ladder.admit_submit(&request.bot)?;
     let sample = sample_update(&info)?;
     let module: Arc<[u8]> = request.module.into();
     let entry = entry_name(&request.bot, &version);
     let kind = info.kind.clone();
-    let checked = {
-        let module = module.clone();
+    let module_sha256 = sha256_hex(&module);
+    // Compiled on the compiling thread (a compile never delays a decision), then its sample
+    // decision on the decision threads like any decision.
+    let compiled = hosting
+        .compile_bytes(module.clone(), module_sha256.clone(), limit, budget)
+        .await
+        .map_err(|refusal| HostError::Invalid(format!("the module was refused: {refusal}")))?;
+    let decided = {
+        let bot = compiled.clone();
         let entry = entry.clone();
         hosting
-            .run(move |runner| {
-                let bot = runner.compile(&module, limit, &budget)?;
-                let decided = seat::decide(
+            .run(&entry.clone(), move |runner| {
+                seat::decide(
                     runner,
                     &bot,
                     &budget,
@@ -410,8 +557,7 @@ pub async fn submit(
                         seed: SAMPLE_SEED,
                         bot: &entry,
                     },
-                );
-                Ok((bot, decided))
+                )
             })
             .await
             .ok_or_else(|| {
@@ -421,9 +567,6 @@ pub async fn submit(
                 )
             })?
     };
-    let (compiled, decided) = checked.map_err(|refusal: gangs_hosted::Refusal| {
-        HostError::Invalid(format!("the module was refused: {refusal}"))
-    })?;
     let sample_answer = match (&decided.action, &decided.outcome.answer) {
         (Ok(_), Ok(line)) => line.clone(),
         (Err(fault), _) => {
@@ -450,7 +593,6 @@ pub async fn submit(
         }
         (Ok(_), Err(_)) => unreachable!("an action comes from an answer"),
     };
-    let module_sha256 = sha256_hex(&module);
     hosting
         .compiled
         .lock()
@@ -582,6 +724,7 @@ impl HostedBot {
         let decided = self
             .hosting
             .run_reporting_start(
+                &self.name,
                 move |runner| {
                     seat::decide(
                         runner,

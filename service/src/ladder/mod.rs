@@ -74,7 +74,12 @@ pub struct Policy {
     pub open_registration: bool,
     /// `--ladder-games-per-hour` (0: no limit).
     pub games_per_hour: u32,
+    /// `--max-submits-per-hour` (0: no limit).
+    pub submits_per_hour: u32,
 }
+
+/// The default of `--max-submits-per-hour`.
+pub const DEFAULT_SUBMITS_PER_HOUR: u32 = 20;
 
 /// A Queue stream hears something at least this often.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
@@ -145,6 +150,8 @@ pub struct Ladder {
     halt: Arc<watch::Sender<bool>>,
     /// Its hosted entries' stderr, in memory (`GetBotLog`).
     bot_logs: Arc<bot_log::BotLogs>,
+    /// Each bot's submissions in the last hour (unix ms), for `--max-submits-per-hour`.
+    submits: Mutex<HashMap<String, std::collections::VecDeque<i64>>>,
 }
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> HostError {
@@ -177,7 +184,34 @@ impl Ladder {
             stop,
             halt,
             bot_logs: Arc::default(),
+            submits: Mutex::default(),
         })
+    }
+
+    /// Counts a submission of `bot` now, or refuses it past `--max-submits-per-hour` (every
+    /// submission costs the host a compile).
+    pub fn admit_submit(&self, bot: &str) -> Result<(), HostError> {
+        let limit = self.ctx.policy.submits_per_hour;
+        if limit == 0 {
+            return Ok(());
+        }
+        let now = crate::actor::unix_ms();
+        let mut submits = self.submits.lock().expect("submits lock");
+        let times = submits.entry(bot.to_string()).or_default();
+        while times.front().is_some_and(|&at| now - at >= 3_600_000) {
+            times.pop_front();
+        }
+        if times.len() >= limit as usize {
+            let again = times.front().map_or(now, |&at| at + 3_600_000);
+            return Err(HostError::Exhausted(format!(
+                "bot {bot} submitted {} versions to ladder {} in the last hour: the limit is {limit} (--max-submits-per-hour); submit again after {}",
+                times.len(),
+                self.name,
+                gangs_proto::time::utc_text(again)
+            )));
+        }
+        times.push_back(now);
+        Ok(())
     }
 
     /// Stops this runtime of the ladder: its tasks end, its appends are refused.
@@ -737,6 +771,11 @@ impl Ladder {
         let per_match = Self::games_per_match(&state.info);
         let now = crate::actor::unix_ms();
         let mut newly_capped = Vec::new();
+        // Backpressure: while hosted decisions wait for a thread longer than a quarter of the
+        // turn, no new game gets a hosted seat (its table would risk a void for the host's
+        // overload); the hosted bots are matched again once the backlog clears.
+        let hosted_backlog = self.ctx.hosting.backlog()
+            > Duration::from_millis(state.info.turn_ms / 4);
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
@@ -755,6 +794,9 @@ impl Ladder {
                     }
                     if let Some(left) = self.games_left_this_hour(&state, index, now) {
                         free = free.min(left / per_match);
+                    }
+                    if hosted_backlog && entry.hosted.is_some() {
+                        free = 0;
                     }
                     // Told once each time it reaches the cap, on its stream and in the log.
                     match self.capped_until(&state, index, now) {

@@ -733,6 +733,9 @@ async fn record_result(
         outcome.clone(),
         &timeouts,
     );
+    if timeouts.iter().any(|t| t.host_overload > 0) {
+        crate::metrics::ladder_overload_void(&ladder.name);
+    }
     let (before, _) = state.ratings_for(&m);
     let streaks: Vec<u32> = seats
         .iter()

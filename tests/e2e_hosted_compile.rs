@@ -1,0 +1,167 @@
+//! End to end: compiling hosted modules is bounded and kept. Compile bombs (tens of thousands
+//! of functions; one huge straight-line function) are refused at submit at once, naming the
+//! bound, while a hosted ladder plays on; a bot's submissions per hour are capped
+//! (`--max-submits-per-hour`); and after a restart the modules entered before decide without
+//! being compiled again (`gangs_hosted_compile_cache_total`: hits, no miss).
+
+use crate::common;
+
+use common::hosted::first_action_bot;
+use common::ladder::ladder_games;
+use common::observe::{free_port, scrape};
+use common::*;
+use gangs_proto::auth::{ApiKey, KeyedLaddersClient};
+use gangs_proto::v1 as pb;
+use std::time::{Duration, Instant};
+use tonic::Code;
+
+const ADMIN: &str = "admin-secret-compile-1";
+const LADDER: &str = "compiled";
+
+fn ladders(server: &Server) -> KeyedLaddersClient {
+    let channel = gangs_proto::connect::endpoint(&server.url(), None)
+        .expect("endpoint")
+        .connect_lazy();
+    ApiKey::new(Some(ADMIN))
+        .unwrap()
+        .ladders(channel)
+        .max_encoding_message_size(usize::MAX)
+}
+
+fn submit(bot: &str, module: Vec<u8>) -> pb::SubmitBotRequest {
+    pb::SubmitBotRequest {
+        ladder: LADDER.into(),
+        bot: bot.into(),
+        version: String::new(),
+        module,
+    }
+}
+
+/// The value of `gangs_hosted_compile_cache_total{result="RESULT"}` (0 when absent).
+fn compiles(port: u16, result: &str) -> f64 {
+    let series = format!("gangs_hosted_compile_cache_total{{result=\"{result}\"}}");
+    scrape(port)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .find(|(name, _)| *name == series)
+        .map_or(0.0, |(_, v)| v.trim().parse().expect("a number"))
+}
+
+/// Games of the ladder rated with `bot` at the table.
+async fn rated_with(server: &Server, bot: &str) -> usize {
+    ladder_games(&mut ladders(server), LADDER, 100)
+        .await
+        .iter()
+        .filter(|g| g.outcome.is_some() && g.names.iter().any(|n| n == bot))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let metrics = format!("127.0.0.1:{port}");
+    let mut server = Server::start_with(
+        dir.path(),
+        0,
+        &[
+            "--api-key",
+            ADMIN,
+            "--hosted-bot-threads",
+            "1",
+            "--metrics",
+            &metrics,
+            "--max-submits-per-hour",
+            "3",
+        ],
+    );
+    ladders(&server)
+        .create_ladder(pb::CreateLadderRequest {
+            name: LADDER.into(),
+            kind: "gang-of-four".into(),
+            players: Some(3),
+            options: [("target_score".to_string(), "1".to_string())].into(),
+            turn_ms: Some(3000),
+            house_bots: vec!["random".into(), "greedy".into()],
+            ..Default::default()
+        })
+        .await
+        .expect("create");
+    ladders(&server)
+        .submit_bot(submit("first", first_action_bot(100)))
+        .await
+        .expect("submit");
+    assert_eq!(compiles(port, "miss"), 1.0);
+
+    // Compile bombs: refused by their structure, before the compiler runs.
+    let many = format!("(module{})", " (func)".repeat(60_000));
+    let long = format!(
+        "(module (func {}))",
+        "(drop (i32.const 1)) ".repeat(400_000)
+    );
+    for (bot, text, bound) in [
+        ("many", many, "functions"),
+        ("long", long, "function's size"),
+    ] {
+        let module = wat::parse_str(&text).expect("valid text");
+        let asked = Instant::now();
+        let refused = ladders(&server)
+            .submit_bot(submit(bot, module))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+        assert!(refused.message().contains(bound), "{refused:?}");
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "{bot}: refused after {:?}",
+            asked.elapsed()
+        );
+    }
+    assert_eq!(compiles(port, "miss"), 1.0, "a bomb reached the compiler");
+
+    // A bot's submissions per hour are capped (the refused ones above were other bots').
+    for _ in 0..2 {
+        ladders(&server)
+            .submit_bot(submit("first", first_action_bot(100)))
+            .await
+            .expect("a new version");
+    }
+    let capped = ladders(&server)
+        .submit_bot(submit("first", first_action_bot(100)))
+        .await
+        .unwrap_err();
+    assert_eq!(capped.code(), Code::ResourceExhausted, "{capped:?}");
+    assert!(
+        capped.message().contains("--max-submits-per-hour"),
+        "{capped:?}"
+    );
+
+    // The hosted bot plays; after a restart it plays on without a compile.
+    let start = Instant::now();
+    while rated_with(&server, "first@1").await == 0 {
+        assert!(start.elapsed() < Duration::from_secs(120), "first@1 never played");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    server.restart();
+    let before = rated_with(&server, "first@1").await;
+    let start = Instant::now();
+    while rated_with(&server, "first@1").await <= before {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "first@1 did not play after the restart"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(compiles(port, "hit") >= 1.0, "{}", scrape(port));
+    assert_eq!(compiles(port, "miss"), 0.0, "compiled again after the restart");
+    assert!(
+        dir.path().join("hosted-cache").is_dir(),
+        "the cache lives in the data dir by default"
+    );
+    let void: Vec<pb::LadderGame> = ladder_games(&mut ladders(&server), LADDER, 100)
+        .await
+        .into_iter()
+        .filter(|g| g.void)
+        .collect();
+    assert!(void.is_empty(), "games void beside the bombs: {void:?}");
+}
