@@ -139,7 +139,10 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
     // The hosted bot plays; after a restart it plays on without a compile.
     let start = Instant::now();
     while rated_with(&server, "first@1").await == 0 {
-        assert!(start.elapsed() < Duration::from_secs(120), "first@1 never played");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "first@1 never played"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     server.restart();
@@ -153,7 +156,11 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(compiles(port, "hit") >= 1.0, "{}", scrape(port));
-    assert_eq!(compiles(port, "miss"), 0.0, "compiled again after the restart");
+    assert_eq!(
+        compiles(port, "miss"),
+        0.0,
+        "compiled again after the restart"
+    );
     assert!(
         dir.path().join("hosted-cache").is_dir(),
         "the cache lives in the data dir by default"

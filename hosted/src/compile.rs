@@ -36,9 +36,8 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
 /// Refuses a module whose structure is outside `bounds` (or that does not parse), naming the
 /// bound; reads the module's sections without compiling anything.
 pub fn check_structure(bytes: &[u8], bounds: &Bounds) -> Result<(), Refusal> {
-    let invalid = |e: wasmparser::BinaryReaderError| {
-        Refusal(format!("not a valid WebAssembly module: {e}"))
-    };
+    let invalid =
+        |e: wasmparser::BinaryReaderError| Refusal(format!("not a valid WebAssembly module: {e}"));
     for payload in Parser::new(0).parse_all(bytes) {
         match payload.map_err(invalid)? {
             Payload::FunctionSection(functions) if functions.count() > bounds.functions => {
@@ -203,7 +202,10 @@ mod tests {
         };
         check_structure(&functions(10), &bounds).unwrap();
         let many = check_structure(&functions(11), &bounds).unwrap_err();
-        assert!(many.0.contains("11 functions") && many.0.contains("at most 10"), "{many}");
+        assert!(
+            many.0.contains("11 functions") && many.0.contains("at most 10"),
+            "{many}"
+        );
         let long = wat::parse_str(format!(
             "(module (func {}))",
             "(drop (i32.const 1)) ".repeat(40)
@@ -211,8 +213,8 @@ mod tests {
         .unwrap();
         let refused = check_structure(&long, &bounds).unwrap_err();
         assert!(refused.0.contains("function's size"), "{refused}");
-        let locals = wat::parse_str("(module (func (local i32 i32 i32 i32 i32 i32 i32 i32 i32)))")
-            .unwrap();
+        let locals =
+            wat::parse_str("(module (func (local i32 i32 i32 i32 i32 i32 i32 i32 i32)))").unwrap();
         let refused = check_structure(&locals, &bounds).unwrap_err();
         assert!(refused.0.contains("9 locals"), "{refused}");
         assert!(check_structure(b"\0asm\x01\0\0\0\x05", &bounds).is_err());

@@ -68,11 +68,11 @@ impl Pool {
             stats: Stats::default(),
         });
         for k in 0..threads.max(1) {
-            let shared = shared.clone();
+            let serving = shared.clone();
             std::thread::Builder::new()
                 .name(format!("hosted-bot-{k}"))
                 .stack_size(STACK_BYTES)
-                .spawn(move || shared.serve())
+                .spawn(move || serving.serve())
                 .expect("a thread for hosted bots");
             shared.stats.threads.fetch_add(1, Ordering::Relaxed);
         }
@@ -84,7 +84,11 @@ impl Pool {
 
     /// Queues `job` for `tenant` (a bot), or refuses it when its queue or the pool's is full.
     /// The job returns the fuel it used: its tenant's turn comes back that much later.
-    pub fn spawn(&self, tenant: &str, job: impl FnOnce() -> u64 + Send + 'static) -> Result<(), Full> {
+    pub fn spawn(
+        &self,
+        tenant: &str,
+        job: impl FnOnce() -> u64 + Send + 'static,
+    ) -> Result<(), Full> {
         let mut scheduler = self.shared.scheduler.lock().expect("pool lock");
         scheduler.push(tenant, Box::new(job))?;
         self.shared.stats.queued.fetch_add(1, Ordering::Relaxed);
@@ -269,7 +273,13 @@ mod tests {
     fn served(turns: usize) -> (Vec<usize>, usize) {
         let lights = ["l1", "l2", "l3", "l4"];
         let mut scheduler = Scheduler::new(1000, 64);
-        let fuel_of = |tenant: &str| if tenant == "heavy" { 50_000_000 } else { 1_000_000 };
+        let fuel_of = |tenant: &str| {
+            if tenant == "heavy" {
+                50_000_000
+            } else {
+                1_000_000
+            }
+        };
         for tenant in lights.iter().chain(&["heavy"]) {
             let fuel = fuel_of(tenant);
             scheduler.push(tenant, Box::new(move || fuel)).unwrap();
@@ -285,7 +295,10 @@ mod tests {
             scheduler.push(&tenant, Box::new(move || fuel)).unwrap();
         }
         (
-            lights.iter().map(|l| done.get(*l).copied().unwrap_or(0)).collect(),
+            lights
+                .iter()
+                .map(|l| done.get(*l).copied().unwrap_or(0))
+                .collect(),
             done.get("heavy").copied().unwrap_or(0),
         )
     }
@@ -297,7 +310,10 @@ mod tests {
         // bot (about 5 heavy turns, 249 of each light bot's), where turns in order would give
         // each bot 200 turns and the heavy one most of the fuel.
         for light in &lights {
-            assert!(*light >= 240, "a light bot got {light} of 1,000 turns: {lights:?}");
+            assert!(
+                *light >= 240,
+                "a light bot got {light} of 1,000 turns: {lights:?}"
+            );
         }
         assert!(heavy <= 10, "the heavy bot got {heavy} turns of 1,000");
         assert!(heavy >= 1, "the heavy bot is served too");

@@ -165,6 +165,8 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
         ladder_games_per_hour: gangs_service::ladder::DEFAULT_GAMES_PER_HOUR,
         max_module_bytes: gangs_service::server::MAX_MODULE_BYTES,
         hosted_bot_threads: None,
+        cache_dir: None,
+        max_submits_per_hour: gangs_service::ladder::DEFAULT_SUBMITS_PER_HOUR,
         grpc_web: false,
         cors_origins: Vec::new(),
         webhooks: Vec::new(),

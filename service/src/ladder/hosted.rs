@@ -306,9 +306,7 @@ impl Hosting {
         let (bot, used) = compiled?;
         let result = match used {
             gangs_hosted::compile::CacheUse::Hit => "hit",
-            gangs_hosted::compile::CacheUse::Miss | gangs_hosted::compile::CacheUse::None => {
-                "miss"
-            }
+            gangs_hosted::compile::CacheUse::Miss | gangs_hosted::compile::CacheUse::None => "miss",
         };
         crate::metrics::hosted_compile(result, started.elapsed().as_secs_f64());
         Ok(bot)

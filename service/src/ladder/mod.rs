@@ -774,8 +774,8 @@ impl Ladder {
         // Backpressure: while hosted decisions wait for a thread longer than a quarter of the
         // turn, no new game gets a hosted seat (its table would risk a void for the host's
         // overload); the hosted bots are matched again once the backlog clears.
-        let hosted_backlog = self.ctx.hosting.backlog()
-            > Duration::from_millis(state.info.turn_ms / 4);
+        let hosted_backlog =
+            self.ctx.hosting.backlog() > Duration::from_millis(state.info.turn_ms / 4);
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
