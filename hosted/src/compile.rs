@@ -115,14 +115,14 @@ impl ArtefactCache {
     /// The module of SHA-256 `sha256` compiled by `engine` before, if kept.
     pub(crate) fn load(&self, engine: &Engine, sha256: &str) -> Option<Module> {
         let path = self.path(engine, sha256)?;
-        if !path.exists() {
-            return None;
-        }
+        // Read whole rather than mapped: a mapped file truncated under the server (an operator
+        // clearing the cache while it runs) would fault the process when the code runs.
+        let bytes = std::fs::read(&path).ok()?;
         // SAFETY: the file was written by `store` below from `Module::serialize` of this
         // engine's configuration (its name carries the configuration's hash, and wasmtime
         // checks the engine and its settings again as it loads): the cache directory is the
         // server's own, never a client's file.
-        match unsafe { Module::deserialize_file(engine, &path) } {
+        match unsafe { Module::deserialize(engine, &bytes) } {
             Ok(module) => Some(module),
             Err(_) => {
                 let _ = std::fs::remove_file(&path);

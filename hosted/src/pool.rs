@@ -149,6 +149,9 @@ struct Tenant {
     running: usize,
 }
 
+/// Tenants kept before the idle ones at or below the floor are forgotten.
+const FORGET_IDLE_PAST: usize = 1024;
+
 /// A job's least charge, so that a tenant whose jobs use no fuel still takes turns.
 const LEAST_CHARGE: u64 = 1;
 
@@ -215,10 +218,13 @@ impl Scheduler {
         };
         entry.running = entry.running.saturating_sub(1);
         entry.virtual_time += u128::from(fuel.max(LEAST_CHARGE));
-        if entry.jobs.is_empty() && entry.running == 0 {
-            // Forgotten when idle, so the table holds the tenants with work only; its virtual
-            // time is lifted to the floor anyway when it comes back.
-            self.tenants.remove(tenant);
+        if self.tenants.len() > FORGET_IDLE_PAST {
+            // Idle tenants at or below the floor would be lifted to it anyway when they come
+            // back: forgetting them loses nothing (those above it keep their debt).
+            let floor = self.floor().unwrap_or(u128::MAX);
+            self.tenants.retain(|_, t| {
+                !t.jobs.is_empty() || t.running > 0 || t.virtual_time > floor
+            });
         }
     }
 }
