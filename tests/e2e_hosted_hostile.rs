@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use common::hosted::{first_action_bot, keyed_server};
+use common::hosted::{first_action_bot, keyed_server, sample_only};
 use common::ladder::{ladder_games, standings};
 use common::*;
 use gangs_proto::auth::{ApiKey, KeyedClient, KeyedLaddersClient};
@@ -75,31 +75,6 @@ fn hundred_megabytes() -> Vec<u8> {
     module.extend_from_slice(&section);
     module.resize(module.len() + payload, 0);
     module
-}
-
-/// A module that answers `0` to SubmitBot's sample decision (its virtual clock reads the
-/// sample's record time, 0: before 1970-01-12) and runs `real` (WebAssembly text in `_start`)
-/// on a real game's decision, whose record time is now. So it passes the check at submit and
-/// misbehaves only in play, as a bot that fails on positions the sample does not show would.
-fn sample_only(real: &str) -> Vec<u8> {
-    wat::parse_str(format!(
-        r#"(module
-          (import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))
-          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
-          (memory (export "memory") 1)
-          (data (i32.const 64) "0\n")
-          (data (i32.const 80) "1000000\n")
-          (func $say (param $at i32) (param $len i32)
-            (i32.store (i32.const 0) (local.get $at))
-            (i32.store (i32.const 4) (local.get $len))
-            (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))
-          (func (export "_start")
-            (drop (call $clock (i32.const 0) (i64.const 1) (i32.const 16)))
-            (if (i64.lt_u (i64.load (i32.const 16)) (i64.const 1000000000000000))
-              (then (call $say (i32.const 64) (i32.const 2)) (return)))
-            {real}))"#
-    ))
-    .expect("valid module")
 }
 
 /// The modules that pass the sample decision and misbehave in play: (bot, what it does in

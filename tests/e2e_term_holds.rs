@@ -77,26 +77,9 @@ fn create(name: &str, kind: &str, house: &[&str]) -> pb::CreateLadderRequest {
     }
 }
 
-/// A module that answers SubmitBot's sample decision (its virtual clock reads the sample's
-/// record time, before 1970-01-12) and traps on every real decision.
+/// A module that answers SubmitBot's sample decision and traps on every real decision.
 fn traps_in_play() -> Vec<u8> {
-    wat::parse_str(
-        r#"(module
-          (import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))
-          (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
-          (memory (export "memory") 1)
-          (data (i32.const 64) "0\n")
-          (func (export "_start")
-            (drop (call $clock (i32.const 0) (i64.const 1) (i32.const 16)))
-            (if (i64.lt_u (i64.load (i32.const 16)) (i64.const 1000000000000000))
-              (then
-                (i32.store (i32.const 0) (i32.const 64))
-                (i32.store (i32.const 4) (i32.const 2))
-                (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
-                (return)))
-            unreachable))"#,
-    )
-    .expect("valid module")
+    common::hosted::sample_only("unreachable")
 }
 
 /// The standing of `bot` (BOT@V) on `ladder`.

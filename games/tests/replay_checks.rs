@@ -1,6 +1,9 @@
 //! The replay's own checks on a log's shape: seqs follow each other, a seat joins once, and
 //! every seat has joined before `started`.
 
+mod common;
+
+use common::{joined, numbered as log, played_log};
 use gangs_games::replay::replay;
 use gangs_games::{new_game, parse_options};
 use gangs_proto::v1 as pb;
@@ -18,32 +21,12 @@ fn created(players: u32) -> Record {
     })
 }
 
-fn joined(seat: u32) -> Record {
-    Record::Joined(pb::Joined {
-        seat,
-        name: format!("bot{seat}"),
-        ..Default::default()
-    })
-}
-
 fn started(players: u32) -> Record {
     let options = parse_options("gang-of-four", Some(players), &[]).unwrap();
     let mut game = new_game("gang-of-four", Some(&options), 5, None).unwrap();
     Record::Started(pb::Started {
         events: game.start(),
     })
-}
-
-fn log(records: Vec<Record>) -> Vec<pb::LogRecord> {
-    records
-        .into_iter()
-        .enumerate()
-        .map(|(i, record)| pb::LogRecord {
-            seq: i as u64 + 1,
-            unix_ms: 0,
-            record: Some(record),
-        })
-        .collect()
 }
 
 #[test]
@@ -88,38 +71,6 @@ use gangs_games::replay::Replayer;
 use gangs_games::skim::LoggedRecord;
 use prost::Message;
 
-/// A whole game of `kind` played with the first legal action of the first seat that may act.
-fn played_log(kind: &str, players: u32) -> Vec<pb::LogRecord> {
-    let options = parse_options(kind, Some(players), &[]).unwrap();
-    let mut game = new_game(kind, Some(&options), 11, None).unwrap();
-    let mut records = vec![Record::Created(pb::Created {
-        kind: kind.into(),
-        options: Some(options),
-        seed: Some(11),
-        players,
-        ..Default::default()
-    })];
-    records.extend((0..players).map(joined));
-    records.push(Record::Started(pb::Started {
-        events: game.start(),
-    }));
-    while !game.is_over() {
-        let Some((seat, action)) = (0..game.players())
-            .find_map(|s| game.legal_actions(s).into_iter().next().map(|a| (s, a)))
-        else {
-            break;
-        };
-        let events = game.act(seat, &action).unwrap();
-        records.push(Record::Acted(pb::Acted {
-            seat: seat as u32,
-            action: Some(action),
-            action_id: String::new(),
-            events,
-        }));
-    }
-    log(records)
-}
-
 fn skimmed(records: &[pb::LogRecord]) -> Vec<LoggedRecord> {
     records
         .iter()
@@ -138,7 +89,7 @@ fn replay_logged(records: &[LoggedRecord]) -> Result<Replayer, gangs_games::repl
 #[test]
 fn skimmed_records_replay_to_the_same_game_as_whole_ones() {
     for (kind, players) in [("gang-of-four", 4), ("the-gang", 3)] {
-        let records = played_log(kind, players);
+        let records = played_log(kind, players, 11);
         assert!(records.len() > 10, "{kind}: a real game");
         let whole = replay(&records).unwrap();
         let skim = replay_logged(&skimmed(&records)).unwrap();
@@ -156,7 +107,7 @@ fn skimmed_records_replay_to_the_same_game_as_whole_ones() {
 
 /// A played Gang of Four log, skimmed, with the stored bytes of its deal's first event edited.
 fn with_deal_event_edited(edit: impl FnOnce(&mut Vec<u8>)) -> Vec<LoggedRecord> {
-    let mut logged = skimmed(&played_log("gang-of-four", 4));
+    let mut logged = skimmed(&played_log("gang-of-four", 4, 11));
     let started = logged
         .iter_mut()
         .find(|r| matches!(r.record.record, Some(Record::Started(_))))
@@ -180,7 +131,7 @@ fn a_skimmed_record_whose_event_differs_is_refused() {
         e.message
     );
     // One event fewer than the engine produced.
-    let mut logged = skimmed(&played_log("gang-of-four", 4));
+    let mut logged = skimmed(&played_log("gang-of-four", 4, 11));
     let acted = logged
         .iter_mut()
         .rfind(|r| r.stored_events.as_ref().is_some_and(|e| !e.is_empty()))

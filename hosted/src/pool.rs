@@ -222,9 +222,8 @@ impl Scheduler {
             // Idle tenants at or below the floor would be lifted to it anyway when they come
             // back: forgetting them loses nothing (those above it keep their debt).
             let floor = self.floor().unwrap_or(u128::MAX);
-            self.tenants.retain(|_, t| {
-                !t.jobs.is_empty() || t.running > 0 || t.virtual_time > floor
-            });
+            self.tenants
+                .retain(|_, t| !t.jobs.is_empty() || t.running > 0 || t.virtual_time > floor);
         }
     }
 }
