@@ -268,7 +268,7 @@ pub async fn play_ladder<P: Policy + 'static>(
                             tally.games += 1;
                             match result {
                                 Ok(over) => {
-                                    tracing::info!(game = %over.game_id, "game over: {}", over.outcome.map(|o| o.summary).unwrap_or_default())
+                                    tracing::info!(game = %over.game_id, "game over: {}", over.outcome.map_or_else(|| "no outcome (cancelled or abandoned)".to_string(), |o| o.summary))
                                 }
                                 Err(e) if refused_credentials(&e) => {
                                     tally.failed += 1;
