@@ -238,12 +238,9 @@ impl Front {
         ladder: &str,
         bot: Option<(&str, &str)>,
     ) -> Result<Principal, HostError> {
-        let refused = match self.admit_key(key, method) {
+        let own = match self.own_rights_or_bot(key, method)? {
             Ok(principal) => return Ok(principal),
-            Err(refused) => refused,
-        };
-        let Some(own) = key.and_then(|key| self.bot_of(key)) else {
-            return Err(refused.into());
+            Err(own) => own,
         };
         if own.retired {
             return Err(super::bots::retired(&own.bot, &own.ladder).into());
@@ -266,6 +263,24 @@ impl Front {
         .into())
     }
 
+    /// The web viewer's reader `key` for `method`: `Ok(Ok(principal))` when the key's own
+    /// rights admit it ([`Front::principal_of`]), `Ok(Err(bot))` when they do not but it is a
+    /// ladder bot's key (the caller judges what that bot may read), the refusal otherwise.
+    fn own_rights_or_bot(
+        &self,
+        key: Option<&str>,
+        method: &Method,
+    ) -> Result<Result<Principal, BotKey>, HostError> {
+        let refused = match self.admit_key(key, method) {
+            Ok(principal) => return Ok(Ok(principal)),
+            Err(refused) => refused,
+        };
+        match key.and_then(|key| self.bot_of(key)) {
+            Some(own) => Ok(Err(own)),
+            None => Err(refused.into()),
+        }
+    }
+
     /// The principal of the web viewer's reader `key` for `method` (`ListGames`, looking up
     /// the summary of game `game_id` alone): the key's own rights ([`Front::principal_of`]),
     /// and a ladder bot's key besides on a game its ladder matched it to ([`Front::may_play`],
@@ -276,12 +291,9 @@ impl Front {
         method: &Method,
         game_id: &str,
     ) -> Result<Principal, HostError> {
-        let refused = match self.admit_key(key, method) {
+        let own = match self.own_rights_or_bot(key, method)? {
             Ok(principal) => return Ok(principal),
-            Err(refused) => refused,
-        };
-        let Some(own) = key.and_then(|key| self.bot_of(key)) else {
-            return Err(refused.into());
+            Err(own) => own,
         };
         let principal = Principal::Bot(own);
         self.may_play(&principal, game_id, "").await?;
