@@ -538,6 +538,7 @@ impl Soak {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_grows_without_bound() {
+    let _alone = crate::the_machine().await;
     let seconds: u64 = std::env::var("GANGS_SOAK_SECONDS")
         .ok()
         .map(|s| s.parse().expect("GANGS_SOAK_SECONDS: a number of seconds"))

@@ -125,6 +125,7 @@ async fn rerate_agrees(server: &Server, ladder: &str, seasons: u32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hosted_failure_keeps_finished_games_whole_and_its_pause_across_restarts_and_a_rename() {
+    let _alone = crate::the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let mut server = keyed_server(dir.path(), ADMIN, PLAYER);
     for (name, kind, house) in LADDERS {
@@ -317,6 +318,7 @@ async fn timeouts(server: &Server, ladder: &str) -> Vec<(String, u32)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_a_playing_ladder_within_seconds_and_charges_nobody() {
+    let _alone = crate::the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
     let mut server = Server::start_logged(
@@ -448,6 +450,7 @@ async fn sigterm_stops_a_playing_ladder_within_seconds_and_charges_nobody() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a_rekey() {
+    let _alone = crate::the_machine().await;
     let dir = tempfile::tempdir().unwrap();
     let server = keyed_server(dir.path(), ADMIN, PLAYER);
     let (name, kind, _) = LADDERS[0];

@@ -574,8 +574,14 @@ impl Ladder {
                         self.name
                     )));
                     crate::metrics::ladder_bots_queued(&self.name, 0);
-                    // Its bots' keys are the node's that runs it now.
-                    self.bots().forget_ladder(&self.name);
+                    // Its bots' keys are the node's that runs it now. A server that stops
+                    // keeps them until it is gone: its games answer their seats' calls until
+                    // the actors stop (then UNAVAILABLE, and the bots retry), where a key
+                    // refused would have stopped each bot for good and charged it timeouts
+                    // after the next start.
+                    if !*self.ctx.stop.borrow() {
+                        self.bots().forget_ladder(&self.name);
+                    }
                     return;
                 }
                 _ = self.wake.notified() => {}
