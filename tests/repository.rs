@@ -538,7 +538,7 @@ fn no_generic_source_names_a_game() {
         "service/web/app.js",
         "service/web/style.css",
         "service/web/index.html",
-        "bots/src/policies/mod.rs",
+        "bots/policies/src/lib.rs",
         "games/src/kinds.rs",
     ] {
         assert!(

@@ -103,6 +103,61 @@ async fn finish_games(
     Ok(())
 }
 
+/// A signal while nothing new would be matched: the games in play are played to their end.
+async fn leave(
+    playing: &Rc<RefCell<HashSet<String>>>,
+    done_rx: &mut UnboundedReceiver<()>,
+    fatal_rx: &mut UnboundedReceiver<BotError>,
+    signals: &mut Signals,
+) -> Result<(), BotError> {
+    tracing::warn!("signal: leaving the ladder once the games in play are over");
+    finish_games(playing, done_rx, fatal_rx, signals).await
+}
+
+/// Every game still wanted is being played: waits for one to end. True when the run is over
+/// (every game task gone, or a signal: the games in play were finished).
+async fn wait_for_a_game(
+    playing: &Rc<RefCell<HashSet<String>>>,
+    done_rx: &mut UnboundedReceiver<()>,
+    fatal_rx: &mut UnboundedReceiver<BotError>,
+    signals: &mut Signals,
+) -> Result<bool, BotError> {
+    tokio::select! {
+        done = done_rx.recv() => Ok(done.is_none()),
+        Some(e) = fatal_rx.recv() => Err(e),
+        () = signals.next() => {
+            leave(playing, done_rx, fatal_rx, signals).await?;
+            Ok(true)
+        }
+    }
+}
+
+/// Queue refused for good (e.g. a key replaced by a rekey, which still plays the games it is
+/// seated in): the games in play are played to their end first; the error that stops the run.
+async fn queue_refused(
+    status: tonic::Status,
+    playing: &Rc<RefCell<HashSet<String>>>,
+    (done_rx, fatal_rx, signals): (
+        &mut UnboundedReceiver<()>,
+        &mut UnboundedReceiver<BotError>,
+        &mut Signals,
+    ),
+) -> BotError {
+    if !playing.borrow().is_empty() {
+        tracing::warn!(
+            "Queue refused ({}): finishing the games in play, then stopping",
+            status.message()
+        );
+        if let Err(e) = finish_games(playing, done_rx, fatal_rx, signals).await {
+            return e;
+        }
+    }
+    BotError::Refused {
+        what: "queue on the ladder",
+        status,
+    }
+}
+
 /// What a ladder run did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LadderRun {
@@ -129,15 +184,17 @@ pub async fn play_ladder<P: Policy + 'static>(
     let mut reconnector =
         Reconnector::new(&args.server, args.ca.as_deref(), credential.as_deref())?;
     // Game ids being played now, and the run's tally; shared with the game tasks.
-    let playing: Rc<RefCell<HashSet<String>>> = Rc::default();
-    // Games this run has played to their end: a ladder that changed nodes may send one again
-    // (it resends what it does not know was acknowledged), and counting it twice would end
-    // the run a game early.
-    let played: Rc<RefCell<HashSet<String>>> = Rc::default();
-    let run: Rc<RefCell<LadderRun>> = Rc::default();
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let (fatal_tx, mut fatal_rx): (UnboundedSender<BotError>, _) =
         tokio::sync::mpsc::unbounded_channel();
+    let tasks = GameTasks {
+        playing: Rc::default(),
+        played: Rc::default(),
+        run: Rc::default(),
+        done: done_tx,
+        fatal: fatal_tx,
+    };
+    let GameTasks { playing, run, .. } = tasks.clone();
     let mut signals = Signals::new();
     let mut draining = false;
     let mut why = "first connection".to_string();
@@ -153,8 +210,7 @@ pub async fn play_ladder<P: Policy + 'static>(
                     stop_now();
                 }
                 // Not connected: nothing new can be matched; finish what is in play.
-                tracing::warn!("signal: leaving the ladder once the games in play are over");
-                finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
+                leave(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
                 return Ok(run.borrow().clone());
             }
         };
@@ -164,20 +220,9 @@ pub async fn play_ladder<P: Policy + 'static>(
                 .saturating_sub(in_flight)
         });
         if target.is_some() && max_games == 0 && !draining {
-            // Every game still wanted is being played: wait for them.
-            tokio::select! {
-                done = done_rx.recv() => {
-                    if done.is_none() {
-                        return Ok(run.borrow().clone());
-                    }
-                }
-                Some(e) = fatal_rx.recv() => return Err(e),
-                () = signals.next() => {
-                    // Nothing more would be matched anyway: finish the games in play.
-                    tracing::warn!("signal: leaving the ladder once the games in play are over");
-                    finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
-                    return Ok(run.borrow().clone());
-                }
+            // Every game still wanted is being played: wait for one to end.
+            if wait_for_a_game(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await? {
+                return Ok(run.borrow().clone());
             }
             continue;
         }
@@ -196,19 +241,8 @@ pub async fn play_ladder<P: Policy + 'static>(
                 continue;
             }
             Err(status) => {
-                // Refused for good (e.g. a key replaced by a rekey, which still plays the
-                // games it is seated in): the games in play are played to their end first.
-                if !playing.borrow().is_empty() {
-                    tracing::warn!(
-                        "Queue refused ({}): finishing the games in play, then stopping",
-                        status.message()
-                    );
-                    finish_games(&playing, &mut done_rx, &mut fatal_rx, &mut signals).await?;
-                }
-                return Err(BotError::Refused {
-                    what: "queue on the ladder",
-                    status,
-                });
+                let waits = (&mut done_rx, &mut fatal_rx, &mut signals);
+                return Err(queue_refused(status, &playing, waits).await);
             }
         };
         reconnector.healthy();
@@ -240,70 +274,12 @@ pub async fn play_ladder<P: Policy + 'static>(
             match event {
                 Ok(Some(pb::LadderEvent { event: Some(event) })) => match event {
                     Event::Matched(matched) => {
-                        if played.borrow().contains(&matched.game_id)
-                            || !playing.borrow_mut().insert(matched.game_id.clone())
-                        {
-                            continue;
-                        }
-                        tracing::info!(game = %matched.game_id, seat = matched.seat, table = ?matched.names, "matched");
-                        let mut game_args = args.clone();
-                        game_args.game = Some(matched.game_id.clone());
-                        game_args.seat = Some(matched.seat);
-                        game_args.token = Some(matched.token);
-                        game_args.matched = true;
-                        game_args.ladder = Default::default();
-                        // The game's calls carry the same credential as the queue's.
-                        game_args.api_key.clone_from(&credential);
-                        let policy = make_policy();
-                        let (playing, played, run, done, fatal) = (
-                            playing.clone(),
-                            played.clone(),
-                            run.clone(),
-                            done_tx.clone(),
-                            fatal_tx.clone(),
-                        );
-                        tokio::task::spawn_local(async move {
-                            let result = crate::play(game_args, policy).await;
-                            let mut tally = run.borrow_mut();
-                            tally.games += 1;
-                            match result {
-                                Ok(over) => {
-                                    tracing::info!(game = %over.game_id, "game over: {}", over.outcome.map_or_else(|| "no outcome (cancelled or abandoned)".to_string(), |o| o.summary))
-                                }
-                                Err(e) if refused_credentials(&e) => {
-                                    tally.failed += 1;
-                                    let _ = fatal.send(e);
-                                }
-                                Err(e) => {
-                                    tally.failed += 1;
-                                    tracing::warn!(game = %matched.game_id, "the game's runner stopped: {e}");
-                                }
-                            }
-                            playing.borrow_mut().remove(&matched.game_id);
-                            played.borrow_mut().insert(matched.game_id.clone());
-                            let _ = done.send(());
-                        });
+                        tasks.start(&args, &credential, matched, &mut make_policy)
                     }
-                    Event::Finished(f) => {
-                        let (before, after) = (
-                            f.rating_before.unwrap_or_default(),
-                            f.rating_after.unwrap_or_default(),
-                        );
-                        tracing::info!(game = %f.game_id, rank = f.rank, score = f.score, void = f.void, "rated: mu {:.2} -> {:.2}, sigma {:.2} -> {:.2}", before.mu, after.mu, before.sigma, after.sigma);
-                    }
+                    Event::Finished(f) => log_rated(&f),
                     Event::Paused(p) => {
-                        let reason = Reason::try_from(p.reason).unwrap_or(Reason::Unspecified);
-                        tracing::warn!(?reason, "paused by the ladder: {}", p.detail);
-                        match reason {
-                            Reason::Retired => {
-                                return Err(BotError::Refused {
-                                    what: "play on the ladder",
-                                    status: tonic::Status::failed_precondition(p.detail),
-                                })
-                            }
-                            // Queueing again lifts it.
-                            Reason::Timeouts | Reason::NoFirstAction => break,
-                            _ => {}
+                        if queue_again_after(p)? {
+                            break;
                         }
                     }
                     // Sent once each time the cap is reached: the stream stays open and the
@@ -332,28 +308,126 @@ pub async fn play_ladder<P: Policy + 'static>(
                     why = "the Queue stream ended".into();
                     break;
                 }
-                // Another process queued with this key: two players of one bot would fight.
-                Err(status) if status.code() == Code::Aborted => {
-                    return Err(BotError::Refused {
-                        what: "stay queued on the ladder",
-                        status,
-                    })
-                }
-                Err(status) if crate::error::is_transient(&status) => {
-                    tracing::warn!(
-                        "lost the Queue stream ({}): queueing again",
-                        status.message()
-                    );
-                    why = format!("Queue: {}", status.message());
-                    break;
-                }
                 Err(status) => {
-                    return Err(BotError::Refused {
-                        what: "stay queued on the ladder",
-                        status,
-                    })
+                    why = queue_lost(status)?;
+                    break;
                 }
             }
         }
+    }
+}
+
+/// The game tasks of a ladder run: the games being played and played, the run's tally, and
+/// how a task tells its end (or a refused credential, which stops the run).
+#[derive(Clone)]
+struct GameTasks {
+    /// Game ids being played now.
+    playing: Rc<RefCell<HashSet<String>>>,
+    /// Games this run has played to their end: a ladder that changed nodes may send one again
+    /// (it resends what it does not know was acknowledged), and counting it twice would end
+    /// the run a game early.
+    played: Rc<RefCell<HashSet<String>>>,
+    run: Rc<RefCell<LadderRun>>,
+    done: UnboundedSender<()>,
+    fatal: UnboundedSender<BotError>,
+}
+
+impl GameTasks {
+    /// Plays a game the ladder matched the bot to, unless it is played already or was (a
+    /// ladder that changed nodes resends what it does not know was acknowledged).
+    fn start<P: Policy + 'static>(
+        &self,
+        args: &BotArgs,
+        credential: &Option<String>,
+        matched: pb::ladder_event::Matched,
+        make_policy: &mut impl FnMut() -> P,
+    ) {
+        if self.played.borrow().contains(&matched.game_id)
+            || !self.playing.borrow_mut().insert(matched.game_id.clone())
+        {
+            return;
+        }
+        tracing::info!(game = %matched.game_id, seat = matched.seat, table = ?matched.names, "matched");
+        self.spawn_game(args, credential, matched, make_policy());
+    }
+
+    /// Plays the matched game in a local task, with the queue's credential.
+    fn spawn_game<P: Policy + 'static>(
+        &self,
+        args: &BotArgs,
+        credential: &Option<String>,
+        matched: pb::ladder_event::Matched,
+        policy: P,
+    ) {
+        let mut game_args = args.clone();
+        game_args.game = Some(matched.game_id.clone());
+        game_args.seat = Some(matched.seat);
+        game_args.token = Some(matched.token);
+        game_args.matched = true;
+        game_args.ladder = Default::default();
+        game_args.api_key.clone_from(credential);
+        let tasks = self.clone();
+        tokio::task::spawn_local(async move {
+            let result = crate::play(game_args, policy).await;
+            let mut tally = tasks.run.borrow_mut();
+            tally.games += 1;
+            match result {
+                Ok(over) => {
+                    tracing::info!(game = %over.game_id, "game over: {}", over.outcome.map_or_else(|| "no outcome (cancelled or abandoned)".to_string(), |o| o.summary))
+                }
+                Err(e) if refused_credentials(&e) => {
+                    tally.failed += 1;
+                    let _ = tasks.fatal.send(e);
+                }
+                Err(e) => {
+                    tally.failed += 1;
+                    tracing::warn!(game = %matched.game_id, "the game's runner stopped: {e}");
+                }
+            }
+            tasks.playing.borrow_mut().remove(&matched.game_id);
+            tasks.played.borrow_mut().insert(matched.game_id.clone());
+            let _ = tasks.done.send(());
+        });
+    }
+}
+
+/// A rated game, as the bot's log says it.
+fn log_rated(f: &pb::ladder_event::Finished) {
+    let (before, after) = (
+        f.rating_before.unwrap_or_default(),
+        f.rating_after.unwrap_or_default(),
+    );
+    tracing::info!(game = %f.game_id, rank = f.rank, score = f.score, void = f.void, "rated: mu {:.2} -> {:.2}, sigma {:.2} -> {:.2}", before.mu, after.mu, before.sigma, after.sigma);
+}
+
+/// The Queue stream failed: why to queue again (a transient failure), or the error that
+/// stops the run (another process queued with this key: two players of one bot would fight;
+/// anything else refused for good).
+fn queue_lost(status: tonic::Status) -> Result<String, BotError> {
+    if status.code() != Code::Aborted && crate::error::is_transient(&status) {
+        tracing::warn!(
+            "lost the Queue stream ({}): queueing again",
+            status.message()
+        );
+        return Ok(format!("Queue: {}", status.message()));
+    }
+    Err(BotError::Refused {
+        what: "stay queued on the ladder",
+        status,
+    })
+}
+
+/// A pause the ladder sent: whether queueing again lifts it (timeouts, no first action), or
+/// the error that stops the run (the bot was retired).
+fn queue_again_after(p: pb::ladder_event::Paused) -> Result<bool, BotError> {
+    let reason = Reason::try_from(p.reason).unwrap_or(Reason::Unspecified);
+    tracing::warn!(?reason, "paused by the ladder: {}", p.detail);
+    match reason {
+        Reason::Retired => Err(BotError::Refused {
+            what: "play on the ladder",
+            status: tonic::Status::failed_precondition(p.detail),
+        }),
+        Reason::Timeouts | Reason::NoFirstAction => Ok(true),
+        _ => Ok(false),
     }
 }

@@ -22,8 +22,8 @@
 //!
 //! The modules:
 //! - [`args`]: the flags every bot accepts;
-//! - [`policy`]: the one trait a bot implements;
-//! - [`policies`]: ready-made policies (random);
+//! - [`Policy`]: the one trait a bot implements, and [`policies`]: the shipped ones, pure, in a
+//!   crate of their own (`gangs-policies`);
 //! - [`runner`]: the join / watch / act loop;
 //! - [`ladder`]: `--ladder`: queue on a server's ladder and play its games, several at once;
 //! - [`decision`]: which update of a batch to act on (pure, tested);
@@ -41,15 +41,15 @@ pub mod error;
 pub mod hosted;
 pub mod ladder;
 pub mod logging;
-pub mod policies;
-pub mod policy;
 pub mod reconnect;
 pub mod runner;
 
 pub use args::BotArgs;
 pub use error::BotError;
-pub use policies::random::RandomPolicy;
-pub use policy::Policy;
+/// The shipped policies, a crate of their own (`gangs-policies`) that the server's house bots
+/// share without linking this crate's gRPC client.
+pub use gangs_policies as policies;
+pub use gangs_policies::{Policy, RandomPolicy};
 pub use runner::{play, run_bot, run_bot_with, GameOver};
 
 /// The shipped policy `name` (`gangs_bots::policies::by_name`), for a bot binary that plays

@@ -25,6 +25,10 @@ pub const MAX_IMPORT_RECORDS: usize = gangs_games::game_file::MAX_RECORDS;
 /// Most bytes of a game loaded by `ImportGame`, over all its messages (each message is also
 /// bounded by `--max-request-bytes`): far more than the longest game's log.
 pub const MAX_IMPORT_BYTES: usize = 32 << 20;
+/// A hosted budget's bounds (CreateLadder): fuel units per decision, memory and module bytes.
+pub const FUEL_RANGE: std::ops::RangeInclusive<u64> = 1_000_000..=20_000_000_000;
+pub const MEMORY_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(1 << 30);
+pub const MODULE_RANGE: std::ops::RangeInclusive<u64> = (1 << 10)..=(256 << 20);
 /// Longest display name, in characters (bytes are bounded first, at 4 per character).
 pub const MAX_NAME_CHARS: usize = 64;
 /// Longest client-chosen id: `action_id`, `join_id`, `create_id`.
@@ -266,19 +270,19 @@ impl Bounded for pb::CreateLadderRequest {
         check_range(
             "hosted_fuel",
             self.hosted_fuel,
-            crate::ladder::hosted::FUEL_RANGE,
+            FUEL_RANGE,
             "fuel units per decision",
         )?;
         check_range(
             "hosted_memory_bytes",
             self.hosted_memory_bytes,
-            crate::ladder::hosted::MEMORY_RANGE,
+            MEMORY_RANGE,
             "bytes",
         )?;
         check_range(
             "hosted_module_bytes",
             self.hosted_module_bytes,
-            crate::ladder::hosted::MODULE_RANGE,
+            MODULE_RANGE,
             "bytes",
         )?;
         Ok(())

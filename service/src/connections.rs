@@ -108,7 +108,7 @@ impl Default for ConnectionFlags {
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let duration = crate::server::parse_duration(text)?;
+    let duration = crate::durations::parse_duration(text)?;
     if duration < Duration::from_millis(100) {
         return Err(format!("{text:?} is too short: at least 100ms"));
     }
@@ -638,6 +638,49 @@ pub fn incoming(
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(receiver)
+}
+
+/// Connections the metrics endpoint serves at once (a scraper holds one or two).
+const METRICS_CONNECTIONS: usize = 16;
+
+/// Serves `/metrics` on `listener` (`--metrics`) with this module's accept loop, not the
+/// exporter's: that one retries a failed accept at once, and spun a core when the process was
+/// out of open files.
+pub fn serve_metrics(listener: TcpListener, exposition: crate::metrics::Exposition) {
+    let gate = Gate::new(
+        Sizing {
+            max_connections: METRICS_CONNECTIONS,
+            per_client: METRICS_CONNECTIONS / 4,
+        },
+        Some("metrics"),
+    );
+    let mut acceptor = Acceptor::new(listener, Port::Metrics, gate);
+    tokio::spawn(async move {
+        loop {
+            let (stream, _, ticket) = acceptor.next().await;
+            let exposition = exposition.clone();
+            let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                let response = if request.uri().path() == "/metrics" {
+                    http::Response::builder()
+                        .header("content-type", "text/plain; version=0.0.4")
+                        .body(axum::body::Body::from(exposition.render()))
+                } else {
+                    http::Response::builder()
+                        .status(http::StatusCode::NOT_FOUND)
+                        .body(axum::body::Body::from("the metrics are at /metrics\n"))
+                };
+                std::future::ready(response)
+            });
+            tokio::spawn(async move {
+                let _ticket = ticket;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(Duration::from_secs(10))
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod bounds;
 pub mod cluster;
 pub mod connections;
 pub mod directory;
+pub mod durations;
 pub mod error;
 pub mod front;
 pub mod grpc_web;

@@ -89,14 +89,10 @@ pub const SAMPLED: &[(&str, &str)] = &[
     ("gangs_tasks", "Tokio tasks alive in the server."),
 ];
 
-/// Connections the metrics endpoint serves at once (a scraper holds one or two).
-const METRICS_CONNECTIONS: usize = 16;
-
-/// Installs the recorder and serves it on `addr` (binds now: an address in use is an error
-/// here, before the server says it is listening). Call inside the tokio runtime. Served by the
-/// server's own accept loop (`connections.rs`), not the exporter's: that one retries a failed
-/// accept at once, and spun a core when the process was out of open files.
-pub fn serve(addr: SocketAddr) -> Result<(), String> {
+/// Installs the recorder and binds `addr` (now: an address in use is an error here, before the
+/// server says it is listening); the caller serves the listener
+/// (`connections::serve_metrics`). Call inside the tokio runtime.
+pub fn install(addr: SocketAddr) -> Result<(Exposition, tokio::net::TcpListener), String> {
     let recorder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
         .and_then(|b| {
@@ -124,41 +120,6 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
             upkeep.run_upkeep();
         }
     });
-    let gate = crate::connections::Gate::new(
-        crate::connections::Sizing {
-            max_connections: METRICS_CONNECTIONS,
-            per_client: METRICS_CONNECTIONS / 4,
-        },
-        Some("metrics"),
-    );
-    let mut acceptor =
-        crate::connections::Acceptor::new(listener, crate::connections::Port::Metrics, gate);
-    tokio::spawn(async move {
-        loop {
-            let (stream, _, ticket) = acceptor.next().await;
-            let handle = handle.clone();
-            let service = hyper::service::service_fn(move |request: http::Request<_>| {
-                let response = if request.uri().path() == "/metrics" {
-                    http::Response::builder()
-                        .header("content-type", "text/plain; version=0.0.4")
-                        .body(axum::body::Body::from(handle.render()))
-                } else {
-                    http::Response::builder()
-                        .status(http::StatusCode::NOT_FOUND)
-                        .body(axum::body::Body::from("the metrics are at /metrics\n"))
-                };
-                std::future::ready(response)
-            });
-            tokio::spawn(async move {
-                let _ticket = ticket;
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(Duration::from_secs(10))
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
     describe();
     // Every series exists from the start, so a scrape before the first game shows zeros.
     for (name, _) in SAMPLED {
@@ -176,7 +137,18 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
     gauge!("gangs_webhook_pending").set(0.0);
     counter!("gangs_viewer_logins_throttled_total").absolute(0);
     gauge!("gangs_viewer_login_addresses").set(0.0);
-    Ok(())
+    Ok((Exposition(handle), listener))
+}
+
+/// The installed recorder's text exposition, rendered at each scrape.
+#[derive(Clone)]
+pub struct Exposition(metrics_exporter_prometheus::PrometheusHandle);
+
+impl Exposition {
+    /// Every series in Prometheus' text format.
+    pub fn render(&self) -> String {
+        self.0.render()
+    }
 }
 
 fn describe() {

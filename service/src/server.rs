@@ -4,6 +4,8 @@
 
 use crate::api::GamesService;
 use crate::cluster::Cluster;
+use crate::durations::parse_duration;
+use crate::front::errors::request_size_status;
 use crate::ladder::api::LaddersService;
 use crate::registry::Registry;
 use crate::store::jetstream::{JetStreamStore, NatsOptions};
@@ -382,7 +384,8 @@ pub async fn run(
     // The addresses first (the metrics port), then the data dir: whatever is taken stops the
     // start before a single log line.
     if let Some(addr) = config.metrics {
-        crate::metrics::serve(addr)?;
+        let (exposition, listener) = crate::metrics::install(addr)?;
+        crate::connections::serve_metrics(listener, exposition);
     }
     let http = match config.http {
         None => None,
@@ -409,33 +412,16 @@ pub async fn run(
         admin: config.api_key.clone(),
         player: config.player_key.clone(),
     };
-    let (registry, service, cluster) = match &jetstream {
-        None => {
-            let registry = Registry::restore(store, settings).await?;
-            let service = GamesService::with_keys(registry.clone(), keys).with_limits(limits);
-            (registry, service, None)
-        }
-        // On a shared log, a node runs only the games of the shards it holds (cluster/).
-        Some(context) => {
-            let registry = Registry::lazy(store, settings);
-            let me = match &config.store.advertise {
-                Some(url) => url.clone(),
-                None => format!("http://{}", listener.local_addr()?),
-            };
-            let cluster = Cluster::start(
-                context,
-                me,
-                config.store.nats_replicas,
-                config.store.shards,
-                registry.clone(),
-            )
-            .await?;
-            let service = GamesService::with_keys(registry.clone(), keys)
-                .with_limits(limits)
-                .with_cluster(cluster.clone());
-            (registry, service, Some(cluster))
-        }
-    };
+    let (registry, service, cluster) = start_games(
+        &config,
+        store,
+        settings,
+        keys,
+        limits,
+        &listener,
+        jetstream.as_ref(),
+    )
+    .await?;
     // The limits count the live games each client created, as the log says (not from zero).
     counted.restore_games(
         registry
@@ -445,33 +431,10 @@ pub async fn run(
     );
     housekeeping(&registry, counted.clone());
     if config.metrics.is_some() {
-        let sizes = registry.sizes_reader();
-        let shards = cluster.clone();
-        crate::metrics::sample(move || {
-            let sizes = sizes();
-            let (count, held) = shards.as_ref().map_or((0, 0), |c| c.shard_counts());
-            vec![
-                ("gangs_cluster_shards", count as usize),
-                ("gangs_cluster_shards_held", held),
-                ("gangs_live_games", sizes.live),
-                ("gangs_games_known", sizes.known),
-                ("gangs_game_handles", sizes.handles),
-                ("gangs_create_ids", sizes.create_ids),
-                ("gangs_damaged_games", sizes.damaged),
-                ("gangs_limit_entries", counted.entries()),
-            ]
-        });
+        sample_sizes(&registry, cluster.clone(), counted.clone());
     }
     let directory = service.directory();
-    if !config.webhooks.is_empty() {
-        let webhooks = crate::webhooks::Webhooks {
-            urls: config.webhooks.clone(),
-            secret: config.webhook_secret.clone().unwrap_or_default(),
-            retry_for: config.webhook_retry_for,
-            ladder_logs: logs.ladders.clone(),
-        };
-        webhooks.start(&registry, &directory, cluster.clone())?;
-    }
+    start_webhooks(&config, &logs, &registry, &directory, cluster.clone())?;
     // Told when the server stops: the tasks that hold the store end then, or the store's
     // writer would wait for them for ever (a SIGTERM with --retain-finished never ended).
     let (stop_http, http_stopped) = tokio::sync::watch::channel(false);
@@ -484,76 +447,10 @@ pub async fn run(
         ));
     }
 
-    // After the games: a ladder finds its games again by their create_id.
     let (stop_ladders, ladders_stopped) = tokio::sync::watch::channel(false);
-    let ladders = LaddersService::restore(
-        logs,
-        service.clone(),
-        crate::ladder::Policy {
-            open_registration: config.open_registration,
-            games_per_hour: config.ladder_games_per_hour,
-            submits_per_hour: config.max_submits_per_hour,
-        },
-        crate::ladder::hosted::Hosting::new(
-            config
-                .hosted_bot_threads
-                .map_or_else(crate::ladder::hosted::default_threads, usize::from),
-            u64::from(config.max_module_bytes),
-            Some(&config.hosted_cache_dir()),
-        ),
-        ladders_stopped,
-        cluster.clone(),
-    )
-    .await?;
+    let ladders = start_ladders(&config, logs, &service, ladders_stopped, cluster.clone()).await?;
 
-    let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    health_reporter
-        .set_serving::<GamesServer<GamesService>>()
-        .await;
-    if let (Some(context), Some(cluster)) = (&jetstream, &cluster) {
-        tokio::spawn(report_cluster_health(
-            context.client(),
-            cluster.clone(),
-            health_reporter.clone(),
-        ));
-    }
-    health_reporter
-        .set_serving::<LaddersServer<LaddersService>>()
-        .await;
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()?;
-
-    match config.store.nats() {
-        Some(nats) => {
-            tracing::info!(listen = %listener.local_addr()?, store = %nats.url, tls = tls.is_some(), "gangs-server ready")
-        }
-        None => {
-            tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls = tls.is_some(), "gangs-server ready")
-        }
-    }
-    // Said only now, with the port bound, the data dir locked and every game rebuilt: scripts
-    // wait for this line (port 0 tells them the address). With --http a second line gives the
-    // viewer's address, in the same write: a reader that stops after the first line never makes
-    // the second fail.
-    let mut ready = format!("gangs-server listening on {}\n", listener.local_addr()?);
-    if let Some(http) = &http {
-        ready.push_str(&format!(
-            "gangs-server web viewer on http://{}/\n",
-            http.local_addr()?
-        ));
-    }
-    {
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(ready.as_bytes());
-        let _ = stdout.flush();
-    }
+    announce_ready(&config, &listener, http.as_ref(), tls.is_some())?;
     // Every connection admitted against --max-connections (and the per-client share), never a
     // spin when out of open files, closed when idle (`connections.rs`).
     let activity = crate::connections::Activity::default();
@@ -574,31 +471,15 @@ pub async fn run(
     // graceful shutdown would otherwise wait for forever. Actors answer their pending flushes.
     let closing = registry.clone();
     if let Some(http) = http {
-        // Behind the keys unless --http-public; an open viewer reads with the player key when
-        // there is one (least privilege), else the admin key.
-        let access = crate::viewer::Access::new(
-            config.api_key.clone(),
-            config.player_key.clone(),
-            config.http_public,
-        );
-        let mut stopped = http_stopped;
-        // A second handle on the same service: the viewer sees what a spectator sees,
-        // forwarded to a game's owner in a cluster. Made only here: an unused handle would
-        // keep the store open and the shutdown below waiting for it forever.
-        tokio::spawn(crate::viewer::serve(
-            service.clone(),
-            ladders.clone(),
-            access,
-            crate::connections::Acceptor::new(
-                http,
-                crate::connections::Port::Viewer,
-                crate::connections::Gate::new(sizing, Some("http")),
-            ),
+        serve_viewer(
+            &config,
+            http,
+            &service,
+            &ladders,
+            sizing,
             idle_connection_timeout,
-            async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            },
-        ));
+            http_stopped,
+        );
     }
     let leaving = cluster.clone();
     let shutdown = async move {
@@ -614,6 +495,69 @@ pub async fn run(
         let _ = stop_ladders.send(true);
         closing.close();
     };
+    let cluster_health = jetstream
+        .as_ref()
+        .zip(cluster.as_ref())
+        .map(|(context, cluster)| (context.client(), cluster.clone()));
+    serve_grpc(
+        &config,
+        tls,
+        incoming,
+        activity,
+        (service, ladders),
+        cluster_health,
+        shutdown,
+    )
+    .await?;
+    tracing::info!("shutting down: finishing pending writes");
+    registry.close();
+    drop(registry);
+    // Actors end when their handles are gone, after answering their pending flushes; the
+    // store's writer (sled: the flusher thread) ends when the last store handle is gone.
+    tokio::task::spawn_blocking(move || closer.join()).await?;
+    Ok(())
+}
+
+/// The gRPC port: health (NOT_SERVING while a cluster node is cut off), reflection, `Games`
+/// and `Ladders` behind the transport's layers, until `shutdown`.
+async fn serve_grpc(
+    config: &Config,
+    tls: Option<ServerTlsConfig>,
+    incoming: tokio_stream::wrappers::ReceiverStream<
+        std::io::Result<
+            crate::connections::Admitted<
+                crate::write_coalescing::Coalescing<tokio::net::TcpStream>,
+            >,
+        >,
+    >,
+    activity: crate::connections::Activity,
+    (service, ladders): (GamesService, LaddersService),
+    cluster_health: Option<(async_nats::Client, Arc<Cluster>)>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<GamesServer<GamesService>>()
+        .await;
+    if let Some((client, cluster)) = cluster_health {
+        tokio::spawn(report_cluster_health(
+            client,
+            cluster,
+            health_reporter.clone(),
+        ));
+    }
+    health_reporter
+        .set_serving::<LaddersServer<LaddersService>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(gangs_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
     let mut builder = tonic::transport::Server::builder();
     if let Some(tls) = tls {
         builder = builder
@@ -650,13 +594,179 @@ pub async fn run(
         ))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
-    tracing::info!("shutting down: finishing pending writes");
-    registry.close();
-    drop(registry);
-    // Actors end when their handles are gone, after answering their pending flushes; the
-    // store's writer (sled: the flusher thread) ends when the last store handle is gone.
-    tokio::task::spawn_blocking(move || closer.join()).await?;
     Ok(())
+}
+
+/// A signed POST per game over to each `--webhook`, none without.
+fn start_webhooks(
+    config: &Config,
+    logs: &Logs,
+    registry: &Registry,
+    directory: &crate::directory::Directory,
+    cluster: Option<Arc<Cluster>>,
+) -> Result<(), String> {
+    if config.webhooks.is_empty() {
+        return Ok(());
+    }
+    let webhooks = crate::webhooks::Webhooks {
+        urls: config.webhooks.clone(),
+        secret: config.webhook_secret.clone().unwrap_or_default(),
+        retry_for: config.webhook_retry_for,
+        ladder_logs: logs.ladders.clone(),
+    };
+    webhooks.start(registry, directory, cluster)
+}
+
+/// The games: restored whole from the embedded log, or, on a shared log, only the games of the
+/// shards this node holds (cluster/).
+async fn start_games(
+    config: &Config,
+    store: Arc<dyn crate::store::LogStore>,
+    settings: crate::actor::Settings,
+    keys: crate::api::Keys,
+    limits: crate::limits::Limits,
+    listener: &tokio::net::TcpListener,
+    jetstream: Option<&async_nats::jetstream::Context>,
+) -> Result<(Registry, GamesService, Option<Arc<Cluster>>), Box<dyn std::error::Error + Send + Sync>>
+{
+    let Some(context) = jetstream else {
+        let registry = Registry::restore(store, settings).await?;
+        let service = GamesService::with_keys(registry.clone(), keys).with_limits(limits);
+        return Ok((registry, service, None));
+    };
+    let registry = Registry::lazy(store, settings);
+    let me = match &config.store.advertise {
+        Some(url) => url.clone(),
+        None => format!("http://{}", listener.local_addr()?),
+    };
+    let cluster = Cluster::start(
+        context,
+        me,
+        config.store.nats_replicas,
+        config.store.shards,
+        registry.clone(),
+    )
+    .await?;
+    let service = GamesService::with_keys(registry.clone(), keys)
+        .with_limits(limits)
+        .with_cluster(cluster.clone());
+    Ok((registry, service, Some(cluster)))
+}
+
+/// The gauges sampled each second (`--metrics`): the registry's tables, the shards, the limits.
+fn sample_sizes(registry: &Registry, shards: Option<Arc<Cluster>>, counted: crate::limits::Limits) {
+    let sizes = registry.sizes_reader();
+    crate::metrics::sample(move || {
+        let sizes = sizes();
+        let (count, held) = shards.as_ref().map_or((0, 0), |c| c.shard_counts());
+        vec![
+            ("gangs_cluster_shards", count as usize),
+            ("gangs_cluster_shards_held", held),
+            ("gangs_live_games", sizes.live),
+            ("gangs_games_known", sizes.known),
+            ("gangs_game_handles", sizes.handles),
+            ("gangs_create_ids", sizes.create_ids),
+            ("gangs_damaged_games", sizes.damaged),
+            ("gangs_limit_entries", counted.entries()),
+        ]
+    });
+}
+
+/// The ladders, after the games: a ladder finds its games again by their create_id.
+async fn start_ladders(
+    config: &Config,
+    logs: Logs,
+    service: &GamesService,
+    stopped: tokio::sync::watch::Receiver<bool>,
+    cluster: Option<Arc<Cluster>>,
+) -> Result<LaddersService, String> {
+    LaddersService::restore(
+        logs,
+        service.clone(),
+        crate::ladder::Policy {
+            open_registration: config.open_registration,
+            games_per_hour: config.ladder_games_per_hour,
+            submits_per_hour: config.max_submits_per_hour,
+        },
+        crate::ladder::hosted::Hosting::new(
+            config
+                .hosted_bot_threads
+                .map_or_else(crate::ladder::hosted::default_threads, usize::from),
+            u64::from(config.max_module_bytes),
+            Some(&config.hosted_cache_dir()),
+        ),
+        stopped,
+        cluster,
+    )
+    .await
+}
+
+/// Says the server is ready, only with the port bound, the data dir locked and every game
+/// rebuilt: scripts wait for the line on stdout (port 0 tells them the address). With --http a
+/// second line gives the viewer's address, in the same write: a reader that stops after the
+/// first line never makes the second fail.
+fn announce_ready(
+    config: &Config,
+    listener: &tokio::net::TcpListener,
+    http: Option<&tokio::net::TcpListener>,
+    tls: bool,
+) -> std::io::Result<()> {
+    match config.store.nats() {
+        Some(nats) => {
+            tracing::info!(listen = %listener.local_addr()?, store = %nats.url, tls, "gangs-server ready")
+        }
+        None => {
+            tracing::info!(listen = %listener.local_addr()?, data_dir = %config.data_dir.display(), tls, "gangs-server ready")
+        }
+    }
+    let mut ready = format!("gangs-server listening on {}\n", listener.local_addr()?);
+    if let Some(http) = http {
+        ready.push_str(&format!(
+            "gangs-server web viewer on http://{}/\n",
+            http.local_addr()?
+        ));
+    }
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(ready.as_bytes());
+    let _ = stdout.flush();
+    Ok(())
+}
+
+/// The web viewer on its own port (`--http`), until `stopped`.
+fn serve_viewer(
+    config: &Config,
+    http: tokio::net::TcpListener,
+    service: &GamesService,
+    ladders: &LaddersService,
+    sizing: crate::connections::Sizing,
+    idle_connection_timeout: Duration,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    // Behind the keys unless --http-public; an open viewer reads with the player key when
+    // there is one (least privilege), else the admin key.
+    let access = crate::viewer::Access::new(
+        config.api_key.clone(),
+        config.player_key.clone(),
+        config.http_public,
+    );
+    // A second handle on the same service: the viewer sees what a spectator sees, forwarded
+    // to a game's owner in a cluster. Made only here: an unused handle would keep the store
+    // open and the shutdown waiting for it forever.
+    tokio::spawn(crate::viewer::serve(
+        service.clone(),
+        ladders.clone(),
+        access,
+        crate::connections::Acceptor::new(
+            http,
+            crate::connections::Port::Viewer,
+            crate::connections::Gate::new(sizing, Some("http")),
+        ),
+        idle_connection_timeout,
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        },
+    ));
 }
 
 /// A cluster node cut off from NATS cannot save or serve anything, and a node that does not
@@ -742,59 +852,6 @@ async fn delete_old_games(
     }
 }
 
-/// A duration as a number and a unit: `500ms`, `90s`, `30m`, `1h`, `30d`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration: use e.g. 500ms, 90s, 30m, 1h, 30d"))?;
-    let unit_ms: u64 = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => {
-            return Err(format!(
-                "{text:?} has no known unit: use ms, s, m, h or d (e.g. 30d)"
-            ))
-        }
-    };
-    number
-        .checked_mul(unit_ms)
-        .filter(|&ms| ms <= 100 * 365 * 86_400_000)
-        .map(Duration::from_millis)
-        .ok_or_else(|| format!("{text:?} is longer than 100 years"))
-}
-
-/// tonic refuses a request over `max_decoding_message_size` with OUT_OF_RANGE and a message
-/// that names no flag; a client should get RESOURCE_EXHAUSTED naming the limit and the flag that
-/// sets it (gRPC's code for a message too large). Such a refusal is a trailers-only response, so
-/// its status is in the headers.
-pub(crate) fn request_size_status(
-    mut response: http::Response<tonic::body::Body>,
-    limit: usize,
-    flag: &str,
-) -> http::Response<tonic::body::Body> {
-    let too_large = tonic::Status::from_header_map(response.headers()).is_some_and(|status| {
-        status.code() == tonic::Code::OutOfRange
-            && status
-                .message()
-                .contains("decoded message length too large")
-    });
-    if too_large {
-        let status = tonic::Status::resource_exhausted(format!(
-            "the request is larger than this server's limit of {limit} bytes ({flag})"
-        ));
-        let _ = status.add_header(response.headers_mut());
-    }
-    response
-}
-
 /// Resolves on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {
     let ctrl_c = async {
@@ -814,23 +871,5 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = terminate => {},
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_with_units() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
-        assert!(parse_duration("30").is_err());
-        assert!(parse_duration("d").is_err());
-        assert!(parse_duration("5w").is_err());
-        assert!(parse_duration("99999999999999999d").is_err());
     }
 }

@@ -34,7 +34,7 @@ fn play(crew: &[usize], seed: u64) -> bool {
         .enumerate()
         .map(|(seat, &e)| {
             let rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed * 10 + seat as u64);
-            gangs_bots::policies::by_name(ENTRIES[e].1, rng, std::time::Duration::ZERO)
+            gangs_policies::by_name(ENTRIES[e].1, rng, std::time::Duration::ZERO)
                 .expect("a shipped policy")
         })
         .collect();

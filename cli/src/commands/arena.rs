@@ -250,57 +250,13 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         out: args.out.clone(),
     });
 
-    let bar = progress_bar(total, context.out.json);
-    let mut results = Vec::new();
-    let mut failures = Vec::new();
-    let mut tasks = JoinSet::new();
-    let mut next = 0;
-    while next < total || !tasks.is_empty() {
-        while next < total && (tasks.len() as u64) < args.parallel {
-            let arena = Arc::clone(&arena);
-            let game = next;
-            tasks.spawn(async move { (game, play_game(&arena, game).await) });
-            next += 1;
-        }
-        let joined = tokio::select! {
-            joined = tasks.join_next() => joined,
-            _ = tokio::signal::ctrl_c() => {
-                // The bots sit in process groups of their own, out of the terminal's reach:
-                // aborting the games drops (and so kills) them.
-                tasks.shutdown().await;
-                bar.finish_and_clear();
-                if let Some(server) = own_server {
-                    server.stop().await;
-                }
-                return Err(CliError::new(
-                    "CANCELLED",
-                    format!("interrupted after {} of {total} games", results.len() + failures.len()),
-                ));
-            }
-        };
-        let Some(joined) = joined else {
-            break;
-        };
-        let (game, outcome) =
-            joined.map_err(|e| CliError::local(format!("a game task failed unexpectedly: {e}")))?;
-        match outcome {
-            Ok(finished) => results.push(finished),
-            Err(error) => {
-                let seed = stats::game_seed(base_seed, game, players, args.duplicate);
-                bar.suspend(|| eprintln!("game {game} (seed {seed}): {error}"));
-                failures.push(Failure { game, seed, error });
-                bar.set_message(format!("{} error(s)", failures.len()));
-            }
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
+    let played = play_all(&arena, total, args.parallel, context.out.json).await;
     if let Some(server) = own_server {
         server.stop().await;
     }
     // The data dir and the bots' logs go only now that the server is gone.
     drop(dir);
-
+    let (mut results, mut failures) = played?;
     failures.sort_by_key(|f| f.game);
     results.sort_by_key(|f| f.result.game);
     let game_rows: Vec<GameRow> = results.iter().map(|f| f.row.clone()).collect();
@@ -351,6 +307,59 @@ pub async fn run(args: ArenaArgs, context: &Context) -> Result<(), CliError> {
         )
         .in_json_result())
     }
+}
+
+/// Plays the arena's `total` games, `parallel` at a time, with a progress bar: the games
+/// that finished and those that failed (each said on stderr as it fails). Ctrl-C aborts the
+/// games (and so kills their bots, which sit in process groups of their own, out of the
+/// terminal's reach).
+async fn play_all(
+    arena: &Arc<Arena>,
+    total: u64,
+    parallel: u64,
+    json: bool,
+) -> Result<(Vec<Finished>, Vec<Failure>), CliError> {
+    let bar = progress_bar(total, json);
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    let mut tasks = JoinSet::new();
+    let mut next = 0;
+    while next < total || !tasks.is_empty() {
+        while next < total && (tasks.len() as u64) < parallel {
+            let arena = Arc::clone(arena);
+            let game = next;
+            tasks.spawn(async move { (game, play_game(&arena, game).await) });
+            next += 1;
+        }
+        let joined = tokio::select! {
+            joined = tasks.join_next() => joined,
+            _ = tokio::signal::ctrl_c() => {
+                tasks.shutdown().await;
+                bar.finish_and_clear();
+                return Err(CliError::new(
+                    "CANCELLED",
+                    format!("interrupted after {} of {total} games", results.len() + failures.len()),
+                ));
+            }
+        };
+        let Some(joined) = joined else {
+            break;
+        };
+        let (game, outcome) =
+            joined.map_err(|e| CliError::local(format!("a game task failed unexpectedly: {e}")))?;
+        match outcome {
+            Ok(finished) => results.push(finished),
+            Err(error) => {
+                let seed = stats::game_seed(arena.base_seed, game, arena.players, arena.duplicate);
+                bar.suspend(|| eprintln!("game {game} (seed {seed}): {error}"));
+                failures.push(Failure { game, seed, error });
+                bar.set_message(format!("{} error(s)", failures.len()));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok((results, failures))
 }
 
 /// The table's rows (distinct `--bot` texts, in order of appearance) and each slot's row.

@@ -123,25 +123,7 @@ pub(super) async fn own_or_given_server(
 }
 
 pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
-    if gangs_games::kind(&args.kind).is_err() {
-        return Err(CliError::invalid(format!(
-            "unknown --kind {:?}: one of {}",
-            args.kind,
-            gangs_games::kind_names().join(", ")
-        )));
-    }
-    if !(1..=MAX_SECONDS).contains(&args.seconds) {
-        return Err(CliError::invalid(format!(
-            "--seconds must be 1 to {MAX_SECONDS}, not {}",
-            args.seconds
-        )));
-    }
-    if args.hosted_beside.is_some() && context.server_given {
-        return Err(CliError::invalid(
-            "--hosted-beside runs only against the bench's own server, not with --server (or \
-             GANGS_SERVER): it creates a ladder and submits hosted bots there",
-        ));
-    }
+    check_args(&args, context)?;
     if let Some(bots) = args.ladder_bots {
         return super::bench_ladder::run(&args.kind, bots, args.seconds, args.seed, context).await;
     }
@@ -244,28 +226,7 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         server.stop().await;
     }
 
-    if baseline.count == 0 {
-        return Err(CliError::new(
-            "UNAVAILABLE",
-            format!(
-                "no health Check answered by {} in {} s ({}): is it a gangs server?",
-                target.server,
-                args.seconds,
-                errors_line(&baseline)
-            ),
-        ));
-    }
-    if played.count == 0 {
-        return Err(CliError::new(
-            "UNAVAILABLE",
-            format!(
-                "no action accepted by {} in {} s ({}): check --api-key and the server's limits",
-                target.server,
-                args.seconds,
-                errors_line(&played)
-            ),
-        ));
-    }
+    check_measured(&target.server, args.seconds, &baseline, &played)?;
     let report = Report {
         args: &args,
         server: &target.server,
@@ -278,6 +239,63 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         hosted,
     };
     context.out.emit(report.json(), || report.lines());
+    Ok(())
+}
+
+/// The flags' bounds and combinations, before anything starts.
+fn check_args(args: &BenchArgs, context: &Context) -> Result<(), CliError> {
+    if gangs_games::kind(&args.kind).is_err() {
+        return Err(CliError::invalid(format!(
+            "unknown --kind {:?}: one of {}",
+            args.kind,
+            gangs_games::kind_names().join(", ")
+        )));
+    }
+    if !(1..=MAX_SECONDS).contains(&args.seconds) {
+        return Err(CliError::invalid(format!(
+            "--seconds must be 1 to {MAX_SECONDS}, not {}",
+            args.seconds
+        )));
+    }
+    if args.hosted_beside.is_some() && context.server_given {
+        return Err(CliError::invalid(
+            "--hosted-beside runs only against the bench's own server, not with --server (or \
+             GANGS_SERVER): it creates a ladder and submits hosted bots there",
+        ));
+    }
+    Ok(())
+}
+
+/// A run that measured nothing (no health Check answered, no action accepted) is an error
+/// that says what was refused, not a report of zeros.
+fn check_measured(
+    server: &str,
+    seconds: u64,
+    baseline: &Measured,
+    played: &Measured,
+) -> Result<(), CliError> {
+    if baseline.count == 0 {
+        return Err(CliError::new(
+            "UNAVAILABLE",
+            format!(
+                "no health Check answered by {} in {} s ({}): is it a gangs server?",
+                server,
+                seconds,
+                errors_line(baseline)
+            ),
+        ));
+    }
+    if played.count == 0 {
+        return Err(CliError::new(
+            "UNAVAILABLE",
+            format!(
+                "no action accepted by {} in {} s ({}): check --api-key and the server's limits",
+                server,
+                seconds,
+                errors_line(played)
+            ),
+        ));
+    }
     Ok(())
 }
 

@@ -154,27 +154,7 @@ pub fn run(
         "identical": same,
     });
     context.out.emit(verdict, || {
-        let mut lines: Vec<String> = Vec::new();
-        for d in &decisions {
-            lines.push(format!(
-                "{:>5}  {}  {}{}",
-                d["seq"],
-                if d["identical"] == true {
-                    "same"
-                } else {
-                    "DIFFERS"
-                },
-                d["logged"].as_str().unwrap_or_default(),
-                if d["identical"] == true {
-                    String::new()
-                } else {
-                    format!(" (rerun: {})", d["rerun"].as_str().unwrap_or_default())
-                }
-            ));
-            if let Some(text) = d["stderr"].as_str() {
-                lines.extend(text.lines().map(|l| format!("         {l}")));
-            }
-        }
+        let mut lines = decision_lines(&decisions);
         lines.push(format!(
             "{same} of {count} decisions of {bot} at seat {seat} in {name} rerun identically ({})",
             gangs_hosted::ENGINE
@@ -197,4 +177,28 @@ pub fn run(
         .with_seq(seq)
         .in_json_result()),
     }
+}
+
+/// One line per decision (seq, same or DIFFERS, the logged action and the rerun's when they
+/// differ), each followed by the rerun's stderr when it was asked for.
+fn decision_lines(decisions: &[serde_json::Value]) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for d in decisions {
+        let same = d["identical"] == true;
+        lines.push(format!(
+            "{:>5}  {}  {}{}",
+            d["seq"],
+            if same { "same" } else { "DIFFERS" },
+            d["logged"].as_str().unwrap_or_default(),
+            if same {
+                String::new()
+            } else {
+                format!(" (rerun: {})", d["rerun"].as_str().unwrap_or_default())
+            }
+        ));
+        if let Some(text) = d["stderr"].as_str() {
+            lines.extend(text.lines().map(|l| format!("         {l}")));
+        }
+    }
+    lines
 }

@@ -9,6 +9,7 @@ use crate::client::Context;
 use crate::commands::new::parse_key_value;
 use crate::error::CliError;
 use clap::{Args, Subcommand};
+use gangs_proto::auth::KeyedLaddersClient;
 use gangs_proto::json::to_json;
 use gangs_proto::v1 as pb;
 
@@ -226,7 +227,6 @@ enum LadderCommand {
 
 pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
     let mut client = context.api_key.ladders(context.channel().await?);
-    let refused = |s| context.refused(s);
     match args.command {
         LadderCommand::Create {
             name,
@@ -262,20 +262,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 hosted_memory_bytes,
                 hosted_module_bytes,
             };
-            let created = client
-                .create_ladder(request)
-                .await
-                .map_err(refused)?
-                .into_inner();
-            let ladder = created.ladder.unwrap_or_default();
-            context.out.emit(to_json(&ladder, "gangs.v1.Ladder"), || {
-                format!(
-                    "ladder {} created: {}\nregister bots: `gangs ladder register {} BOT`",
-                    ladder.name,
-                    ladder_line(&ladder),
-                    ladder.name
-                )
-            });
+            create(&mut client, context, request).await?;
         }
         LadderCommand::Submit {
             name,
@@ -291,34 +278,7 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             bot_key,
         } => bot_log(context, name, bot, game, bot_key).await?,
         LadderCommand::Register { name, bot, version } => {
-            let registered = client
-                .register_bot(pb::RegisterBotRequest {
-                    ladder: name.clone(),
-                    bot,
-                    version: version.unwrap_or_default(),
-                })
-                .await
-                .map_err(refused)?
-                .into_inner();
-            let mut value = to_json(&registered, "gangs.v1.RegisterBotResponse");
-            value["ladder"] = serde_json::json!(name);
-            // The hint works as printed: the server, its CA and the key are all the bot needs
-            // (the bot key is its credential on a server with keys too).
-            let ca = context
-                .ca
-                .as_ref()
-                .map(|ca| format!(" --ca {}", ca.display()))
-                .unwrap_or_default();
-            let play = format!(
-                "gangs-bot-greedy --server {}{ca} --ladder {name} --bot-key {}",
-                context.server, registered.bot_key
-            );
-            context.out.emit(value, || {
-                format!(
-                    "{}@{} registered on ladder {name}\nbot key (shown once, keep it secret): {}\nplay: {play}",
-                    registered.bot, registered.version, registered.bot_key
-                )
-            });
+            register(&mut client, context, name, bot, version).await?;
         }
         LadderCommand::Standings {
             name,
@@ -326,28 +286,12 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
             season,
             csv,
         } => {
-            let standings = client
-                .standings(pb::StandingsRequest {
-                    ladder: name,
-                    fit,
-                    season: season.unwrap_or(0),
-                })
-                .await
-                .map_err(refused)?
-                .into_inner();
-            if csv {
-                print!("{}", gangs_proto::csv::standings_csv(&standings.standings));
-                return Ok(());
-            }
-            context
-                .out
-                .emit(to_json(&standings, "gangs.v1.StandingsResponse"), || {
-                    let table = standings_lines(&standings);
-                    match &standings.season {
-                        Some(season) => format!("{}\n{table}", housekeeping::season_header(season)),
-                        None => table,
-                    }
-                });
+            let request = pb::StandingsRequest {
+                ladder: name,
+                fit,
+                season: season.unwrap_or(0),
+            };
+            standings(&mut client, context, request, csv).await?;
         }
         LadderCommand::Games {
             name,
@@ -360,142 +304,40 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
                 Some(bot) => housekeeping::bot_and_version(bot, None)?,
                 None => Default::default(),
             };
-            let page = client
-                .ladder_games(pb::LadderGamesRequest {
-                    ladder: name,
-                    page_size: limit,
-                    page_token: page_token.unwrap_or_default(),
-                    season: season.unwrap_or(0),
-                    bot,
-                    version,
-                })
-                .await
-                .map_err(refused)?
-                .into_inner();
-            context
-                .out
-                .emit(to_json(&page, "gangs.v1.LadderGamesResponse"), || {
-                    let mut lines: Vec<String> = page.games.iter().map(game_line).collect();
-                    if lines.is_empty() {
-                        lines.push("no games yet: bots play once they queue".into());
-                    }
-                    if !page.next_page_token.is_empty() {
-                        lines.push(format!("more: --page-token {}", page.next_page_token));
-                    }
-                    lines.join("\n")
-                });
+            let request = pb::LadderGamesRequest {
+                ladder: name,
+                page_size: limit,
+                page_token: page_token.unwrap_or_default(),
+                season: season.unwrap_or(0),
+                bot,
+                version,
+            };
+            games(&mut client, context, request).await?;
         }
-        LadderCommand::List => {
-            let list = client
-                .list_ladders(pb::ListLaddersRequest {})
-                .await
-                .map_err(refused)?
-                .into_inner();
-            context
-                .out
-                .emit(to_json(&list, "gangs.v1.ListLaddersResponse"), || {
-                    if list.ladders.is_empty() {
-                        return format!(
-                            "no ladders: `gangs ladder create NAME --kind {}` creates one",
-                            gangs_games::kinds()[0].name
-                        );
-                    }
-                    list.ladders
-                        .iter()
-                        .map(|l| format!("{}  {}", l.name, ladder_line(l)))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                });
-        }
+        LadderCommand::List => list(&mut client, context).await?,
         LadderCommand::Pause {
             name,
             bot,
             version,
             resume,
         } => {
-            client
-                .pause_bot(pb::PauseBotRequest {
-                    ladder: name,
-                    bot: bot.clone(),
-                    version: version.unwrap_or_default(),
-                    resume,
-                })
-                .await
-                .map_err(refused)?;
-            let word = if resume { "resumed" } else { "paused" };
-            context
-                .out
-                .emit(serde_json::json!({ "bot": bot, "paused": !resume }), || {
-                    format!("{bot} {word}")
-                });
+            let request = pb::PauseBotRequest {
+                ladder: name,
+                bot,
+                version: version.unwrap_or_default(),
+                resume,
+            };
+            pause(&mut client, context, request).await?;
         }
         LadderCommand::Rerate { name, season } => {
-            let rerated = client
-                .rerate_ladder(pb::RerateLadderRequest {
-                    ladder: name.clone(),
-                    season: season.unwrap_or(0),
-                })
-                .await
-                .map_err(refused)?
-                .into_inner();
-            let table = pb::StandingsResponse {
-                ladder: None,
-                standings: rerated.standings.clone(),
-                season: None,
-            };
-            context
-                .out
-                .emit(to_json(&rerated, "gangs.v1.RerateLadderResponse"), || {
-                    let mut lines = vec![
-                        format!(
-                            "ladder {name} rerated from the logs of its {} rated games:",
-                            rerated.games
-                        ),
-                        standings_lines(&table),
-                    ];
-                    if rerated.same {
-                        lines.push("the same as the kept standings".into());
-                    } else {
-                        lines.push("DIFFERENT from the kept standings:".into());
-                        lines.extend(rerated.differences.iter().map(|d| format!("  {d}")));
-                    }
-                    lines.join("\n")
-                });
-            if !rerated.same {
-                return Err(CliError::new(
-                    "RERATE_DIFFERS",
-                    format!(
-                        "the standings of ladder {name} differ from the ratings its games' logs give"
-                    ),
-                )
-                .in_json_result());
-            }
+            rerate(&mut client, context, name, season).await?;
         }
         LadderCommand::Retire {
             name,
             bot,
             version,
             yes,
-        } => {
-            let what = format!(
-                "{bot}@{} from ladder {name}",
-                version.as_deref().unwrap_or("1")
-            );
-            housekeeping::confirm_retire(&what, yes)?;
-            client
-                .retire_bot(pb::RetireBotRequest {
-                    ladder: name,
-                    bot: bot.clone(),
-                    version: version.unwrap_or_default(),
-                })
-                .await
-                .map_err(refused)?;
-            context
-                .out
-                .emit(serde_json::json!({ "bot": bot, "retired": true }), || {
-                    format!("{bot} retired")
-                });
-        }
+        } => retire(&mut client, context, name, bot, version, yes).await?,
         LadderCommand::Delete { name, force } => {
             housekeeping::delete(&mut client, context, name, force).await?;
         }
@@ -518,6 +360,251 @@ pub async fn run(args: LadderArgs, context: &Context) -> Result<(), CliError> {
         } => {
             housekeeping::season(&mut client, context, name, end, ends, no_end).await?;
         }
+    }
+    Ok(())
+}
+
+/// `gangs ladder retire`: after a confirmation (or `--yes`).
+async fn retire(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    name: String,
+    bot: String,
+    version: Option<String>,
+    yes: bool,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let what = format!(
+        "{bot}@{} from ladder {name}",
+        version.as_deref().unwrap_or("1")
+    );
+    housekeeping::confirm_retire(&what, yes)?;
+    client
+        .retire_bot(pb::RetireBotRequest {
+            ladder: name,
+            bot: bot.clone(),
+            version: version.unwrap_or_default(),
+        })
+        .await
+        .map_err(refused)?;
+    context
+        .out
+        .emit(serde_json::json!({ "bot": bot, "retired": true }), || {
+            format!("{bot} retired")
+        });
+    Ok(())
+}
+
+/// `gangs ladder standings`: the table (or CSV), with the season's header.
+async fn standings(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    request: pb::StandingsRequest,
+    csv: bool,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let standings = client
+        .standings(request)
+        .await
+        .map_err(refused)?
+        .into_inner();
+    if csv {
+        print!("{}", gangs_proto::csv::standings_csv(&standings.standings));
+        return Ok(());
+    }
+    context
+        .out
+        .emit(to_json(&standings, "gangs.v1.StandingsResponse"), || {
+            let table = standings_lines(&standings);
+            match &standings.season {
+                Some(season) => format!("{}\n{table}", housekeeping::season_header(season)),
+                None => table,
+            }
+        });
+    Ok(())
+}
+
+/// `gangs ladder list`: every ladder, one line each.
+async fn list(client: &mut KeyedLaddersClient, context: &Context) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let list = client
+        .list_ladders(pb::ListLaddersRequest {})
+        .await
+        .map_err(refused)?
+        .into_inner();
+    context
+        .out
+        .emit(to_json(&list, "gangs.v1.ListLaddersResponse"), || {
+            if list.ladders.is_empty() {
+                return format!(
+                    "no ladders: `gangs ladder create NAME --kind {}` creates one",
+                    gangs_games::kinds()[0].name
+                );
+            }
+            list.ladders
+                .iter()
+                .map(|l| format!("{}  {}", l.name, ladder_line(l)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+    Ok(())
+}
+
+/// `gangs ladder pause` (and `--resume`).
+async fn pause(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    request: pb::PauseBotRequest,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let (bot, resume) = (request.bot.clone(), request.resume);
+    client.pause_bot(request).await.map_err(refused)?;
+    let word = if resume { "resumed" } else { "paused" };
+    context
+        .out
+        .emit(serde_json::json!({ "bot": bot, "paused": !resume }), || {
+            format!("{bot} {word}")
+        });
+    Ok(())
+}
+
+/// `gangs ladder create`: the ladder as the server made it, and how to register a bot.
+async fn create(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    request: pb::CreateLadderRequest,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let created = client
+        .create_ladder(request)
+        .await
+        .map_err(refused)?
+        .into_inner();
+    let ladder = created.ladder.unwrap_or_default();
+    context.out.emit(to_json(&ladder, "gangs.v1.Ladder"), || {
+        format!(
+            "ladder {} created: {}\nregister bots: `gangs ladder register {} BOT`",
+            ladder.name,
+            ladder_line(&ladder),
+            ladder.name
+        )
+    });
+    Ok(())
+}
+
+/// `gangs ladder register`: the bot key, shown once, and the command that plays with it.
+async fn register(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    name: String,
+    bot: String,
+    version: Option<String>,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let registered = client
+        .register_bot(pb::RegisterBotRequest {
+            ladder: name.clone(),
+            bot,
+            version: version.unwrap_or_default(),
+        })
+        .await
+        .map_err(refused)?
+        .into_inner();
+    let mut value = to_json(&registered, "gangs.v1.RegisterBotResponse");
+    value["ladder"] = serde_json::json!(name);
+    // The hint works as printed: the server, its CA and the key are all the bot needs
+    // (the bot key is its credential on a server with keys too).
+    let ca = context
+        .ca
+        .as_ref()
+        .map(|ca| format!(" --ca {}", ca.display()))
+        .unwrap_or_default();
+    let play = format!(
+        "gangs-bot-greedy --server {}{ca} --ladder {name} --bot-key {}",
+        context.server, registered.bot_key
+    );
+    context.out.emit(value, || {
+        format!(
+            "{}@{} registered on ladder {name}\nbot key (shown once, keep it secret): {}\nplay: {play}",
+            registered.bot, registered.version, registered.bot_key
+        )
+    });
+    Ok(())
+}
+
+/// `gangs ladder games`: one page of the ladder's games, newest first.
+async fn games(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    request: pb::LadderGamesRequest,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let page = client
+        .ladder_games(request)
+        .await
+        .map_err(refused)?
+        .into_inner();
+    context
+        .out
+        .emit(to_json(&page, "gangs.v1.LadderGamesResponse"), || {
+            let mut lines: Vec<String> = page.games.iter().map(game_line).collect();
+            if lines.is_empty() {
+                lines.push("no games yet: bots play once they queue".into());
+            }
+            if !page.next_page_token.is_empty() {
+                lines.push(format!("more: --page-token {}", page.next_page_token));
+            }
+            lines.join("\n")
+        });
+    Ok(())
+}
+
+/// `gangs ladder rerate`: the ratings the games' logs give, against the kept standings (an
+/// error when they differ).
+async fn rerate(
+    client: &mut KeyedLaddersClient,
+    context: &Context,
+    name: String,
+    season: Option<u32>,
+) -> Result<(), CliError> {
+    let refused = |s| context.refused(s);
+    let rerated = client
+        .rerate_ladder(pb::RerateLadderRequest {
+            ladder: name.clone(),
+            season: season.unwrap_or(0),
+        })
+        .await
+        .map_err(refused)?
+        .into_inner();
+    let table = pb::StandingsResponse {
+        ladder: None,
+        standings: rerated.standings.clone(),
+        season: None,
+    };
+    context
+        .out
+        .emit(to_json(&rerated, "gangs.v1.RerateLadderResponse"), || {
+            let mut lines = vec![
+                format!(
+                    "ladder {name} rerated from the logs of its {} rated games:",
+                    rerated.games
+                ),
+                standings_lines(&table),
+            ];
+            if rerated.same {
+                lines.push("the same as the kept standings".into());
+            } else {
+                lines.push("DIFFERENT from the kept standings:".into());
+                lines.extend(rerated.differences.iter().map(|d| format!("  {d}")));
+            }
+            lines.join("\n")
+        });
+    if !rerated.same {
+        return Err(CliError::new(
+            "RERATE_DIFFERS",
+            format!("the standings of ladder {name} differ from the ratings its games' logs give"),
+        )
+        .in_json_result());
     }
     Ok(())
 }

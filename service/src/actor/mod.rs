@@ -63,7 +63,7 @@ pub const DEFAULT_WATCHER_BUFFER: usize = 512;
 pub type UpdateStream = Pin<Box<dyn Stream<Item = HostResult<Encoded>> + Send>>;
 pub type Reply<T> = oneshot::Sender<HostResult<T>>;
 pub type Summaries = Arc<Mutex<SummaryTable>>;
-pub use summaries::SummaryTable;
+pub use summaries::{is_live, SummaryTable};
 
 ///
 /// Kept small (the requests boxed): a game's channel holds its first block of 32 commands from

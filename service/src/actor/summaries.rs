@@ -100,7 +100,12 @@ impl SummaryTable {
 
 /// 1 for a live summary (waiting or running), 0 for none or another.
 fn live_count(summary: Option<&pb::GameSummary>) -> usize {
-    usize::from(summary.is_some_and(crate::registry::is_live))
+    usize::from(summary.is_some_and(is_live))
+}
+
+/// Waiting for seats or running: what the live-game limits count.
+pub fn is_live(summary: &pb::GameSummary) -> bool {
+    pb::GameStatus::try_from(summary.status).is_ok_and(pb::GameStatus::is_live)
 }
 
 #[cfg(test)]

@@ -20,9 +20,7 @@ impl Cluster {
             .lock()
             .expect("directory lock")
             .values()
-            .filter(|s| {
-                crate::registry::is_live(s) && shards.contains(&shard_of(&s.game_id, count))
-            })
+            .filter(|s| crate::actor::is_live(s) && shards.contains(&shard_of(&s.game_id, count)))
             .map(|s| s.game_id.clone())
             .collect()
     }

@@ -63,6 +63,30 @@ fn bounded_message(message: String) -> String {
     format!("{}…", &message[..end])
 }
 
+/// tonic refuses a request over `max_decoding_message_size` with OUT_OF_RANGE and a message
+/// that names no flag; a client should get RESOURCE_EXHAUSTED naming the limit and the flag that
+/// sets it (gRPC's code for a message too large). Such a refusal is a trailers-only response, so
+/// its status is in the headers.
+pub fn request_size_status(
+    mut response: http::Response<tonic::body::Body>,
+    limit: usize,
+    flag: &str,
+) -> http::Response<tonic::body::Body> {
+    let too_large = tonic::Status::from_header_map(response.headers()).is_some_and(|status| {
+        status.code() == tonic::Code::OutOfRange
+            && status
+                .message()
+                .contains("decoded message length too large")
+    });
+    if too_large {
+        let status = tonic::Status::resource_exhausted(format!(
+            "the request is larger than this server's limit of {limit} bytes ({flag})"
+        ));
+        let _ = status.add_header(response.headers_mut());
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

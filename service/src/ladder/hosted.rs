@@ -30,10 +30,6 @@ const QUEUE_PER_THREAD: usize = 64;
 const QUEUE_PER_BOT: usize = 32;
 /// The sample decision's game seed (SubmitBot checks a module on it).
 const SAMPLE_SEED: u64 = 0x5eed;
-/// A hosted budget's bounds (CreateLadder).
-pub const FUEL_RANGE: std::ops::RangeInclusive<u64> = 1_000_000..=20_000_000_000;
-pub const MEMORY_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(1 << 30);
-pub const MODULE_RANGE: std::ops::RangeInclusive<u64> = (1 << 10)..=(256 << 20);
 
 /// The server's hosted-bot runner, shared by every ladder.
 pub struct Hosting {

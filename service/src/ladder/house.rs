@@ -1,6 +1,6 @@
 //! House bots: the server's own entries on a ladder (`CreateLadder.house_bots`), so that a
 //! ladder has opponents from its first minute and a newcomer has a boss to beat. Each is the
-//! policy of a shipped bot (`gangs_bots::policies::playing` lists those of each kind) entered
+//! policy of a shipped bot (`gangs_policies::playing` lists those of each kind) entered
 //! as `house-NAME@1`, rated like any other entry.
 //!
 //! A house bot plays exactly as an outside bot does, only without the network: it queues on
@@ -16,7 +16,7 @@ use super::records::entry_name;
 use super::Ladder;
 use crate::actor::HostedDecision;
 use crate::error::HostError;
-use gangs_bots::Policy;
+use gangs_policies::Policy;
 use gangs_proto::v1 as pb;
 use pb::ladder_event::{paused::Reason, Event};
 use rand::SeedableRng;
@@ -58,7 +58,7 @@ enum Decider {
 /// Checks a CreateLadder's `house_bots` (few, `bounds.rs`) for `kind`: known to the kind,
 /// each once.
 pub fn check(kind: &str, names: &[String]) -> Result<(), HostError> {
-    let offered = gangs_bots::policies::playing(kind);
+    let offered = gangs_policies::playing(kind);
     let mut seen = HashSet::new();
     for name in names {
         if !offered.contains(&name.as_str()) {
@@ -79,7 +79,7 @@ pub fn check(kind: &str, names: &[String]) -> Result<(), HostError> {
 
 fn policy(name: &str, seed: u64) -> Option<BoxedPolicy> {
     let rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    gangs_bots::policies::by_name(name, rng, SEARCH_BUDGET)
+    gangs_policies::by_name(name, rng, SEARCH_BUDGET)
 }
 
 /// Registers the ladder's house entries that are not yet (a new ladder, or a crash between

@@ -55,7 +55,7 @@ impl tower::Service<http::Request<Body>> for LaddersRoutes {
         let limit = self.max_module_bytes;
         Box::pin(async move {
             let response = answer.await?;
-            Ok(crate::server::request_size_status(
+            Ok(crate::front::errors::request_size_status(
                 response,
                 limit,
                 "a hosted bot's module: --max-module-bytes",

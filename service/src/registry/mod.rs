@@ -17,7 +17,7 @@ use create::CreateSlot;
 pub use create::{fnv1a_64, game_id_of_create_id};
 use damaged::{bounded_reason, damaged_error};
 
-use crate::actor::{unix_ms, GameActor, GameHandle, Settings, Summaries};
+use crate::actor::{is_live, unix_ms, GameActor, GameHandle, Settings, Summaries};
 use crate::error::{HostError, HostResult};
 use crate::store::{ScannedGame, Store, StoreErrorKind, StoredLog, GAME_ID_LEN};
 use gangs_games::game_file::{GameFile, GameFileError, Header};
@@ -614,9 +614,4 @@ pub fn page(
         String::new()
     };
     Ok((games, next))
-}
-
-/// Waiting for seats or running: what the live-game limits count.
-pub fn is_live(summary: &pb::GameSummary) -> bool {
-    pb::GameStatus::try_from(summary.status).is_ok_and(pb::GameStatus::is_live)
 }

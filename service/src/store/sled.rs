@@ -52,6 +52,13 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::oneshot;
 
+mod flusher;
+mod keys;
+mod open;
+
+use flusher::{flusher, last_stored_seq, Trees};
+use keys::{game_id_of, log_key, read_error, seq_of, u64_of};
+
 /// Most appends folded into one flush; bounds the latency of the first appender in a batch.
 const MAX_BATCH: usize = 4096;
 
@@ -190,87 +197,20 @@ impl SledStore {
 
     /// [`SledStore::open_with`], both namespaces.
     pub fn open_logs(dir: &Path, options: &SledOptions) -> Result<(Logs, StoreCloser), StoreError> {
-        let db = open_db(dir)?;
-        let tree = db
-            .open_tree(GAMES_TREE)
-            .map_err(|e| StoreError::unavailable(format!("cannot open the log tree: {e}")))?;
-        let ladders_tree = db
-            .open_tree(LADDERS_TREE)
-            .map_err(|e| StoreError::unavailable(format!("cannot open the ladders tree: {e}")))?;
+        let db = open::open_db(dir)?;
+        let tree = open::tree(&db, GAMES_TREE, "the log tree")?;
+        let ladders_tree = open::tree(&db, LADDERS_TREE, "the ladders tree")?;
         let log_trees = LogTrees {
             games: tree.clone(),
             ladders: ladders_tree.clone(),
         };
-        let feed = db
-            .open_tree("directory")
-            .map_err(|e| StoreError::unavailable(format!("cannot open the directory tree: {e}")))?;
-        let feed_index = db.open_tree("directory_by_game").map_err(|e| {
-            StoreError::unavailable(format!("cannot open the directory index tree: {e}"))
-        })?;
-        let marks = db
-            .open_tree("marks")
-            .map_err(|e| StoreError::unavailable(format!("cannot open the marks tree: {e}")))?;
-        let journal_failed =
-            |e: std::io::Error| StoreError::unavailable(format!("cannot read the journal: {e}"));
-        let generation = match db.get(JOURNAL_GENERATION).map_err(read_error)? {
-            None => 0,
-            Some(value) => u64_of(&value, "journal generation")?,
-        };
-        let damaged_tree = db
-            .open_tree("damaged")
-            .map_err(|e| StoreError::unavailable(format!("cannot open the damaged tree: {e}")))?;
-        let mut damaged = HashMap::new();
-        for entry in damaged_tree.iter() {
-            let (id, reason) = entry.map_err(read_error)?;
-            damaged.insert(
-                String::from_utf8_lossy(&id).into_owned(),
-                String::from_utf8_lossy(&reason).into_owned(),
-            );
-        }
-        let journal_path = dir.join(super::journal::FILE_NAME);
-        let (journal, replayed) = Journal::open(dir, generation).map_err(journal_failed)?;
-        tracing::debug!(direct = journal.writes_directly(), "journal opened");
-        if let Some((offset, len)) = replayed.torn {
-            tracing::warn!(
-                "the journal {} ends with a torn entry at offset {offset} ({len} bytes): written when the server stopped, never acknowledged; dropped",
-                journal_path.display()
-            );
-        }
-        let mut recovered = replayed.appends;
-        let newly_damaged = !replayed.damage.is_empty();
-        if newly_damaged {
-            let games = journal_damage::assess(&mut recovered, &replayed.damage, |name| {
-                log_trees.last_stored_seq(name)
-            })?;
-            let say = |kept: Option<&Path>| {
-                journal_damage::message(&journal_path, generation, &replayed.damage, &games, kept)
-            };
-            if options.on_journal_damage == OnJournalDamage::Refuse {
-                let refused = format!(
-                    "{}; not starting (--on-journal-damage refuse): nothing was changed in {}; --on-journal-damage mark serves every other game",
-                    say(None),
-                    dir.display()
-                );
-                tracing::error!("{refused}");
-                return Err(StoreError::corrupt(refused));
-            }
-            // Kept before anything is written over it: the next entry goes to offset 0.
-            let copy = journal_damage::keep_aside(&journal_path, generation).map_err(|e| {
-                StoreError::unavailable(format!(
-                    "{}; cannot keep a copy of the journal before writing over it: {e}",
-                    say(None)
-                ))
-            })?;
-            tracing::error!("{}", say(Some(&copy)));
-            for (id, reason) in &games.games {
-                damaged_tree
-                    .insert(id.as_bytes(), reason.as_bytes())
-                    .map_err(|e| {
-                        StoreError::unavailable(format!("cannot list a damaged game: {e}"))
-                    })?;
-                damaged.insert(id.clone(), reason.clone());
-            }
-        }
+        let feed = open::tree(&db, "directory", "the directory tree")?;
+        let feed_index = open::tree(&db, "directory_by_game", "the directory index tree")?;
+        let marks = open::tree(&db, "marks", "the marks tree")?;
+        let damaged_tree = open::tree(&db, "damaged", "the damaged tree")?;
+        let mut damaged = open::damage_notes(&damaged_tree)?;
+        let (journal, recovered, newly_damaged) =
+            open::recover_journal(dir, options, &db, &log_trees, &damaged_tree, &mut damaged)?;
         let damaged: DamagedIds = Arc::new(RwLock::new(damaged));
         let pending = Arc::new(Mutex::new(Pending::default()));
         let mut trees = Trees {
@@ -301,30 +241,14 @@ impl SledStore {
             // starts over: its damage is never read (nor judged) again.
             trees.checkpoint().map_err(StoreError::unavailable)?;
         }
-        if layout_of(&db)? != LAYOUT_NAMESPACES {
-            // Every record in sled's files first (an older journal names ladders' logs by their
-            // bare ids, which a checkpoint writes into `log` with the rest), then moved.
-            if replayed_any && !newly_damaged {
-                trees.checkpoint().map_err(StoreError::unavailable)?;
-            }
-            let moved = move_legacy_ladders(&db, &log_trees, &feed, &feed_index, &damaged_tree)?;
-            // The damage notes under their new names.
-            let mut damaged = damaged.write().expect("damaged lock");
-            damaged.clear();
-            for entry in damaged_tree.iter() {
-                let (name, reason) = entry.map_err(read_error)?;
-                damaged.insert(
-                    String::from_utf8_lossy(&name).into_owned(),
-                    String::from_utf8_lossy(&reason).into_owned(),
-                );
-            }
-            if moved > 0 {
-                tracing::info!(
-                    ladders = moved,
-                    "moved the ladders' logs out of the games' tree into their own (once: data dir of an earlier version)"
-                );
-            }
-        }
+        open::upgrade_layout(
+            &db,
+            &mut trees,
+            &log_trees,
+            (&feed, &feed_index),
+            &damaged_tree,
+            replayed_any && !newly_damaged,
+        )?;
         let last = match feed.last().map_err(read_error)? {
             None => 0,
             Some((key, _)) => u64_of(&key, "directory key")?,
@@ -376,95 +300,6 @@ impl SledStore {
     }
 }
 
-/// The data dir's layout ([`LAYOUT`]; 1: written before namespaces, or new).
-fn layout_of(db: &sled::Db) -> Result<u64, StoreError> {
-    match db.get(LAYOUT).map_err(read_error)? {
-        None => Ok(1),
-        Some(value) => u64_of(&value, "layout"),
-    }
-}
-
-/// Moves the ladders' logs of a data dir written before namespaces (every record in sled's
-/// files: the caller checkpointed) to their own tree and names: their keys from `log` to
-/// `ladders`, their feed entries, feed index keys and damage notes from bare ids to log
-/// names. Everything is written in its new place and flushed before the old is removed, and
-/// the layout is stored last: a crash on the way leaves both, and the next open does it again
-/// (the same keys and values). Returns how many ladders' logs were moved.
-fn move_legacy_ladders(
-    db: &sled::Db,
-    logs: &LogTrees,
-    feed: &sled::Tree,
-    feed_index: &sled::Tree,
-    damaged: &sled::Tree,
-) -> Result<usize, StoreError> {
-    let failed = |e: sled::Error| {
-        StoreError::unavailable(format!(
-            "cannot move the ladders' logs into their own tree: {e}"
-        ))
-    };
-    let legacy = |name: &[u8]| std::str::from_utf8(name).is_ok_and(super::legacy_ladder_id);
-    let prefix = super::LEGACY_LADDER_PREFIX.as_bytes();
-    // The logs: copied, flushed, then removed from the games' tree.
-    let mut moved_keys = Vec::new();
-    let mut ladders = std::collections::HashSet::new();
-    for entry in logs.games.scan_prefix(prefix) {
-        let (key, value) = entry.map_err(read_error)?;
-        let id = game_id_of(&key)?;
-        if !legacy(id) {
-            continue;
-        }
-        ladders.insert(id.to_vec());
-        logs.ladders.insert(&key, value).map_err(failed)?;
-        moved_keys.push(key);
-    }
-    // The feed: entries valued by a bare ladder id get its log name (in place).
-    for entry in feed.iter() {
-        let (position, value) = entry.map_err(read_error)?;
-        let Some(name) = value.len().checked_sub(8).map(|n| &value[..n]) else {
-            continue;
-        };
-        if legacy(name) {
-            let mut renamed = LADDERS_NAME.as_bytes().to_vec();
-            renamed.extend_from_slice(&value);
-            feed.insert(position, renamed).map_err(failed)?;
-        }
-    }
-    let mut old_index = Vec::new();
-    for key in feed_index.scan_prefix(prefix).keys() {
-        let key = key.map_err(read_error)?;
-        if key.len() == GAME_ID_LEN + 8 && legacy(&key[..GAME_ID_LEN]) {
-            let mut renamed = LADDERS_NAME.as_bytes().to_vec();
-            renamed.extend_from_slice(&key);
-            feed_index.insert(renamed, &[]).map_err(failed)?;
-            old_index.push(key);
-        }
-    }
-    let mut old_damaged = Vec::new();
-    for entry in damaged.scan_prefix(prefix) {
-        let (name, reason) = entry.map_err(read_error)?;
-        if legacy(&name[..]) {
-            let renamed = log_name(Namespace::Ladders, &String::from_utf8_lossy(&name));
-            damaged.insert(renamed.as_bytes(), reason).map_err(failed)?;
-            old_damaged.push(name);
-        }
-    }
-    db.flush().map_err(failed)?;
-    for key in moved_keys {
-        logs.games.remove(key).map_err(failed)?;
-    }
-    for key in old_index {
-        feed_index.remove(key).map_err(failed)?;
-    }
-    for name in old_damaged {
-        damaged.remove(name).map_err(failed)?;
-    }
-    db.flush().map_err(failed)?;
-    db.insert(LAYOUT, &LAYOUT_NAMESPACES.to_be_bytes())
-        .map_err(failed)?;
-    db.flush().map_err(failed)?;
-    Ok(ladders.len())
-}
-
 /// The tree of each namespace.
 #[derive(Clone)]
 struct LogTrees {
@@ -484,42 +319,6 @@ impl LogTrees {
     fn last_stored_seq(&self, name: &str) -> Result<u64, StoreError> {
         let (namespace, id) = name_parts(name);
         last_stored_seq(self.of(namespace), id)
-    }
-}
-
-/// How long opening waits for another holder of the data dir to let go of it: sled's IO
-/// threads hold it for a moment after a store in the same process closed (tests reopen one).
-const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
-
-fn open_db(dir: &Path) -> Result<sled::Db, StoreError> {
-    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
-    loop {
-        // sled's own periodic flusher is off: the flusher thread below flushes at checkpoints.
-        let opened = sled::Config::new()
-            .path(dir)
-            .flush_every_ms(None)
-            // The log is written far more than read (reads: startup, reloading a finished
-            // game), so a small page cache will do; sled's default would grow to 1 GB.
-            .cache_capacity(CACHE_BYTES)
-            .open();
-        return match opened {
-            Ok(db) => Ok(db),
-            // sled locks its `db` file: another process holds the data dir.
-            Err(sled::Error::Io(io)) if io.to_string().contains("could not acquire lock") => {
-                if std::time::Instant::now() < deadline {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                    continue;
-                }
-                Err(StoreError::unavailable(format!(
-                    "the data dir {} is in use by another gangs-server (choose another --data-dir or stop that server)",
-                    dir.display()
-                )))
-            }
-            Err(e) => Err(StoreError::unavailable(format!(
-                "cannot open the data dir {}: {e}",
-                dir.display()
-            ))),
-        };
     }
 }
 
@@ -1038,43 +837,6 @@ impl SledStore {
 }
 
 /// The u64 (big-endian) a `directory` key, a mark or the journal's generation holds.
-fn u64_of(bytes: &[u8], what: &str) -> Result<u64, StoreError> {
-    bytes
-        .try_into()
-        .map(u64::from_be_bytes)
-        .map_err(|_| StoreError::corrupt(format!("malformed {what} of {} bytes", bytes.len())))
-}
-
-fn read_error(e: sled::Error) -> StoreError {
-    StoreError::unavailable(format!("cannot read the log: {e}"))
-}
-
-/// The game id part of a log key (`game id ++ seq`), or the error a malformed key is.
-fn game_id_of(key: &[u8]) -> Result<&[u8], StoreError> {
-    if key.len() != GAME_ID_LEN + 8 {
-        return Err(StoreError::corrupt(format!(
-            "malformed log key of {} bytes",
-            key.len()
-        )));
-    }
-    Ok(&key[..GAME_ID_LEN])
-}
-
-/// The seq part of a log key (its game id checked first).
-fn seq_of(key: &[u8]) -> Result<u64, StoreError> {
-    game_id_of(key)?;
-    Ok(u64::from_be_bytes(
-        key[GAME_ID_LEN..].try_into().expect("8 bytes"),
-    ))
-}
-
-fn log_key(game_id: &str, seq: u64) -> Vec<u8> {
-    let mut key = Vec::with_capacity(GAME_ID_LEN + 8);
-    key.extend_from_slice(game_id.as_bytes());
-    key.extend_from_slice(&seq.to_be_bytes());
-    key
-}
-
 /// Deletes the feed entries of a log being deleted (`name`: its log name): readers skip them anyway (their record is
 /// gone), and kept for ever they would pin sled's segments. The feed's newest entry stays: the
 /// next position after a restart is read from it, and a position is never given twice.
@@ -1097,352 +859,4 @@ fn forget_feed_entries(
     feed.apply_batch(entries)
         .and_then(|()| index.apply_batch(keys))
         .map_err(|e| StoreError::unavailable(format!("cannot delete {name}: {e}")))
-}
-
-/// What the flusher writes to: the log, the directory feed and its next position, the journal.
-struct Trees {
-    db: sled::Db,
-    /// Shared with the readers (`LogTree`).
-    pending: Arc<Mutex<Pending>>,
-    logs: LogTrees,
-    feed: sled::Tree,
-    feed_index: sled::Tree,
-    next_position: u64,
-    head: tokio::sync::watch::Sender<u64>,
-    journal: Journal,
-    /// Shared with the readers; the flusher refuses appends to these games.
-    damaged: DamagedIds,
-    /// Games with an append that failed: their later appends are refused until the game is
-    /// reloaded from the log (`Job::Reload`), so that a failed append is never followed by
-    /// one of its successors (a hole) nor by a record built on it.
-    failed: std::collections::HashSet<String>,
-    faults: Option<Arc<WriteFaults>>,
-}
-
-/// A game's last seq in sled's files (0: none), records not yet checkpointed aside.
-fn last_stored_seq(tree: &sled::Tree, game_id: &str) -> Result<u64, StoreError> {
-    let Some(entry) = tree
-        .range(log_key(game_id, 0)..=log_key(game_id, u64::MAX))
-        .next_back()
-    else {
-        return Ok(0);
-    };
-    let (key, value) = entry.map_err(read_error)?;
-    let first = seq_of(&key)?;
-    let records = chunks::records_in(first, &value)
-        .map_err(|e| StoreError::corrupt(format!("game {game_id}: {e}")))?;
-    Ok(records.last().map_or(first, |(seq, _)| *seq))
-}
-
-fn flusher(mut trees: Trees, rx: std_mpsc::Receiver<Job>) {
-    let mut batch: Vec<Append> = Vec::new();
-    let mut checkpoints: Vec<oneshot::Sender<Result<(), StoreError>>> = Vec::new();
-    // `recv` fails once every sender is gone: the server is shutting down.
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
-        while let Some(job) = next.take() {
-            match job {
-                Job::Append(append) => batch.push(append),
-                Job::Checkpoint { forget, done } => {
-                    for id in forget {
-                        trees.failed.remove(&id);
-                    }
-                    checkpoints.push(done);
-                }
-                Job::Reload(game_id, done) => {
-                    // What was queued before the reload is decided first: the reloaded log
-                    // holds it or it failed.
-                    trees.commit(&mut batch);
-                    trees.failed.remove(&game_id);
-                    let _ = done.send(());
-                }
-            }
-            if batch.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
-            }
-        }
-        trees.commit(&mut batch);
-        if !checkpoints.is_empty() || trees.journal.len() >= CHECKPOINT_AT {
-            let result = trees.checkpoint();
-            if let Err(e) = &result {
-                tracing::error!("cannot flush the log at a checkpoint: {e}");
-            }
-            for done in checkpoints.drain(..) {
-                let _ = done.send(result.clone().map_err(StoreError::unavailable));
-            }
-        }
-    }
-    // Everything journaled goes into sled's files: the next start has nothing to write again.
-    if let Err(e) = trees.checkpoint() {
-        tracing::error!("cannot flush the log at shutdown: {e}");
-    }
-}
-
-impl Trees {
-    /// Writes a batch and answers each appender.
-    fn commit(&mut self, batch: &mut Vec<Append>) {
-        if batch.is_empty() {
-            return;
-        }
-        let outcomes = self.write_batch(batch);
-        for (append, outcome) in batch.drain(..).zip(outcomes) {
-            let _ = append.done.send(outcome);
-        }
-    }
-
-    /// Which appends of a batch may be written: each must follow its game's log (its first
-    /// seq the game's last durable seq + 1, its seqs consecutive), its game neither damaged
-    /// nor refused since a failure. `None` for those that may; the refusal for the others,
-    /// logged (never written: the log keeps no hole and no second record of a seq).
-    fn check_sequence(&self, batch: &[Append]) -> Vec<Option<Result<(), StoreError>>> {
-        let damaged = self.damaged.read().expect("damaged lock");
-        let pending = self.pending.lock().expect("pending lock");
-        // Each game's next seq after the appends of it this batch accepted so far.
-        let mut accepted: HashMap<&str, u64> = HashMap::new();
-        batch
-            .iter()
-            .map(|append| {
-                let id = &append.game_id;
-                if let Some(why) = damaged.get(id) {
-                    return Some(Err(StoreError::corrupt(format!(
-                        "game {id} is damaged ({why}): not written"
-                    ))));
-                }
-                // An append without records (feed marks alone) follows anything.
-                let &(first, _) = append.records.first()?;
-                let next = accepted.entry(id.as_str());
-                let want = match &next {
-                    Entry::Occupied(next) => *next.get(),
-                    // The game's first append in the batch: its last durable record (pending,
-                    // else sled's files).
-                    Entry::Vacant(_) => {
-                        let want = match pending.last_seq(id) {
-                            Some(last) => last + 1,
-                            None => match self.logs.last_stored_seq(id) {
-                                Ok(last) => last + 1,
-                                Err(e) => return Some(Err(e)),
-                            },
-                        };
-                        // A game with no record yet has nothing to protect: its creation,
-                        // made again after a failed one, is taken.
-                        if want > 1 && self.failed.contains(id) {
-                            return Some(Err(StoreError::unavailable(format!(
-                                "not saved: an earlier append of game {id} failed; the game is reloaded from the log before it is written again"
-                            ))));
-                        }
-                        want
-                    }
-                };
-                let consecutive = append
-                    .records
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (seq, _))| *seq == first + i as u64);
-                if first != want || !consecutive {
-                    let refused = StoreError::conflict(format!(
-                        "game {id}: record {first} does not follow the log's last record {} (another writer appended to it, or an earlier append failed): not written",
-                        want - 1
-                    ));
-                    tracing::warn!("{refused}");
-                    return Some(Err(refused));
-                }
-                *next.or_default() = first + append.records.len() as u64;
-                None
-            })
-            .collect()
-    }
-
-    /// Makes the appends of a batch that keep the sequence rule durable (one journal entry and
-    /// one sync), hands them to the readers, and answers each append. An append is reported
-    /// failed only if nothing of it was written: once its entry is synced, it is durable (a
-    /// restart reads it back), so it is handed to the readers and reported stored.
-    fn write_batch(&mut self, batch: &mut [Append]) -> Vec<Result<(), StoreError>> {
-        let started = std::time::Instant::now();
-        let mut outcomes = self.check_sequence(batch);
-        let accepted: Vec<usize> = (0..batch.len())
-            .filter(|&i| outcomes[i].is_none())
-            .collect();
-        // Positions are taken even if the write fails: never reused, so never seen twice.
-        let mut position = self.next_position;
-        let writes: Vec<JournaledAppend> = accepted
-            .iter()
-            .map(|&i| {
-                let append = &mut batch[i];
-                JournaledAppend {
-                    game_id: std::mem::take(&mut append.game_id),
-                    records: std::mem::take(&mut append.records),
-                    marked: append
-                        .marked
-                        .iter()
-                        .map(|&seq| {
-                            position += 1;
-                            (seq, position - 1)
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
-        self.next_position = position;
-        let journaled = self.journal_writes(&writes);
-        let synced = started.elapsed();
-        let mut durable = Vec::with_capacity(writes.len());
-        for ((i, write), result) in accepted.into_iter().zip(writes).zip(journaled) {
-            outcomes[i] = Some(match result {
-                Ok(()) => {
-                    if write.records.first().is_some_and(|(seq, _)| *seq == 1) {
-                        // A game created again after its creation failed: taken from now on.
-                        self.failed.remove(&write.game_id);
-                    }
-                    durable.push(write);
-                    Ok(())
-                }
-                Err(e) => {
-                    self.failed.insert(write.game_id);
-                    Err(StoreError::unavailable(e))
-                }
-            });
-        }
-        let records = durable.iter().map(|a| a.records.len()).sum();
-        let head = durable
-            .iter()
-            .flat_map(|a| a.marked.iter().map(|(_, position)| *position))
-            .max();
-        if !durable.is_empty() {
-            self.hand_to_readers(durable);
-            // Batches that stored nothing (a full disk) are not counted as commits.
-            crate::metrics::log_committed(records, started.elapsed() - synced, synced);
-        }
-        if let Some(head) = head {
-            self.head.send_replace(head);
-        }
-        outcomes
-            .into_iter()
-            .map(|outcome| outcome.expect("every append decided"))
-            .collect()
-    }
-
-    /// Journals `writes` (synced), one result per write. A batch the journal has no room
-    /// left for waits for a checkpoint (nothing of it written or seen before), then goes into
-    /// the emptied journal; one larger than the whole journal goes an append at a time (an
-    /// append of a game after one of its that failed fails too).
-    fn journal_writes(&mut self, writes: &[JournaledAppend]) -> Vec<Result<(), String>> {
-        let all = |result: Result<(), String>| vec![result; writes.len()];
-        if writes.is_empty() {
-            return Vec::new();
-        }
-        match self.journal_entry(writes) {
-            Ok(Ok(())) => return all(Ok(())),
-            Err(e) => return all(Err(e)),
-            Ok(Err(super::journal::Full)) => {}
-        }
-        let mut failed: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        writes
-            .iter()
-            .map(|write| {
-                let result = if failed.contains(write.game_id.as_str()) {
-                    Err(format!(
-                        "not saved: an earlier append of game {} failed",
-                        write.game_id
-                    ))
-                } else {
-                    match self.journal_entry(std::slice::from_ref(write)) {
-                        Ok(Ok(())) => Ok(()),
-                        Ok(Err(super::journal::Full)) => Err(format!(
-                            "not saved: an append of {} records is larger than the journal ({} bytes)",
-                            write.records.len(),
-                            super::journal::CAPACITY
-                        )),
-                        Err(e) => Err(e),
-                    }
-                };
-                if result.is_err() {
-                    failed.insert(&write.game_id);
-                }
-                result
-            })
-            .collect()
-    }
-
-    /// One journal entry, synced; a checkpoint first if the journal is too full for it.
-    /// `Full` only if it does not fit in an empty journal either.
-    fn journal_entry(
-        &mut self,
-        writes: &[JournaledAppend],
-    ) -> Result<Result<(), super::journal::Full>, String> {
-        let failed = |e: std::io::Error| format!("cannot write the journal: {e}");
-        if self.faults.as_ref().is_some_and(|faults| faults.take()) {
-            return Err(failed(std::io::Error::from_raw_os_error(libc::ENOSPC)));
-        }
-        match self.journal.write(writes).map_err(failed)? {
-            Ok(()) => Ok(Ok(())),
-            Err(super::journal::Full) if self.journal.len() == 0 => Ok(Err(super::journal::Full)),
-            Err(super::journal::Full) => {
-                self.checkpoint()?;
-                self.journal.write(writes).map_err(failed)
-            }
-        }
-    }
-
-    /// Hands a durable batch to the readers: its records to `pending` (sled gets them at the
-    /// next checkpoint, one value per game), its feed entries to sled's trees (one insert at a
-    /// time: a `sled::Batch` or a transaction makes sled write and sync its IO buffer through
-    /// its thread pool). After a crash, opening the store does this again for every journaled
-    /// batch. Readers of the feed read only up to the durable head, sent after this.
-    ///
-    /// The batch is durable already (journaled): it is never reported failed from here. A feed
-    /// entry sled refuses is logged; the journal brings it back at the next start.
-    fn hand_to_readers(&self, writes: Vec<JournaledAppend>) {
-        let mut pending = self.pending.lock().expect("pending lock");
-        for append in writes {
-            for &(seq, position) in &append.marked {
-                let inserted = self
-                    .feed
-                    .insert(position.to_be_bytes(), log_key(&append.game_id, seq))
-                    .and_then(|_| {
-                        self.feed_index
-                            .insert(log_key(&append.game_id, position), &[])
-                    });
-                if let Err(e) = inserted {
-                    tracing::error!(
-                        game = %append.game_id,
-                        seq,
-                        position,
-                        "cannot write the directory feed: {e} (the record is durable; the feed entry comes back from the journal at the next start)"
-                    );
-                }
-            }
-            pending.add(append.game_id, append.records);
-        }
-    }
-
-    /// Flushes sled (every batch journaled so far is then in its files), then stores the
-    /// journal's next generation and flushes again: from then on a restart skips the entries
-    /// written so far, and the journal starts over.
-    fn checkpoint(&mut self) -> Result<(), String> {
-        let started = std::time::Instant::now();
-        let flush_failed = |e: sled::Error| format!("cannot flush the log: {e}");
-        {
-            // Into sled first, out of `pending` after, under its lock: see `LogTree`.
-            let mut pending = self.pending.lock().expect("pending lock");
-            for (name, records) in pending.games() {
-                let (namespace, id) = name_parts(name);
-                for run in chunks::runs(records) {
-                    self.logs
-                        .of(namespace)
-                        .insert(log_key(id, run[0].0), chunks::encode_chunk(run))
-                        .map_err(|e| format!("cannot write the log: {e}"))?;
-                }
-            }
-            pending.clear();
-        }
-        self.db.flush().map_err(flush_failed)?;
-        let next = self.journal.generation() + 1;
-        self.db
-            .insert(JOURNAL_GENERATION, &next.to_be_bytes())
-            .map_err(flush_failed)?;
-        self.db.flush().map_err(flush_failed)?;
-        self.journal.start_over(next);
-        crate::metrics::log_checkpointed(started.elapsed());
-        Ok(())
-    }
 }

@@ -2,9 +2,9 @@
 //! others, many games, the win rate (rank 1 = lowest total) printed at the end.
 //!
 //! ```text
-//! cargo run --release -p gangs-bots --example gang_of_four_arena -- \
+//! cargo run --release -p gangs-policies --example gang_of_four_arena -- \
 //!     --hero greedy --field random --games 200
-//! cargo run --release -p gangs-bots --example gang_of_four_arena -- \
+//! cargo run --release -p gangs-policies --example gang_of_four_arena -- \
 //!     --hero search --field greedy --games 100 --budget-ms 50 --duplicate
 //! ```
 //! With `--duplicate` every seed is played four times, the hero in each seat in turn, so
@@ -13,10 +13,10 @@
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use gangs_bots::policies::gang_of_four::arena::{options, play_game, rank_of};
-use gangs_bots::policies::gang_of_four::greedy::GreedyPolicy;
-use gangs_bots::policies::gang_of_four::search::SearchPolicy;
-use gangs_bots::{Policy, RandomPolicy};
+use gangs_policies::gang_of_four::arena::{options, play_game, rank_of};
+use gangs_policies::gang_of_four::greedy::GreedyPolicy;
+use gangs_policies::gang_of_four::search::SearchPolicy;
+use gangs_policies::{Policy, RandomPolicy};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

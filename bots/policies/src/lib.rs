@@ -1,14 +1,19 @@
-//! Ready-made policies. [`random`] plays any game; each game's own policies live in its own
-//! module (`bots/src/policies/<game>/`), which lists them in its `POLICIES`. [`playing`] and
-//! [`by_name`], which the ladder's house bots and the bot binaries use, name no game: a game
-//! the registry knows and that ships no policy of its own still gets the random one.
+//! The shipped policies: a [`Policy`] picks one of the legal actions of a seat's update, pure
+//! (no I/O, no async; seeded), so that the bot binaries (`gangs-bots`, over gRPC) and the
+//! server's house bots (in process) play the very same code, and the server links no gRPC
+//! client. [`random`] plays any game; each game's own policies live in its own module
+//! (`gang_of_four/`, `the_gang/`), which lists them in its `POLICIES`. [`playing`] and
+//! [`by_name`] name no game: a game the registry knows and that ships no policy of its own
+//! still gets the random one.
 
 pub mod gang_of_four;
+pub mod policy;
 pub mod random;
 pub mod the_gang;
 
-use crate::Policy;
+pub use policy::Policy;
 use rand_chacha::ChaCha8Rng;
+pub use random::RandomPolicy;
 use std::time::Duration;
 
 /// Makes a shipped policy from a seeded RNG; a policy that thinks against the clock (search)

@@ -2,7 +2,7 @@
 //! games per mode, the heist success rate printed per mode.
 //!
 //! ```text
-//! CARGO_TARGET_DIR=/work/target-crew cargo run --release -p gangs-bots \
+//! CARGO_TARGET_DIR=/work/target-crew cargo run --release -p gangs-policies \
 //!     --example the_gang_crew_arena -- --team crew --heists 500 --modes basic,advanced,pro,gangster
 //! ```
 //! Games are played until at least `--heists` heists are counted for a mode (a game has 3 to 5).
@@ -11,9 +11,9 @@
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use gangs_bots::policies::the_gang::arena::{options, play_game, GameReport};
-use gangs_bots::policies::the_gang::crew::CrewPolicy;
-use gangs_bots::{Policy, RandomPolicy};
+use gangs_policies::the_gang::arena::{options, play_game, GameReport};
+use gangs_policies::the_gang::crew::CrewPolicy;
+use gangs_policies::{Policy, RandomPolicy};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

@@ -4,13 +4,13 @@
 //! The long win-rate measurements are `#[ignore]`d here and in the `gang_of_four_arena`
 //! example.
 
-use gangs_bots::policies::gang_of_four::arena::{options, play_game, rank_of};
-use gangs_bots::policies::gang_of_four::greedy::GreedyPolicy;
-use gangs_bots::policies::gang_of_four::sample::Constraints;
-use gangs_bots::policies::gang_of_four::search::SearchPolicy;
-use gangs_bots::policies::gang_of_four::view::{DealMemory, Situation};
-use gangs_bots::{Policy, RandomPolicy};
 use gangs_games::new_game;
+use gangs_policies::gang_of_four::arena::{options, play_game, rank_of};
+use gangs_policies::gang_of_four::greedy::GreedyPolicy;
+use gangs_policies::gang_of_four::sample::Constraints;
+use gangs_policies::gang_of_four::search::SearchPolicy;
+use gangs_policies::gang_of_four::view::{DealMemory, Situation};
+use gangs_policies::{Policy, RandomPolicy};
 use gangs_proto::v1 as pb;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
@@ -237,7 +237,7 @@ fn search_answers_within_its_budget() {
     );
 }
 
-/// `cargo test --release -p gangs-bots --test gang_of_four_policies -- --ignored`
+/// `cargo test --release -p gangs-policies --test gang_of_four_policies -- --ignored`
 #[test]
 #[ignore]
 fn greedy_wins_nine_games_in_ten_against_random() {

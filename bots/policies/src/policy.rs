@@ -15,7 +15,7 @@ pub trait Policy {
     fn choose(&mut self, update: &pb::Update) -> Option<pb::GameAction>;
 }
 
-/// A boxed policy is a policy: what [`crate::policies::by_name`] makes, for the bot binaries
+/// A boxed policy is a policy: what [`crate::by_name`] makes, for the bot binaries
 /// and the ladder's house bots.
 impl<P: Policy + ?Sized> Policy for Box<P> {
     fn name(&self) -> &str {

@@ -30,7 +30,7 @@ use crate::Policy;
 pub const MAX_CANDIDATES: usize = 12;
 
 /// The default per-move budget.
-pub use crate::policies::DEFAULT_BUDGET_MS;
+pub use crate::DEFAULT_BUDGET_MS;
 
 pub struct SearchPolicy {
     planner: Planner,

@@ -1,9 +1,9 @@
 //! The crew policy in in-process The Gang games (no server): it only ever plays legal actions,
 //! never stalls a phase, and opens clearly more vaults than random play.
 
-use gangs_bots::policies::the_gang::arena::{options, play_game, GameReport};
-use gangs_bots::policies::the_gang::crew::CrewPolicy;
-use gangs_bots::{Policy, RandomPolicy};
+use gangs_policies::the_gang::arena::{options, play_game, GameReport};
+use gangs_policies::the_gang::crew::CrewPolicy;
+use gangs_policies::{Policy, RandomPolicy};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
