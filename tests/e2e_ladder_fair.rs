@@ -287,10 +287,31 @@ async fn a_capped_bot_is_told_once_and_waits() {
         async move { crate::e2e_ladder::rated(&mut client).await >= 1 }
     })
     .await;
-    // Some seconds of waiting: a bot that retried once a second would log each time.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // A window of matchmaker rounds, told by an event: a fourth bot (never matched: the others
+    // are capped) queues and waits for its stream's first heartbeat, five seconds of rounds
+    // in which a bot that retried once a second would log each time.
+    let witness = register(&server, "witness");
+    let mut heartbeats = client
+        .queue(pb::QueueRequest {
+            ladder: LADDER.into(),
+            bot_key: witness,
+            max_concurrent: 1,
+            ..Default::default()
+        })
+        .await
+        .expect("the witness queues")
+        .into_inner();
+    loop {
+        let event = heartbeats.message().await.expect("stream").expect("open");
+        match event.event {
+            Some(pb::ladder_event::Event::Heartbeat(_)) => break,
+            Some(pb::ladder_event::Event::Matched(m)) => panic!("matched past a cap: {m:?}"),
+            _ => {}
+        }
+    }
+    drop(heartbeats);
     let table = crate::e2e_ladder::standings(&mut client).await.standings;
-    for row in &table {
+    for row in table.iter().filter(|r| r.bot != "witness") {
         assert_eq!(row.state, pb::BotState::Capped as i32, "{row:?}");
         assert!(
             row.state_reason.contains("--ladder-games-per-hour"),

@@ -175,8 +175,18 @@ async fn open_registration_and_the_hourly_cap() {
         }
     };
     assert_eq!(capped.flag, "--ladder-games-per-hour");
-    // No second game within the hour.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // No second game within the hour: the stream's next event is its heartbeat (five seconds
+    // of matchmaker rounds, one a second), not a match.
+    loop {
+        let next = again.message().await.expect("event").expect("open stream");
+        match next.event {
+            Some(pb::ladder_event::Event::Heartbeat(_)) => break,
+            Some(pb::ladder_event::Event::Matched(m)) => {
+                panic!("a capped bot was matched again: {m:?}")
+            }
+            _ => {}
+        }
+    }
     let games = player
         .ladder_games(pb::LadderGamesRequest {
             ladder: "open".into(),

@@ -60,3 +60,4 @@ mod e2e_web_visibility;
 mod e2e_webhooks;
 mod proto_contract;
 mod repository;
+mod structure;

@@ -47,6 +47,15 @@ fn walk(root: &Path, rel: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
+/// The tracked Rust sources, as (path relative to the root with `/`, text).
+pub(crate) fn tracked_rust_sources() -> Vec<(String, String)> {
+    text_files()
+        .into_iter()
+        .map(|(path, text)| (path.to_string_lossy().replace('\\', "/"), text))
+        .filter(|(path, _)| path.ends_with(".rs"))
+        .collect()
+}
+
 /// The text files among the tracked ones (binary files and lock files are skipped).
 fn text_files() -> Vec<(PathBuf, String)> {
     let files = tracked_files();
@@ -351,7 +360,7 @@ fn adding_a_game() -> AddingAGame {
 /// test modules (`#[cfg(test)] mod … { … }`) and comments that are not doc comments (`//`,
 /// `/* … */`, `<!-- … -->`). Doc comments (`///`, `//!`: also clap's `--help` texts) are read,
 /// as is everything else, a `#[cfg(test)]` helper outside a test module included.
-fn readable_lines(text: &str, ext: &str) -> Vec<String> {
+pub(crate) fn readable_lines(text: &str, ext: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut test_block: Option<i64> = None;
     let mut block_comment: Option<&str> = None;

@@ -144,27 +144,7 @@ impl Replayer {
                 self.seats = vec![false; game.players()];
                 self.game = Some(game);
             }
-            Some(Record::Joined(joined)) => {
-                let game = self
-                    .game
-                    .as_ref()
-                    .ok_or_else(|| fail("join before `created`".into()))?;
-                if joined.seat as usize >= game.players() {
-                    return Err(fail(format!(
-                        "join of seat {} in a {}-seat game",
-                        joined.seat,
-                        game.players()
-                    )));
-                }
-                let seat = joined.seat as usize;
-                if self.seats[seat] {
-                    return Err(fail(format!("seat {seat} joins twice")));
-                }
-                if self.started {
-                    return Err(fail(format!("seat {seat} joins after `started`")));
-                }
-                self.seats[seat] = true;
-            }
+            Some(Record::Joined(joined)) => self.join(joined).map_err(fail)?,
             Some(Record::Started(started)) => {
                 if self.game.is_none() {
                     return Err(fail("start before `created`".into()));
@@ -212,38 +192,9 @@ impl Replayer {
                 .map_err(fail)?;
             }
             Some(Record::TimedOut(timed_out)) => {
-                let game = self
-                    .game
-                    .as_mut()
-                    .ok_or_else(|| fail("timeout before `created`".into()))?;
-                let seat = timed_out.seat as usize;
-                let clocks = self
-                    .clocks
-                    .as_ref()
-                    .ok_or_else(|| fail("a timeout in a game without clocks (turn_ms)".into()))?;
-                // A hosted bot's failed decision (its `cause`: fuel, memory, trap, bad output)
-                // plays the seat's default as soon as the module fails, before the deadline;
-                // only a timeout without a cause is the clock's and must be due.
-                let early_by_failure = !timed_out.cause.is_empty();
-                if !early_by_failure && !clocks.is_due(seat, record.unix_ms) {
-                    return Err(fail(format!(
-                        "seat {seat} timed out before its clock ran out (deadline {:?}, logged at {})",
-                        clocks.deadline_of(seat),
-                        record.unix_ms
-                    )));
-                }
-                let default = game.default_action(seat);
-                if timed_out.action.is_none() || timed_out.action != default {
-                    return Err(fail(format!(
-                        "the action played for seat {seat} is not its default action"
-                    )));
-                }
-                let action = timed_out.action.as_ref().expect("checked above");
-                let logged = &timed_out.events;
-                self.replay_step(Step::Act { seat, action }, logged, stored_events, |e| {
-                    format!("the engine refuses the default action of seat {seat}: {e}")
-                })
-                .map_err(fail)?;
+                let (unix_ms, stored) = (record.unix_ms, stored_events);
+                self.replay_timeout(timed_out, unix_ms, stored)
+                    .map_err(fail)?;
             }
             Some(Record::Ended(ended)) => {
                 let game = self
@@ -259,6 +210,65 @@ impl Replayer {
         self.last_seq = seq;
         self.follow_time(record);
         Ok(())
+    }
+
+    /// A seat joins: once, in range, before the start.
+    fn join(&mut self, joined: &pb::Joined) -> Result<(), String> {
+        let game = self.game.as_ref().ok_or("join before `created`")?;
+        if joined.seat as usize >= game.players() {
+            return Err(format!(
+                "join of seat {} in a {}-seat game",
+                joined.seat,
+                game.players()
+            ));
+        }
+        let seat = joined.seat as usize;
+        if self.seats[seat] {
+            return Err(format!("seat {seat} joins twice"));
+        }
+        if self.started {
+            return Err(format!("seat {seat} joins after `started`"));
+        }
+        self.seats[seat] = true;
+        Ok(())
+    }
+
+    /// A seat's default action played for it: due by its clock, or early with a cause (a
+    /// hosted bot's failed decision), and exactly its default.
+    fn replay_timeout(
+        &mut self,
+        timed_out: &pb::TimedOut,
+        unix_ms: i64,
+        stored_events: Option<&[Bytes]>,
+    ) -> Result<(), String> {
+        let game = self.game.as_mut().ok_or("timeout before `created`")?;
+        let seat = timed_out.seat as usize;
+        let clocks = self
+            .clocks
+            .as_ref()
+            .ok_or("a timeout in a game without clocks (turn_ms)")?;
+        // A hosted bot's failed decision (its `cause`: fuel, memory, trap, bad output)
+        // plays the seat's default as soon as the module fails, before the deadline;
+        // only a timeout without a cause is the clock's and must be due.
+        let early_by_failure = !timed_out.cause.is_empty();
+        if !early_by_failure && !clocks.is_due(seat, unix_ms) {
+            return Err(format!(
+                "seat {seat} timed out before its clock ran out (deadline {:?}, logged at {})",
+                clocks.deadline_of(seat),
+                unix_ms
+            ));
+        }
+        let default = game.default_action(seat);
+        if timed_out.action.is_none() || timed_out.action != default {
+            return Err(format!(
+                "the action played for seat {seat} is not its default action"
+            ));
+        }
+        let action = timed_out.action.as_ref().expect("checked above");
+        let logged = &timed_out.events;
+        self.replay_step(Step::Act { seat, action }, logged, stored_events, |e| {
+            format!("the engine refuses the default action of seat {seat}: {e}")
+        })
     }
 
     /// Runs `step` on the game (which the caller found) and checks its events against the

@@ -220,8 +220,28 @@ fn is_std(fd: i32) -> bool {
     (0..=2).contains(&fd)
 }
 
-/// Every function of `wasi_snapshot_preview1`.
+/// Every function of `wasi_snapshot_preview1`: the few a decision may use, metered; every
+/// other one refused at call time ([`REFUSED`]).
 pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
+    link_args_and_clocks(linker)?;
+    link_streams(linker)?;
+    link_descriptors(linker)?;
+    link_process(linker)?;
+    const M: &str = ALLOWED_MODULE;
+    for (name, params, errno) in REFUSED {
+        let ty = FuncType::new(linker.engine(), params.iter().cloned(), [ValType::I32]);
+        let errno = *errno;
+        linker.func_new(M, name, ty, move |mut c, _params, results| {
+            charge(&mut c, 0)?;
+            results[0] = Val::I32(errno);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// The program's arguments (its name alone), an empty environment, and the virtual clocks.
+fn link_args_and_clocks(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
     const M: &str = ALLOWED_MODULE;
     linker.func_wrap(
         M,
@@ -286,6 +306,12 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
             Ok(put(&mut c, at, &now.to_le_bytes()))
         },
     )?;
+    Ok(())
+}
+
+/// stdin (the update), stdout (the action) and stderr (the bot's log).
+fn link_streams(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
+    const M: &str = ALLOWED_MODULE;
     linker.func_wrap(
         M,
         "fd_read",
@@ -372,6 +398,12 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
             }
         },
     )?;
+    Ok(())
+}
+
+/// What wasi-libc asks of the three standard streams at start and exit; no other descriptor.
+fn link_descriptors(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
+    const M: &str = ALLOWED_MODULE;
     linker.func_wrap(M, "fd_fdstat_get", |mut c: Call<'_>, fd: i32, at: i32| {
         charge(&mut c, 24)?;
         if !is_std(fd) {
@@ -435,6 +467,12 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
             Ok(EBADF)
         },
     )?;
+    Ok(())
+}
+
+/// poll, exit, raise, yield and the seeded random bytes.
+fn link_process(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
+    const M: &str = ALLOWED_MODULE;
     linker.func_wrap(
         M,
         "poll_oneoff",
@@ -496,15 +534,6 @@ pub fn link(linker: &mut Linker<Context>) -> wasmtime::Result<()> {
         context.random.fill(&mut memory[range]);
         Ok(SUCCESS)
     })?;
-    for (name, params, errno) in REFUSED {
-        let ty = FuncType::new(linker.engine(), params.iter().cloned(), [ValType::I32]);
-        let errno = *errno;
-        linker.func_new(M, name, ty, move |mut c, _params, results| {
-            charge(&mut c, 0)?;
-            results[0] = Val::I32(errno);
-            Ok(())
-        })?;
-    }
     Ok(())
 }
 

@@ -31,9 +31,17 @@ fn c_bot() -> &'static [u8] {
 
 /// A Rust example (`rust`, `monte-carlo`), built for wasm32-wasip1, or None when that target
 /// is not installed (CI adds it where rustup is: .ci/run); a failed build fails the test.
+/// Set: the `wasm32-wasip1` target must be installed, and the Rust examples must play.
+const REQUIRE_TARGET: &str = "GANGS_REQUIRE_WASM32_WASIP1";
+
 fn rust_bot(folder: &str, module: &str) -> Option<Vec<u8>> {
     match examples::rust_example(folder, module) {
         Ok(bytes) => Some(bytes),
+        // Where the target is a requirement (CI sets it where rustup is: .ci/run), its
+        // absence fails the test rather than passing it unplayed.
+        Err(Unbuilt::NoTarget(why)) if std::env::var_os(REQUIRE_TARGET).is_some() => {
+            panic!("{why} ({REQUIRE_TARGET} is set)")
+        }
         Err(Unbuilt::NoTarget(why)) => {
             eprintln!("{why}");
             None

@@ -262,7 +262,7 @@ impl GamesService {
         let answer = ask_game(&self.registry, game_id, make).await;
         match (&answer, &self.cluster) {
             (Err(error), Some(cluster))
-                if error.code() != tonic::Code::Unavailable && !cluster.answers_for(game_id) =>
+                if !error.is_unavailable() && !cluster.answers_for(game_id) =>
             {
                 Err(HostError::unavailable(format!(
                     "game {game_id} may have moved to another node (this node's lease on it was not renewed lately): retry"

@@ -35,9 +35,6 @@ pub enum HostError {
     Internal(String),
     /// The name is taken already (a ladder's, a bot's).
     Exists(String),
-    /// An answer that is a gRPC status already, passed on with its code: another node's answer
-    /// to a forwarded call, or the front's refusal of a caller.
-    Coded(tonic::Code, String),
 }
 
 impl HostError {
@@ -55,9 +52,28 @@ impl HostError {
             | HostError::Storage(m)
             | HostError::Unavailable(m)
             | HostError::Internal(m)
-            | HostError::Exists(m)
-            | HostError::Coded(_, m) => m,
+            | HostError::Exists(m) => m,
         }
+    }
+}
+
+impl HostError {
+    /// Whether the same call may succeed later, unchanged: the server or its store cannot
+    /// answer now, a limit frees up, the log moved on meanwhile, or a fault of ours.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            HostError::Unavailable(_)
+                | HostError::Storage(_)
+                | HostError::Exhausted(_)
+                | HostError::StaleSeq(_)
+                | HostError::Internal(_)
+        )
+    }
+
+    /// The server (or the node that runs the call) cannot answer now; nothing was refused.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, HostError::Unavailable(_) | HostError::Storage(_))
     }
 }
 

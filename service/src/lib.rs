@@ -1,18 +1,20 @@
-//! The game host. Map:
+//! The game host. Its modules are stages whose imports run only down (the order, and the
+//! test that keeps it, in `tests/structure.rs`). Map:
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
 //! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
 //! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
 //! - `front/`: who may call each method of both services (the admin, player and bot keys);
 //! - `bounds.rs`: the size limits of every id and string a client sends;
-//! - `connections.rs`: both ports' connections: per-port and per-client caps, the open-files
+//! - `connections.rs`: every port's connections (gRPC, viewer, metrics): per-port and per-client caps, the open-files
 //!   limit, accept without spinning at EMFILE, idle connections closed;
 //! - `cluster/`: several nodes on one JetStream log: games in shards, a lease per shard, forwarding to its holder;
-//! - `registry.rs`: the directory of games, rebuilt from the log at startup;
+//! - `registry/`: the directory of games, rebuilt from the log at startup;
 //! - `directory.rs`: `WatchGames`, the directory's events read from the store's feed;
 //! - `webhooks.rs`: a signed POST per game over (`--webhook`), the feed as their outbox;
 //! - `actor/`: one task per game, the only owner of its state (seats, act, durability then
 //!   fan-out, watch, timers: one file each);
-//! - `error.rs`: the host's domain error; `api.rs` alone turns it into gRPC statuses;
+//! - `error.rs`: the host's domain error; `front/errors.rs` alone turns it into gRPC statuses;
+//! - `durations.rs`: durations in flags (`30d`, `500ms`);
 //! - `store/`: the storage boundary (`LogStore`); `store/sled.rs` the embedded log, the one
 //!   place that talks to sled (group commit on a dedicated thread); `store/jetstream.rs` the
 //!   distributed log on NATS JetStream;

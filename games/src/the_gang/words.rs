@@ -288,19 +288,7 @@ pub fn describe_event(e: &pb::TheGangEvent) -> String {
             private_words(&r.drawn)
         ),
         Some(ev::Kind::PhaseOpened(p)) => format!("{} chips open", street_word(p.street)),
-        Some(ev::Kind::ChipMoved(m)) => {
-            if m.returned {
-                format!("#{} seat {} returns {}", m.seq, m.seat, m.stars)
-            } else {
-                match m.from_seat {
-                    Some(from) => format!(
-                        "#{} seat {} takes {} from seat {from}",
-                        m.seq, m.seat, m.stars
-                    ),
-                    None => format!("#{} seat {} takes {}", m.seq, m.seat, m.stars),
-                }
-            }
-        }
+        Some(ev::Kind::ChipMoved(m)) => chip_moved_words(m),
         Some(ev::Kind::Ready(r)) => format!("seat {} is ready", r.seat),
         Some(ev::Kind::ChipGiven(g)) => format!("seat {} is given chip {}", g.seat, g.stars),
         Some(ev::Kind::PhaseClosed(p)) => format!(
@@ -356,27 +344,7 @@ pub fn describe_event(e: &pb::TheGangEvent) -> String {
             guess_word(g.answer.as_ref()),
             if g.correct { "right" } else { "wrong" }
         ),
-        Some(ev::Kind::Showdown(s)) => {
-            let reveals: Vec<String> = s
-                .reveals
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{}* seat {} {} ({}){}",
-                        r.stars,
-                        r.seat,
-                        cards_words(&r.cards),
-                        category_word(r.category),
-                        if r.out_of_order { " OUT OF ORDER" } else { "" }
-                    )
-                })
-                .collect();
-            format!(
-                "showdown: {}; {}",
-                reveals.join(", "),
-                if s.success { "success" } else { "failure" }
-            )
-        }
+        Some(ev::Kind::Showdown(s)) => showdown_words(s),
         Some(ev::Kind::HeistEnded(h)) => format!(
             "{}: {} vaults, {} alarms",
             if h.success {
@@ -395,6 +363,43 @@ pub fn describe_event(e: &pb::TheGangEvent) -> String {
             }
         }
     }
+}
+
+/// A chip taken (from the middle or from a seat) or returned.
+fn chip_moved_words(m: &pb::TheGangChipMove) -> String {
+    if m.returned {
+        return format!("#{} seat {} returns {}", m.seq, m.seat, m.stars);
+    }
+    match m.from_seat {
+        Some(from) => format!(
+            "#{} seat {} takes {} from seat {from}",
+            m.seq, m.seat, m.stars
+        ),
+        None => format!("#{} seat {} takes {}", m.seq, m.seat, m.stars),
+    }
+}
+
+/// Every seat's reveal in order, and whether the heist succeeded.
+fn showdown_words(s: &ev::Showdown) -> String {
+    let reveals: Vec<String> = s
+        .reveals
+        .iter()
+        .map(|r| {
+            format!(
+                "{}* seat {} {} ({}){}",
+                r.stars,
+                r.seat,
+                cards_words(&r.cards),
+                category_word(r.category),
+                if r.out_of_order { " OUT OF ORDER" } else { "" }
+            )
+        })
+        .collect();
+    format!(
+        "showdown: {}; {}",
+        reveals.join(", "),
+        if s.success { "success" } else { "failure" }
+    )
 }
 
 pub fn render_view(v: &pb::TheGangView) -> String {

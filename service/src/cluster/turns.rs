@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn a_ladder_name_survives_the_bucket_and_a_bad_value_is_none() {
         let ladder = LadderName {
-            log_id: crate::ladder::records::new_log_id(),
+            log_id: "ladder0123abcdef".into(),
             info: pb::Ladder {
                 name: "class.2026".into(),
                 kind: "gang-of-four".into(),

@@ -23,7 +23,6 @@ impl HostError {
             HostError::Storage(_) | HostError::Unavailable(_) => Code::Unavailable,
             HostError::Internal(_) => Code::Internal,
             HostError::Exists(_) => Code::AlreadyExists,
-            HostError::Coded(code, _) => *code,
         }
     }
 }
@@ -36,10 +35,30 @@ impl From<HostError> for Status {
     }
 }
 
-/// A status made elsewhere (another node's answer, the front's refusal) kept with its code.
+/// A status made elsewhere (another node's answer to a forwarded call, the front's refusal)
+/// as the host's error it is: each code back to the variant that makes it. The codes the host
+/// never makes are a call that broke off (cancelled, past its deadline, unknown: retry, as
+/// UNAVAILABLE) or a fault (unimplemented, data loss: INTERNAL).
 impl From<Status> for HostError {
     fn from(status: Status) -> HostError {
-        HostError::Coded(status.code(), status.message().to_string())
+        let message = status.message().to_string();
+        match status.code() {
+            Code::NotFound => HostError::NotFound(message),
+            Code::InvalidArgument => HostError::Invalid(message),
+            Code::FailedPrecondition => HostError::NotNow(message),
+            Code::PermissionDenied => HostError::Permission(message),
+            Code::Unauthenticated => HostError::Unauthenticated(message),
+            Code::Aborted => HostError::StaleSeq(message),
+            Code::OutOfRange => HostError::OutOfRange(message),
+            Code::ResourceExhausted => HostError::Exhausted(message),
+            Code::AlreadyExists => HostError::Exists(message),
+            Code::Unavailable | Code::Cancelled | Code::DeadlineExceeded | Code::Unknown => {
+                HostError::Unavailable(message)
+            }
+            Code::Internal | Code::Unimplemented | Code::DataLoss | Code::Ok => {
+                HostError::Internal(message)
+            }
+        }
     }
 }
 
@@ -104,6 +123,27 @@ mod tests {
     }
 
     #[test]
+    fn a_status_made_elsewhere_becomes_the_error_that_makes_its_code() {
+        for code in [
+            Code::NotFound,
+            Code::InvalidArgument,
+            Code::FailedPrecondition,
+            Code::PermissionDenied,
+            Code::Unauthenticated,
+            Code::Aborted,
+            Code::OutOfRange,
+            Code::ResourceExhausted,
+            Code::AlreadyExists,
+            Code::Unavailable,
+            Code::Internal,
+        ] {
+            let error = HostError::from(Status::new(code, "words"));
+            assert_eq!((error.code(), error.message()), (code, "words"));
+        }
+        assert!(HostError::from(Status::deadline_exceeded("late")).is_unavailable());
+    }
+
+    #[test]
     fn every_error_keeps_its_code_and_its_words() {
         let cases = [
             (HostError::invalid_argument("a"), Code::InvalidArgument),
@@ -114,7 +154,7 @@ mod tests {
             (HostError::aborted("a"), Code::Aborted),
             (HostError::already_exists("a"), Code::AlreadyExists),
             (HostError::Storage("a".into()), Code::Unavailable),
-            (HostError::from(Status::cancelled("a")), Code::Cancelled),
+            (HostError::from(Status::cancelled("a")), Code::Unavailable),
         ];
         for (error, code) in cases {
             let status = Status::from(error);

@@ -24,7 +24,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_stream::StreamExt;
-use tonic::Code;
 
 /// Every house entry's bot name starts with this; no outside bot may register such a name.
 pub const HOUSE_PREFIX: &str = "house-";
@@ -175,7 +174,7 @@ pub async fn play(ladder: Arc<Ladder>, player: Player, name: String, index: usiz
                     }
                 }
             }
-            Err(status) if status.code() == Code::FailedPrecondition => return,
+            Err(HostError::NotNow(_)) => return,
             Err(status) => {
                 tracing::warn!(ladder = %ladder.name, bot = %name, "queueing an in-process bot: {}", status.message());
             }

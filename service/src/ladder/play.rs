@@ -24,7 +24,6 @@ use pb::log_record::Record;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_stream::StreamExt;
-use tonic::Code;
 
 /// Waits between retries of a call the games service could not answer now.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
@@ -32,16 +31,7 @@ const RETRY_MOST: Duration = Duration::from_secs(5);
 
 /// An error worth retrying (the server restarts, a limit frees up, a game is reloaded).
 fn transient(error: &HostError) -> bool {
-    matches!(
-        error.code(),
-        Code::Unavailable
-            | Code::ResourceExhausted
-            | Code::Aborted
-            | Code::Internal
-            | Code::Unknown
-            | Code::DeadlineExceeded
-            | Code::Cancelled
-    )
+    error.is_transient()
 }
 
 /// Calls `call` until it answers or fails for good; None when the server stops meanwhile.

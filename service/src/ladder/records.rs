@@ -390,72 +390,8 @@ impl LadderState {
                 };
                 self.enter(seq, r.bot, r.version, r.key_sha256, Some(Arc::new(hosted)))?
             }
-            Lr::Paused(p) => {
-                let index = self.entry_index(&p.bot, &p.version, seq)?;
-                let entry = &mut self.entries[index];
-                let reason = p.reason();
-                keep_newest(
-                    &mut entry.pauses,
-                    pb::BotPause {
-                        unix_ms,
-                        reason: p.reason,
-                        detail: p.detail.clone(),
-                        lifted: p.lifted,
-                    },
-                );
-                if reason == Reason::Retired {
-                    entry.retired = true;
-                    entry.paused = Some((reason, p.detail));
-                    entry.paused_unix_ms = unix_ms;
-                } else if p.lifted {
-                    // Lifting a pause of one kind leaves the other kind's pause alone.
-                    if entry.paused.as_ref().is_some_and(|(r, _)| *r == reason) {
-                        entry.paused = None;
-                        entry.paused_unix_ms = 0;
-                    }
-                    if matches!(reason, Reason::Timeouts | Reason::NoFirstAction) {
-                        entry.timeouts_in_a_row = 0;
-                    }
-                } else if !entry.retired {
-                    entry.paused = Some((reason, p.detail));
-                    entry.paused_unix_ms = unix_ms;
-                }
-            }
-            Lr::Matched(m) => {
-                let mut entries = Vec::with_capacity(m.entries.len());
-                for name in &m.entries {
-                    let index = *self
-                        .by_name
-                        .get(name)
-                        .ok_or_else(|| format!("record {seq} matches unknown entry {name}"))?;
-                    entries.push(index);
-                }
-                if m.games == 0 || m.r#match < self.next_match_no() {
-                    return Err(format!("record {seq}: match {} is malformed", m.r#match));
-                }
-                for &index in &entries {
-                    self.entries[index].playing += m.games;
-                }
-                for (k, &a) in entries.iter().enumerate() {
-                    for &b in &entries[k + 1..] {
-                        *self
-                            .together
-                            .entry(super::matchmaker::pair(a, b))
-                            .or_default() += m.games;
-                    }
-                }
-                self.matches.insert(
-                    m.r#match,
-                    Match {
-                        no: m.r#match,
-                        entries,
-                        seed: m.seed,
-                        games: vec![MatchGame::default(); m.games as usize],
-                        matched_unix_ms: unix_ms,
-                        season: self.info.season,
-                    },
-                );
-            }
+            Lr::Paused(p) => self.apply_paused(seq, unix_ms, p)?,
+            Lr::Matched(m) => self.apply_matched(seq, unix_ms, m)?,
             Lr::Rated(r) => {
                 // A game of a season that is over is rated in that season's figures.
                 let past = self.past_season_of(r.r#match);
@@ -468,54 +404,9 @@ impl LadderState {
                 }
                 rated?;
             }
-            Lr::SeasonEnded(e) => {
-                if e.season != self.info.season {
-                    return Err(format!(
-                        "record {seq} ends season {} during season {}",
-                        e.season, self.info.season
-                    ));
-                }
-                let entries = self
-                    .entries
-                    .iter_mut()
-                    .map(|entry| {
-                        let mut stats = Stats::fresh();
-                        entry.swap_stats(&mut stats);
-                        stats
-                    })
-                    .collect();
-                let mut house = Stats::fresh();
-                self.swap_house(&mut house);
-                self.seasons.push(PastSeason {
-                    number: e.season,
-                    started_unix_ms: self.info.season_started_unix_ms,
-                    ended_unix_ms: unix_ms,
-                    last_match: e.last_match,
-                    entries,
-                    house,
-                });
-                self.info.season += 1;
-                self.info.season_started_unix_ms = unix_ms;
-                self.info.season_ends_unix_ms = None;
-            }
+            Lr::SeasonEnded(e) => self.apply_season_ended(seq, unix_ms, e)?,
             Lr::SeasonPlanned(p) => self.info.season_ends_unix_ms = p.ends_unix_ms,
-            Lr::Rekeyed(k) => {
-                let index = self.entry_index(&k.bot, &k.version, seq)?;
-                let old = std::mem::replace(&mut self.entries[index].key_sha256, k.key_sha256);
-                let replaced = &mut self.entries[index].replaced_keys;
-                if k.now {
-                    // A leaked key: it plays nothing more, its earlier grace included.
-                    replaced.clear();
-                } else {
-                    if replaced.len() == KEEP_REPLACED_KEYS {
-                        replaced.pop_front();
-                    }
-                    replaced.push_back((old.clone(), k.last_match));
-                }
-                self.by_key.remove(&old);
-                self.by_key
-                    .insert(self.entries[index].key_sha256.clone(), index);
-            }
+            Lr::Rekeyed(k) => self.apply_rekeyed(seq, k)?,
             Lr::Renamed(r) => {
                 let was = std::mem::replace(&mut self.info.name, r.name);
                 self.former_names.push((was, unix_ms));
@@ -536,6 +427,146 @@ impl LadderState {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// A pause, lifted or not: kept on the entry's page; retired for good.
+    fn apply_paused(
+        &mut self,
+        seq: u64,
+        unix_ms: i64,
+        p: pb::ladder_record::BotPaused,
+    ) -> Result<(), String> {
+        let index = self.entry_index(&p.bot, &p.version, seq)?;
+        let entry = &mut self.entries[index];
+        let reason = p.reason();
+        keep_newest(
+            &mut entry.pauses,
+            pb::BotPause {
+                unix_ms,
+                reason: p.reason,
+                detail: p.detail.clone(),
+                lifted: p.lifted,
+            },
+        );
+        if reason == Reason::Retired {
+            entry.retired = true;
+            entry.paused = Some((reason, p.detail));
+            entry.paused_unix_ms = unix_ms;
+        } else if p.lifted {
+            // Lifting a pause of one kind leaves the other kind's pause alone.
+            if entry.paused.as_ref().is_some_and(|(r, _)| *r == reason) {
+                entry.paused = None;
+                entry.paused_unix_ms = 0;
+            }
+            if matches!(reason, Reason::Timeouts | Reason::NoFirstAction) {
+                entry.timeouts_in_a_row = 0;
+            }
+        } else if !entry.retired {
+            entry.paused = Some((reason, p.detail));
+            entry.paused_unix_ms = unix_ms;
+        }
+        Ok(())
+    }
+
+    /// A match: its entries' games in play and how often each pair met.
+    fn apply_matched(
+        &mut self,
+        seq: u64,
+        unix_ms: i64,
+        m: pb::ladder_record::MatchMade,
+    ) -> Result<(), String> {
+        let mut entries = Vec::with_capacity(m.entries.len());
+        for name in &m.entries {
+            let index = *self
+                .by_name
+                .get(name)
+                .ok_or_else(|| format!("record {seq} matches unknown entry {name}"))?;
+            entries.push(index);
+        }
+        if m.games == 0 || m.r#match < self.next_match_no() {
+            return Err(format!("record {seq}: match {} is malformed", m.r#match));
+        }
+        for &index in &entries {
+            self.entries[index].playing += m.games;
+        }
+        for (k, &a) in entries.iter().enumerate() {
+            for &b in &entries[k + 1..] {
+                *self
+                    .together
+                    .entry(super::matchmaker::pair(a, b))
+                    .or_default() += m.games;
+            }
+        }
+        self.matches.insert(
+            m.r#match,
+            Match {
+                no: m.r#match,
+                entries,
+                seed: m.seed,
+                games: vec![MatchGame::default(); m.games as usize],
+                matched_unix_ms: unix_ms,
+                season: self.info.season,
+            },
+        );
+        Ok(())
+    }
+
+    /// A season's end: its figures frozen, every entry's fresh.
+    fn apply_season_ended(
+        &mut self,
+        seq: u64,
+        unix_ms: i64,
+        e: pb::ladder_record::SeasonEnded,
+    ) -> Result<(), String> {
+        if e.season != self.info.season {
+            return Err(format!(
+                "record {seq} ends season {} during season {}",
+                e.season, self.info.season
+            ));
+        }
+        let entries = self
+            .entries
+            .iter_mut()
+            .map(|entry| {
+                let mut stats = Stats::fresh();
+                entry.swap_stats(&mut stats);
+                stats
+            })
+            .collect();
+        let mut house = Stats::fresh();
+        self.swap_house(&mut house);
+        self.seasons.push(PastSeason {
+            number: e.season,
+            started_unix_ms: self.info.season_started_unix_ms,
+            ended_unix_ms: unix_ms,
+            last_match: e.last_match,
+            entries,
+            house,
+        });
+        self.info.season += 1;
+        self.info.season_started_unix_ms = unix_ms;
+        self.info.season_ends_unix_ms = None;
+        Ok(())
+    }
+
+    /// A new key for an entry; the old one plays out its matches unless cut off `now`.
+    fn apply_rekeyed(&mut self, seq: u64, k: pb::ladder_record::BotRekeyed) -> Result<(), String> {
+        let index = self.entry_index(&k.bot, &k.version, seq)?;
+        let old = std::mem::replace(&mut self.entries[index].key_sha256, k.key_sha256);
+        let replaced = &mut self.entries[index].replaced_keys;
+        if k.now {
+            // A leaked key: it plays nothing more, its earlier grace included.
+            replaced.clear();
+        } else {
+            if replaced.len() == KEEP_REPLACED_KEYS {
+                replaced.pop_front();
+            }
+            replaced.push_back((old.clone(), k.last_match));
+        }
+        self.by_key.remove(&old);
+        self.by_key
+            .insert(self.entries[index].key_sha256.clone(), index);
         Ok(())
     }
 

@@ -188,31 +188,7 @@ impl CrewPolicy {
         }
         // A card to choose after an accepted specialist.
         if let Some(pc) = &v.pending_choice {
-            if pc.seat as usize != me {
-                return None;
-            }
-            let allowed: Vec<Card> = legal
-                .iter()
-                .filter_map(|(a, _)| match a {
-                    Action::Choose(c) => Some(*c),
-                    _ => None,
-                })
-                .collect();
-            let card = if pc.choice_kind() == pb::TheGangChoiceKind::Show {
-                allowed.iter().copied().max_by_key(|c| c.rank())
-            } else {
-                let community = cards_of(&v.community);
-                let known = known_elsewhere(v, &own);
-                hand::card_to_drop(
-                    &own,
-                    &allowed,
-                    &community,
-                    &known,
-                    (v.players as usize).saturating_sub(1),
-                    &mut self.rng,
-                )
-            }?;
-            return pick(legal, Action::Choose(card));
+            return self.choose_card(v, me, &own, pc, legal);
         }
 
         let n = v.players as usize;
@@ -317,6 +293,43 @@ impl CrewPolicy {
             }),
             None => None,
         }
+    }
+
+    /// The card this seat chooses for an accepted specialist: the highest to show, else the
+    /// one whose loss costs the hand least.
+    fn choose_card(
+        &mut self,
+        v: &pb::TheGangView,
+        me: usize,
+        own: &[Card],
+        pc: &pb::the_gang_view::PendingChoice,
+        legal: &[(Action, pb::GameAction)],
+    ) -> Option<pb::GameAction> {
+        if pc.seat as usize != me {
+            return None;
+        }
+        let allowed: Vec<Card> = legal
+            .iter()
+            .filter_map(|(a, _)| match a {
+                Action::Choose(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        let card = if pc.choice_kind() == pb::TheGangChoiceKind::Show {
+            allowed.iter().copied().max_by_key(|c| c.rank())
+        } else {
+            let community = cards_of(&v.community);
+            let known = known_elsewhere(v, own);
+            hand::card_to_drop(
+                own,
+                &allowed,
+                &community,
+                &known,
+                (v.players as usize).saturating_sub(1),
+                &mut self.rng,
+            )
+        }?;
+        pick(legal, Action::Choose(card))
     }
 
     /// A specialist proposal worth making now, if any.

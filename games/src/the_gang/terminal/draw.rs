@@ -73,45 +73,7 @@ fn stage_words(view: &pb::TheGangView) -> String {
 
 fn draw_table(frame: &mut Frame, area: Rect, seen: &Seen, view: &pb::TheGangView) {
     let mut lines = Vec::new();
-    let mode = match pb::TheGangMode::try_from(view.mode).unwrap_or(pb::TheGangMode::Basic) {
-        pb::TheGangMode::Basic => "basic",
-        pb::TheGangMode::Advanced => "advanced",
-        pb::TheGangMode::Pro => "pro",
-        pb::TheGangMode::Gangster => "gangster",
-    };
-    // The tally: a vault per success, an alarm per failure.
-    let mut tally = vec![
-        Span::styled(format!("Heist {}", view.heist), bold()),
-        Span::raw(format!("  ·  {mode}  ·  vaults ")),
-    ];
-    for i in 0..3 {
-        tally.push(if i < view.vaults {
-            Span::styled("■", Style::new().fg(Color::Green))
-        } else {
-            Span::styled("□", Style::new().fg(Color::DarkGray))
-        });
-    }
-    tally.push(Span::raw(format!(" {}/3  alarms ", view.vaults)));
-    for i in 0..view.alarms_to_lose {
-        tally.push(if i < view.alarms {
-            Span::styled("■", Style::new().fg(Color::Red))
-        } else {
-            Span::styled("□", Style::new().fg(Color::DarkGray))
-        });
-    }
-    tally.push(Span::raw(format!(
-        " {}/{}  ·  {}",
-        view.alarms,
-        view.alarms_to_lose,
-        stage_words(view)
-    )));
-    if view.stage == pb::TheGangStage::Chips as i32 {
-        tally.push(Span::raw(format!(
-            "  ·  moves {}/{}",
-            view.moves_made, view.max_moves
-        )));
-    }
-    lines.push(Line::from(tally));
+    lines.push(tally_line(view));
     if view.game_over {
         lines.push(Line::styled(
             if view.won {
@@ -232,6 +194,48 @@ fn draw_table(frame: &mut Frame, area: Rect, seen: &Seen, view: &pb::TheGangView
             .block(block),
         area,
     );
+}
+
+/// The heist, the mode, the vaults and alarms (a box each), the stage and the moves made.
+fn tally_line(view: &pb::TheGangView) -> Line<'static> {
+    let mode = match pb::TheGangMode::try_from(view.mode).unwrap_or(pb::TheGangMode::Basic) {
+        pb::TheGangMode::Basic => "basic",
+        pb::TheGangMode::Advanced => "advanced",
+        pb::TheGangMode::Pro => "pro",
+        pb::TheGangMode::Gangster => "gangster",
+    };
+    let mut tally = vec![
+        Span::styled(format!("Heist {}", view.heist), bold()),
+        Span::raw(format!("  ·  {mode}  ·  vaults ")),
+    ];
+    for i in 0..3 {
+        tally.push(if i < view.vaults {
+            Span::styled("■", Style::new().fg(Color::Green))
+        } else {
+            Span::styled("□", Style::new().fg(Color::DarkGray))
+        });
+    }
+    tally.push(Span::raw(format!(" {}/3  alarms ", view.vaults)));
+    for i in 0..view.alarms_to_lose {
+        tally.push(if i < view.alarms {
+            Span::styled("■", Style::new().fg(Color::Red))
+        } else {
+            Span::styled("□", Style::new().fg(Color::DarkGray))
+        });
+    }
+    tally.push(Span::raw(format!(
+        " {}/{}  ·  {}",
+        view.alarms,
+        view.alarms_to_lose,
+        stage_words(view)
+    )));
+    if view.stage == pb::TheGangStage::Chips as i32 {
+        tally.push(Span::raw(format!(
+            "  ·  moves {}/{}",
+            view.moves_made, view.max_moves
+        )));
+    }
+    Line::from(tally)
 }
 
 /// One row per player: the chips of every street in that street's column, the chip count of
