@@ -473,6 +473,7 @@ fn generic_sources(adding: &AddingAGame) -> Vec<(PathBuf, String)> {
         "service/web/",
         "cli/src/",
         "bots/src/",
+        "bots/policies/src/",
         "proto/",
         "games/src/",
     ];

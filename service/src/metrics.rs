@@ -30,6 +30,12 @@
 //! | `gangs_accept_errors_total` | counter | `port`, `error` | failed accepts: `open-files` (EMFILE/ENFILE), `connection` (reset before accepted), `other` |
 //! | `gangs_connections_idle_closed_total` | counter | `port` | connections closed after `--idle-connection-timeout` without a call |
 //! | `gangs_viewer_live_streams_refused_total` | counter | `limit` | viewer live streams refused: all taken, or the address's share |
+//! | `gangs_hosted_decisions_total` | counter | `result` | hosted decisions, by result (`ok` or the failure's cause) |
+//! | `gangs_hosted_fuel_total` | counter | | fuel of every hosted decision |
+//! | `gangs_hosted_bot_fuel_total` | counter | `ladder`, `bot` | fuel of one hosted bot's decisions: its share of the hosted threads |
+//! | `gangs_hosted_queue_wait_seconds` | histogram | | a hosted decision's wait for a thread |
+//! | `gangs_hosted_compile_cache_total` | counter | `result` | hosted modules made ready: `hit` (the compiled-artefact cache) or `miss` (compiled) |
+//! | `gangs_ladder_overload_voids_total` | counter | `ladder` | games void because the host could not run a hosted decision in time |
 //!
 //! Gauges that are counts of a whole (live games, the size of each structure that lives as long
 //! as the server) are sampled every second ([`SAMPLED`]) instead of being kept by increments on
@@ -405,6 +411,17 @@ pub fn hosted_pool(pool: &gangs_hosted::pool::Pool) {
 pub fn hosted_decision(result: &'static str, fuel: u64) {
     counter!("gangs_hosted_decisions_total", "result" => result).increment(1);
     counter!("gangs_hosted_fuel_total").increment(fuel);
+}
+
+/// Bot `bot` (`BOT@VERSION`) of `ladder` used `fuel` in one decision: the share of the hosted
+/// threads each bot takes (the pool serves bots in turn, weighted by this fuel).
+pub fn hosted_bot_fuel(ladder: &str, bot: &str, fuel: u64) {
+    counter!(
+        "gangs_hosted_bot_fuel_total",
+        "ladder" => ladder.to_string(),
+        "bot" => bot.to_string()
+    )
+    .increment(fuel);
 }
 
 /// A hosted module was made ready to run (`result`: `hit`, loaded from the compiled-artefact

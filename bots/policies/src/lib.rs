@@ -1,8 +1,8 @@
 //! The shipped policies: a [`Policy`] picks one of the legal actions of a seat's update, pure
 //! (no I/O, no async; seeded), so that the bot binaries (`gangs-bots`, over gRPC) and the
 //! server's house bots (in process) play the very same code, and the server links no gRPC
-//! client. [`random`] plays any game; each game's own policies live in its own module
-//! (`gang_of_four/`, `the_gang/`), which lists them in its `POLICIES`. [`playing`] and
+//! client. [`random`] plays any game; each game's own policies live in a module of its own,
+//! which lists them in its `POLICIES`. [`playing`] and
 //! [`by_name`] name no game: a game the registry knows and that ships no policy of its own
 //! still gets the random one.
 

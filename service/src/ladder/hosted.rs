@@ -673,6 +673,7 @@ pub async fn play(ladder: Arc<Ladder>, index: usize) {
         bot,
         budget,
         kind: info.kind.clone(),
+        ladder: ladder.name.clone(),
         name: name.clone(),
         index,
         logs: ladder.bot_logs.clone(),
@@ -686,6 +687,8 @@ pub struct HostedBot {
     bot: Bot,
     budget: Budget,
     kind: String,
+    /// Its ladder's name when it started playing (the per-bot fuel metric's label).
+    ladder: String,
     /// `BOT@VERSION`.
     name: String,
     /// Its entry, and where its decisions' stderr is kept.
@@ -741,6 +744,7 @@ impl HostedBot {
             return Step::Wait;
         };
         let fuel = decided.outcome.fuel_used;
+        crate::metrics::hosted_bot_fuel(&self.ladder, &self.name, fuel);
         let cause = match &decided.action {
             Ok(_) => String::new(),
             Err(fault) => fault.to_string(),

@@ -136,6 +136,8 @@ pub struct Session {
     since_unix_ms: i64,
     /// The stream was told its bot reached a cap (once each time it reaches it).
     capped_told: bool,
+    /// The stream was told its bot waits while hosted decisions back up (once each time).
+    backlog_told: bool,
 }
 
 /// One ladder at run time.
@@ -734,8 +736,9 @@ impl Ladder {
         // Backpressure: while hosted decisions wait for a thread longer than a quarter of the
         // turn, no new game gets a hosted seat (its table would risk a void for the host's
         // overload); the hosted bots are matched again once the backlog clears.
-        let hosted_backlog =
-            self.ctx.hosting.backlog() > Duration::from_millis(state.info.turn_ms / 4);
+        let quarter_turn = Duration::from_millis(state.info.turn_ms / 4);
+        let hosted_backlog = self.ctx.hosting.backlog() > quarter_turn;
+        let mut held_hosted = false;
         let candidates: Vec<matchmaker::Candidate> = {
             let mut sessions = self.sessions.lock().expect("sessions lock");
             sessions.retain(|_, s| !s.tx.is_closed());
@@ -756,6 +759,7 @@ impl Ladder {
                         free = free.min(left / per_match);
                     }
                     if hosted_backlog && entry.hosted.is_some() {
+                        held_hosted |= free > 0;
                         free = 0;
                     }
                     // Told once each time it reaches the cap, on its stream and in the log.
@@ -785,6 +789,11 @@ impl Ladder {
             self.log_capped(&mut state, index, capped).await?;
         }
         let players = state.info.players as usize;
+        let room: Vec<usize> = candidates
+            .iter()
+            .filter(|c| c.free_slots > 0 && state.entries[c.entry].hosted.is_none())
+            .map(|c| c.entry)
+            .collect();
         let groups = if state.team_game() {
             // Seeded by the ladder (its log id's FNV-1a) and the match to come: the same
             // history, the same crews.
@@ -793,6 +802,11 @@ impl Ladder {
         } else {
             matchmaker::make_groups(candidates, players)
         };
+        let unmatched: Vec<usize> = room
+            .into_iter()
+            .filter(|e| !groups.iter().any(|g| g.contains(e)))
+            .collect();
+        self.tell_backlog(hosted_backlog && held_hosted, quarter_turn, &unmatched);
         for group in groups {
             let no = state.next_match_no();
             let entries = group.iter().map(|&i| state.entries[i].name()).collect();

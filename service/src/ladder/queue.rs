@@ -193,6 +193,7 @@ impl Ladder {
             open: resent,
             since_unix_ms: crate::actor::unix_ms(),
             capped_told: capped.is_some(),
+            backlog_told: false,
         };
         let replaced = self
             .sessions
@@ -257,5 +258,46 @@ fn renamed_event(was: &str, name: &str) -> pb::LadderEvent {
     };
     pb::LadderEvent {
         event: Some(pb::ladder_event::Event::Renamed(renamed)),
+    }
+}
+
+impl Ladder {
+    /// While hosted decisions back up (`backlog`: the matchmaker just held back a hosted entry
+    /// that had room), the streams of the bots in `waiting` (room for a game, left unmatched by
+    /// the same pass) are told once why they may wait longer; told again after the backlog
+    /// cleared and came back. A `capped` event: the hosted threads are the server's
+    /// capacity, and every bot already handles the event (the stream stays open).
+    pub(super) fn tell_backlog(&self, backlog: bool, quarter_turn: Duration, waiting: &[usize]) {
+        let mut sessions = self.sessions.lock().expect("sessions lock");
+        if !backlog {
+            for session in sessions.values_mut() {
+                session.backlog_told = false;
+            }
+            return;
+        }
+        for &index in waiting {
+            let Some(session) = sessions.get_mut(&index) else {
+                continue;
+            };
+            if session.backlog_told {
+                continue;
+            }
+            session.backlog_told = true;
+            let limit_ms = u32::try_from(quarter_turn.as_millis()).unwrap_or(u32::MAX);
+            let capped = pb::ladder_event::Capped {
+                cap: "hosted decisions backlog".into(),
+                flag: "--hosted-bot-threads".into(),
+                limit: limit_ms,
+                until_unix_ms: 0,
+                detail: format!(
+                    "hosted bots' decisions wait for a thread longer than a quarter of the turn ({limit_ms} ms): until the backlog clears no new game of ladder {} gets a hosted seat, so games may start later (the server's --hosted-bot-threads); the stream stays open",
+                    self.name
+                ),
+            };
+            let event = pb::ladder_event::Event::Capped(capped);
+            let _ = session
+                .tx
+                .try_send(Ok(pb::LadderEvent { event: Some(event) }));
+        }
     }
 }
