@@ -124,6 +124,9 @@ enum Behaviour {
     Stale,
 }
 
+/// Actions the host acknowledged: game -> (seq, seat) of each.
+type Acknowledged = HashMap<String, Vec<(u64, u32)>>;
+
 /// What the simulation shares with its bots: the host now (None while it is down), the
 /// ladder's name and each bot's key.
 #[derive(Clone)]
@@ -131,8 +134,8 @@ struct Shared {
     host: watch::Receiver<Option<Services>>,
     ladder: Arc<Mutex<String>>,
     keys: Arc<Mutex<HashMap<String, String>>>,
-    /// Every action the host acknowledged: game -> (seq, seat).
-    acknowledged: Arc<Mutex<HashMap<String, Vec<(u64, u32)>>>>,
+    /// Every action the host acknowledged.
+    acknowledged: Arc<Mutex<Acknowledged>>,
 }
 
 impl Shared {
