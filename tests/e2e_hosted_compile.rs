@@ -8,7 +8,7 @@ use crate::common;
 
 use common::hosted::first_action_bot;
 use common::ladder::ladder_games;
-use common::observe::{free_port, scrape};
+use common::observe::{free_port, proc_status, scrape};
 use common::*;
 use gangs_proto::auth::{ApiKey, KeyedLaddersClient};
 use gangs_proto::v1 as pb;
@@ -118,6 +118,12 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
         );
     }
     assert_eq!(compiles(port, "miss"), 1.0, "a bomb reached the compiler");
+    // The server's peak resident memory, the bombs read and refused: bounded.
+    let peak_kb = proc_status(server.child.id(), "VmHWM");
+    assert!(
+        peak_kb < 200 * 1024,
+        "the server's peak RSS reached {peak_kb} kB beside the bombs"
+    );
 
     // A bot's submissions per hour are capped (the refused ones above were other bots').
     for _ in 0..2 {
