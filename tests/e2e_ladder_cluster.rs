@@ -149,6 +149,18 @@ async fn a_ladder_runs_on_one_node_and_is_played_through_every_node() {
     let mut on_a = ladders(&a).await;
     // A game matched to bots that were done is played on its clocks: give it time.
     every_game_over(&on_b, 300).await;
+    // A game is rated as it ends, and the last may end just now: wait until the table counts
+    // every game listed (a game counted twice would keep it waiting, and fail below).
+    until("every game counted in the table", 60, || {
+        let mut on_b = on_b.clone();
+        async move {
+            let games = ladder_games(&mut on_b).await;
+            let table = standings(&mut on_b).await.standings;
+            games.iter().all(|g| g.finished_unix_ms.is_some())
+                && table.iter().all(|row| row.games as usize == games.len())
+        }
+    })
+    .await;
     let games = ladder_games(&mut on_a).await;
     assert_eq!(games, ladder_games(&mut on_b).await);
     // 3 + 6 games each; a game matched while a stream broke may come on top (played on the

@@ -3,7 +3,7 @@
 //! clock run ahead), with the real host and ladder code. Drawn from the seed: the connected
 //! bots' behaviours (play promptly, never act, walk away mid-game and come back, act once with
 //! a stale seq) and the operator's steps at random times (restart, rename, rekey, end the
-//! season, pause and resume, a new version). After every step the invariants are checked:
+//! season, pause and resume, a new version, retire). After every step the invariants are checked:
 //!
 //! - every finished game's log replays;
 //! - `rerate` agrees with the kept standings for every season;
@@ -11,8 +11,10 @@
 //!   prompt connected bots): none comes from the host being down or stopping;
 //! - every void game names its cause;
 //! - every action the host acknowledged is in its game's log;
-//! - a pause the operator made holds until the operator lifts it (restarts and renames too);
-//! - a season whose games are all over never changes again;
+//! - a pause the operator made holds until the operator lifts it (restarts and renames too),
+//!   and a retired entry stays retired and plays no new game;
+//! - a season whose games are all over never changes again (its figures: a frozen table marks
+//!   a bot retired since, on purpose);
 //! - no game stays unfinished long past its clocks.
 //!
 //! `cargo test --workspace term_sim` runs it: seeds 1..=24 and every seed that ever failed;
@@ -274,6 +276,7 @@ enum Step {
     Pause(String),
     Resume(String),
     NewVersion(String),
+    Retire(String),
 }
 
 /// What the invariants remember between steps.
@@ -286,6 +289,9 @@ struct Memory {
     settled: BTreeMap<u32, Vec<pb::Standing>>,
     /// Acknowledged actions found in their logs, by game (how many).
     logged: HashMap<String, usize>,
+    /// Entries the operator retired, with the most games each may still end with (its games
+    /// then, and those in play).
+    retired: HashMap<String, u32>,
 }
 
 struct Sim {
@@ -364,17 +370,25 @@ impl Sim {
     fn draw_step(&mut self, memory: &Memory) -> Step {
         let bots: Vec<String> = self.bots.keys().cloned().collect();
         let any_bot = bots[self.rng.random_range(0..bots.len())].clone();
-        match self.rng.random_range(0..10) {
+        match self.rng.random_range(0..11) {
             0 | 1 => Step::Restart,
             2 => Step::Rename,
+            // A retired entry's key is refused for good: no rekey either.
+            3 if memory.retired.contains_key(&format!("{any_bot}@1")) => Step::Wait,
             3 => Step::Rekey(any_bot),
             4 => Step::EndSeason,
+            // A retired entry can be neither paused nor resumed (the host refuses it).
+            5 if memory.retired.contains_key(&format!("{any_bot}@1")) => Step::Wait,
             5 => Step::Pause(format!("{any_bot}@1")),
             6 => match memory.paused.iter().next().cloned() {
                 Some(entry) => Step::Resume(entry),
                 None => Step::Wait,
             },
             7 => Step::NewVersion(any_bot),
+            8 => {
+                let version = self.versions.get(&any_bot).copied().unwrap_or(1);
+                Step::Retire(format!("{any_bot}@{version}"))
+            }
             _ => Step::Wait,
         }
     }
@@ -451,6 +465,24 @@ impl Sim {
                     memory.paused.insert(entry.clone());
                 }
             }
+            Step::Retire(entry) => {
+                let (bot, version) = entry.split_once('@').expect("BOT@VERSION");
+                let retired = services
+                    .ladders
+                    .retire_bot(Request::new(pb::RetireBotRequest {
+                        ladder,
+                        bot: bot.to_string(),
+                        version: version.to_string(),
+                    }))
+                    .await;
+                if retired.is_ok() {
+                    let row = self.row(entry).await;
+                    memory
+                        .retired
+                        .insert(entry.clone(), row.games + row.playing);
+                    memory.paused.remove(entry);
+                }
+            }
             Step::NewVersion(bot) => {
                 // Another version enters beside the first (nobody plays it).
                 let versions = self.versions.entry(bot.clone()).or_insert(1);
@@ -486,6 +518,16 @@ impl Sim {
             .await
             .expect("standings")
             .into_inner()
+    }
+
+    /// The current season's row of `entry` (BOT@VERSION).
+    async fn row(&self, entry: &str) -> pb::Standing {
+        self.standings(0)
+            .await
+            .standings
+            .into_iter()
+            .find(|r| format!("{}@{}", r.bot, r.version) == entry)
+            .unwrap_or_default()
     }
 
     async fn games(&self, season: u32) -> Vec<pb::LadderGame> {
@@ -580,10 +622,22 @@ impl Sim {
                 !memory.paused.contains(&entry) || row.paused,
                 "{entry} was paused by the operator and is not paused any more: {row:?}"
             );
+            let retired = memory.retired.get(&entry);
             check!(
-                !prompt || !row.paused || memory.paused.contains(&entry),
+                !prompt || !row.paused || memory.paused.contains(&entry) || retired.is_some(),
                 "{entry} always acts in time, yet is paused: {row:?}"
             );
+            if let Some(most) = retired {
+                check!(
+                    row.retired,
+                    "{entry} was retired and is not any more: {row:?}"
+                );
+                check!(
+                    row.games <= *most,
+                    "{entry} was retired with at most {most} games to end, and has {}",
+                    row.games
+                );
+            }
         }
         for number in 1..=season {
             let games = self.games(number).await;
@@ -621,15 +675,30 @@ impl Sim {
                 rerate.differences
             );
             if number < season && games.iter().all(|g| g.finished_unix_ms.is_some()) {
-                let table = self.standings(number).await.standings;
+                // The figures, not the retired mark: a frozen table marks a bot retired since
+                // (`read_models::frozen_rows`), on purpose.
+                let mut table = self.standings(number).await.standings;
+                for row in &mut table {
+                    row.retired = false;
+                    row.state = pb::BotState::Unspecified as i32;
+                }
                 match memory.settled.get(&number) {
                     None => {
                         memory.settled.insert(number, table);
                     }
-                    Some(settled) => check!(
-                        *settled == table,
-                        "season {number} changed after all its games were over"
-                    ),
+                    Some(settled) => {
+                        let changed: Vec<String> = settled
+                            .iter()
+                            .zip(&table)
+                            .filter(|(was, is)| was != is)
+                            .map(|(was, is)| format!("{was:?} became {is:?}"))
+                            .collect();
+                        check!(
+                            *settled == table,
+                            "season {number} changed after all its games were over: {}",
+                            changed.join("; ")
+                        )
+                    }
                 }
             }
         }
