@@ -15,7 +15,9 @@
 //!   and a retired entry stays retired and plays no new game;
 //! - a season whose games are all over never changes again (its figures: a frozen table marks
 //!   a bot retired since, on purpose);
-//! - no game stays unfinished long past its clocks.
+//! - no game stays unfinished long past its clocks;
+//! - no prompt bot free to play waits longer than the hourly cap's window for a game while
+//!   others are matched.
 //!
 //! `cargo test --workspace term_sim` runs it: seeds 1..=24 and every seed that ever failed;
 //! `GANGS_SIM_SEEDS=N` runs seeds 1..=N, `GANGS_SIM_SEED=S` seed S alone, and
@@ -58,6 +60,9 @@ const STEPS: usize = 24;
 /// The ladder's turn; a game unfinished this long after its match is stuck.
 const TURN_MS: u64 = 2000;
 const STUCK_AFTER_MS: i64 = 15 * 60 * 1000;
+/// A prompt bot free to play is matched within this while others are: past the hourly cap's
+/// window, so a capped bot waits less.
+const WAIT_BOUND_MS: i64 = 70 * 60 * 1000;
 
 /// One incarnation of the host over the simulation's logs.
 #[derive(Clone)]
@@ -292,6 +297,10 @@ struct Memory {
     /// Entries the operator retired, with the most games each may still end with (its games
     /// then, and those in play).
     retired: HashMap<String, u32>,
+    /// When the term began (unix ms on the ladder's clock).
+    started: i64,
+    /// When the operator last lifted each entry's pause.
+    resumed: HashMap<String, i64>,
 }
 
 struct Sim {
@@ -461,6 +470,7 @@ impl Sim {
                     .expect("pause");
                 if resume {
                     memory.paused.remove(entry);
+                    memory.resumed.insert(entry.clone(), unix_ms());
                 } else {
                     memory.paused.insert(entry.clone());
                 }
@@ -601,9 +611,48 @@ impl Sim {
         Ok(())
     }
 
+    /// No prompt bot free to play (neither paused nor retired) waits past `WAIT_BOUND_MS` for a
+    /// game while the ladder matches others.
+    async fn nobody_waits_forever(&self, memory: &Memory) -> Result<(), String> {
+        let now = unix_ms();
+        let season = self.standings(0).await.season.map_or(1, |s| s.number);
+        let mut games = Vec::new();
+        for number in 1..=season {
+            games.extend(self.games(number).await);
+        }
+        let others_matched = games
+            .iter()
+            .any(|g| now - g.matched_unix_ms < WAIT_BOUND_MS);
+        if !others_matched {
+            return Ok(());
+        }
+        for row in self.standings(0).await.standings {
+            let entry = format!("{}@{}", row.bot, row.version);
+            let prompt = self.bots.get(&row.bot) == Some(&Behaviour::Prompt) && row.version == "1";
+            let free = !row.paused && !row.retired && !memory.paused.contains(&entry);
+            if !prompt || !free {
+                continue;
+            }
+            let last = games
+                .iter()
+                .filter(|g| g.names.contains(&entry))
+                .map(|g| g.matched_unix_ms)
+                .max()
+                .unwrap_or(memory.started)
+                .max(memory.resumed.get(&entry).copied().unwrap_or(0));
+            check!(
+                now - last < WAIT_BOUND_MS,
+                "{entry} has waited {} min for a game while others were matched",
+                (now - last) / 60_000
+            );
+        }
+        Ok(())
+    }
+
     /// Every invariant of the module's documentation, after a step.
     async fn check(&self, memory: &mut Memory) -> Result<(), String> {
         self.acknowledged_in_logs(memory).await?;
+        self.nobody_waits_forever(memory).await?;
         let services = self.services();
         let now = unix_ms();
         let current = self.standings(0).await;
@@ -728,7 +777,10 @@ async fn run(seed: u64, trace: bool) -> Result<(), String> {
     let started = unix_ms();
     sim.setup().await;
     tokio::time::sleep(Duration::from_secs(120)).await;
-    let mut memory = Memory::default();
+    let mut memory = Memory {
+        started,
+        ..Memory::default()
+    };
     for n in 1..=STEPS {
         let step = sim.draw_step(&memory);
         if sim.trace {
