@@ -31,6 +31,7 @@
 
 pub mod api;
 pub mod bot_log;
+pub mod creation;
 pub mod fit;
 pub mod hosted;
 pub mod house;
@@ -388,7 +389,7 @@ impl Ladder {
     ) -> Result<String, HostError> {
         let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
-        let key_sha256 = api::key_hash(&key);
+        let key_sha256 = creation::key_hash(&key);
         let record = Lr::Registered(pb::ladder_record::BotRegistered {
             bot,
             version,
@@ -412,7 +413,7 @@ impl Ladder {
     ) -> HostResult<String> {
         let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
-        let key_sha256 = api::key_hash(&key);
+        let key_sha256 = creation::key_hash(&key);
         let record = hosted::submitted(bot, version, key_sha256.clone(), module);
         self.append(state, record).await?;
         self.bots().enter(&key_sha256, &self.name, &name, false);
@@ -434,7 +435,7 @@ impl Ladder {
         now: bool,
     ) -> Result<String, HostError> {
         let key = new_bot_key();
-        let key_sha256 = api::key_hash(&key);
+        let key_sha256 = creation::key_hash(&key);
         let old = state.entries[index].key_sha256.clone();
         let entry = &state.entries[index];
         let earlier: Vec<String> = entry.replaced_keys.iter().map(|(h, _)| h.clone()).collect();

@@ -68,7 +68,7 @@ impl Ladder {
         self: &Arc<Self>,
         request: pb::QueueRequest,
     ) -> Result<mpsc::Receiver<Result<pb::LadderEvent, HostError>>, HostError> {
-        let hash = api::key_hash(&request.bot_key);
+        let hash = creation::key_hash(&request.bot_key);
         let (index, replaced) = {
             let state = self.state.lock().await;
             let replaced = state
