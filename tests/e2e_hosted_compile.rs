@@ -100,8 +100,8 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
         "(drop (i32.const 1)) ".repeat(400_000)
     );
     for (bot, text, bound) in [
-        ("many", many, "functions"),
-        ("long", long, "function's size"),
+        ("many", many, "functions: --max-module-functions"),
+        ("long", long, "function's size: --max-function-bytes"),
     ] {
         let module = wat::parse_str(&text).expect("valid text");
         let asked = Instant::now();

@@ -42,7 +42,7 @@ pub fn check_structure(bytes: &[u8], bounds: &Bounds) -> Result<(), Refusal> {
         match payload.map_err(invalid)? {
             Payload::FunctionSection(functions) if functions.count() > bounds.functions => {
                 return Err(Refusal(format!(
-                    "the module defines {} functions: a hosted bot may define at most {} (the compiler's bound on functions)",
+                    "the module defines {} functions: a hosted bot may define at most {} (the compiler's bound on functions: --max-module-functions)",
                     functions.count(),
                     bounds.functions
                 )));
@@ -51,7 +51,7 @@ pub fn check_structure(bytes: &[u8], bounds: &Bounds) -> Result<(), Refusal> {
                 let size = body.range().len();
                 if size > bounds.function_body_bytes as usize {
                     return Err(Refusal(format!(
-                        "the module has a function of {size} bytes: a hosted bot's functions may be at most {} bytes each (the compiler's bound on a function's size)",
+                        "the module has a function of {size} bytes: a hosted bot's functions may be at most {} bytes each (the compiler's bound on a function's size: --max-function-bytes)",
                         bounds.function_body_bytes
                     )));
                 }
@@ -62,7 +62,7 @@ pub fn check_structure(bytes: &[u8], bounds: &Bounds) -> Result<(), Refusal> {
                 }
                 if locals > bounds.locals {
                     return Err(Refusal(format!(
-                        "the module has a function with {locals} locals: a hosted bot's functions may have at most {} (the compiler's bound on locals)",
+                        "the module has a function with {locals} locals: a hosted bot's functions may have at most {} (the compiler's bound on locals: --max-function-locals)",
                         bounds.locals
                     )));
                 }

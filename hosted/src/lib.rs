@@ -148,6 +148,8 @@ pub struct Bot {
 pub struct Runner {
     engine: Engine,
     linker: Arc<Linker<wasi::Context>>,
+    /// The structure a module may have ([`compile::DEFAULT_BOUNDS`] unless set).
+    bounds: compile::Bounds,
 }
 
 /// How often the backstop's clock ticks.
@@ -179,7 +181,14 @@ impl Runner {
         Runner {
             engine,
             linker: Arc::new(linker),
+            bounds: compile::DEFAULT_BOUNDS,
         }
+    }
+
+    /// This runner, checking modules' structure against `bounds` before compiling them.
+    pub fn with_bounds(mut self, bounds: compile::Bounds) -> Runner {
+        self.bounds = bounds;
+        self
     }
 
     /// `bytes` compiled and checked: at most `max_bytes`, valid WebAssembly, importing only
@@ -193,7 +202,7 @@ impl Runner {
 
     /// As [`Runner::compile`], the compiled code loaded from `cache` when it keeps the module
     /// (by its SHA-256, given with it), else compiled and kept there. Either way the module's
-    /// structure is within [`compile::DEFAULT_BOUNDS`], checked before the compiler runs.
+    /// structure is within the runner's bounds, checked before the compiler runs.
     pub fn compile_cached(
         &self,
         bytes: &[u8],
@@ -213,7 +222,7 @@ impl Runner {
                     .into(),
             ));
         }
-        compile::check_structure(bytes, &compile::DEFAULT_BOUNDS)?;
+        compile::check_structure(bytes, &self.bounds)?;
         let kept = cache.and_then(|(cache, sha256)| cache.load(&self.engine, sha256));
         let (module, used) = match kept {
             Some(module) => (module, compile::CacheUse::Hit),

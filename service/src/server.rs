@@ -151,6 +151,16 @@ pub struct Config {
     #[arg(long, env = "GANGS_MAX_MODULE_BYTES", default_value_t = MAX_MODULE_BYTES,
           value_parser = clap::value_parser!(u32).range(1024..=256 * 1024 * 1024))]
     pub max_module_bytes: u32,
+    /// Most functions a hosted bot module may define, checked before compiling (with the two
+    /// below: a module built to keep the compiler busy is refused at once, naming the flag).
+    #[arg(long, env = "GANGS_MAX_MODULE_FUNCTIONS", default_value_t = gangs_hosted::compile::DEFAULT_BOUNDS.functions)]
+    pub max_module_functions: u32,
+    /// Largest function body of a hosted bot module, in bytes.
+    #[arg(long, env = "GANGS_MAX_FUNCTION_BYTES", default_value_t = gangs_hosted::compile::DEFAULT_BOUNDS.function_body_bytes)]
+    pub max_function_bytes: u32,
+    /// Most locals of one function of a hosted bot module.
+    #[arg(long, env = "GANGS_MAX_FUNCTION_LOCALS", default_value_t = gangs_hosted::compile::DEFAULT_BOUNDS.locals)]
+    pub max_function_locals: u32,
     /// Threads that run hosted bots' decisions, apart from the games' own (default: the
     /// cores less one, at least one).
     #[arg(long, env = "GANGS_HOSTED_BOT_THREADS",
@@ -688,12 +698,17 @@ async fn start_ladders(
             games_per_hour: config.ladder_games_per_hour,
             submits_per_hour: config.max_submits_per_hour,
         },
-        crate::ladder::hosted::Hosting::new(
+        crate::ladder::hosted::Hosting::with_bounds(
             config
                 .hosted_bot_threads
                 .map_or_else(crate::ladder::hosted::default_threads, usize::from),
             u64::from(config.max_module_bytes),
             Some(&config.hosted_cache_dir()),
+            gangs_hosted::compile::Bounds {
+                functions: config.max_module_functions,
+                function_body_bytes: config.max_function_bytes,
+                locals: config.max_function_locals,
+            },
         ),
         stopped,
         cluster,

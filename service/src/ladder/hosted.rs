@@ -114,15 +114,28 @@ impl Compiled {
 
 impl Hosting {
     /// `cache_dir`: where compiled modules are kept on disk (none: compiled at every start).
+    /// Modules' structure is checked against the default bounds.
     pub fn new(
         threads: usize,
         max_module_bytes: u64,
         cache_dir: Option<&std::path::Path>,
     ) -> Arc<Hosting> {
+        let bounds = gangs_hosted::compile::DEFAULT_BOUNDS;
+        Hosting::with_bounds(threads, max_module_bytes, cache_dir, bounds)
+    }
+
+    /// [`Hosting::new`], modules' structure checked against `bounds` (the server's
+    /// `--max-module-functions`, `--max-function-bytes`, `--max-function-locals`).
+    pub fn with_bounds(
+        threads: usize,
+        max_module_bytes: u64,
+        cache_dir: Option<&std::path::Path>,
+        bounds: gangs_hosted::compile::Bounds,
+    ) -> Arc<Hosting> {
         let threads = threads.max(1);
         let cache = cache_dir.map(gangs_hosted::compile::ArtefactCache::new);
         Arc::new(Hosting {
-            runner: Runner::new(),
+            runner: Runner::new().with_bounds(bounds),
             pool: Pool::new(threads, threads * QUEUE_PER_THREAD, QUEUE_PER_BOT),
             max_module_bytes,
             compiled: Mutex::default(),
