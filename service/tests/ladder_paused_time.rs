@@ -8,75 +8,19 @@
 
 mod common;
 
-use common::MemoryStore;
+use common::ladder_host::{LadderHost, MemoryLogs};
 use gangs_proto::v1 as pb;
-use gangs_service::actor::{unix_ms, Settings};
-use gangs_service::api::GamesService;
-use gangs_service::ladder::api::LaddersService;
-use gangs_service::ladder::hosted::Hosting;
-use gangs_service::ladder::Policy;
-use gangs_service::registry::Registry;
-use gangs_service::store::Logs;
+use gangs_service::actor::unix_ms;
 use pb::ladders_server::Ladders;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
 use tonic::Request;
 
 const LADDER: &str = "paused";
 
-/// The host over two logs in memory, as `gangs-server` wires it (no keys, no cluster).
-struct Host {
-    registry: Registry,
-    ladders: LaddersService,
-    stop: watch::Sender<bool>,
-}
+/// The host over two logs in memory, as `gangs-server` wires it.
+type Host = LadderHost;
 
-impl Host {
-    async fn start(logs: &(Arc<MemoryStore>, Arc<MemoryStore>), games_per_hour: u32) -> Host {
-        let settings = Settings {
-            watcher_buffer: 64,
-            keep_finished: Duration::from_secs(60),
-            fill_timeout: Duration::from_secs(3600),
-            idle_timeout: Duration::from_secs(86_400),
-        };
-        let registry = Registry::restore(logs.0.clone(), settings)
-            .await
-            .expect("the games rebuild");
-        let games = GamesService::new(registry.clone(), None);
-        let (stop, stopped) = watch::channel(false);
-        let ladders = LaddersService::restore(
-            Logs {
-                games: logs.0.clone(),
-                ladders: logs.1.clone(),
-            },
-            games,
-            Policy {
-                open_registration: false,
-                games_per_hour,
-                submits_per_hour: 0,
-            },
-            Hosting::new(1, 1 << 20, None),
-            stopped,
-            None,
-        )
-        .await
-        .expect("the ladders rebuild");
-        Host {
-            registry,
-            ladders,
-            stop,
-        }
-    }
-
-    /// The server's shutdown path: the ladders stop, then every game actor.
-    async fn stop(self) {
-        let _ = self.stop.send(true);
-        self.registry.close();
-        // The stopped tasks end on their next poll.
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-
+impl LadderHost {
     async fn standings(&self, season: u32) -> pb::StandingsResponse {
         self.ladders
             .standings(Request::new(pb::StandingsRequest {
@@ -122,8 +66,8 @@ async fn create(host: &Host, season_ends_unix_ms: Option<i64>) {
         .expect("create");
 }
 
-fn logs() -> (Arc<MemoryStore>, Arc<MemoryStore>) {
-    (Arc::default(), Arc::default())
+fn logs() -> MemoryLogs {
+    (Default::default(), Default::default())
 }
 
 #[tokio::test(start_paused = true)]

@@ -29,15 +29,9 @@
 
 mod common;
 
-use common::MemoryStore;
+use common::ladder_host::{LadderHost, MemoryLogs};
 use gangs_proto::v1 as pb;
-use gangs_service::actor::{unix_ms, Settings};
-use gangs_service::api::GamesService;
-use gangs_service::ladder::api::LaddersService;
-use gangs_service::ladder::hosted::Hosting;
-use gangs_service::ladder::Policy;
-use gangs_service::registry::Registry;
-use gangs_service::store::Logs;
+use gangs_service::actor::unix_ms;
 use pb::games_server::Games;
 use pb::ladder_event::Event;
 use pb::ladders_server::Ladders;
@@ -65,57 +59,12 @@ const STUCK_AFTER_MS: i64 = 15 * 60 * 1000;
 const WAIT_BOUND_MS: i64 = 70 * 60 * 1000;
 
 /// One incarnation of the host over the simulation's logs.
-#[derive(Clone)]
-struct Services {
-    registry: Registry,
-    games: Arc<GamesService>,
-    ladders: LaddersService,
-    stop: Arc<watch::Sender<bool>>,
-}
+type Services = LadderHost;
 
-async fn start(logs: &(Arc<MemoryStore>, Arc<MemoryStore>)) -> Services {
-    let settings = Settings {
-        watcher_buffer: 256,
-        keep_finished: Duration::from_secs(60),
-        fill_timeout: Duration::from_secs(3600),
-        idle_timeout: Duration::from_secs(86_400),
-    };
-    let registry = Registry::restore(logs.0.clone(), settings)
-        .await
-        .expect("the games rebuild");
-    let games = GamesService::new(registry.clone(), None);
-    let (stop, stopped) = watch::channel(false);
-    let ladders = LaddersService::restore(
-        Logs {
-            games: logs.0.clone(),
-            ladders: logs.1.clone(),
-        },
-        games.clone(),
-        Policy {
-            open_registration: false,
-            // Bounds the games (and so the real time) of hours on the paused clock.
-            games_per_hour: 12,
-            submits_per_hour: 0,
-        },
-        Hosting::new(1, 1 << 20, None),
-        stopped,
-        None,
-    )
-    .await
-    .expect("the ladders rebuild");
-    Services {
-        registry,
-        games: Arc::new(games),
-        ladders,
-        stop: Arc::new(stop),
-    }
-}
-
-/// The server's shutdown path: the ladders stop, then every game actor.
-async fn stop(services: Services) {
-    let _ = services.stop.send(true);
-    services.registry.close();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+/// The host over `logs`, with the hourly cap that bounds the games (and so the real time) of
+/// hours on the paused clock.
+async fn start(logs: &MemoryLogs) -> Services {
+    LadderHost::start(logs, 12).await
 }
 
 /// What a connected bot does.
@@ -306,7 +255,7 @@ struct Memory {
 struct Sim {
     seed: u64,
     rng: ChaCha8Rng,
-    logs: (Arc<MemoryStore>, Arc<MemoryStore>),
+    logs: MemoryLogs,
     host: watch::Sender<Option<Services>>,
     shared: Shared,
     /// Connected bots: name -> behaviour.
@@ -409,7 +358,7 @@ impl Sim {
             Step::Wait => {}
             Step::Restart => {
                 self.host.send_replace(None);
-                stop(services).await;
+                services.stop().await;
                 // Down for a while: no clock may charge anyone for it.
                 tokio::time::sleep(Duration::from_secs(self.rng.random_range(1..60))).await;
                 let services = start(&self.logs).await;
@@ -613,20 +562,20 @@ impl Sim {
 
     /// No prompt bot free to play (neither paused nor retired) waits past `WAIT_BOUND_MS` for a
     /// game while the ladder matches others.
-    async fn nobody_waits_forever(&self, memory: &Memory) -> Result<(), String> {
+    fn nobody_waits_forever(
+        &self,
+        memory: &Memory,
+        current: &[pb::Standing],
+        games: &[pb::LadderGame],
+    ) -> Result<(), String> {
         let now = unix_ms();
-        let season = self.standings(0).await.season.map_or(1, |s| s.number);
-        let mut games = Vec::new();
-        for number in 1..=season {
-            games.extend(self.games(number).await);
-        }
         let others_matched = games
             .iter()
             .any(|g| now - g.matched_unix_ms < WAIT_BOUND_MS);
         if !others_matched {
             return Ok(());
         }
-        for row in self.standings(0).await.standings {
+        for row in current {
             let entry = format!("{}@{}", row.bot, row.version);
             let prompt = self.bots.get(&row.bot) == Some(&Behaviour::Prompt) && row.version == "1";
             let free = !row.paused && !row.retired && !memory.paused.contains(&entry);
@@ -652,7 +601,6 @@ impl Sim {
     /// Every invariant of the module's documentation, after a step.
     async fn check(&self, memory: &mut Memory) -> Result<(), String> {
         self.acknowledged_in_logs(memory).await?;
-        self.nobody_waits_forever(memory).await?;
         let services = self.services();
         let now = unix_ms();
         let current = self.standings(0).await;
@@ -688,9 +636,15 @@ impl Sim {
                 );
             }
         }
+        // Every season's games, read once for every invariant below.
+        let mut seasons = Vec::new();
         for number in 1..=season {
-            let games = self.games(number).await;
-            for game in &games {
+            seasons.push(self.games(number).await);
+        }
+        let every_game: Vec<pb::LadderGame> = seasons.iter().flatten().cloned().collect();
+        self.nobody_waits_forever(memory, &current.standings, &every_game)?;
+        for (number, games) in (1..=season).zip(&seasons) {
+            for game in games {
                 check!(
                     !game.void || !game.void_reason.is_empty(),
                     "game {} is void without a cause",
@@ -797,7 +751,7 @@ async fn run(seed: u64, trace: bool) -> Result<(), String> {
     if sim.trace {
         println!("seed {seed}: {} steps, every invariant held", STEPS);
     }
-    stop(sim.services()).await;
+    sim.services().stop().await;
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod journal;
+pub mod ladder_host;
 
 use gangs_proto::v1 as pb;
 use gangs_service::api::GamesService;
