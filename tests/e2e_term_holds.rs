@@ -7,13 +7,14 @@
 //! - SIGTERM with ladders playing (house, hosted and connected bots) stops the server within
 //!   5 s, and nothing times out from the moment the shutdown begins.
 //! - A rename: the connected bots hear the new name and play on without a restart; the old
-//!   name answers Queue as the new one (with `renamed` first).
+//!   name answers Queue as the new one (with `renamed` first). A Queue call with a playing
+//!   bot's key takes its queue over: the bot finishes the game it is seated in, then stops.
 //! - A rekey lets the old key finish the game it is seated in; `--now` cuts it off.
 
 use crate::common;
 
 use common::hosted::keyed_server;
-use common::ladder::{ladder_games, rust_ladder_bot, standings};
+use common::ladder::{in_play, ladder_games, rust_ladder_bot, standings};
 use common::*;
 use gangs_proto::auth::{ApiKey, KeyedClient, KeyedLaddersClient};
 use gangs_proto::v1 as pb;
@@ -362,7 +363,7 @@ async fn sigterm_stops_a_playing_ladder_within_seconds_and_charges_nobody() {
         until(Duration::from_secs(120), || async {
             let games = ladder_games(&mut ladders(&server), name, 100).await;
             let rated = games.iter().filter(|g| g.outcome.is_some()).count();
-            (rated >= 2 && games.iter().any(|g| g.finished_unix_ms.is_none())).then_some(())
+            (rated >= 2 && games.iter().any(in_play)).then_some(())
         })
         .await;
     }
@@ -373,7 +374,7 @@ async fn sigterm_stops_a_playing_ladder_within_seconds_and_charges_nobody() {
             all.push(
                 games
                     .into_iter()
-                    .filter(|g| g.finished_unix_ms.is_none())
+                    .filter(|g| in_play(g))
                     .map(|g| g.game_id)
                     .collect(),
             );
@@ -462,19 +463,25 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
         .expect("create");
     let mut keys = Vec::new();
     let mut bots = Vec::new();
-    for (i, binary) in ["gangs-bot-random", "gangs-bot-greedy", "gangs-bot-random"]
-        .iter()
-        .enumerate()
+    // Four bots for three seats: the games go on after b0, then b1, leave.
+    for (i, binary) in [
+        "gangs-bot-random",
+        "gangs-bot-greedy",
+        "gangs-bot-random",
+        "gangs-bot-greedy",
+    ]
+    .iter()
+    .enumerate()
     {
         let key = register(&server, name, &format!("b{i}")).await;
         bots.push(connected(&server, binary, name, &key, i as u64 + 1));
         keys.push(key);
     }
-    let in_play = until(Duration::from_secs(60), || async {
+    let playing = until(Duration::from_secs(60), || async {
         ladder_games(&mut ladders(&server), name, 100)
             .await
             .into_iter()
-            .find(|g| g.finished_unix_ms.is_none())
+            .find(|g| in_play(g))
     })
     .await;
     ladders(&server)
@@ -487,8 +494,8 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
     // The game in play goes on and is rated; the bots queue on the new name and play more.
     until(Duration::from_secs(120), || async {
         let games = ladder_games(&mut ladders(&server), "holds-renamed", 100).await;
-        let first = games.iter().find(|g| g.game_id == in_play.game_id)?;
-        let later = games.iter().filter(|g| g.r#match > in_play.r#match).count();
+        let first = games.iter().find(|g| g.game_id == playing.game_id)?;
+        let later = games.iter().filter(|g| g.r#match > playing.r#match).count();
         (first.outcome.is_some() && later >= 1).then_some(())
     })
     .await;
@@ -505,7 +512,17 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
             .all(|g| !g.void),
         "a game went void across the rename"
     );
-    // The old name answers Queue as the new one, saying so first.
+    // The old name answers Queue as the new one, saying so first. The stream is b0's, taken
+    // while b0 is seated: it takes b0's queue over, and b0's process finishes the game it is
+    // seated in, then stops (two players of one bot would fight), charged nothing.
+    let b0_seated = until(Duration::from_secs(60), || async {
+        ladder_games(&mut ladders(&server), "holds-renamed", 100)
+            .await
+            .into_iter()
+            .find(|g| in_play(g) && g.names.iter().any(|n| n == "b0@1"))
+    })
+    .await;
+    let b0_before = timeouts(&server, "holds-renamed").await;
     let mut stream = ladders(&server)
         .queue(pb::QueueRequest {
             ladder: name.into(),
@@ -527,13 +544,33 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
         other => panic!("expected `renamed` first, got {other:?}"),
     }
     drop(stream);
+    let status = wait_with_timeout(&mut bots[0].0, Duration::from_secs(150));
+    assert!(
+        !status.success(),
+        "b0 after its queue was taken over: {status:?}"
+    );
+    let b0_game = ladder_games(&mut ladders(&server), "holds-renamed", 100)
+        .await
+        .into_iter()
+        .find(|g| g.game_id == b0_seated.game_id)
+        .expect("b0's game is listed");
+    assert!(
+        b0_game.outcome.is_some() && !b0_game.void,
+        "the game b0 was seated in when its queue was taken over: {b0_game:?}"
+    );
+    let b0 = |rows: &[(String, u32)]| rows.iter().find(|r| r.0 == "b0@1").unwrap().1;
+    assert_eq!(
+        b0(&timeouts(&server, "holds-renamed").await),
+        b0(&b0_before),
+        "b0 timed out in the game it was finishing after the takeover"
+    );
 
     // A rekey: b1's old key finishes the game it is seated in; nothing is void or timed out.
     let seated = until(Duration::from_secs(60), || async {
         ladder_games(&mut ladders(&server), "holds-renamed", 100)
             .await
             .into_iter()
-            .find(|g| g.finished_unix_ms.is_none() && g.names.iter().any(|n| n == "b1@1"))
+            .find(|g| in_play(g) && g.names.iter().any(|n| n == "b1@1"))
     })
     .await;
     let before = timeouts(&server, "holds-renamed").await;

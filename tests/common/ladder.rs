@@ -110,3 +110,9 @@ where
         page_token = page.next_page_token;
     }
 }
+
+/// A ladder game created and not over yet (a match whose game is still being created is
+/// listed without an id: nothing can be looked up by it).
+pub fn in_play(game: &pb::LadderGame) -> bool {
+    !game.game_id.is_empty() && game.finished_unix_ms.is_none()
+}
