@@ -232,7 +232,7 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
     let in_play: Vec<String> = ladder_games(&mut admin, "wasm", 200)
         .await
         .into_iter()
-        .filter(|g| common::ladder::in_play(g))
+        .filter(common::ladder::in_play)
         .map(|g| g.game_id)
         .collect();
     server.restart();

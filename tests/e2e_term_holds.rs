@@ -374,7 +374,7 @@ async fn sigterm_stops_a_playing_ladder_within_seconds_and_charges_nobody() {
             all.push(
                 games
                     .into_iter()
-                    .filter(|g| in_play(g))
+                    .filter(in_play)
                     .map(|g| g.game_id)
                     .collect(),
             );
@@ -481,7 +481,7 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
         ladder_games(&mut ladders(&server), name, 100)
             .await
             .into_iter()
-            .find(|g| in_play(g))
+            .find(in_play)
     })
     .await;
     ladders(&server)
