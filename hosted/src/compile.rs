@@ -10,7 +10,14 @@ use crate::Refusal;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use wasmparser::{Parser, Payload};
+use wasmtime::component::Component;
 use wasmtime::{Engine, Module};
+
+/// Compiled code: a core module or a component.
+pub(crate) enum Compiled {
+    Module(Module),
+    Component(Component),
+}
 
 /// The structure a module may have (checked before compiling).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,18 +119,23 @@ impl ArtefactCache {
         )
     }
 
-    /// The module of SHA-256 `sha256` compiled by `engine` before, if kept.
-    pub(crate) fn load(&self, engine: &Engine, sha256: &str) -> Option<Module> {
+    /// The module (or component) of SHA-256 `sha256` compiled by `engine` before, if kept.
+    pub(crate) fn load(&self, engine: &Engine, sha256: &str, component: bool) -> Option<Compiled> {
         let path = self.path(engine, sha256)?;
         // Read whole rather than mapped: a mapped file truncated under the server (an operator
         // clearing the cache while it runs) would fault the process when the code runs.
         let bytes = std::fs::read(&path).ok()?;
-        // SAFETY: the file was written by `store` below from `Module::serialize` of this
-        // engine's configuration (its name carries the configuration's hash, and wasmtime
-        // checks the engine and its settings again as it loads): the cache directory is the
-        // server's own, never a client's file.
-        match unsafe { Module::deserialize(engine, &bytes) } {
-            Ok(module) => Some(module),
+        // SAFETY: the file was written by `store` below from `serialize` of this engine's
+        // configuration (its name carries the configuration's hash, and wasmtime checks the
+        // engine and its settings again as it loads, and whether it is a module or a
+        // component): the cache directory is the server's own, never a client's file.
+        let loaded = if component {
+            unsafe { Component::deserialize(engine, &bytes) }.map(Compiled::Component)
+        } else {
+            unsafe { Module::deserialize(engine, &bytes) }.map(Compiled::Module)
+        };
+        match loaded {
+            Ok(compiled) => Some(compiled),
             Err(_) => {
                 let _ = std::fs::remove_file(&path);
                 None
@@ -131,9 +143,13 @@ impl ArtefactCache {
         }
     }
 
-    /// Keeps `module` (of SHA-256 `sha256`), written whole or not at all.
-    pub(crate) fn store(&self, engine: &Engine, sha256: &str, module: &Module) {
-        let (Some(path), Ok(bytes)) = (self.path(engine, sha256), module.serialize()) else {
+    /// Keeps `compiled` (of SHA-256 `sha256`), written whole or not at all.
+    pub(crate) fn store(&self, engine: &Engine, sha256: &str, compiled: &Compiled) {
+        let serialized = match compiled {
+            Compiled::Module(module) => module.serialize(),
+            Compiled::Component(component) => component.serialize(),
+        };
+        let (Some(path), Ok(bytes)) = (self.path(engine, sha256), serialized) else {
             return;
         };
         let partial = path.with_extension(format!("partial-{}", std::process::id()));

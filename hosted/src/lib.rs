@@ -10,6 +10,7 @@
 //! ([`pool::Pool`]), apart from the games' runtime.
 
 pub mod compile;
+pub mod component;
 pub mod pool;
 mod random;
 pub mod seat;
@@ -17,6 +18,7 @@ mod wasi;
 
 use std::sync::Arc;
 use std::time::Duration;
+use wasmtime::component::Component;
 use wasmtime::{Config, Engine, InstancePre, Linker, Module, Store, Trap};
 
 pub use wasi::{ALLOWED_MODULE, MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
@@ -41,6 +43,9 @@ pub struct Budget {
 pub const DEFAULT_FUEL: u64 = 300_000_000;
 pub const DEFAULT_MEMORY_BYTES: u64 = 64 << 20;
 pub const DEFAULT_MODULE_BYTES: u64 = 8 << 20;
+/// A component's size limit: an interpreter and its standard library (a Python bot built by
+/// componentize-py is some 18 MiB) are far larger than a compiled C or Rust bot.
+pub const DEFAULT_COMPONENT_BYTES: u64 = 40 << 20;
 
 impl Default for Budget {
     fn default() -> Budget {
@@ -134,22 +139,40 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// A compiled, checked module, ready to run decisions. Cheap to clone.
+/// A compiled, checked module or component, ready to run decisions. Cheap to clone.
 #[derive(Clone)]
 pub struct Bot {
-    pre: InstancePre<wasi::Context>,
+    code: Code,
     /// The module's size in bytes.
     pub size: usize,
 }
 
-/// The engine and the WASI functions every module is linked against. Cheap to clone; one per
-/// process (the epoch ticker behind the backstop is one thread).
+#[derive(Clone)]
+enum Code {
+    /// A WASI preview 1 command module.
+    Module(InstancePre<wasi::Context>),
+    /// A component of the world [`component::WORLD`].
+    Component(wasmtime::component::InstancePre<component::Context>),
+}
+
+impl Bot {
+    /// Whether it is a component (else a core module).
+    pub fn is_component(&self) -> bool {
+        matches!(self.code, Code::Component(_))
+    }
+}
+
+/// The engine and the WASI functions every module and component is linked against. Cheap to
+/// clone; one per process (the epoch ticker behind the backstop is one thread).
 #[derive(Clone)]
 pub struct Runner {
     engine: Engine,
     linker: Arc<Linker<wasi::Context>>,
+    components: Arc<wasmtime::component::Linker<component::Context>>,
     /// The structure a module may have ([`compile::DEFAULT_BOUNDS`] unless set).
     bounds: compile::Bounds,
+    /// A component's size limit ([`DEFAULT_COMPONENT_BYTES`] unless set).
+    max_component_bytes: u64,
 }
 
 /// How often the backstop's clock ticks.
@@ -178,11 +201,25 @@ impl Runner {
             .expect("a thread for the backstop's clock");
         let mut linker = Linker::new(&engine);
         wasi::link(&mut linker).expect("the WASI functions link");
+        let components = component::linker(&engine).expect("WASI 0.2 links");
         Runner {
             engine,
             linker: Arc::new(linker),
+            components: Arc::new(components),
             bounds: compile::DEFAULT_BOUNDS,
+            max_component_bytes: DEFAULT_COMPONENT_BYTES,
         }
+    }
+
+    /// This runner, taking components of up to `bytes` (a module's limit is the caller's).
+    pub fn with_component_bytes(mut self, bytes: u64) -> Runner {
+        self.max_component_bytes = bytes;
+        self
+    }
+
+    /// The largest component this runner takes.
+    pub fn max_component_bytes(&self) -> u64 {
+        self.max_component_bytes
     }
 
     /// This runner, checking modules' structure against `bounds` before compiling them.
@@ -210,7 +247,15 @@ impl Runner {
         budget: &Budget,
         cache: Option<(&compile::ArtefactCache, &str)>,
     ) -> Result<(Bot, compile::CacheUse), Refusal> {
-        if bytes.len() as u64 > max_bytes {
+        let is_component = component::is_component(bytes);
+        if is_component && bytes.len() as u64 > self.max_component_bytes {
+            return Err(Refusal(format!(
+                "the component is {} bytes: the limit is {} (--max-component-bytes)",
+                bytes.len(),
+                self.max_component_bytes
+            )));
+        }
+        if !is_component && bytes.len() as u64 > max_bytes {
             return Err(Refusal(format!(
                 "the module is {} bytes: the limit is {max_bytes} (--max-module-bytes)",
                 bytes.len()
@@ -218,26 +263,61 @@ impl Runner {
         }
         if !bytes.starts_with(b"\0asm") {
             return Err(Refusal(
-                "not a WebAssembly module (a .wasm file starts with \\0asm; build for wasm32-wasip1 / wasm32-wasi)"
+                "not a WebAssembly module (a .wasm file starts with \\0asm; build for wasm32-wasip1 / wasm32-wasi, or a component with componentize-py)"
                     .into(),
             ));
         }
         compile::check_structure(bytes, &self.bounds)?;
-        let kept = cache.and_then(|(cache, sha256)| cache.load(&self.engine, sha256));
-        let (module, used) = match kept {
-            Some(module) => (module, compile::CacheUse::Hit),
+        let kept = cache.and_then(|(cache, sha256)| cache.load(&self.engine, sha256, is_component));
+        let (compiled, used) = match kept {
+            Some(compiled) => (compiled, compile::CacheUse::Hit),
             None => {
-                let module = Module::new(&self.engine, bytes)
-                    .map_err(|e| Refusal(format!("not a valid WebAssembly module: {e:#}")))?;
+                let compiled = if is_component {
+                    Component::new(&self.engine, bytes)
+                        .map(compile::Compiled::Component)
+                        .map_err(|e| Refusal(format!("not a valid WebAssembly component: {e:#}")))?
+                } else {
+                    Module::new(&self.engine, bytes)
+                        .map(compile::Compiled::Module)
+                        .map_err(|e| Refusal(format!("not a valid WebAssembly module: {e:#}")))?
+                };
                 match cache {
                     Some((cache, sha256)) => {
-                        cache.store(&self.engine, sha256, &module);
-                        (module, compile::CacheUse::Miss)
+                        cache.store(&self.engine, sha256, &compiled);
+                        (compiled, compile::CacheUse::Miss)
                     }
-                    None => (module, compile::CacheUse::None),
+                    None => (compiled, compile::CacheUse::None),
                 }
             }
         };
+        let code = match compiled {
+            compile::Compiled::Module(module) => {
+                Code::Module(self.checked_module(&module, budget)?)
+            }
+            compile::Compiled::Component(component) => {
+                component::check_world(&self.engine, &component)?;
+                Code::Component(self.components.instantiate_pre(&component).map_err(|e| {
+                    Refusal(format!(
+                        "the component's imports do not link (a hosted bot may import WASI 0.2 only): {e:#}"
+                    ))
+                })?)
+            }
+        };
+        Ok((
+            Bot {
+                code,
+                size: bytes.len(),
+            },
+            used,
+        ))
+    }
+
+    /// A module's imports, exports and initial memory checked; linked.
+    fn checked_module(
+        &self,
+        module: &Module,
+        budget: &Budget,
+    ) -> Result<InstancePre<wasi::Context>, Refusal> {
         for import in module.imports() {
             if import.module() != ALLOWED_MODULE {
                 return Err(Refusal(format!(
@@ -269,28 +349,72 @@ impl Runner {
                 ))
             }
         }
-        let pre = self
-            .linker
-            .instantiate_pre(&module)
-            .map_err(|e| Refusal(format!("the module's imports do not link: {e:#}")))?;
-        Ok((
-            Bot {
-                pre,
-                size: bytes.len(),
-            },
-            used,
-        ))
+        self.linker
+            .instantiate_pre(module)
+            .map_err(|e| Refusal(format!("the module's imports do not link: {e:#}")))
     }
 
     /// Runs one decision of `bot` within `budget`.
     pub fn decide(&self, bot: &Bot, decision: &Decision<'_>, budget: &Budget) -> Outcome {
-        let context = wasi::Context::new(decision, budget);
+        match &bot.code {
+            Code::Module(pre) => self.decide_module(pre, decision, budget),
+            Code::Component(pre) => self.decide_component(pre, decision, budget),
+        }
+    }
+
+    /// A store with the decision's fuel, backstop and memory limit.
+    fn store<T: 'static>(
+        &self,
+        context: T,
+        budget: &Budget,
+        limits: fn(&mut T) -> &mut wasi::Limits,
+    ) -> Store<T> {
         let mut store = Store::new(&self.engine, context);
-        store.limiter(|context| &mut context.limits);
+        store.limiter(move |context| limits(context));
         store.set_fuel(budget.fuel).expect("fuel is enabled");
         let ticks = (budget.backstop.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
         store.set_epoch_deadline(ticks);
-        let run = bot.pre.instantiate(&mut store).and_then(|instance| {
+        store
+    }
+
+    /// A component's decision: `decide(update)` on a fresh instance.
+    fn decide_component(
+        &self,
+        pre: &wasmtime::component::InstancePre<component::Context>,
+        decision: &Decision<'_>,
+        budget: &Budget,
+    ) -> Outcome {
+        let context = component::Context::new(decision, budget);
+        let mut store = self.store(context, budget, |c| &mut c.limits);
+        let input = String::from_utf8_lossy(decision.input);
+        let run = pre.instantiate(&mut store).and_then(|instance| {
+            let decide =
+                instance.get_typed_func::<(&str,), (String,)>(&mut store, component::EXPORT)?;
+            let (answer,) = decide.call(&mut store, (&input,))?;
+            Ok(answer)
+        });
+        let fuel_used = budget.fuel - store.get_fuel().unwrap_or(0);
+        let context = store.into_data();
+        let answer = match run {
+            Ok(returned) => component::answer(returned),
+            Err(error) => Err(fault_of(&error, context.limits.refused)),
+        };
+        Outcome {
+            answer,
+            fuel_used,
+            stderr: context.log.take(),
+        }
+    }
+
+    fn decide_module(
+        &self,
+        pre: &InstancePre<wasi::Context>,
+        decision: &Decision<'_>,
+        budget: &Budget,
+    ) -> Outcome {
+        let context = wasi::Context::new(decision, budget);
+        let mut store = self.store(context, budget, |c| &mut c.limits);
+        let run = pre.instantiate(&mut store).and_then(|instance| {
             let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
             start.call(&mut store, ())
         });
@@ -307,13 +431,7 @@ impl Runner {
                 Some(wasi::Ended::Flood) => Err(Fault::BadOutput(format!(
                     "more than {MAX_STDOUT_BYTES} bytes on stdout without a newline"
                 ))),
-                None => Err(match error.downcast_ref::<Trap>() {
-                    Some(Trap::OutOfFuel) => Fault::Fuel,
-                    Some(Trap::Interrupt) => Fault::Overload,
-                    _ if memory_refused => Fault::Memory,
-                    Some(trap) => Fault::Trap(trap.to_string()),
-                    None => Fault::Trap(format!("{error:#}")),
-                }),
+                None => Err(fault_of(&error, memory_refused)),
             },
         };
         let answer = match (context.answer(), ended) {
@@ -332,6 +450,21 @@ impl Runner {
             fuel_used,
             stderr: context.stderr,
         }
+    }
+}
+
+/// Why a run that failed gave no answer: the fuel, the backstop, the memory budget (a trap
+/// after a refused growth), an exit, or a trap.
+fn fault_of(error: &wasmtime::Error, memory_refused: bool) -> Fault {
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return Fault::Trap(format!("exited with code {} before answering", exit.0));
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Fault::Fuel,
+        Some(Trap::Interrupt) => Fault::Overload,
+        _ if memory_refused => Fault::Memory,
+        Some(trap) => Fault::Trap(trap.to_string()),
+        None => Fault::Trap(format!("{error:#}")),
     }
 }
 

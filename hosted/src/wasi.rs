@@ -56,20 +56,55 @@ impl Ended {
 pub struct Limits {
     memory_bytes: u64,
     pub refused: bool,
+    /// Bytes of every memory of the instance together: a component instantiates several core
+    /// modules, each with its own memory, and the budget is for all of them.
+    used: u64,
+    instances: usize,
+    memories: usize,
+    tables: usize,
 }
 
 /// Tables: enough for any real program's function pointers.
 const MAX_TABLE_ELEMENTS: usize = 1 << 20;
 
+impl Limits {
+    /// A module: one instance, one memory.
+    pub fn module(memory_bytes: u64) -> Limits {
+        Limits {
+            memory_bytes,
+            refused: false,
+            used: 0,
+            instances: 1,
+            memories: 1,
+            tables: 4,
+        }
+    }
+
+    /// A component: the core instances it is made of (an interpreter, its libc, WASI
+    /// adapters) share one memory budget.
+    pub fn component(memory_bytes: u64) -> Limits {
+        Limits {
+            instances: 64,
+            memories: 16,
+            tables: 64,
+            ..Limits::module(memory_bytes)
+        }
+    }
+}
+
 impl ResourceLimiter for Limits {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let allowed = desired as u64 <= self.memory_bytes;
+        let grown = (self.used.saturating_sub(current as u64)).saturating_add(desired as u64);
+        let allowed = grown <= self.memory_bytes;
         self.refused |= !allowed;
+        if allowed {
+            self.used = grown;
+        }
         Ok(allowed)
     }
 
@@ -85,15 +120,15 @@ impl ResourceLimiter for Limits {
     }
 
     fn instances(&self) -> usize {
-        1
+        self.instances
     }
 
     fn memories(&self) -> usize {
-        1
+        self.memories
     }
 
     fn tables(&self) -> usize {
-        4
+        self.tables
     }
 }
 
@@ -118,10 +153,7 @@ impl Context {
             read: 0,
             stdout: Vec::new(),
             stderr: Vec::new(),
-            limits: Limits {
-                memory_bytes: budget.memory_bytes,
-                refused: false,
-            },
+            limits: Limits::module(budget.memory_bytes),
             clock_ns: decision.clock_ns,
             fuel: budget.fuel,
             random: random::Stream::new(decision),

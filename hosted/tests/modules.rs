@@ -55,8 +55,7 @@ fn runner() -> &'static Runner {
     RUNNER.get_or_init(Runner::new)
 }
 
-/// Plays a whole game of `kind` with `module` deciding for every seat; every decision must
-/// name a legal action, and the game must end. Returns the updates it decided on.
+/// Plays a whole game of `kind` with `module` deciding for every seat (examples::play_game).
 fn play(
     module: &[u8],
     bot: &str,
@@ -64,60 +63,10 @@ fn play(
     options: &[(&str, &str)],
     seed: u64,
 ) -> Vec<pb::Update> {
-    let budget = Budget::default();
     let compiled = runner()
-        .compile(module, DEFAULT_MODULE_BYTES, &budget)
+        .compile(module, DEFAULT_MODULE_BYTES, &Budget::default())
         .unwrap_or_else(|r| panic!("{bot}: refused: {r}"));
-    let pairs: Vec<(String, String)> = options
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let options = gangs_games::parse_options(kind, None, &pairs).unwrap();
-    let mut game = gangs_games::new_game(kind, Some(&options), seed, None).unwrap();
-    game.start();
-    let mut updates = Vec::new();
-    for seq in 1.. {
-        if game.is_over() {
-            break;
-        }
-        assert!(seq < 20_000, "{bot}: {kind} seed {seed} does not end");
-        let actors = game.actors();
-        assert!(
-            !actors.is_empty(),
-            "{kind}: a running game waits for nobody"
-        );
-        // The seats that may act take turns, so that none is always first.
-        let seat = actors[seq as usize % actors.len()];
-        let update = gangs_games::update::in_process_update(&*game, seat, seq, &[]);
-        let decided = seat::decide(
-            runner(),
-            &compiled,
-            &budget,
-            SeatDecision {
-                kind,
-                update: &update,
-                record_unix_ms: 1_700_000_000_000 + seq as i64,
-                seed,
-                bot,
-            },
-        );
-        let action = decided.action.unwrap_or_else(|fault| {
-            panic!(
-                "{bot}: {kind} seq {seq}: {fault}; its log: {}",
-                String::from_utf8_lossy(&decided.outcome.stderr)
-            )
-        });
-        let log = String::from_utf8_lossy(&decided.outcome.stderr).into_owned();
-        assert!(
-            log.contains(&format!("seq {seq} seat {seat}:")),
-            "{bot}: its log: {log:?}"
-        );
-        game.act(seat, &action)
-            .unwrap_or_else(|r| panic!("{bot}: {kind} seq {seq}: an illegal action: {r:?}"));
-        updates.push(update);
-    }
-    assert!(game.outcome().is_some());
-    updates
+    examples::play_game(runner(), &compiled, bot, kind, options, seed)
 }
 
 #[test]
