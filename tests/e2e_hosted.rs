@@ -640,3 +640,111 @@ async fn a_hosted_bots_owner_reads_its_stderr_and_nobody_else_does() {
         "no bot nobody",
     );
 }
+
+/// A component for another world: a WASI command (it exports `wasi:cli/run`).
+fn command_component() -> Vec<u8> {
+    wat::parse_str(
+        r#"(component
+             (core module $m (func (export "run") (result i32) i32.const 0))
+             (core instance $i (instantiate $m))
+             (func $run (result (result)) (canon lift (core func $i "run")))
+             (instance $cli (export "run" (func $run)))
+             (export "wasi:cli/run@0.2.0" (instance $cli)))"#,
+    )
+    .expect("valid component")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_bot_is_submitted_plays_rated_games_across_a_restart_and_reruns_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = common::hosted::python_example(dir.path());
+    assert!(
+        std::fs::metadata(&python).unwrap().len() > 8 << 20,
+        "bigger than a module may be"
+    );
+    let mut server = keyed_server(dir.path(), ADMIN, PLAYER);
+    let mut admin = client(&server, ADMIN);
+    admin
+        .create_ladder(create("py", &["greedy", "random"]))
+        .await
+        .expect("create");
+    // A component for another world is refused, naming both worlds' exports.
+    let refused = admin
+        .submit_bot(submit("py", "cmd", command_component()))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    assert!(
+        refused.message().contains("wasi:cli/run") && refused.message().contains("gangs:bot/bot"),
+        "{refused:?}"
+    );
+    // The student's one command.
+    let (code, out) = gangs_cli(
+        &server,
+        &[
+            "--api-key",
+            ADMIN,
+            "ladder",
+            "submit",
+            "py",
+            "pybot",
+            "--wasm",
+            python.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("pybot@1 entered on ladder py"), "{out}");
+
+    let played = |games: &[pb::LadderGame]| {
+        games
+            .iter()
+            .filter(|g| g.names.iter().any(|n| n == "pybot@1"))
+            .count()
+    };
+    let before = rated(&mut admin, "py", 4, Duration::from_secs(300)).await;
+    // SIGKILL and a restart: the component loads from the cache and plays on.
+    server.restart();
+    let mut admin = client(&server, ADMIN);
+    let games = rated(&mut admin, "py", before.len() + 4, Duration::from_secs(300)).await;
+    assert!(
+        played(&games) >= 4,
+        "pybot@1 in {} of {} games",
+        played(&games),
+        games.len()
+    );
+    let table = standings(&mut admin, "py").await;
+    let row = table
+        .standings
+        .iter()
+        .find(|r| r.bot == "pybot")
+        .unwrap_or_else(|| panic!("pybot in {:?}", table.standings));
+    assert_eq!(
+        row.timeouts, 0,
+        "the Python bot was charged a timeout: {row:?}"
+    );
+    assert!(!row.paused, "{row:?}");
+
+    // Its log says what it chose, per decision.
+    let game = games
+        .iter()
+        .find(|g| g.names.iter().any(|n| n == "pybot@1"))
+        .expect("a game of pybot@1");
+    let seat = game.names.iter().position(|n| n == "pybot@1").unwrap();
+    let log = admin
+        .get_bot_log(pb::GetBotLogRequest {
+            ladder: "py".into(),
+            bot: "pybot@1".into(),
+            game_id: game.game_id.clone(),
+        })
+        .await
+        .expect("its log")
+        .into_inner();
+    let text = format!("{log:?}");
+    assert!(text.contains("python-bot: seq"), "{text}");
+    // Every decision it made reruns identically.
+    let (code, out) = check_decisions(&server, &game.game_id, &python, seat);
+    assert_eq!(code, 0, "{out}");
+    let verdict: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+    assert!(verdict["checked"].as_u64().unwrap() > 0, "{verdict}");
+    assert_eq!(verdict["checked"], verdict["identical"], "{verdict}");
+}

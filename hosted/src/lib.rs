@@ -358,6 +358,17 @@ impl Runner {
     pub fn decide(&self, bot: &Bot, decision: &Decision<'_>, budget: &Budget) -> Outcome {
         match &bot.code {
             Code::Module(pre) => self.decide_module(pre, decision, budget),
+            // WASI 0.2's calls block on a runtime of their own, which a thread that drives
+            // a tokio runtime (a CLI's replay, a connected bot) may not do: such a caller's
+            // decision runs on a thread of its own. The server's pool threads are plain.
+            Code::Component(pre) if tokio::runtime::Handle::try_current().is_ok() => {
+                std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| self.decide_component(pre, decision, budget))
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+            }
             Code::Component(pre) => self.decide_component(pre, decision, budget),
         }
     }

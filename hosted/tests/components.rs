@@ -278,3 +278,19 @@ fn components_for_another_world_or_importing_more_than_wasi_are_refused_naming_w
         .0;
     assert!(refused.contains("--max-component-bytes"), "{refused}");
 }
+
+#[test]
+fn a_component_decides_from_a_thread_that_drives_a_tokio_runtime() {
+    let (_, bot) = python_bot();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let outcome = runtime.block_on(async {
+        runner().decide(
+            bot,
+            &decision(b"{\"legal_actions\":[]}"),
+            &Budget::default(),
+        )
+    });
+    assert_eq!(outcome.answer, Ok("0".to_string()), "{outcome:?}");
+}

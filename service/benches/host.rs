@@ -164,6 +164,7 @@ async fn start(store: Option<String>, replicas: usize) -> Running {
         open_registration: false,
         ladder_games_per_hour: gangs_service::ladder::DEFAULT_GAMES_PER_HOUR,
         max_module_bytes: gangs_service::server::MAX_MODULE_BYTES,
+        max_component_bytes: gangs_service::server::MAX_COMPONENT_BYTES,
         max_module_functions: gangs_hosted::compile::DEFAULT_BOUNDS.functions,
         max_function_bytes: gangs_hosted::compile::DEFAULT_BOUNDS.function_body_bytes,
         max_function_locals: gangs_hosted::compile::DEFAULT_BOUNDS.locals,

@@ -24,6 +24,8 @@ use tonic::transport::{Identity, ServerTlsConfig};
 pub const MAX_REQUEST_BYTES: u32 = 64 * 1024;
 /// `--max-module-bytes`' default.
 pub const MAX_MODULE_BYTES: u32 = 8 * 1024 * 1024;
+/// `--max-component-bytes`' default.
+pub const MAX_COMPONENT_BYTES: u32 = gangs_hosted::DEFAULT_COMPONENT_BYTES as u32;
 
 /// Threads for blocking work (the store's reads, the restore scan, replays) at most; more work
 /// waits for one. Idle ones leave after 10 s (tokio's default).
@@ -151,6 +153,12 @@ pub struct Config {
     #[arg(long, env = "GANGS_MAX_MODULE_BYTES", default_value_t = MAX_MODULE_BYTES,
           value_parser = clap::value_parser!(u32).range(1024..=256 * 1024 * 1024))]
     pub max_module_bytes: u32,
+    /// Largest hosted bot component SubmitBot accepts, in bytes (1024 to 268435456): a
+    /// component carries its interpreter (a Python bot is some 18 MiB), so it has a limit of
+    /// its own; a ladder's module budget applies to modules only.
+    #[arg(long, env = "GANGS_MAX_COMPONENT_BYTES", default_value_t = MAX_COMPONENT_BYTES,
+          value_parser = clap::value_parser!(u32).range(1024..=256 * 1024 * 1024))]
+    pub max_component_bytes: u32,
     /// Most functions a hosted bot module may define, checked before compiling (with the two
     /// below: a module built to keep the compiler busy is refused at once, naming the flag).
     #[arg(long, env = "GANGS_MAX_MODULE_FUNCTIONS", default_value_t = gangs_hosted::compile::DEFAULT_BOUNDS.functions)]
@@ -600,7 +608,8 @@ async fn serve_grpc(
         .add_service(crate::ladder::routes::LaddersRoutes::new(
             ladders,
             max_request_bytes,
-            usize::try_from(config.max_module_bytes).unwrap_or(usize::MAX),
+            usize::try_from(config.max_module_bytes.max(config.max_component_bytes))
+                .unwrap_or(usize::MAX),
         ))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
@@ -702,7 +711,10 @@ async fn start_ladders(
             config
                 .hosted_bot_threads
                 .map_or_else(crate::ladder::hosted::default_threads, usize::from),
-            u64::from(config.max_module_bytes),
+            (
+                u64::from(config.max_module_bytes),
+                u64::from(config.max_component_bytes),
+            ),
             Some(&config.hosted_cache_dir()),
             gangs_hosted::compile::Bounds {
                 functions: config.max_module_functions,

@@ -84,3 +84,15 @@ pub fn keyed_server(dir: &Path, admin: &str, player: &str) -> Server {
         ],
     )
 }
+
+#[path = "../../hosted/tests/examples/mod.rs"]
+mod examples;
+
+/// The Python example bot (examples/hosted-bots/python) built into a component with its
+/// Makefile into `dir`, componentize-py installed on first use when missing (as the runner's
+/// tests do). Fails, never skips, when it cannot be built.
+pub fn python_example(dir: &Path) -> PathBuf {
+    let out = dir.join("python-example.wasm");
+    examples::python_example(&out).unwrap_or_else(|why| panic!("{why}"));
+    out
+}

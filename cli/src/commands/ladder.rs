@@ -75,7 +75,8 @@ enum LadderCommand {
         name: String,
         /// The bot's name: letters, digits, '-', '_' and '.'.
         bot: String,
-        /// The module (.wasm).
+        /// The module or component (.wasm): a WASI command module, or a component of the
+        /// world gangs:bot/bot (a Python bot built with componentize-py).
         #[arg(long, value_name = "FILE")]
         wasm: std::path::PathBuf,
         /// The new version (default: the next number after the bot's versions).

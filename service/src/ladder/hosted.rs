@@ -121,21 +121,25 @@ impl Hosting {
         cache_dir: Option<&std::path::Path>,
     ) -> Arc<Hosting> {
         let bounds = gangs_hosted::compile::DEFAULT_BOUNDS;
-        Hosting::with_bounds(threads, max_module_bytes, cache_dir, bounds)
+        let sizes = (max_module_bytes, gangs_hosted::DEFAULT_COMPONENT_BYTES);
+        Hosting::with_bounds(threads, sizes, cache_dir, bounds)
     }
 
     /// [`Hosting::new`], modules' structure checked against `bounds` (the server's
-    /// `--max-module-functions`, `--max-function-bytes`, `--max-function-locals`).
+    /// `--max-module-functions`, `--max-function-bytes`, `--max-function-locals`), modules and
+    /// components up to `(max_module_bytes, max_component_bytes)`.
     pub fn with_bounds(
         threads: usize,
-        max_module_bytes: u64,
+        (max_module_bytes, max_component_bytes): (u64, u64),
         cache_dir: Option<&std::path::Path>,
         bounds: gangs_hosted::compile::Bounds,
     ) -> Arc<Hosting> {
         let threads = threads.max(1);
         let cache = cache_dir.map(gangs_hosted::compile::ArtefactCache::new);
         Arc::new(Hosting {
-            runner: Runner::new().with_bounds(bounds),
+            runner: Runner::new()
+                .with_bounds(bounds)
+                .with_component_bytes(max_component_bytes),
             pool: Pool::new(threads, threads * QUEUE_PER_THREAD, QUEUE_PER_BOT),
             max_module_bytes,
             compiled: Mutex::default(),
@@ -507,7 +511,15 @@ pub async fn submit(
     }
     let info = ladder.state.lock().await.info.clone();
     let limit = module_limit(&info, &hosting);
-    if request.module.len() as u64 > limit {
+    if gangs_hosted::component::is_component(&request.module) {
+        let limit = hosting.runner.max_component_bytes();
+        if request.module.len() as u64 > limit {
+            return Err(HostError::Exhausted(format!(
+                "the component is {} bytes: the server takes components up to {limit} bytes (--max-component-bytes)",
+                request.module.len()
+            )));
+        }
+    } else if request.module.len() as u64 > limit {
         return Err(HostError::Exhausted(format!(
             "the module is {} bytes: ladder {} takes modules up to {limit} bytes (the ladder's module budget, within the server's --max-module-bytes)",
             request.module.len(),
@@ -541,7 +553,7 @@ pub async fn submit(
     let module: Arc<[u8]> = request.module.into();
     let entry = entry_name(&request.bot, &version);
     let kind = info.kind.clone();
-    let module_sha256 = sha256_hex(&module);
+    let module_sha256 = crate::store::modules::sha256_hex(&module);
     // Compiled on the compiling thread (a compile never delays a decision), then its sample
     // decision on the decision threads like any decision.
     let compiled = hosting
@@ -605,6 +617,14 @@ pub async fn submit(
         .lock()
         .expect("compiled")
         .insert(module_sha256.clone(), compiled);
+    let store = &ladder.ctx.ladder_logs;
+    if store.keeps_modules() {
+        // Durable before the record that names it.
+        store
+            .put_module(&module_sha256, &module)
+            .await
+            .map_err(|e| HostError::unavailable(format!("the module could not be kept: {e}")))?;
+    }
     let hosted = HostedModule {
         module,
         module_sha256: module_sha256.clone(),
@@ -636,24 +656,59 @@ pub async fn submit(
     })
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The record that enters a hosted version.
-pub fn submitted(bot: String, version: String, key_sha256: String, hosted: &HostedModule) -> Lr {
+/// The record that enters a hosted version: its module inline, or (`inline` false: the store
+/// keeps modules apart, `LogStore::put_module`) named by its SHA-256 alone.
+pub fn submitted(
+    bot: String,
+    version: String,
+    key_sha256: String,
+    hosted: &HostedModule,
+    inline: bool,
+) -> Lr {
     Lr::Submitted(pb::ladder_record::BotSubmitted {
         bot,
         version,
         key_sha256,
-        module: hosted.module.to_vec(),
+        module: if inline {
+            hosted.module.to_vec()
+        } else {
+            Vec::new()
+        },
         module_sha256: hosted.module_sha256.clone(),
         engine: hosted.engine.clone(),
     })
+}
+
+/// `module` with its bytes: a record that names its module by hash alone is read from the
+/// store's modules (None, logged, when the store has no such module).
+async fn with_bytes(
+    ladder: &Ladder,
+    module: Arc<HostedModule>,
+    name: &str,
+) -> Option<Arc<HostedModule>> {
+    if !module.module.is_empty() {
+        return Some(module);
+    }
+    match ladder
+        .ctx
+        .ladder_logs
+        .get_module(&module.module_sha256)
+        .await
+    {
+        Ok(Some(bytes)) => Some(Arc::new(HostedModule {
+            module: bytes.into(),
+            module_sha256: module.module_sha256.clone(),
+            engine: module.engine.clone(),
+        })),
+        Ok(None) => {
+            tracing::error!(ladder = %ladder.name, bot = %name, sha256 = %module.module_sha256, "a hosted bot's module is not in the store: it does not play");
+            None
+        }
+        Err(e) => {
+            tracing::error!(ladder = %ladder.name, bot = %name, "a hosted bot's module cannot be read: it does not play: {e}");
+            None
+        }
+    }
 }
 
 /// Plays hosted entry `index` until the server stops or the bot retires: compiled once, then
@@ -671,6 +726,9 @@ pub async fn play(ladder: Arc<Ladder>, index: usize) {
         (module, state.info.clone(), entry.name())
     };
     let budget = budget(&info);
+    let Some(module) = with_bytes(&ladder, module, &name).await else {
+        return;
+    };
     let bot = match ladder.ctx.hosting.compile(&module, budget).await {
         Ok(bot) => bot,
         Err(why) => {

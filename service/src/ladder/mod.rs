@@ -414,7 +414,8 @@ impl Ladder {
         let key = new_bot_key();
         let name = records::entry_name(&bot, &version);
         let key_sha256 = creation::key_hash(&key);
-        let record = hosted::submitted(bot, version, key_sha256.clone(), module);
+        let inline = !self.ctx.ladder_logs.keeps_modules();
+        let record = hosted::submitted(bot, version, key_sha256.clone(), module, inline);
         self.append(state, record).await?;
         self.bots().enter(&key_sha256, &self.name, &name, false);
         Ok(key)

@@ -1,5 +1,6 @@
 //! The `gangs.v1.Ladders` service as the server mounts it: `SubmitBot` (a hosted bot's
-//! module, megabytes) is read up to `--max-module-bytes`, every other method up to
+//! module or component, megabytes) is read up to the larger of `--max-module-bytes` and
+//! `--max-component-bytes`, every other method up to
 //! `--max-request-bytes`, as by the generated server alone. One service, two read limits.
 
 use super::api::LaddersService;
@@ -58,7 +59,7 @@ impl tower::Service<http::Request<Body>> for LaddersRoutes {
             Ok(crate::front::errors::request_size_status(
                 response,
                 limit,
-                "a hosted bot's module: --max-module-bytes",
+                "a hosted bot's module or component: --max-module-bytes, --max-component-bytes",
             ))
         })
     }

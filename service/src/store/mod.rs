@@ -61,6 +61,7 @@ mod jetstream_feed;
 mod jetstream_layout;
 mod journal;
 mod journal_damage;
+pub mod modules;
 pub mod sled;
 
 pub use journal_damage::OnJournalDamage;
@@ -195,6 +196,29 @@ pub trait LogStore: Send + Sync + 'static {
         records: Vec<EncodedRecord>,
         marked: Vec<u64>,
     ) -> Durable;
+
+    /// Whether this store keeps hosted bots' modules apart from the logs ([`LogStore::put_module`]):
+    /// a ladder's record then names its module by its SHA-256 alone. A store that does not
+    /// keeps each module in the record that enters it.
+    fn keeps_modules(&self) -> bool {
+        false
+    }
+
+    /// Keeps a hosted bot's module once per content, under its SHA-256 (hex), durably before
+    /// it returns (before any record names it): a module (a Python bot's component is tens of
+    /// megabytes) can be larger than one append may be.
+    async fn put_module(&self, sha256: &str, module: &[u8]) -> Result<(), StoreError> {
+        let _ = (sha256, module);
+        Err(StoreError::unavailable(
+            "this store keeps no hosted modules",
+        ))
+    }
+
+    /// The module kept under `sha256`; `None` if none is.
+    async fn get_module(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let _ = sha256;
+        Ok(None)
+    }
 
     /// The newest durable position of the directory feed, as it changes; `None` when this
     /// store keeps no feed.

@@ -174,6 +174,8 @@ pub struct SledStore {
     feed_index: sled::Tree,
     head: tokio::sync::watch::Receiver<u64>,
     marks: sled::Tree,
+    /// Hosted bots' modules by SHA-256, deflated (`super::modules`).
+    modules: sled::Tree,
     /// `std::sync::mpsc::Sender` is `Send` but not `Sync`; the mutex makes the store shareable
     /// and is held only for one `send` (never contended for long).
     appends: Arc<Mutex<std_mpsc::Sender<Job>>>,
@@ -207,6 +209,7 @@ impl SledStore {
         let feed = open::tree(&db, "directory", "the directory tree")?;
         let feed_index = open::tree(&db, "directory_by_game", "the directory index tree")?;
         let marks = open::tree(&db, "marks", "the marks tree")?;
+        let modules = open::tree(&db, "modules", "the hosted modules tree")?;
         let damaged_tree = open::tree(&db, "damaged", "the damaged tree")?;
         let mut damaged = open::damage_notes(&damaged_tree)?;
         let (journal, recovered, newly_damaged) =
@@ -282,6 +285,7 @@ impl SledStore {
             feed_index,
             head,
             marks,
+            modules,
             appends: Arc::new(Mutex::new(tx)),
         };
         let ladders = SledStore {
@@ -754,6 +758,41 @@ impl LogStore for SledStore {
 
     async fn save_mark(&self, name: &str, position: u64) -> Result<(), StoreError> {
         self.save_mark_now(name, position).await
+    }
+
+    fn keeps_modules(&self) -> bool {
+        true
+    }
+
+    async fn put_module(&self, sha256: &str, module: &[u8]) -> Result<(), StoreError> {
+        if !super::modules::valid_hash(sha256) {
+            return Err(StoreError::corrupt(format!("{sha256:?} names no module")));
+        }
+        let (modules, sha256, module) = (self.modules.clone(), sha256.to_string(), module.to_vec());
+        blocking(move || {
+            let failed = |e: sled::Error| {
+                StoreError::unavailable(format!("cannot keep a hosted module: {e}"))
+            };
+            if !modules.contains_key(sha256.as_bytes()).map_err(failed)? {
+                modules
+                    .insert(sha256.as_bytes(), super::modules::deflate(&module))
+                    .map_err(failed)?;
+            }
+            modules.flush().map_err(failed)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn get_module(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let (modules, sha256) = (self.modules.clone(), sha256.to_string());
+        blocking(
+            move || match modules.get(sha256.as_bytes()).map_err(read_error)? {
+                Some(kept) => super::modules::inflate(&sha256, &kept).map(Some),
+                None => Ok(None),
+            },
+        )
+        .await
     }
 
     async fn feed_after(&self, after: u64, limit: usize) -> Result<Vec<FeedEntry>, StoreError> {
