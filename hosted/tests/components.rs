@@ -181,11 +181,11 @@ fn hostile_python_is_contained_with_its_cause_in_its_log() {
     assert_eq!(looped.fuel_used, 200_000_000);
     let bomb = hostile("memory");
     assert_eq!(bomb.answer, Err(Fault::Memory), "{}", log(&bomb));
-    // A socket, a file and a name lookup fail inside the bot, with an error it prints.
+    // A TCP socket, a file and a UDP datagram fail inside the bot, with an error it prints.
     for (input, said) in [
-        ("socket", "socket refused:"),
-        ("file", "file refused:"),
-        ("lookup", "lookup refused:"),
+        ("socket", "socket refused: PermissionError"),
+        ("file", "file refused: FileNotFoundError"),
+        ("udp", "udp refused: PermissionError"),
     ] {
         let outcome = hostile(input);
         assert_eq!(

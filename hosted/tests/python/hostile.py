@@ -3,8 +3,8 @@ update, one word.
 
 - loop: never ends (its fuel runs out)
 - memory: allocates without end (its memory budget runs out)
-- socket, file, lookup: opens a socket, reads /etc/passwd, resolves a name; prints the error
-  it gets, then answers 0
+- socket, file, udp: connects a TCP socket, reads /etc/passwd, sends a UDP datagram; prints
+  the error it gets, then answers 0
 - sleep: sleeps an hour, prints how long the clock says it slept, answers 0
 - raise: raises ValueError
 - chatty: prints 100 KiB on stderr, answers 0
@@ -38,11 +38,12 @@ class WitWorld(wit_world.WitWorld):
                     print(f"file read: {f.read()[:20]}", file=sys.stderr)
             except Exception as e:
                 print(f"file refused: {e!r}", file=sys.stderr)
-        if update == "lookup":
+        if update == "udp":
             try:
-                print(f"lookup gave {socket.gethostbyname('example.com')}", file=sys.stderr)
+                socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("10.0.0.1", 53))
+                print("udp sent", file=sys.stderr)
             except Exception as e:
-                print(f"lookup refused: {e!r}", file=sys.stderr)
+                print(f"udp refused: {e!r}", file=sys.stderr)
         if update == "sleep":
             started = time.monotonic()
             time.sleep(3600)
