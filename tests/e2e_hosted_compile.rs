@@ -178,3 +178,74 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
         .collect();
     assert!(void.is_empty(), "games void beside the bombs: {void:?}");
 }
+
+/// Hosted decisions that back up on the server's one hosted thread (four bots whose every
+/// decision burns about half a second of fuel): the matchmaker holds back new games with hosted
+/// seats, and a connected bot left waiting is told why on its Queue stream, once: a `capped`
+/// event naming the backlog, the quarter of the turn it is measured against and the flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_waiting_behind_a_backlog_of_hosted_decisions_is_told_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        dir.path(),
+        0,
+        &["--api-key", ADMIN, "--hosted-bot-threads", "1"],
+    );
+    ladders(&server)
+        .create_ladder(pb::CreateLadderRequest {
+            name: LADDER.into(),
+            kind: "gang-of-four".into(),
+            players: Some(3),
+            options: [("target_score".to_string(), "1".to_string())].into(),
+            turn_ms: Some(6000),
+            hosted_fuel: Some(4_000_000_000),
+            ..Default::default()
+        })
+        .await
+        .expect("create");
+    for i in 0..4 {
+        ladders(&server)
+            .submit_bot(submit(&format!("heavy-{i}"), first_action_bot(200_000_000)))
+            .await
+            .expect("submit a heavy bot");
+    }
+    let key = ladders(&server)
+        .register_bot(pb::RegisterBotRequest {
+            ladder: LADDER.into(),
+            bot: "probe".into(),
+            version: String::new(),
+        })
+        .await
+        .expect("register")
+        .into_inner()
+        .bot_key;
+    let mut stream = ladders(&server)
+        .queue(pb::QueueRequest {
+            ladder: LADDER.into(),
+            bot_key: key,
+            ..Default::default()
+        })
+        .await
+        .expect("queue")
+        .into_inner();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let told = loop {
+        assert!(Instant::now() < deadline, "no backlog told within 180 s");
+        let event = tokio::time::timeout(Duration::from_secs(30), stream.message())
+            .await
+            .expect("an event (heartbeats at least)")
+            .expect("the stream")
+            .expect("open");
+        if let Some(pb::ladder_event::Event::Capped(capped)) = event.event {
+            if capped.cap == "hosted decisions backlog" {
+                break capped;
+            }
+        }
+    };
+    assert_eq!(told.flag, "--hosted-bot-threads", "{told:?}");
+    assert_eq!(told.limit, 1500, "a quarter of the 6000 ms turn: {told:?}");
+    assert!(
+        told.detail.contains("no new game of ladder") && told.detail.contains("stream stays open"),
+        "{told:?}"
+    );
+}
