@@ -701,7 +701,7 @@ async fn a_python_bot_is_submitted_plays_rated_games_across_a_restart_and_reruns
             .filter(|g| g.names.iter().any(|n| n == "pybot@1"))
             .count()
     };
-    let before = rated(&mut admin, "py", 4, Duration::from_secs(300)).await;
+    let before = rated(&mut admin, "py", 2, Duration::from_secs(300)).await;
     // SIGKILL and a restart: the component loads from the cache and plays on.
     server.restart();
     let mut admin = client(&server, ADMIN);

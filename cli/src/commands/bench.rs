@@ -95,6 +95,17 @@ pub struct BenchArgs {
         requires = "hosted_beside"
     )]
     hosted_bots: usize,
+
+    /// A heavy hosted bot's module entered beside --hosted-beside's light ones on the same
+    /// ladder (bots `heavy-0` ..): the report then says the void share of the games without a
+    /// heavy bot at the table apart, and the hosted decisions' queue wait (p50, p99) and rate,
+    /// read from the server's metrics. Shows whether a heavy bot's cost stays its own.
+    #[arg(long, value_name = "FILE.wasm", requires = "hosted_beside")]
+    hosted_heavy: Option<std::path::PathBuf>,
+
+    /// Copies of --hosted-heavy's module entered (1 to 64).
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "hosted_heavy")]
+    hosted_heavy_bots: usize,
 }
 
 /// The server a bench drives: its own `gangs-server` in `dir` (no create-rate limit: the bench
@@ -103,11 +114,16 @@ pub struct BenchArgs {
 pub(super) async fn own_or_given_server(
     dir: &std::path::Path,
     context: &Context,
+    metrics: Option<&str>,
 ) -> Result<(Option<OwnServer>, Context), CliError> {
     let own_server = if context.server_given {
         None
     } else {
-        Some(OwnServer::start(dir, &["--create-rate", "1000000000"]).await?)
+        let mut flags = vec!["--create-rate", "1000000000"];
+        if let Some(address) = metrics {
+            flags.extend(["--metrics", address]);
+        }
+        Some(OwnServer::start(dir, &flags).await?)
     };
     let mut target = Context::new(
         own_server
@@ -138,10 +154,20 @@ pub async fn run(args: BenchArgs, context: &Context) -> Result<(), CliError> {
         .prefix("gangs-bench-")
         .tempdir()
         .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
-    let (own_server, target) = own_or_given_server(dir.path(), context).await?;
+    // With hosted bots beside, the server's metrics tell their queue wait and rate.
+    let metrics = match &args.hosted_beside {
+        Some(_) => Some(super::bench_hosted::free_local_address()?),
+        None => None,
+    };
+    let (own_server, target) = own_or_given_server(dir.path(), context, metrics.as_deref()).await?;
     let hosted = match &args.hosted_beside {
         Some(module) => {
-            Some(HostedBeside::start(&target, &args.kind, module, args.hosted_bots).await?)
+            let heavy = args
+                .hosted_heavy
+                .as_deref()
+                .map(|heavy| (heavy, args.hosted_heavy_bots));
+            let entered = (module.as_path(), args.hosted_bots, heavy);
+            Some(HostedBeside::start(&target, &args.kind, entered, metrics).await?)
         }
         None => None,
     };

@@ -7,6 +7,11 @@
 //! matching. The report says how many of the ladder's games were played during the
 //! measurement, finished, or voided, and the hosted entries' timeouts.
 //!
+//! With `--hosted-heavy FILE.wasm [--hosted-heavy-bots N]`, N copies of a heavy module join
+//! the same ladder (`heavy-0` ..), and the report adds what fairness is about: the void share
+//! of the games with no heavy bot at the table, and the hosted decisions' wait for a thread
+//! (p50, p99, from the server's histogram over the measurement) and rate.
+//!
 //! Only with the bench's own server: it creates a ladder and submits bots, which a server
 //! someone else runs should not get from a load tool.
 
@@ -32,6 +37,98 @@ pub struct HostedBeside {
     module: PathBuf,
     ladder: String,
     bots: usize,
+    /// `--hosted-heavy`'s module and copies.
+    heavy: Option<(PathBuf, usize)>,
+    /// The own server's metrics address, and the hosted series read there as the measurement
+    /// began.
+    metrics: Option<(String, HostedSeries)>,
+}
+
+/// The hosted series of the server's metrics at one moment.
+#[derive(Clone, Default)]
+struct HostedSeries {
+    decisions: f64,
+    /// `gangs_hosted_queue_wait_seconds`' cumulative buckets: (upper bound, count).
+    waits: Vec<(f64, f64)>,
+}
+
+impl HostedSeries {
+    /// Reads the series from the metrics endpoint at `address` (plain HTTP, one GET).
+    fn read(address: &str) -> Result<HostedSeries, CliError> {
+        use std::io::{Read, Write};
+        let failed = |e: std::io::Error| {
+            CliError::new(
+                "UNAVAILABLE",
+                format!("the server's metrics at {address}: {e}"),
+            )
+        };
+        let mut stream = std::net::TcpStream::connect(address).map_err(failed)?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(failed)?;
+        write!(stream, "GET /metrics HTTP/1.0\r\nHost: {address}\r\n\r\n").map_err(failed)?;
+        let mut text = String::new();
+        stream.read_to_string(&mut text).map_err(failed)?;
+        let mut series = HostedSeries::default();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((name, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let Ok(value) = value.trim().parse::<f64>() else {
+                continue;
+            };
+            if name.starts_with("gangs_hosted_decisions_total") {
+                series.decisions += value;
+            } else if let Some(le) = name
+                .strip_prefix("gangs_hosted_queue_wait_seconds_bucket{le=\"")
+                .and_then(|rest| rest.strip_suffix("\"}"))
+            {
+                let bound = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().unwrap_or(f64::INFINITY)
+                };
+                series.waits.push((bound, value));
+            }
+        }
+        series.waits.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Ok(series)
+    }
+
+    /// The bucket bound under which `quantile` of the waits between `earlier` and `self` fell
+    /// (None when no decision waited in between).
+    fn wait_quantile(&self, earlier: &HostedSeries, quantile: f64) -> Option<f64> {
+        let before = |bound: f64| {
+            earlier
+                .waits
+                .iter()
+                .find(|(b, _)| *b == bound)
+                .map_or(0.0, |(_, c)| *c)
+        };
+        let counts: Vec<(f64, f64)> = self
+            .waits
+            .iter()
+            .map(|(b, c)| (*b, c - before(*b)))
+            .collect();
+        let total = counts.last()?.1;
+        if total <= 0.0 {
+            return None;
+        }
+        counts
+            .iter()
+            .find(|(_, c)| *c >= total * quantile)
+            .map(|(b, _)| *b)
+    }
+}
+
+/// A free loopback address for the own server's metrics endpoint.
+pub fn free_local_address() -> Result<String, CliError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| CliError::local(format!("no free local port: {e}")))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| CliError::local(format!("no free local port: {e}")))?;
+    Ok(address.to_string())
 }
 
 /// What the hosted ladder did while the bench measured.
@@ -47,6 +144,22 @@ pub struct Played {
     /// The hosted entries' timeouts over the whole run (their defaults played: a fault of the
     /// module, or a decision the host could not run in time).
     timeouts: u64,
+    /// With heavy bots: the games that ended during the measurement with none at the table,
+    /// and how many of them were void.
+    heavy: Option<HeavyShare>,
+    /// From the server's metrics over the measurement: hosted decisions per second, and their
+    /// wait for a thread at p50 and p99 (a histogram bucket's bound, seconds).
+    decisions_per_second: Option<f64>,
+    wait_p50: Option<f64>,
+    wait_p99: Option<f64>,
+}
+
+/// The heavy bots and the games without them.
+struct HeavyShare {
+    module: PathBuf,
+    bots: usize,
+    games_without: usize,
+    void_without: usize,
 }
 
 /// Now, in ms since the Unix epoch (the ladder's games are timed so).
@@ -83,31 +196,46 @@ async fn ladder_games(
     }
 }
 
+/// The module file `path` (`flag`'s), refused past any server's limit before it is read.
+fn read_module(path: &Path, flag: &str) -> Result<Vec<u8>, CliError> {
+    let unreadable =
+        |e: std::io::Error| CliError::invalid(format!("{flag} {}: {e}", path.display()));
+    let size = std::fs::metadata(path).map_err(unreadable)?.len();
+    if size > MAX_FILE {
+        return Err(CliError::invalid(format!(
+            "{flag} {}: {size} bytes, more than any server takes ({MAX_FILE})",
+            path.display()
+        )));
+    }
+    std::fs::read(path).map_err(unreadable)
+}
+
 impl HostedBeside {
     /// Creates the ladder on `target` (the bench's own server), submits `bots` copies of
     /// `module` and the house bot, and waits until a hosted game is under way.
     pub async fn start(
         target: &Context,
         kind: &str,
-        module: &Path,
-        bots: usize,
+        (module, bots, heavy): (&Path, usize, Option<(&Path, usize)>),
+        metrics: Option<String>,
     ) -> Result<HostedBeside, CliError> {
         if !(1..=MAX_HOSTED_BOTS).contains(&bots) {
             return Err(CliError::invalid(format!(
                 "--hosted-bots must be 1 to {MAX_HOSTED_BOTS}, not {bots}"
             )));
         }
-        let unreadable = |e: std::io::Error| {
-            CliError::invalid(format!("--hosted-beside {}: {e}", module.display()))
+        let bytes = read_module(module, "--hosted-beside")?;
+        let heavy_bytes = match heavy {
+            Some((heavy, copies)) => {
+                if !(1..=MAX_HOSTED_BOTS).contains(&copies) {
+                    return Err(CliError::invalid(format!(
+                        "--hosted-heavy-bots must be 1 to {MAX_HOSTED_BOTS}, not {copies}"
+                    )));
+                }
+                Some((read_module(heavy, "--hosted-heavy")?, copies))
+            }
+            None => None,
         };
-        let size = std::fs::metadata(module).map_err(unreadable)?.len();
-        if size > MAX_FILE {
-            return Err(CliError::invalid(format!(
-                "--hosted-beside {}: {size} bytes, more than any server takes ({MAX_FILE})",
-                module.display()
-            )));
-        }
-        let bytes = std::fs::read(module).map_err(unreadable)?;
         let mut admin = target.api_key.ladders(target.channel().await?);
         let ladder = format!("bench-hosted-{}", unix_ms());
         let created = admin
@@ -128,20 +256,33 @@ impl HostedBeside {
                 players - 1
             )));
         }
-        for i in 0..bots {
+        let mut entries: Vec<(String, &[u8], &Path, &str)> = (0..bots)
+            .map(|i| (format!("hosted-{i}"), &bytes[..], module, "--hosted-beside"))
+            .collect();
+        if let (Some((heavy_bytes, copies)), Some((heavy, _))) = (&heavy_bytes, heavy) {
+            entries.extend((0..*copies).map(|i| {
+                (
+                    format!("heavy-{i}"),
+                    &heavy_bytes[..],
+                    heavy,
+                    "--hosted-heavy",
+                )
+            }));
+        }
+        for (bot, module_bytes, file, flag) in entries {
             admin
                 .submit_bot(pb::SubmitBotRequest {
                     ladder: ladder.clone(),
-                    bot: format!("hosted-{i}"),
+                    bot,
                     version: String::new(),
-                    module: bytes.clone(),
+                    module: module_bytes.to_vec(),
                 })
                 .await
                 .map_err(|s| {
                     let mut refused = target.refused(s);
                     refused.message = format!(
-                        "--hosted-beside {}: the server refused the module: {}",
-                        module.display(),
+                        "{flag} {}: the server refused the module: {}",
+                        file.display(),
                         refused.message
                     );
                     refused
@@ -151,13 +292,19 @@ impl HostedBeside {
             module: module.to_path_buf(),
             ladder,
             bots,
+            heavy: heavy.map(|(heavy, copies)| (heavy.to_path_buf(), copies)),
+            metrics: None,
         };
         let waited = Instant::now();
         loop {
             let games = ladder_games(&mut admin, target, &beside.ladder).await?;
             // A game matched: hosted seats are deciding (or, for a quick module, have decided).
             if !games.is_empty() {
-                return Ok(beside);
+                let metrics = match metrics {
+                    Some(address) => Some((address.clone(), HostedSeries::read(&address)?)),
+                    None => None,
+                };
+                return Ok(HostedBeside { metrics, ..beside });
             }
             if waited.elapsed() > FIRST_GAME_WITHIN {
                 return Err(CliError::new(
@@ -208,6 +355,28 @@ impl HostedBeside {
             .filter(|s| s.bot.starts_with("hosted-"))
             .map(|s| s.timeouts as u64)
             .sum();
+        let heavy = self.heavy.map(|(module, bots)| {
+            let without: Vec<&pb::LadderGame> = games
+                .iter()
+                .filter(during)
+                .filter(ended)
+                .filter(|g| !g.names.iter().any(|n| n.starts_with("heavy-")))
+                .collect();
+            HeavyShare {
+                module,
+                bots,
+                games_without: without.len(),
+                void_without: without.iter().filter(|g| g.void).count(),
+            }
+        });
+        let (mut decisions_per_second, mut wait_p50, mut wait_p99) = (None, None, None);
+        if let Some((address, at_start)) = &self.metrics {
+            let at_end = HostedSeries::read(address)?;
+            let seconds = ((to - from) as f64 / 1000.0).max(0.001);
+            decisions_per_second = Some((at_end.decisions - at_start.decisions) / seconds);
+            wait_p50 = at_end.wait_quantile(at_start, 0.5);
+            wait_p99 = at_end.wait_quantile(at_start, 0.99);
+        }
         Ok(Played {
             module: self.module,
             ladder: self.ladder,
@@ -216,6 +385,10 @@ impl HostedBeside {
             games_finished,
             games_void,
             timeouts,
+            heavy,
+            decisions_per_second,
+            wait_p50,
+            wait_p99,
         })
     }
 }
@@ -230,10 +403,41 @@ impl Played {
             "games_finished": self.games_finished,
             "games_void": self.games_void,
             "timeouts": self.timeouts,
+            "heavy": self.heavy.as_ref().map(|h| json!({
+                "module": h.module.display().to_string(),
+                "bots": h.bots,
+                "games_without_heavy": h.games_without,
+                "void_without_heavy": h.void_without,
+            })),
+            "decisions_per_second": self.decisions_per_second,
+            "queue_wait_p50_seconds": self.wait_p50,
+            "queue_wait_p99_seconds": self.wait_p99,
         })
     }
 
     pub fn line(&self) -> String {
+        let mut line = self.ladder_line();
+        if let Some(h) = &self.heavy {
+            line.push_str(&format!(
+                "\nheavy beside: {} copies of {}: {} games ended without one at the table, {} of them void",
+                h.bots,
+                h.module.display(),
+                h.games_without,
+                h.void_without
+            ));
+        }
+        if let Some(rate) = self.decisions_per_second {
+            let bound = |q: Option<f64>| q.map_or("-".to_string(), |s| format!("<= {:.3} s", s));
+            line.push_str(&format!(
+                "\nhosted decisions: {rate:.0}/s; their wait for a thread: p50 {}, p99 {}",
+                bound(self.wait_p50),
+                bound(self.wait_p99)
+            ));
+        }
+        line
+    }
+
+    fn ladder_line(&self) -> String {
         format!(
             "hosted beside: {} copies of {} on ladder {}: {} games played during the measurement, \
              {} finished, {} void; {} timeouts of the hosted bots",

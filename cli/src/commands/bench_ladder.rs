@@ -84,7 +84,7 @@ pub async fn run(
         .prefix("gangs-bench-")
         .tempdir()
         .map_err(|e| CliError::local(format!("cannot create a temporary directory: {e}")))?;
-    let (own_server, target) = super::bench::own_or_given_server(dir.path(), context).await?;
+    let (own_server, target) = super::bench::own_or_given_server(dir.path(), context, None).await?;
     let server_pid = own_server.as_ref().and_then(OwnServer::pid);
 
     let mut admin = target.api_key.ladders(target.channel().await?);
