@@ -19,6 +19,9 @@
 //! - no prompt bot free to play waits longer than the hourly cap's window for a game while
 //!   others are matched.
 //!
+//! Every term ends with the ladder deleted (its games in play cancelled): it stays gone across a
+//! restart, its keys queue nowhere, and every game it played stays readable and replays.
+//!
 //! `cargo test --workspace term_sim` runs it: seeds 1..=24 and every seed that ever failed;
 //! `GANGS_SIM_SEEDS=N` runs seeds 1..=N, `GANGS_SIM_SEED=S` seed S alone, and
 //! `GANGS_SIM_TRACE=1` prints every step on stdout, one line each, on the ladder's own clock
@@ -598,6 +601,68 @@ impl Sim {
         Ok(())
     }
 
+    /// The term ends with the ladder deleted, its games in play cancelled (`force`): it stays
+    /// gone across a restart, its bots' keys queue nowhere, and every game it played stays
+    /// readable and replays, as an ordinary game.
+    async fn delete_at_end(&mut self) -> Result<(), String> {
+        let ladder = self.ladder();
+        let games = self.games(0).await;
+        self.services()
+            .ladders
+            .delete_ladder(Request::new(pb::DeleteLadderRequest {
+                ladder: ladder.clone(),
+                force: true,
+            }))
+            .await
+            .map_err(|s| format!("delete refused: {s:?}"))?;
+        // Deleted durably: a restart does not bring it back.
+        let services = self.services();
+        self.host.send_replace(None);
+        services.stop().await;
+        let services = start(&self.logs).await;
+        self.host.send_replace(Some(services.clone()));
+        let gone = services
+            .ladders
+            .standings(Request::new(pb::StandingsRequest {
+                ladder: ladder.clone(),
+                ..Default::default()
+            }))
+            .await;
+        check!(
+            gone.as_ref().err().map(|s| s.code()) == Some(tonic::Code::NotFound),
+            "ladder {ladder} answers after its delete and a restart: {gone:?}"
+        );
+        let keys: Vec<String> = self.shared.keys.lock().unwrap().values().cloned().collect();
+        for key in keys {
+            let queued = services
+                .ladders
+                .queue(Request::new(pb::QueueRequest {
+                    ladder: ladder.clone(),
+                    bot_key: key,
+                    ..Default::default()
+                }))
+                .await;
+            check!(queued.is_err(), "a key of the deleted ladder still queues");
+        }
+        for game in games.iter().filter(|g| !g.game_id.is_empty()) {
+            let log = common::log_of(&services.games, &game.game_id).await;
+            check!(
+                !log.is_empty(),
+                "game {} of the deleted ladder is gone",
+                game.game_id
+            );
+            if game.finished_unix_ms.is_some() {
+                gangs_games::replay::replay(&log).map_err(|e| {
+                    format!(
+                        "game {} does not replay after the delete: {e:?}",
+                        game.game_id
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every invariant of the module's documentation, after a step.
     async fn check(&self, memory: &mut Memory) -> Result<(), String> {
         self.acknowledged_in_logs(memory).await?;
@@ -748,6 +813,9 @@ async fn run(seed: u64, trace: bool) -> Result<(), String> {
     }
     let games = sim.games(0).await.len();
     check!(games > 0, "no game was played");
+    sim.delete_at_end()
+        .await
+        .map_err(|why| format!("the term's end (delete): {why}"))?;
     if sim.trace {
         println!("seed {seed}: {} steps, every invariant held", STEPS);
     }
