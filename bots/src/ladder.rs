@@ -308,18 +308,11 @@ pub async fn play_ladder<P: Policy + 'static>(
                     why = "the Queue stream ended".into();
                     break;
                 }
-                Err(status) => match queue_lost(status) {
-                    Ok(reason) => {
-                        why = reason;
-                        break;
-                    }
-                    // Another stream took the bot's queue over: it is matched no more here,
-                    // but the games it is seated in are still its own to finish.
-                    Err(status) => {
-                        let waits = (&mut done_rx, &mut fatal_rx, &mut signals);
-                        return Err(queue_refused(status, &playing, waits).await);
-                    }
-                },
+                Err(status) => {
+                    let waits = (&mut done_rx, &mut fatal_rx, &mut signals);
+                    why = queue_lost(status, &playing, waits).await?;
+                    break;
+                }
             }
         }
     }
@@ -408,10 +401,18 @@ fn log_rated(f: &pb::ladder_event::Finished) {
     tracing::info!(game = %f.game_id, rank = f.rank, score = f.score, void = f.void, "rated: mu {:.2} -> {:.2}, sigma {:.2} -> {:.2}", before.mu, after.mu, before.sigma, after.sigma);
 }
 
-/// The Queue stream failed: why to queue again (a transient failure), or the status that
-/// stops the run (another process queued with this key: two players of one bot would fight;
-/// anything else refused for good).
-fn queue_lost(status: tonic::Status) -> Result<String, tonic::Status> {
+/// The Queue stream failed: why to queue again (a transient failure), or the error that stops
+/// the run (another process queued with this key: two players of one bot would fight; anything
+/// else refused for good), once the games in play are over: they are still the bot's own.
+async fn queue_lost(
+    status: tonic::Status,
+    playing: &Rc<RefCell<HashSet<String>>>,
+    waits: (
+        &mut UnboundedReceiver<()>,
+        &mut UnboundedReceiver<BotError>,
+        &mut Signals,
+    ),
+) -> Result<String, BotError> {
     if status.code() != Code::Aborted && crate::error::is_transient(&status) {
         tracing::warn!(
             "lost the Queue stream ({}): queueing again",
@@ -419,7 +420,7 @@ fn queue_lost(status: tonic::Status) -> Result<String, tonic::Status> {
         );
         return Ok(format!("Queue: {}", status.message()));
     }
-    Err(status)
+    Err(queue_refused(status, playing, waits).await)
 }
 
 /// A pause the ladder sent: whether queueing again lifts it (timeouts, no first action), or

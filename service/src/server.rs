@@ -22,9 +22,8 @@ use tonic::transport::{Identity, ServerTlsConfig};
 
 /// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
 pub const MAX_REQUEST_BYTES: u32 = 64 * 1024;
-/// `--max-module-bytes`' default.
+/// The defaults of `--max-module-bytes` and `--max-component-bytes`.
 pub const MAX_MODULE_BYTES: u32 = 8 * 1024 * 1024;
-/// `--max-component-bytes`' default.
 pub const MAX_COMPONENT_BYTES: u32 = gangs_hosted::DEFAULT_COMPONENT_BYTES as u32;
 
 /// Threads for blocking work (the store's reads, the restore scan, replays) at most; more work
@@ -153,9 +152,8 @@ pub struct Config {
     #[arg(long, env = "GANGS_MAX_MODULE_BYTES", default_value_t = MAX_MODULE_BYTES,
           value_parser = clap::value_parser!(u32).range(1024..=256 * 1024 * 1024))]
     pub max_module_bytes: u32,
-    /// Largest hosted bot component SubmitBot accepts, in bytes (1024 to 268435456): a
-    /// component carries its interpreter (a Python bot is some 18 MiB), so it has a limit of
-    /// its own; a ladder's module budget applies to modules only.
+    /// Largest hosted bot component SubmitBot accepts, in bytes (1024 to 268435456): it carries
+    /// its interpreter (a Python bot: some 18 MiB); a ladder's module budget is for modules.
     #[arg(long, env = "GANGS_MAX_COMPONENT_BYTES", default_value_t = MAX_COMPONENT_BYTES,
           value_parser = clap::value_parser!(u32).range(1024..=256 * 1024 * 1024))]
     pub max_component_bytes: u32,

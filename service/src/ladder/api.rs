@@ -236,7 +236,7 @@ impl LaddersService {
         request.check_bounds()?;
         self.ladders.single_node("asked for a hosted bot's log")?;
         let ladder = self.ladders.get(&request.ladder)?;
-        super::hosted::read_log(&ladder, principal, self.front.keyed(), request).await
+        super::owners::read_log(&ladder, principal, self.front.keyed(), request).await
     }
 
     /// Where an in-process call for ladder `name` runs ([`LaddersService::route`]): it carries

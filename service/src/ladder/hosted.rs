@@ -10,6 +10,7 @@
 //! stderr is kept for the bot's owner (`bot_log.rs`, `GetBotLog`).
 
 use super::bot_log::{self, BotLogs};
+use super::owners::may_submit;
 use super::records::{entry_name, HostedModule, LadderState};
 use super::Ladder;
 use crate::error::{HostError, HostResult};
@@ -377,126 +378,14 @@ fn next_version(state: &LadderState, bot: &str) -> String {
     (last + 1).to_string()
 }
 
-/// The owner rule of a hosted bot (SubmitBot, GetBotLog): whether bot `key` is a key of one
-/// of `bot`'s versions on `ladder`.
-fn owns(key: &crate::front::bots::BotKey, ladder: &str, bot: &str) -> bool {
-    let (owner, _) = key.bot.rsplit_once('@').unwrap_or((&key.bot, ""));
-    &*key.ladder == ladder && owner == bot
-}
-
-/// Whether `principal` may submit a version of `bot` to `ladder` (the front admitted it for
-/// SubmitBot): the admin; a key of one of that bot's versions; anyone for a new bot where
-/// registration is open (or on a server without keys, for any bot).
-fn may_submit(
-    principal: &Principal,
-    keyed: bool,
+/// SubmitBot's request checked before anything runs: a bot name that is not a house bot's, a
+/// module, within its size limit (a component's, or the ladder's module budget).
+fn check_submitted(
     ladder: &str,
-    bot: &str,
-    exists: bool,
+    info: &pb::Ladder,
+    hosting: &Hosting,
+    request: &pb::SubmitBotRequest,
 ) -> HostResult<()> {
-    match principal {
-        Principal::Admin | Principal::Ladder(_) | Principal::Forwarded => Ok(()),
-        Principal::Bot(key) if owns(key, ladder, bot) => Ok(()),
-        Principal::Bot(key) => Err(HostError::Permission(format!(
-            "a bot key submits only its own bot's versions: this key is {}'s on ladder {}",
-            key.bot, key.ladder
-        ))),
-        Principal::Anyone if keyed && exists => Err(HostError::Permission(format!(
-            "bot {bot} is registered on ladder {ladder}: submit its next version with one of its keys (--bot-key) or the admin key"
-        ))),
-        Principal::Anyone => Ok(()),
-        Principal::Player => Err(HostError::Permission(
-            "the player key may not submit bots: use the bot's key or the admin key".into(),
-        )),
-    }
-}
-
-/// Whether `principal` may read `bot`'s log on `ladder` (the front admitted it for GetBotLog
-/// by the owner rule, as for SubmitBot): the admin, or a key of one of that bot's versions; on
-/// a server without keys, anyone.
-fn may_read_log(principal: &Principal, keyed: bool, ladder: &str, bot: &str) -> HostResult<()> {
-    match principal {
-        Principal::Admin | Principal::Ladder(_) | Principal::Forwarded => Ok(()),
-        Principal::Bot(key) if owns(key, ladder, bot) => Ok(()),
-        Principal::Bot(key) => Err(HostError::Permission(format!(
-            "a bot key reads only its own bot's log: this key is {}'s on ladder {}",
-            key.bot, key.ladder
-        ))),
-        Principal::Anyone if !keyed => Ok(()),
-        Principal::Anyone | Principal::Player => Err(HostError::Permission(format!(
-            "only the owner of bot {bot} reads its log: send a key of one of its versions (--bot-key) or the admin key"
-        ))),
-    }
-}
-
-/// `GetBotLog` on the ladder that runs here: the kept stderr of `request.bot`'s hosted
-/// versions (`BOT@VERSION`: that one), for its owner.
-pub async fn read_log(
-    ladder: &Ladder,
-    principal: &Principal,
-    keyed: bool,
-    request: pb::GetBotLogRequest,
-) -> HostResult<pb::GetBotLogResponse> {
-    let (bot, version) = match request.bot.split_once('@') {
-        Some((bot, version)) => (bot, Some(version)),
-        None => (request.bot.as_str(), None),
-    };
-    may_read_log(principal, keyed, &ladder.name, bot)?;
-    let entries: Vec<(usize, String)> = {
-        let state = ladder.state.lock().await;
-        let versions: Vec<(usize, &super::records::Entry)> = state
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.bot == bot && version.is_none_or(|v| e.version == v))
-            .collect();
-        if versions.is_empty() {
-            return Err(HostError::not_found(format!(
-                "no bot {} on ladder {}: `gangs ladder standings {}` lists its bots",
-                request.bot, ladder.name, ladder.name
-            )));
-        }
-        versions
-            .iter()
-            .filter(|(_, e)| e.hosted.is_some())
-            .map(|(index, e)| (*index, e.name()))
-            .collect()
-    };
-    if entries.is_empty() {
-        return Err(HostError::failed_precondition(format!(
-            "{} is not a hosted bot on ladder {}: only hosted bots (`gangs ladder submit`) have a log on the server; a connected bot keeps its own",
-            request.bot, ladder.name
-        )));
-    }
-    let game_id = Some(request.game_id.as_str()).filter(|id| !id.is_empty());
-    let games = ladder.bot_logs.read(&entries, game_id);
-    if let (Some(id), true) = (game_id, games.is_empty()) {
-        return Err(HostError::not_found(format!(
-            "no log of {} in game {id}: the server keeps the newest {} games of each hosted version, since it started (`gangs ladder bot-log {} {}` lists them)",
-            request.bot,
-            bot_log::MAX_GAMES,
-            ladder.name,
-            request.bot
-        )));
-    }
-    Ok(pb::GetBotLogResponse {
-        bot: request.bot,
-        games,
-        max_games: bot_log::MAX_GAMES as u32,
-        max_game_bytes: bot_log::MAX_GAME_BYTES as u64,
-    })
-}
-
-/// `SubmitBot` on the ladder that runs here: checks the module (compiles, imports, a legal
-/// answer to a sample decision within the budget), then enters it as a new version of the bot
-/// and starts playing it.
-pub async fn submit(
-    ladder: &Arc<Ladder>,
-    principal: &Principal,
-    keyed: bool,
-    request: pb::SubmitBotRequest,
-) -> HostResult<pb::SubmitBotResponse> {
-    let hosting = ladder.ctx.hosting.clone();
     if request.bot.starts_with(super::house::HOUSE_PREFIX) {
         return Err(HostError::Invalid(format!(
             "bot names starting with {:?} are the server's own house bots: choose another name",
@@ -509,23 +398,37 @@ pub async fn submit(
                 .into(),
         ));
     }
-    let info = ladder.state.lock().await.info.clone();
-    let limit = module_limit(&info, &hosting);
+    let size = request.module.len() as u64;
     if gangs_hosted::component::is_component(&request.module) {
         let limit = hosting.runner.max_component_bytes();
-        if request.module.len() as u64 > limit {
+        if size > limit {
             return Err(HostError::Exhausted(format!(
-                "the component is {} bytes: the server takes components up to {limit} bytes (--max-component-bytes)",
-                request.module.len()
+                "the component is {size} bytes: the server takes components up to {limit} bytes (--max-component-bytes)"
             )));
         }
-    } else if request.module.len() as u64 > limit {
+        return Ok(());
+    }
+    let limit = module_limit(info, hosting);
+    if size > limit {
         return Err(HostError::Exhausted(format!(
-            "the module is {} bytes: ladder {} takes modules up to {limit} bytes (the ladder's module budget, within the server's --max-module-bytes)",
-            request.module.len(),
-            ladder.name
+            "the module is {size} bytes: ladder {ladder} takes modules up to {limit} bytes (the ladder's module budget, within the server's --max-module-bytes)"
         )));
     }
+    Ok(())
+}
+
+/// `SubmitBot` on the ladder that runs here: checks the module (compiles, imports, a legal
+/// answer to a sample decision within the budget), then enters it as a new version of the bot
+/// and starts playing it.
+pub async fn submit(
+    ladder: &Arc<Ladder>,
+    principal: &Principal,
+    keyed: bool,
+    request: pb::SubmitBotRequest,
+) -> HostResult<pb::SubmitBotResponse> {
+    let hosting = ladder.ctx.hosting.clone();
+    let info = ladder.state.lock().await.info.clone();
+    check_submitted(&ladder.name, &info, &hosting, &request)?;
     let version = {
         let state = ladder.state.lock().await;
         let exists = state.entries.iter().any(|e| e.bot == request.bot);
@@ -557,7 +460,12 @@ pub async fn submit(
     // Compiled on the compiling thread (a compile never delays a decision), then its sample
     // decision on the decision threads like any decision.
     let compiled = hosting
-        .compile_bytes(module.clone(), module_sha256.clone(), limit, budget)
+        .compile_bytes(
+            module.clone(),
+            module_sha256.clone(),
+            module_limit(&info, &hosting),
+            budget,
+        )
         .await
         .map_err(|refusal| HostError::Invalid(format!("the module was refused: {refusal}")))?;
     let decided = {
@@ -870,39 +778,5 @@ mod fuel_tests {
             assert!(message.contains(part), "{part}: {message}");
         }
         assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::front::bots::BotKey;
-
-    fn key(ladder: &str, bot: &str) -> Principal {
-        Principal::Bot(BotKey {
-            hash: "h".into(),
-            ladder: ladder.into(),
-            bot: bot.into(),
-            retired: false,
-        })
-    }
-
-    #[test]
-    fn a_bots_log_is_read_by_its_owner_and_the_admin_alone() {
-        let reads = |principal: Principal, keyed: bool| {
-            may_read_log(&principal, keyed, "class", "talker").map_err(|e| e.message().to_string())
-        };
-        assert!(reads(Principal::Admin, true).is_ok());
-        // A key of any of its versions.
-        assert!(reads(key("class", "talker@1"), true).is_ok());
-        assert!(reads(key("class", "talker@7"), true).is_ok());
-        let other = reads(key("class", "talker2@1"), true).unwrap_err();
-        assert!(other.contains("own bot's log"), "{other}");
-        // The same bot name on another ladder is another bot.
-        assert!(reads(key("other", "talker@1"), true).is_err());
-        assert!(reads(Principal::Player, true).is_err());
-        // A keyed server with --open-registration admits a caller without a key: not here.
-        assert!(reads(Principal::Anyone, true).is_err());
-        assert!(reads(Principal::Anyone, false).is_ok());
     }
 }

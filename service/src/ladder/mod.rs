@@ -38,6 +38,7 @@ pub mod house;
 mod ladders;
 pub mod matchmaker;
 pub mod nodes;
+mod owners;
 pub mod play;
 mod queue;
 pub mod rating;

@@ -54,6 +54,7 @@ use tokio::sync::oneshot;
 
 mod flusher;
 mod keys;
+mod modules;
 mod open;
 
 use flusher::{flusher, last_stored_seq, Trees};
@@ -765,34 +766,13 @@ impl LogStore for SledStore {
     }
 
     async fn put_module(&self, sha256: &str, module: &[u8]) -> Result<(), StoreError> {
-        if !super::modules::valid_hash(sha256) {
-            return Err(StoreError::corrupt(format!("{sha256:?} names no module")));
-        }
-        let (modules, sha256, module) = (self.modules.clone(), sha256.to_string(), module.to_vec());
-        blocking(move || {
-            let failed = |e: sled::Error| {
-                StoreError::unavailable(format!("cannot keep a hosted module: {e}"))
-            };
-            if !modules.contains_key(sha256.as_bytes()).map_err(failed)? {
-                modules
-                    .insert(sha256.as_bytes(), super::modules::deflate(&module))
-                    .map_err(failed)?;
-            }
-            modules.flush().map_err(failed)?;
-            Ok(())
-        })
-        .await
+        let (tree, sha256, module) = (self.modules.clone(), sha256.to_string(), module.to_vec());
+        blocking(move || modules::put(&tree, &sha256, &module)).await
     }
 
     async fn get_module(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let (modules, sha256) = (self.modules.clone(), sha256.to_string());
-        blocking(
-            move || match modules.get(sha256.as_bytes()).map_err(read_error)? {
-                Some(kept) => super::modules::inflate(&sha256, &kept).map(Some),
-                None => Ok(None),
-            },
-        )
-        .await
+        let (tree, sha256) = (self.modules.clone(), sha256.to_string());
+        blocking(move || modules::get(&tree, &sha256)).await
     }
 
     async fn feed_after(&self, after: u64, limit: usize) -> Result<Vec<FeedEntry>, StoreError> {
