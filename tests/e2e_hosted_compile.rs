@@ -179,8 +179,8 @@ async fn compile_bombs_are_refused_at_once_and_a_restart_loads_modules_without_c
     assert!(void.is_empty(), "games void beside the bombs: {void:?}");
 }
 
-/// Hosted decisions that back up on the server's one hosted thread (nine bots whose every
-/// decision burns about a third of a second of fuel, three games at once): the matchmaker holds
+/// Hosted decisions that back up on the server's one hosted thread (fifteen bots whose every
+/// decision burns about a third of a second of fuel or more, five games at once): the matchmaker holds
 /// back new games with hosted seats, and a connected bot left waiting is told why on its Queue
 /// stream: a `capped` event naming the backlog and the flag, which the shipped bots log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,15 +197,17 @@ async fn a_bot_waiting_behind_a_backlog_of_hosted_decisions_is_told_why() {
             kind: "gang-of-four".into(),
             players: Some(3),
             options: [("target_score".to_string(), "1".to_string())].into(),
-            turn_ms: Some(2000),
-            hosted_fuel: Some(1_500_000_000),
+            // Room for the fuel on a loaded host: the ladder refuses a budget that takes more
+            // than half the turn at the fuel rate it measures.
+            turn_ms: Some(4000),
+            hosted_fuel: Some(1_600_000_000),
             ..Default::default()
         })
         .await
         .expect("create");
-    for i in 0..9 {
+    for i in 0..15 {
         ladders(&server)
-            .submit_bot(submit(&format!("heavy-{i}"), first_action_bot(120_000_000)))
+            .submit_bot(submit(&format!("heavy-{i}"), first_action_bot(160_000_000)))
             .await
             .expect("submit a heavy bot");
     }
@@ -252,8 +254,8 @@ async fn a_bot_waiting_behind_a_backlog_of_hosted_decisions_is_told_why() {
     }
     assert!(told.contains("--hosted-bot-threads"), "{told}");
     assert!(
-        told.contains("limit=500"),
-        "a quarter of the 2000 ms turn: {told}"
+        told.contains("limit=1000"),
+        "a quarter of the 4000 ms turn: {told}"
     );
     assert!(told.contains("no new game of ladder"), "{told}");
 }
