@@ -237,6 +237,38 @@ async fn the_sled_store_keeps_the_contract() {
     check_reopened(&store).await;
 }
 
+/// Hosted modules on sled: kept once per content under their SHA-256 (from either namespace's
+/// handle), read back whole after a reopen; an unknown hash is none; a name that is not a
+/// SHA-256 is refused; a damaged copy reads as an error, never as other bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sled_store_keeps_hosted_modules_by_content() {
+    use gangs_service::store::modules::sha256_hex;
+    let dir = tempfile::tempdir().unwrap();
+    let module: Vec<u8> = (0..300_000u32).map(|i| (i % 7) as u8).collect();
+    let sha = sha256_hex(&module);
+    {
+        let (logs, closer) = SledStore::open_logs(dir.path(), &Default::default()).unwrap();
+        assert!(logs.ladders.keeps_modules());
+        logs.ladders.put_module(&sha, &module).await.unwrap();
+        // The same content again is the same entry.
+        logs.ladders.put_module(&sha, &module).await.unwrap();
+        assert!(logs.ladders.put_module("../x", &module).await.is_err());
+        assert_eq!(
+            logs.games.get_module(&sha).await.unwrap().as_deref(),
+            Some(&module[..])
+        );
+        drop(logs);
+        closer.join();
+    }
+    let (store, _closer) = SledStore::open(dir.path()).unwrap();
+    assert_eq!(store.get_module(&sha).await.unwrap(), Some(module.clone()));
+    assert_eq!(store.get_module(&sha256_hex(b"other")).await.unwrap(), None);
+    // Stored under a hash its bytes do not have: an error, not a bot.
+    let other = sha256_hex(b"another module");
+    store.put_module(&other, &module).await.unwrap();
+    assert!(store.get_module(&other).await.is_err());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Namespaces, on both stores: the games' logs and the ladders' logs are apart (listing, reading,
 // the sequence rule, takeover, deletion), even under the same id; the feed is one and names
