@@ -45,14 +45,19 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
 pub fn check_structure(bytes: &[u8], bounds: &Bounds) -> Result<(), Refusal> {
     let invalid =
         |e: wasmparser::BinaryReaderError| Refusal(format!("not a valid WebAssembly module: {e}"));
+    // A component nests core modules: the bound is on their functions together, or a
+    // component of many modules each within it would keep the compiler busy all the same.
+    let mut functions_in_all: u32 = 0;
     for payload in Parser::new(0).parse_all(bytes) {
         match payload.map_err(invalid)? {
-            Payload::FunctionSection(functions) if functions.count() > bounds.functions => {
-                return Err(Refusal(format!(
-                    "the module defines {} functions: a hosted bot may define at most {} (the compiler's bound on functions: --max-module-functions)",
-                    functions.count(),
-                    bounds.functions
-                )));
+            Payload::FunctionSection(functions) => {
+                functions_in_all = functions_in_all.saturating_add(functions.count());
+                if functions_in_all > bounds.functions {
+                    return Err(Refusal(format!(
+                        "the module defines {functions_in_all} functions: a hosted bot may define at most {} (the compiler's bound on functions, all of a component's modules together: --max-module-functions)",
+                        bounds.functions
+                    )));
+                }
             }
             Payload::CodeSectionEntry(body) => {
                 let size = body.range().len();
@@ -234,5 +239,12 @@ mod tests {
         let refused = check_structure(&locals, &bounds).unwrap_err();
         assert!(refused.0.contains("9 locals"), "{refused}");
         assert!(check_structure(b"\0asm\x01\0\0\0\x05", &bounds).is_err());
+        // A component of modules each within the bound, over it together.
+        let module = "(core module (func) (func) (func) (func))";
+        let component = wat::parse_str(format!("(component {})", module.repeat(3))).unwrap();
+        let refused = check_structure(&component, &bounds).unwrap_err();
+        assert!(refused.0.contains("12 functions"), "{refused}");
+        let component = wat::parse_str(format!("(component {})", module.repeat(2))).unwrap();
+        check_structure(&component, &bounds).unwrap();
     }
 }

@@ -179,8 +179,20 @@ pub struct Runner {
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 impl Runner {
+    /// A runner that compiles with every core (a command line's: nothing else waits for them).
     pub fn new() -> Runner {
+        Runner::build(true)
+    }
+
+    /// A runner whose compiles take one core: a server's, where the other cores run the
+    /// decisions of the bots already entered, which a compile must not slow.
+    pub fn compiling_on_one_core() -> Runner {
+        Runner::build(false)
+    }
+
+    fn build(parallel_compilation: bool) -> Runner {
         let mut config = Config::new();
+        config.parallel_compilation(parallel_compilation);
         config.consume_fuel(true);
         config.epoch_interruption(true);
         // The same answer on every machine: NaNs canonical, relaxed SIMD deterministic (the

@@ -138,7 +138,7 @@ impl Hosting {
         let threads = threads.max(1);
         let cache = cache_dir.map(gangs_hosted::compile::ArtefactCache::new);
         Arc::new(Hosting {
-            runner: Runner::new()
+            runner: Runner::compiling_on_one_core()
                 .with_bounds(bounds)
                 .with_component_bytes(max_component_bytes),
             pool: Pool::new(threads, threads * QUEUE_PER_THREAD, QUEUE_PER_BOT),
