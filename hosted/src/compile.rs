@@ -54,7 +54,7 @@ pub fn check_structure(bytes: &[u8], bounds: &Bounds) -> Result<(), Refusal> {
                 functions_in_all = functions_in_all.saturating_add(functions.count());
                 if functions_in_all > bounds.functions {
                     return Err(Refusal(format!(
-                        "the module defines {functions_in_all} functions: a hosted bot may define at most {} (the compiler's bound on functions, all of a component's modules together: --max-module-functions)",
+                        "the module defines {functions_in_all} functions: a hosted bot may define at most {} (a component's modules counted together; the compiler's bound on functions: --max-module-functions)",
                         bounds.functions
                     )));
                 }
