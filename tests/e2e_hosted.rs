@@ -142,6 +142,29 @@ where
     rated(admin, ladder, 0, Duration::from_secs(1)).await
 }
 
+/// `gangs ladder submit LADDER BOT --wasm FILE` with the admin key, as a user submits: its
+/// first version is entered.
+fn submit_with_the_cli(server: &Server, ladder: &str, bot: &str, file: &std::path::Path) {
+    let (code, out) = gangs_cli(
+        server,
+        &[
+            "--api-key",
+            ADMIN,
+            "ladder",
+            "submit",
+            ladder,
+            bot,
+            "--wasm",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("{bot}@1 entered on ladder {ladder}")),
+        "{out}"
+    );
+}
+
 /// `gangs replay GAME --bot FILE --seat N --check-decisions --json`: (checked, identical), or
 /// the exit code and output of a rerun that found a difference.
 fn check_decisions(
@@ -195,21 +218,7 @@ async fn hosted_bots_play_a_ladder_survive_a_restart_and_rerun_identically() {
     let first_file = dir.path().join("first.wasm");
     std::fs::write(&first_file, &module).unwrap();
     let c_file = c_example(dir.path());
-    let (code, out) = gangs_cli(
-        &server,
-        &[
-            "--api-key",
-            ADMIN,
-            "ladder",
-            "submit",
-            "wasm",
-            "cbot",
-            "--wasm",
-            c_file.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("cbot@1 entered on ladder wasm"), "{out}");
+    submit_with_the_cli(&server, "wasm", "cbot", &c_file);
 
     // A connected bot with its own key.
     let key = admin
@@ -641,19 +650,6 @@ async fn a_hosted_bots_owner_reads_its_stderr_and_nobody_else_does() {
     );
 }
 
-/// A component for another world: a WASI command (it exports `wasi:cli/run`).
-fn command_component() -> Vec<u8> {
-    wat::parse_str(
-        r#"(component
-             (core module $m (func (export "run") (result i32) i32.const 0))
-             (core instance $i (instantiate $m))
-             (func $run (result (result)) (canon lift (core func $i "run")))
-             (instance $cli (export "run" (func $run)))
-             (export "wasi:cli/run@0.2.0" (instance $cli)))"#,
-    )
-    .expect("valid component")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_bot_is_submitted_plays_rated_games_across_a_restart_and_reruns_identically() {
     let dir = tempfile::tempdir().unwrap();
@@ -670,7 +666,7 @@ async fn a_python_bot_is_submitted_plays_rated_games_across_a_restart_and_reruns
         .expect("create");
     // A component for another world is refused, naming both worlds' exports.
     let refused = admin
-        .submit_bot(submit("py", "cmd", command_component()))
+        .submit_bot(submit("py", "cmd", common::hosted::hostile("wasi_command")))
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
@@ -679,21 +675,7 @@ async fn a_python_bot_is_submitted_plays_rated_games_across_a_restart_and_reruns
         "{refused:?}"
     );
     // The student's one command.
-    let (code, out) = gangs_cli(
-        &server,
-        &[
-            "--api-key",
-            ADMIN,
-            "ladder",
-            "submit",
-            "py",
-            "pybot",
-            "--wasm",
-            python.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("pybot@1 entered on ladder py"), "{out}");
+    submit_with_the_cli(&server, "py", "pybot", &python);
 
     let played = |games: &[pb::LadderGame]| {
         games

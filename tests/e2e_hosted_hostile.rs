@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use common::hosted::{first_action_bot, keyed_server, sample_only};
+use common::hosted::{first_action_bot, hostile, keyed_server, sample_only};
 use common::ladder::{ladder_games, standings};
 use common::*;
 use gangs_proto::auth::{ApiKey, KeyedClient, KeyedLaddersClient};
@@ -44,13 +44,6 @@ const FUEL: u64 = 100_000_000;
 const MEMORY_BYTES: u64 = 16 << 20;
 /// How long the hostile bots get to be matched, fail and be paused, and the heavy ones to decide.
 const WITHIN: Duration = Duration::from_secs(240);
-
-/// A hostile module of `tests/hosted/`, from its text.
-fn hostile(name: &str) -> Vec<u8> {
-    let path = repo_root().join("tests/hosted").join(format!("{name}.wat"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    wat::parse_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// A valid module of over 100 MB (a custom section carries the bulk) that would trap if run.
 fn hundred_megabytes() -> Vec<u8> {

@@ -305,6 +305,17 @@ async fn register(server: &Server, ladder: &str, bot: &str) -> String {
         .bot_key
 }
 
+/// A game of `ladder` in play with `entry` (BOT@V) at the table, waited for up to a minute.
+async fn seated_game(server: &Server, ladder: &str, entry: &str) -> pb::LadderGame {
+    until(Duration::from_secs(60), || async {
+        ladder_games(&mut ladders(server), ladder, 100)
+            .await
+            .into_iter()
+            .find(|g| in_play(g) && g.names.iter().any(|n| n == entry))
+    })
+    .await
+}
+
 /// Timeouts of every row of `ladder`, by BOT@V.
 async fn timeouts(server: &Server, ladder: &str) -> Vec<(String, u32)> {
     let mut rows: Vec<(String, u32)> = standings(&mut ladders(server), ladder)
@@ -515,13 +526,7 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
     // The old name answers Queue as the new one, saying so first. The stream is b0's, taken
     // while b0 is seated: it takes b0's queue over, and b0's process finishes the game it is
     // seated in, then stops (two players of one bot would fight), charged nothing.
-    let b0_seated = until(Duration::from_secs(60), || async {
-        ladder_games(&mut ladders(&server), "holds-renamed", 100)
-            .await
-            .into_iter()
-            .find(|g| in_play(g) && g.names.iter().any(|n| n == "b0@1"))
-    })
-    .await;
+    let b0_seated = seated_game(&server, "holds-renamed", "b0@1").await;
     let b0_before = timeouts(&server, "holds-renamed").await;
     let mut stream = ladders(&server)
         .queue(pb::QueueRequest {
@@ -566,13 +571,7 @@ async fn connected_bots_follow_a_rename_and_an_old_key_finishes_its_game_after_a
     );
 
     // A rekey: b1's old key finishes the game it is seated in; nothing is void or timed out.
-    let seated = until(Duration::from_secs(60), || async {
-        ladder_games(&mut ladders(&server), "holds-renamed", 100)
-            .await
-            .into_iter()
-            .find(|g| in_play(g) && g.names.iter().any(|n| n == "b1@1"))
-    })
-    .await;
+    let seated = seated_game(&server, "holds-renamed", "b1@1").await;
     let before = timeouts(&server, "holds-renamed").await;
     let rekeyed = ladders(&server)
         .rekey_bot(pb::RekeyBotRequest {

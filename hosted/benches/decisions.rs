@@ -98,13 +98,7 @@ fn main() {
             }
         };
         // Compiled once into the cache, then loaded from it: what a submit and a restart cost.
-        let sha: String = {
-            use sha2::Digest;
-            sha2::Sha256::digest(module)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        };
+        let sha = gangs_hosted::compile::sha256_hex(module);
         let compiling = Instant::now();
         let bot = match runner.compile_cached(
             module,

@@ -19,6 +19,16 @@ pub(crate) enum Compiled {
     Component(Component),
 }
 
+/// SHA-256 of `bytes`, in lower-case hex: a module's name in the compiled-artefact cache and
+/// in the store.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The structure a module may have (checked before compiling).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {

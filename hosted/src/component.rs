@@ -102,17 +102,15 @@ pub fn linker(engine: &Engine) -> wasmtime::Result<Linker<Context>> {
     clocks.func_wrap(
         "subscribe-duration",
         |mut store: StoreContextMut<'_, Context>, (duration,): (u64,)| {
-            let context = store.data_mut();
-            context.clock.advance(duration);
-            Ok((ready(&mut context.table)?,))
+            store.data().clock.advance(duration);
+            slept(store.data_mut())
         },
     )?;
     clocks.func_wrap(
         "subscribe-instant",
         |mut store: StoreContextMut<'_, Context>, (when,): (u64,)| {
-            let context = store.data_mut();
-            context.clock.advance_to(when);
-            Ok((ready(&mut context.table)?,))
+            store.data().clock.advance_to(when);
+            slept(store.data_mut())
         },
     )?;
     Ok(linker)
@@ -126,9 +124,10 @@ impl Pollable for Ready {
     async fn ready(&mut self) {}
 }
 
-fn ready(table: &mut ResourceTable) -> wasmtime::Result<Resource<DynPollable>> {
-    let sleep = table.push(Ready)?;
-    subscribe(table, sleep)
+/// A sleep's pollable, ready at once (the virtual clock has moved on already).
+fn slept(context: &mut Context) -> wasmtime::Result<(Resource<DynPollable>,)> {
+    let sleep = context.table.push(Ready)?;
+    Ok((subscribe(&mut context.table, sleep)?,))
 }
 
 /// Refuses a component that is not a bot of the world [`WORLD`]: it must export `decide`, a

@@ -22,16 +22,8 @@ fn cache() -> ArtefactCache {
     ArtefactCache::new(&PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("components-cache"))
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn compile(bytes: &[u8]) -> Bot {
-    let sha = sha256(bytes);
+    let sha = gangs_hosted::compile::sha256_hex(bytes);
     runner()
         .compile_cached(
             bytes,
@@ -145,7 +137,7 @@ fn a_compiled_component_is_kept_and_loads_from_the_cache() {
     let (bytes, _) = python_bot();
     let dir = tempfile::tempdir().unwrap();
     let cache = ArtefactCache::new(dir.path());
-    let sha = sha256(bytes);
+    let sha = gangs_hosted::compile::sha256_hex(bytes);
     let budget = Budget::default();
     let (_, first) = runner()
         .compile_cached(bytes, DEFAULT_MODULE_BYTES, &budget, Some((&cache, &sha)))
@@ -225,25 +217,15 @@ fn hostile_python_is_contained_with_its_cause_in_its_log() {
 #[test]
 fn components_for_another_world_or_importing_more_than_wasi_are_refused_naming_why() {
     let budget = Budget::default();
-    let refuse = |text: &str| {
+    let refuse_bytes = |bytes: &[u8]| {
         runner()
-            .compile(
-                &wat::parse_str(text).unwrap(),
-                DEFAULT_MODULE_BYTES,
-                &budget,
-            )
+            .compile(bytes, DEFAULT_MODULE_BYTES, &budget)
             .err()
             .unwrap()
             .0
     };
-    let command = refuse(
-        r#"(component
-             (core module $m (func (export "run") (result i32) i32.const 0))
-             (core instance $i (instantiate $m))
-             (func $run (result (result)) (canon lift (core func $i "run")))
-             (instance $cli (export "run" (func $run)))
-             (export "wasi:cli/run@0.2.0" (instance $cli)))"#,
-    );
+    let refuse = |text: &str| refuse_bytes(&wat::parse_str(text).unwrap());
+    let command = refuse_bytes(&examples::hostile("wasi_command"));
     assert!(
         command.contains("wasi:cli/run") && command.contains("gangs:bot/bot@1.0.0"),
         "{command}"

@@ -11,16 +11,7 @@ use std::sync::OnceLock;
 
 mod examples;
 
-use examples::{repository, Unbuilt};
-
-/// A hostile module of `tests/hosted/`, from its text.
-fn hostile(name: &str) -> Vec<u8> {
-    let path = repository()
-        .join("tests/hosted")
-        .join(format!("{name}.wat"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    wat::parse_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use examples::{hostile, Unbuilt};
 
 /// The C example, built from source with its Makefile (once per test run). Fails, not skips,
 /// without clang: CI installs it (.ci/run).

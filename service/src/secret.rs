@@ -5,11 +5,7 @@
 /// SHA-256 of `text`, in lower-case hex: a bot key as the ladder keeps it, a KV key made of a
 /// name that KV keys may not hold (a webhook's URL, a turn's name).
 pub fn sha256_hex(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    gangs_hosted::compile::sha256_hex(text.as_bytes())
 }
 
 /// Equality whose time does not depend on where the first difference is.

@@ -242,7 +242,7 @@ async fn the_sled_store_keeps_the_contract() {
 /// SHA-256 is refused; a damaged copy reads as an error, never as other bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sled_store_keeps_hosted_modules_by_content() {
-    use gangs_service::store::modules::sha256_hex;
+    use gangs_hosted::compile::sha256_hex;
     let dir = tempfile::tempdir().unwrap();
     let module: Vec<u8> = (0..300_000u32).map(|i| (i % 7) as u8).collect();
     let sha = sha256_hex(&module);

@@ -88,6 +88,11 @@ pub fn keyed_server(dir: &Path, admin: &str, player: &str) -> Server {
 #[path = "../../hosted/tests/examples/mod.rs"]
 mod examples;
 
+/// A hostile module or component of `tests/hosted/`, from its text.
+pub fn hostile(name: &str) -> Vec<u8> {
+    examples::hostile(name)
+}
+
 /// The Python example bot (examples/hosted-bots/python) built into a component with its
 /// Makefile into `dir`, componentize-py installed on first use when missing (as the runner's
 /// tests do). Fails, never skips, when it cannot be built.

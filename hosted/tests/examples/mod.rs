@@ -15,6 +15,15 @@ pub fn repository() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
 }
 
+/// A hostile module or component of `tests/hosted/`, from its text.
+pub fn hostile(name: &str) -> Vec<u8> {
+    let path = repository()
+        .join("tests/hosted")
+        .join(format!("{name}.wat"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    wat::parse_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Why a module was not built.
 #[derive(Debug)]
 pub enum Unbuilt {

@@ -456,7 +456,7 @@ pub async fn submit(
     let module: Arc<[u8]> = request.module.into();
     let entry = entry_name(&request.bot, &version);
     let kind = info.kind.clone();
-    let module_sha256 = crate::store::modules::sha256_hex(&module);
+    let module_sha256 = gangs_hosted::compile::sha256_hex(&module);
     // Compiled on the compiling thread (a compile never delays a decision), then its sample
     // decision on the decision threads like any decision.
     let compiled = hosting

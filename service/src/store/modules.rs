@@ -3,6 +3,7 @@
 //! different bot.
 
 use super::StoreError;
+use gangs_hosted::compile::sha256_hex;
 use std::io::{Read, Write};
 
 /// The most bytes a kept module inflates to: the largest component the server takes at most.
@@ -11,15 +12,6 @@ const MAX_INFLATED_BYTES: u64 = 256 << 20;
 /// Whether `sha256` can name a module (64 hex digits): it is a key in the store.
 pub fn valid_hash(sha256: &str) -> bool {
     sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// The SHA-256 of `bytes`, in hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// `module` deflated (fast: a module is written once and read at each start).
