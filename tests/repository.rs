@@ -543,7 +543,7 @@ fn no_generic_source_names_a_game() {
     // The walk found the generic code (a wrong root or filter would pass vacuously), and left
     // out what is a game's own or a test module.
     for expected in [
-        "service/src/api.rs",
+        "service/src/api/call.rs",
         "cli/src/tui/app.rs",
         "service/web/app.js",
         "service/web/style.css",
@@ -614,7 +614,7 @@ fn host_sources() -> Vec<(String, String)> {
 fn the_host_builds_no_authorization_header_but_a_forwarded_callers_own() {
     // In-process callers (the ladders, the web viewer) call the host's typed API with their
     // principal (`GamesService::watch_as`…); the one header the host sets is a caller's own
-    // key, passed on when its call is forwarded to another node (`api.rs`'s `Credentials`).
+    // key, passed on when its call is forwarded to another node (`api/mod.rs`'s `Credentials`).
     let sources = host_sources();
     assert!(
         sources.len() > 20,
@@ -627,7 +627,7 @@ fn the_host_builds_no_authorization_header_but_a_forwarded_callers_own() {
             !code.contains("format!(\"Bearer"),
             "{path} makes a `Bearer` key of its own"
         );
-        if path != "service/src/api.rs" {
+        if path != "service/src/api/mod.rs" {
             assert!(
                 !code.contains("insert(\"authorization\""),
                 "{path} sets an `authorization` header"
@@ -642,7 +642,7 @@ fn in_process_callers_use_the_hosts_typed_api_not_the_grpc_traits() {
     // `watch_as`… and `LaddersService::standings_as`…, given their principal: only the files
     // that implement the gRPC traits name them (a trait method takes a tonic request, which
     // an in-process caller would have to make up).
-    let implementers = ["service/src/api.rs", "service/src/ladder/api.rs"];
+    let implementers = ["service/src/api/grpc.rs", "service/src/ladder/api.rs"];
     let sources = host_sources();
     assert!(
         sources.len() > 20,

@@ -1,7 +1,8 @@
 //! The game host. Its modules are stages whose imports run only down (the order, and the
 //! test that keeps it, in `tests/structure.rs`). Map:
 //! - `server.rs`: configuration and the tonic server (reflection, health, shutdown);
-//! - `api.rs`: the `gangs.v1.Games` service, a thin layer over the registry;
+//! - `api/`: the host's typed API (`mod.rs`), one call type placed by one route and sent on by
+//!   one forwarder (`call.rs`), and the `gangs.v1.Games` gRPC adapter (`grpc.rs`);
 //! - `grpc_web.rs`: `--grpc-web` and `--cors-origin`, for browsers calling `Games` directly;
 //! - `front/`: who may call each method of both services (the admin, player and bot keys);
 //! - `bounds.rs`: the size limits of every id and string a client sends;

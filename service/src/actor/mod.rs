@@ -20,7 +20,7 @@
 //! - `lifecycle.rs`: cancelled and abandoned games (the `ended` record);
 //! - `rebuild.rs`: an actor made again from its game's log (a restart, a game reloaded).
 //!
-//! The actor speaks [`HostError`]; only `api.rs` turns it into gRPC statuses.
+//! The actor speaks [`HostError`]; only the edge (`front/errors.rs`) turns it into gRPC statuses.
 
 mod act;
 mod durability;

@@ -132,7 +132,9 @@ impl BotKeys {
             },
         )
         .await?;
-        let known = super::follow_bucket(&keys, |entry| PublishedKey::decode(&entry.value)).await?;
+        let known = super::follow_bucket(&keys, |entry| PublishedKey::decode(&entry.value))
+            .await?
+            .values;
         Ok(BotKeys {
             keys,
             games,

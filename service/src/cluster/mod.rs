@@ -88,6 +88,8 @@ pub struct Cluster {
     ladders: kv::Store,
     /// Every ladder's name as the ladders' bucket has it (followed by a KV watch).
     ladder_names: Arc<Mutex<HashMap<String, LadderName>>>,
+    /// Moves at each change of the ladders' bucket.
+    ladder_name_changes: tokio::sync::watch::Receiver<u64>,
     /// The value of [`FORWARDED`] on calls between this cluster's nodes: random, made by the
     /// first node of the cluster and kept in its settings bucket, so only a holder of the
     /// cluster's NATS credentials knows it.
@@ -182,9 +184,12 @@ impl Cluster {
         let directory = follow_bucket(&games, |entry| {
             pb::GameSummary::decode(entry.value.as_ref()).ok()
         })
-        .await?;
-        let ladder_names =
-            follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
+        .await?
+        .values;
+        let Followed {
+            values: ladder_names,
+            changes: ladder_name_changes,
+        } = follow_bucket(&ladders, |entry| LadderName::decode(entry.value.as_ref())).await?;
         let forwarding_mark = forwarding::forwarding_mark(&settings).await?;
         let bot_keys = bot_keys::BotKeys::open(js, replicas).await?;
         registry.track_summary_changes();
@@ -202,6 +207,7 @@ impl Cluster {
             senders,
             ladders,
             ladder_names,
+            ladder_name_changes,
             forwarding_mark,
             bot_keys,
         });
@@ -249,14 +255,22 @@ impl Cluster {
     }
 }
 
+/// A bucket followed by a KV watch: its decoded values, and a count that moves at each change
+/// (its sender dropped when the watch ends).
+struct Followed<T> {
+    values: Arc<Mutex<HashMap<String, T>>>,
+    changes: tokio::sync::watch::Receiver<u64>,
+}
+
 /// Follows a bucket into a map of its decoded values (a value that does not decode is left
 /// out), and returns once the map holds the whole bucket as it was when the watch started (a
 /// node's first `ListGames` answer is complete).
 async fn follow_bucket<T: Send + 'static>(
     bucket: &kv::Store,
     decode: fn(&kv::Entry) -> Option<T>,
-) -> Result<Arc<Mutex<HashMap<String, T>>>, String> {
+) -> Result<Followed<T>, String> {
     let map: Arc<Mutex<HashMap<String, T>>> = Arc::new(Mutex::new(HashMap::new()));
+    let (changed, changes) = tokio::sync::watch::channel(0u64);
     let name = bucket.name.clone();
     // `watch_all` delivers only changes made after it starts (DeliverPolicy::New): a node
     // started after the others listed none of their games. The last value of every key, then
@@ -292,6 +306,7 @@ async fn follow_bucket<T: Send + 'static>(
                     }
                 }
             }
+            changed.send_modify(|count| *count += 1);
             if caught_up {
                 loaded.send_if_modified(|done| !std::mem::replace(done, true));
             }
@@ -301,7 +316,10 @@ async fn follow_bucket<T: Send + 'static>(
         .await
         .map_err(|_| format!("NATS: the bucket {name} did not load within {DIRECTORY_LOAD:?}"))?
         .map_err(|_| format!("NATS: the watch of the bucket {name} ended"))?;
-    Ok(map)
+    Ok(Followed {
+        values: map,
+        changes,
+    })
 }
 
 /// How long a node may take to read the whole directory at start.

@@ -144,8 +144,8 @@ impl Shards {
         let owners = open_bucket(js, leases_bucket(OWNERS_BUCKET, replicas)).await?;
         let members = open_bucket(js, leases_bucket(MEMBERS_BUCKET, replicas)).await?;
         let count = shard_count(settings, wanted).await?;
-        let holders = follow_bucket(&owners, Seen::decode).await?;
-        let known_members = follow_bucket(&members, Seen::decode).await?;
+        let holders = follow_bucket(&owners, Seen::decode).await?.values;
+        let known_members = follow_bucket(&members, Seen::decode).await?.values;
         Ok(Shards {
             owners,
             members,

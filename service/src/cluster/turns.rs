@@ -109,6 +109,19 @@ impl Cluster {
             .map(|e| String::from_utf8_lossy(&e.value).into_owned()))
     }
 
+    /// A stream of the changes of turn `name` from now on (taken, renewed, let go): a caller
+    /// waiting for a turn to change hands is woken by it rather than asking again and again.
+    /// (A lease that expires unrenewed makes no change: the node that takes it next does.)
+    pub async fn turn_changes(&self, name: &str) -> Result<kv::Watch, HostError> {
+        self.senders.watch(turn_key(name)).await.map_err(kv_error)
+    }
+
+    /// A count that moves each time the ladders' bucket changes (a ladder created, renamed,
+    /// deleted through any node); its sender is dropped if the bucket's watch ends.
+    pub fn ladder_name_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ladder_name_changes.clone()
+    }
+
     /// Every ladder of the cluster by name, as the ladders' bucket has it (a second late at
     /// most).
     pub fn ladder_names(&self) -> HashMap<String, LadderName> {

@@ -19,6 +19,9 @@ pub struct Ladders {
     pub(super) keepers: Mutex<HashSet<String>>,
     /// Former names (RenameLadder): old name -> the ladder's name now, and when it was left.
     pub(super) former_names: RwLock<HashMap<String, (String, i64)>>,
+    /// Moves each time a ladder starts running here: a call waiting for a ladder this node
+    /// just took over is woken by it (`nodes.rs`).
+    pub(super) started: watch::Sender<u64>,
 }
 
 /// How long a renamed ladder still answers to its former name (Queue included), so that a bot
@@ -40,6 +43,7 @@ impl Ladders {
             cluster,
             keepers: Mutex::default(),
             former_names: RwLock::default(),
+            started: watch::Sender::new(0),
         });
         let ids = ctx
             .ladder_logs
@@ -117,6 +121,7 @@ impl Ladders {
             .write()
             .expect("ladders lock")
             .insert(ladder.name.clone(), ladder.clone());
+        self.started.send_modify(|count| *count += 1);
         ladder
     }
 

@@ -16,8 +16,9 @@
 //! - `rerate.rs`: the leaderboard recomputed from the games' own logs, compared with the kept one;
 //! - `nodes.rs`: ladders on a cluster: one node runs each ladder (its turn), the others
 //!   forward its calls there; names unique and known to every node;
-//! - `api.rs`: the `gangs.v1.Ladders` service; `read_models.rs`: the standings, a bot's report
-//!   and a page of games it answers from the state;
+//! - `api.rs`: the `gangs.v1.Ladders` gRPC adapter; `reads.rs`: the reads in the host's typed
+//!   API (the viewer's and the adapter's); `read_models.rs`: the standings, a bot's report and a
+//!   page of games, built from the state;
 //! - `ladders.rs`: the directory of ladders (rebuilt at startup, created, renamed, deleted);
 //! - `queue.rs`: a ladder's Queue streams (a bot's Queue call, its events, heartbeats).
 //!
@@ -43,6 +44,7 @@ pub mod play;
 mod queue;
 pub mod rating;
 pub mod read_models;
+mod reads;
 pub mod records;
 mod referee;
 pub mod rerate;

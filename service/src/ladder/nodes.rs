@@ -27,13 +27,14 @@ use records::LadderState;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+use tokio_stream::StreamExt;
 use tonic::transport::Channel;
 
 /// How long a call waits for a ladder whose turn is between nodes (a new ladder, a holder
 /// that just let go) before it answers UNAVAILABLE.
 const SETTLE: Duration = Duration::from_secs(2);
-const SETTLE_STEP: Duration = Duration::from_millis(50);
-/// How often a node looks for ladders it does not contend for yet.
+/// How often a node looks for ladders it does not contend for yet, when the ladders' bucket
+/// cannot be followed (it is woken by the bucket's changes otherwise).
 const DISCOVER_EVERY: Duration = Duration::from_secs(1);
 /// A node that could not read a ladder's log lets its turn go and tries again after this.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
@@ -82,6 +83,10 @@ impl Ladders {
         };
         self.keep(&known);
         let deadline = tokio::time::Instant::now() + SETTLE;
+        let mut started = self.started.subscribe();
+        // The turn's changes, watched from the first look that finds the ladder between nodes
+        // (then looked at once more: a change before the watch began is not missed).
+        let mut turn_changes = None;
         loop {
             if let Ok(ladder) = self.get(name) {
                 return Ok(Place::Here(ladder));
@@ -97,10 +102,15 @@ impl Ladders {
                 // rebuilding the ladder.
                 _ => {}
             }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(changing_hands(name));
+            let Some(changes) = &mut turn_changes else {
+                turn_changes = Some(cluster.turn_changes(&turn_name(name)).await?);
+                continue;
+            };
+            tokio::select! {
+                _ = changes.next() => {}
+                _ = started.changed() => {}
+                _ = tokio::time::sleep_until(deadline) => return Err(changing_hands(name)),
             }
-            tokio::time::sleep(SETTLE_STEP).await;
         }
     }
 
@@ -150,28 +160,39 @@ impl Ladders {
             }
             return Err(name_taken(&info.name));
         }
+        let mut started = self.started.subscribe();
         self.keep(&name);
         let deadline = tokio::time::Instant::now() + SETTLE;
-        while self.get(&info.name).is_err() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(SETTLE_STEP).await;
+        while self.get(&info.name).is_err() {
+            tokio::select! {
+                _ = started.changed() => {}
+                _ = tokio::time::sleep_until(deadline) => break,
+            }
         }
         Ok(info)
     }
 
-    /// Contends for every ladder of the cluster, and for each new one within a second.
+    /// Contends for every ladder of the cluster, and for each new one as the ladders' bucket
+    /// tells of it.
     pub(super) fn contend(self: Arc<Self>) {
         let Some(cluster) = self.cluster.clone() else {
             return;
         };
         let mut stop = self.ctx.stop.clone();
+        let mut changes = cluster.ladder_name_changes();
         tokio::spawn(async move {
             loop {
                 for name in cluster.ladder_names().values() {
                     self.keep(name);
                 }
-                tokio::select! {
+                let followed = tokio::select! {
                     _ = stop.wait_for(|s| *s) => return,
-                    _ = tokio::time::sleep(DISCOVER_EVERY) => {}
+                    changed = changes.changed() => changed.is_ok(),
+                };
+                // The bucket's watch ended (it is not followed any more): look again now and
+                // then instead.
+                if !followed && !pause_unless(&stop, DISCOVER_EVERY).await {
+                    return;
                 }
             }
         });
