@@ -118,8 +118,10 @@ impl Shared {
                     scheduler = self.ready.wait(scheduler).expect("pool lock");
                 }
             };
-            self.stats.queued.fetch_sub(1, Ordering::Relaxed);
-            self.stats.running.fetch_add(1, Ordering::Relaxed);
+            // Counted as running before it leaves the queue's count: a job is always in one
+            // count or both, never in neither (a reader of both sees the work in flight).
+            self.stats.running.fetch_add(1, Ordering::SeqCst);
+            self.stats.queued.fetch_sub(1, Ordering::SeqCst);
             let fuel = job();
             self.stats.running.fetch_sub(1, Ordering::Relaxed);
             self.scheduler

@@ -1,14 +1,19 @@
 //! The term simulator: a ladder's term run from a seed, in process, on a clock only the
 //! simulator moves (tokio's paused time; the logs in memory, so no thread of a store lets the
-//! clock run ahead), with the real host and ladder code. Drawn from the seed: the connected
-//! bots' behaviours (play promptly, never act, walk away mid-game and come back, act once with
-//! a stale seq) and the operator's steps at random times (restart, rename, rekey, end the
-//! season, pause and resume, a new version, retire). After every step the invariants are checked:
+//! clock run ahead; the clock held while hosted decisions run on the pool's threads), with the
+//! real host and ladder code. Drawn from the seed: the game (Gang of Four or The Gang, each
+//! with its house bots), the connected bots' behaviours (play promptly, never act, walk away
+//! mid-game and come back, act once with a stale seq), hosted modules (well behaved, failing
+//! now and then, failing most of the time, legal but slow: they burn most of their fuel) and
+//! the operator's steps at random times (restart through the shutdown path, crash: the logs
+//! cut mid-flight and the host started again, rename, rekey, end the season, pause and resume,
+//! a new version, retire). After every step the invariants are checked:
 //!
 //! - every finished game's log replays;
 //! - `rerate` agrees with the kept standings for every season;
 //! - no timeout or pause is charged to a bot that always acts in time (the house bots, the
-//!   prompt connected bots): none comes from the host being down or stopping;
+//!   prompt connected bots, the well-behaved and the slow hosted modules): none comes from the
+//!   host being down, stopping or crashing;
 //! - every void game names its cause;
 //! - every action the host acknowledged is in its game's log;
 //! - a pause the operator made holds until the operator lifts it (restarts and renames too),
@@ -35,6 +40,7 @@ mod common;
 use common::ladder_host::{LadderHost, MemoryLogs};
 use gangs_proto::v1 as pb;
 use gangs_service::actor::unix_ms;
+use gangs_service::ladder::hosted::Hosting;
 use pb::games_server::Games;
 use pb::ladder_event::Event;
 use pb::ladders_server::Ladders;
@@ -67,7 +73,93 @@ type Services = LadderHost;
 /// The host over `logs`, with the hourly cap that bounds the games (and so the real time) of
 /// hours on the paused clock.
 async fn start(logs: &MemoryLogs) -> Services {
-    LadderHost::start(logs, 12).await
+    let host = LadderHost::start(logs, 12).await;
+    tokio::spawn(hold_clock_while_hosted_decide(Arc::downgrade(
+        &host.hosting,
+    )));
+    host
+}
+
+/// How far the paused clock may move before the simulator looks again for hosted work.
+const HOLD_TICK: Duration = Duration::from_millis(20);
+
+/// Holds the paused clock while hosted decisions run on the pool's threads: outside tokio, so
+/// the runtime would think itself idle and move the clock to its next timer (a turn's clock
+/// could run out while the decision is being computed). While any runs, this task stays ready
+/// (it yields), and a ready task keeps tokio from moving the clock: only the simulator's own
+/// waits move it, by at most [`HOLD_TICK`] before a decision is seen.
+async fn hold_clock_while_hosted_decide(hosting: std::sync::Weak<Hosting>) {
+    loop {
+        let Some(in_flight) = hosting.upgrade().map(|h| h.decisions_in_flight()) else {
+            return;
+        };
+        if in_flight > 0 {
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(HOLD_TICK).await;
+        }
+    }
+}
+
+/// The kind of seed `seed`'s ladder, with its house bots: The Gang one seed in four (its games
+/// are long, and its team table is fitted at every look), Gang of Four the others.
+fn game_of(seed: u64) -> (&'static str, &'static [&'static str]) {
+    if seed.is_multiple_of(4) {
+        ("the-gang", &["random", "crew"])
+    } else {
+        ("gang-of-four", &["random", "greedy"])
+    }
+}
+
+/// A hosted bot's module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Module {
+    /// Answers the first legal action at once.
+    Good,
+    /// As `Good`, but traps one decision in 16.
+    Flaky,
+    /// Traps seven decisions in 8.
+    Failing,
+    /// Answers the first legal action after burning most of its fuel.
+    Slow,
+}
+
+/// Each hosted decision's fuel; `Module::Slow` burns about three quarters of it.
+const HOSTED_FUEL: u64 = 2_000_000;
+
+/// `module` as a WASI command: it draws a random byte, mixes in `nonce` (another nonce makes
+/// another module, whose submission's sample decision draws differently), and traps or answers
+/// "0" by its kind's rule.
+fn module_bytes(module: Module, nonce: u8) -> Vec<u8> {
+    // Traps when `(byte ^ nonce) & mask` compares to `value` by `op`.
+    let (work, op, mask, value) = match module {
+        Module::Good => (1, "eq", 0, 1),
+        Module::Flaky => (1, "eq", 15, 15),
+        Module::Failing => (1, "ne", 7, 0),
+        Module::Slow => (180_000, "eq", 0, 1),
+    };
+    let text = format!(
+        r#"(module
+  (import "wasi_snapshot_preview1" "fd_write"
+    (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "random_get"
+    (func $random_get (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "\10\00\00\00\02\00\00\00")
+  (data (i32.const 16) "0\n")
+  (func (export "_start")
+    (local $i i32)
+    (loop $work
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $work (i32.lt_u (local.get $i) (i32.const {work}))))
+    (drop (call $random_get (i32.const 32) (i32.const 1)))
+    (if (i32.{op}
+          (i32.and (i32.xor (i32.load8_u (i32.const 32)) (i32.const {nonce})) (i32.const {mask}))
+          (i32.const {value}))
+      (then unreachable))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#
+    );
+    wat::parse_str(&text).expect("the simulator's module parses")
 }
 
 /// What a connected bot does.
@@ -179,9 +271,9 @@ async fn play(
             continue;
         };
         let mut stream = stream.into_inner();
-        while let Some(Ok(update)) = stream.next().await {
+        while let Some(Ok(mut update)) = stream.next().await {
             last_seq = update.seq;
-            if update.status == pb::GameStatus::Finished as i32 {
+            if over(&update) {
                 break 'watching;
             }
             if update.legal_actions.is_empty() {
@@ -192,6 +284,21 @@ async fn play(
                 continue 'watching;
             }
             tokio::time::sleep(Duration::from_millis(rng.random_range(50..800))).await;
+            // Acts on the newest state: the updates that came while it thought (other seats
+            // acting, as in The Gang's simultaneous turns; the history a new watch replays)
+            // supersede this one. Whatever the host sends without the clock moving is read.
+            while let Ok(Some(Ok(newer))) =
+                tokio::time::timeout(Duration::from_millis(1), stream.next()).await
+            {
+                update = newer;
+            }
+            last_seq = update.seq;
+            if over(&update) {
+                break 'watching;
+            }
+            if update.legal_actions.is_empty() {
+                continue;
+            }
             let action =
                 update.legal_actions[rng.random_range(0..update.legal_actions.len())].clone();
             let act = |expected_seq: u64| {
@@ -207,6 +314,8 @@ async fn play(
                 let stale = act(update.seq.saturating_sub(1)).await;
                 assert!(stale.is_err(), "an act with a stale seq was taken");
             }
+            // A refusal means the game moved on (another seat came first, it ended) or the host
+            // went away: the next update says what now.
             if let Ok(answer) = act(update.seq).await {
                 let seat = update.seat.unwrap_or_default();
                 let seq = answer.into_inner().seq;
@@ -222,11 +331,38 @@ async fn play(
     playing.lock().unwrap().remove(&game_id);
 }
 
+/// Whether `update` says its game is over (finished, cancelled or abandoned).
+fn over(update: &pb::Update) -> bool {
+    [
+        pb::GameStatus::Finished,
+        pb::GameStatus::Cancelled,
+        pb::GameStatus::Abandoned,
+    ]
+    .iter()
+    .any(|status| update.status == *status as i32)
+}
+
+/// A record in a few words: its seq, what it is and whose.
+fn summary(record: &pb::LogRecord) -> String {
+    use pb::log_record::Record;
+    let what = match &record.record {
+        Some(Record::Acted(a)) => format!("acted by seat {}", a.seat),
+        Some(Record::TimedOut(t)) => format!("seat {} timed out", t.seat),
+        Some(other) => format!("{other:?}")
+            .chars()
+            .take_while(|c| *c != '(')
+            .collect(),
+        None => "empty".into(),
+    };
+    format!("seq {} {what}", record.seq)
+}
+
 /// An operator's step.
 #[derive(Debug, Clone)]
 enum Step {
     Wait,
     Restart,
+    Crash,
     Rename,
     Rekey(String),
     EndSeason,
@@ -263,6 +399,8 @@ struct Sim {
     shared: Shared,
     /// Connected bots: name -> behaviour.
     bots: BTreeMap<String, Behaviour>,
+    /// Hosted bots: name -> module.
+    hosted: BTreeMap<String, Module>,
     renames: u32,
     /// Versions entered per connected bot.
     versions: HashMap<String, u32>,
@@ -295,22 +433,58 @@ impl Sim {
             .bot_key
     }
 
+    /// Submits `module` as hosted bot `name`: the first of its nonces whose sample decision
+    /// the host accepts (a module that traps on the sample is refused at submission).
+    async fn submit(&self, services: &Services, name: &str, module: Module) {
+        let mut refusals = Vec::new();
+        for nonce in 0..16 {
+            let submitted = services
+                .ladders
+                .submit_bot(Request::new(pb::SubmitBotRequest {
+                    ladder: self.ladder(),
+                    bot: name.into(),
+                    version: String::new(),
+                    module: module_bytes(module, nonce),
+                }))
+                .await;
+            match submitted {
+                Ok(_) => return,
+                Err(status) => refusals.push(status.message().to_string()),
+            }
+        }
+        panic!("no {module:?} module was accepted: {refusals:?}");
+    }
+
     async fn setup(&mut self) {
         let services = start(&self.logs).await;
         self.host.send_replace(Some(services.clone()));
+        let (kind, house) = game_of(self.seed);
+        let options = match kind {
+            "gang-of-four" => [("target_score".to_string(), "1".to_string())].into(),
+            _ => Default::default(),
+        };
         services
             .ladders
             .create_ladder(Request::new(pb::CreateLadderRequest {
                 name: self.ladder(),
-                kind: "gang-of-four".into(),
+                kind: kind.into(),
                 players: Some(3),
-                options: [("target_score".to_string(), "1".to_string())].into(),
+                options,
                 turn_ms: Some(TURN_MS),
-                house_bots: vec!["random".into(), "greedy".into()],
+                house_bots: house.iter().map(|h| h.to_string()).collect(),
+                hosted_fuel: Some(HOSTED_FUEL),
                 ..Default::default()
             }))
             .await
             .expect("create");
+        for (i, module) in [Module::Good, Module::Flaky, Module::Failing, Module::Slow]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("hosted{i}");
+            self.submit(&services, &name, module).await;
+            self.hosted.insert(name, module);
+        }
         let behaviours = [
             Behaviour::Prompt,
             Behaviour::Prompt,
@@ -332,7 +506,8 @@ impl Sim {
         let bots: Vec<String> = self.bots.keys().cloned().collect();
         let any_bot = bots[self.rng.random_range(0..bots.len())].clone();
         match self.rng.random_range(0..11) {
-            0 | 1 => Step::Restart,
+            0 => Step::Restart,
+            1 => Step::Crash,
             2 => Step::Rename,
             // A retired entry's key is refused for good: no rekey either.
             3 if memory.retired.contains_key(&format!("{any_bot}@1")) => Step::Wait,
@@ -359,9 +534,13 @@ impl Sim {
         let ladder = self.ladder();
         match step {
             Step::Wait => {}
-            Step::Restart => {
+            Step::Restart | Step::Crash => {
                 self.host.send_replace(None);
-                services.stop().await;
+                if matches!(step, Step::Crash) {
+                    services.crash().await;
+                } else {
+                    services.stop().await;
+                }
                 // Down for a while: no clock may charge anyone for it.
                 tokio::time::sleep(Duration::from_secs(self.rng.random_range(1..60))).await;
                 let services = start(&self.logs).await;
@@ -521,15 +700,22 @@ impl Sim {
                     continue;
                 };
                 let log = common::log_of(&self.services().games, &game.game_id).await;
-                for pair in log.windows(2) {
-                    if let Some(pb::log_record::Record::TimedOut(t)) = &pair[1].record {
+                for (at, record) in log.iter().enumerate().skip(1) {
+                    if let Some(pb::log_record::Record::TimedOut(t)) = &record.record {
                         if t.seat as usize == seat {
+                            let before: Vec<String> = log[at.saturating_sub(4)..at]
+                                .iter()
+                                .map(|r| {
+                                    format!("{} at {}", summary(r), r.unix_ms - record.unix_ms)
+                                })
+                                .collect();
                             found.push(format!(
-                                "game {} seq {} at +{} ms (cause {:?})",
+                                "game {} seq {} at +{} ms (cause {:?}; seat {seat}; before it, ms from it: {})",
                                 game.game_id,
-                                pair[1].seq,
-                                pair[1].unix_ms - pair[0].unix_ms,
-                                t.cause
+                                record.seq,
+                                record.unix_ms - log[at - 1].unix_ms,
+                                t.cause,
+                                before.join(", ")
                             ));
                         }
                     }
@@ -672,7 +858,9 @@ impl Sim {
         let season = current.season.as_ref().map_or(1, |s| s.number);
         for row in &current.standings {
             let entry = format!("{}@{}", row.bot, row.version);
-            let prompt = row.house || self.bots.get(&row.bot) == Some(&Behaviour::Prompt);
+            let prompt = row.house
+                || self.bots.get(&row.bot) == Some(&Behaviour::Prompt)
+                || matches!(self.hosted.get(&row.bot), Some(Module::Good | Module::Slow));
             if prompt && row.timeouts > 0 {
                 let evidence = self.timeouts_of(&row.bot, season).await;
                 return Err(format!(
@@ -789,11 +977,15 @@ async fn run(seed: u64, trace: bool) -> Result<(), String> {
             acknowledged: Arc::default(),
         },
         bots: BTreeMap::new(),
+        hosted: BTreeMap::new(),
         renames: 0,
         versions: HashMap::new(),
         trace,
     };
     let started = unix_ms();
+    if sim.trace {
+        println!("seed {seed}: {}", game_of(seed).0);
+    }
     sim.setup().await;
     tokio::time::sleep(Duration::from_secs(120)).await;
     let mut memory = Memory {

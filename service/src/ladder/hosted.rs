@@ -276,6 +276,16 @@ impl Hosting {
         rx.await.ok()
     }
 
+    /// Decisions queued or running on the pool's threads now: work outside tokio, which a
+    /// simulation on tokio's paused clock waits for before it lets the clock move.
+    pub fn decisions_in_flight(&self) -> usize {
+        use std::sync::atomic::Ordering::SeqCst;
+        let stats = self.pool.stats();
+        // The queue's count first: a job leaves it only once counted as running.
+        let queued = stats.queued.load(SeqCst);
+        queued + stats.running.load(SeqCst)
+    }
+
     /// `module` ready to run: kept in memory, else loaded from the disk cache or compiled, on
     /// the compiling thread (never a decision thread), one module at a time.
     async fn compile(&self, module: &HostedModule, budget: Budget) -> Result<Bot, String> {

@@ -36,6 +36,10 @@ const SETTLE: Duration = Duration::from_secs(2);
 /// How often a node looks for ladders it does not contend for yet, when the ladders' bucket
 /// cannot be followed (it is woken by the bucket's changes otherwise).
 const DISCOVER_EVERY: Duration = Duration::from_secs(1);
+/// How long a node that heard of a ladder from the cluster's bucket (not its creator) waits
+/// before it contends for its turn: the creator takes it, and the creator's next call finds
+/// the ladder where it was made.
+const CREATOR_FIRST: Duration = Duration::from_secs(1);
 /// A node that could not read a ladder's log lets its turn go and tries again after this.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
 
@@ -72,7 +76,7 @@ impl Ladders {
         };
         // An empty name is refused, and a name too long for a ladder is none, as on a single
         // node, without asking the cluster.
-        if name.is_empty() || name.len() > super::api::MAX_LADDER_NAME {
+        if name.is_empty() || name.len() > crate::bounds::MAX_LADDER_NAME {
             return self.get(name).map(Place::Here);
         }
         if let Ok(ladder) = self.get(name) {
@@ -81,7 +85,7 @@ impl Ladders {
         let Some(known) = cluster.ladder_name(name).await? else {
             return self.get(name).map(Place::Here);
         };
-        self.keep(&known);
+        self.keep(&known, CREATOR_FIRST);
         let deadline = tokio::time::Instant::now() + SETTLE;
         let mut started = self.started.subscribe();
         // The turn's changes, watched from the first look that finds the ladder between nodes
@@ -161,7 +165,7 @@ impl Ladders {
             return Err(name_taken(&info.name));
         }
         let mut started = self.started.subscribe();
-        self.keep(&name);
+        self.keep(&name, Duration::ZERO);
         let deadline = tokio::time::Instant::now() + SETTLE;
         while self.get(&info.name).is_err() {
             tokio::select! {
@@ -183,7 +187,7 @@ impl Ladders {
         tokio::spawn(async move {
             loop {
                 for name in cluster.ladder_names().values() {
-                    self.keep(name);
+                    self.keep(name, CREATOR_FIRST);
                 }
                 let followed = tokio::select! {
                     _ = stop.wait_for(|s| *s) => return,
@@ -198,8 +202,8 @@ impl Ladders {
         });
     }
 
-    /// Starts contending for `ladder`'s turn, unless this node does already.
-    fn keep(self: &Arc<Self>, ladder: &LadderName) {
+    /// Starts contending for `ladder`'s turn, after `after`, unless this node does already.
+    fn keep(self: &Arc<Self>, ladder: &LadderName, after: Duration) {
         let Some(cluster) = self.cluster.clone() else {
             return;
         };
@@ -220,7 +224,13 @@ impl Ladders {
         let ladders = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut closing = ctx.stop.clone();
+            let mut first = true;
             loop {
+                // A node that heard of the ladder from the bucket leaves its creator the first
+                // try.
+                if std::mem::take(&mut first) && !pause_unless(&closing, after).await {
+                    break;
+                }
                 let Some(mut lost) = cluster.turn(&turn_name(&name), &mut closing).await else {
                     break;
                 };

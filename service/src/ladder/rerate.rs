@@ -6,9 +6,9 @@
 //! (what `Standings` answers and a restart rebuilds), so a ladder that rated a game from a wrong
 //! outcome, twice, or not at all shows up as a difference. Nothing is written.
 
-use super::api::{apply_fit, standings};
 use super::fit;
 use super::play::{hosted_seats, rate_game, seat_timeouts};
+use super::read_models::{apply_fit, standings};
 use super::records::{self, LadderState};
 use super::Ladder;
 use crate::error::HostError;

@@ -221,9 +221,37 @@ impl LogStore for TestStore {
 /// A log store in memory: an append is durable at once, on no thread of its own. For tests on
 /// tokio's paused time, where a store's own threads (sled's flusher) would let the paused clock
 /// jump ahead to the next timer while the runtime waits for them.
+///
+/// Each handle may be cut ([`MemoryStore::cut`]), as a process killed: from then on nothing
+/// given to that handle becomes durable and nothing is read through it (every call waits
+/// forever), while another handle on the same logs ([`MemoryStore::reopened`]) serves the
+/// next incarnation.
 #[derive(Default)]
 pub struct MemoryStore {
-    games: std::sync::Mutex<std::collections::BTreeMap<String, Vec<pb::LogRecord>>>,
+    games: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<String, Vec<pb::LogRecord>>>>,
+    cut: AtomicBool,
+}
+
+impl MemoryStore {
+    /// Another handle on the same logs, not cut.
+    pub fn reopened(&self) -> MemoryStore {
+        MemoryStore {
+            games: self.games.clone(),
+            cut: AtomicBool::new(false),
+        }
+    }
+
+    /// Cuts this handle: what it is given from now on is lost, what it is asked never answers.
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits forever once this handle is cut.
+    async fn alive(&self) {
+        if self.cut.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -234,13 +262,18 @@ impl LogStore for MemoryStore {
         records: Vec<EncodedRecord>,
         _marked: Vec<u64>,
     ) -> Durable {
+        let (done, rx) = tokio::sync::oneshot::channel();
+        if self.cut.load(Ordering::SeqCst) {
+            // Never durable, never refused: the process that asked is gone.
+            std::mem::forget(done);
+            return rx;
+        }
         self.games
             .lock()
             .unwrap()
             .entry(game_id.to_string())
             .or_default()
             .extend(records.into_iter().map(|r| r.record));
-        let (done, rx) = tokio::sync::oneshot::channel();
         let _ = done.send(Ok(()));
         rx
     }
@@ -251,6 +284,7 @@ impl LogStore for MemoryStore {
         after_seq: u64,
         limit: usize,
     ) -> Result<Vec<pb::LogRecord>, StoreError> {
+        self.alive().await;
         let games = self.games.lock().unwrap();
         Ok(games
             .get(game_id)
@@ -265,10 +299,12 @@ impl LogStore for MemoryStore {
     }
 
     async fn game_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.alive().await;
         Ok(self.games.lock().unwrap().keys().cloned().collect())
     }
 
     async fn delete_game(&self, game_id: &str) -> Result<(), StoreError> {
+        self.alive().await;
         self.games.lock().unwrap().remove(game_id);
         Ok(())
     }
