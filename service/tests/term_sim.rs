@@ -175,6 +175,9 @@ enum Behaviour {
     Stale,
 }
 
+/// Actions the host refused: game -> (when, seq of the update acted on, the refusal) of each.
+type Refused = HashMap<String, Vec<(i64, u64, String)>>;
+
 /// Actions the host acknowledged: game -> (seq, seat) of each.
 type Acknowledged = HashMap<String, Vec<(u64, u32)>>;
 
@@ -187,6 +190,9 @@ struct Shared {
     keys: Arc<Mutex<HashMap<String, String>>>,
     /// Every action the host acknowledged.
     acknowledged: Arc<Mutex<Acknowledged>>,
+    /// The connected bots' refused actions, by game: (ms on the ladder's clock, the update's
+    /// seq, the refusal), the evidence a charged timeout is read with.
+    refused: Arc<Mutex<Refused>>,
 }
 
 impl Shared {
@@ -272,6 +278,9 @@ async fn play(
         };
         let mut stream = stream.into_inner();
         while let Some(Ok(mut update)) = stream.next().await {
+            // The newest of what is here (a new watch replays the game's history): a bot
+            // that fell a watcher's buffer behind would be cut off.
+            update = newest(&mut stream, update).await;
             last_seq = update.seq;
             if over(&update) {
                 break 'watching;
@@ -287,11 +296,7 @@ async fn play(
             // Acts on the newest state: the updates that came while it thought (other seats
             // acting, as in The Gang's simultaneous turns; the history a new watch replays)
             // supersede this one. Whatever the host sends without the clock moving is read.
-            while let Ok(Some(Ok(newer))) =
-                tokio::time::timeout(Duration::from_millis(1), stream.next()).await
-            {
-                update = newer;
-            }
+            update = newest(&mut stream, update).await;
             last_seq = update.seq;
             if over(&update) {
                 break 'watching;
@@ -316,19 +321,43 @@ async fn play(
             }
             // A refusal means the game moved on (another seat came first, it ended) or the host
             // went away: the next update says what now.
-            if let Ok(answer) = act(update.seq).await {
-                let seat = update.seat.unwrap_or_default();
-                let seq = answer.into_inner().seq;
-                let mut acknowledged = shared.acknowledged.lock().unwrap();
-                acknowledged
-                    .entry(game_id.clone())
-                    .or_default()
-                    .push((seq, seat));
+            match act(update.seq).await {
+                Ok(answer) => {
+                    let seat = update.seat.unwrap_or_default();
+                    let seq = answer.into_inner().seq;
+                    let mut acknowledged = shared.acknowledged.lock().unwrap();
+                    acknowledged
+                        .entry(game_id.clone())
+                        .or_default()
+                        .push((seq, seat));
+                }
+                Err(status) => {
+                    let refusal = format!("{:?}: {}", status.code(), status.message());
+                    let mut refused = shared.refused.lock().unwrap();
+                    let game = refused.entry(game_id.clone()).or_default();
+                    game.push((unix_ms(), update.seq, refusal));
+                }
             }
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        // The stream ended: the host went away (the next watch waits for it) or cut this
+        // watcher off: watch again.
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     playing.lock().unwrap().remove(&game_id);
+}
+
+/// The newest update `stream` holds after `update`: whatever the host sends without the clock
+/// moving is read.
+async fn newest(
+    stream: &mut (impl tokio_stream::Stream<Item = Result<pb::Update, tonic::Status>> + Unpin),
+    mut update: pb::Update,
+) -> pb::Update {
+    while let Ok(Some(Ok(newer))) =
+        tokio::time::timeout(Duration::from_millis(1), stream.next()).await
+    {
+        update = newer;
+    }
+    update
 }
 
 /// Whether `update` says its game is over (finished, cancelled or abandoned).
@@ -709,13 +738,27 @@ impl Sim {
                                     format!("{} at {}", summary(r), r.unix_ms - record.unix_ms)
                                 })
                                 .collect();
+                            let refused: Vec<String> = self
+                                .shared
+                                .refused
+                                .lock()
+                                .unwrap()
+                                .get(&game.game_id)
+                                .into_iter()
+                                .flatten()
+                                .filter(|(when, _, _)| (when - record.unix_ms).abs() < 5_000)
+                                .map(|(when, seq, why)| {
+                                    format!("at {} on seq {seq}: {why}", when - record.unix_ms)
+                                })
+                                .collect();
                             found.push(format!(
-                                "game {} seq {} at +{} ms (cause {:?}; seat {seat}; before it, ms from it: {})",
+                                "game {} seq {} at +{} ms (cause {:?}; seat {seat}; before it, ms from it: {}; refused acts near it: {})",
                                 game.game_id,
                                 record.seq,
                                 record.unix_ms - log[at - 1].unix_ms,
                                 t.cause,
-                                before.join(", ")
+                                before.join(", "),
+                                refused.join(", ")
                             ));
                         }
                     }
@@ -962,8 +1005,9 @@ impl Sim {
     }
 }
 
-/// One seed's term; the step and invariant that failed, if one did.
-async fn run(seed: u64, trace: bool) -> Result<(), String> {
+/// One seed's term; the step and invariant that failed, if one did; else how long the term
+/// lasted on the ladder's clock, ms.
+async fn run(seed: u64, trace: bool) -> Result<i64, String> {
     let (host, receiver) = watch::channel(None);
     let mut sim = Sim {
         seed,
@@ -975,6 +1019,7 @@ async fn run(seed: u64, trace: bool) -> Result<(), String> {
             ladder: Arc::new(Mutex::new("term".into())),
             keys: Arc::default(),
             acknowledged: Arc::default(),
+            refused: Arc::default(),
         },
         bots: BTreeMap::new(),
         hosted: BTreeMap::new(),
@@ -1012,7 +1057,7 @@ async fn run(seed: u64, trace: bool) -> Result<(), String> {
         println!("seed {seed}: {} steps, every invariant held", STEPS);
     }
     sim.services().stop().await;
-    Ok(())
+    Ok(unix_ms() - started)
 }
 
 fn seeds() -> Vec<u64> {
@@ -1037,16 +1082,32 @@ fn seeds() -> Vec<u64> {
 #[test]
 fn term_sim_keeps_every_invariant_on_every_seed() {
     let trace = std::env::var_os("GANGS_SIM_TRACE").is_some();
-    for seed in seeds() {
+    let seeds = seeds();
+    let began = std::time::Instant::now();
+    let mut simulated_ms = 0;
+    for &seed in &seeds {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .start_paused(true)
             .build()
             .expect("a runtime");
-        if let Err(why) = runtime.block_on(run(seed, trace)) {
-            panic!(
+        match runtime.block_on(run(seed, trace)) {
+            Ok(lasted_ms) => simulated_ms += lasted_ms,
+            Err(why) => panic!(
                 "term simulator, seed {seed}: {why}\nreplay: GANGS_SIM_SEED={seed} GANGS_SIM_TRACE=1 cargo test -p gangs-service --test term_sim"
-            );
+            ),
         }
+    }
+    // The run's figures (with --nocapture), not in the trace: they are wall-clock.
+    if !trace {
+        let seconds = began.elapsed().as_secs_f64();
+        let steps = seeds.len() * STEPS;
+        let days = simulated_ms as f64 / 86_400_000.0;
+        println!(
+            "term_sim: {} seeds, {steps} operator steps, {days:.2} simulated days in {seconds:.1} s: {:.1} steps/s, {:.3} simulated days/s",
+            seeds.len(),
+            steps as f64 / seconds,
+            days / seconds
+        );
     }
 }
