@@ -4,7 +4,7 @@
 //! ladder's log keeps only their SHA-256.
 
 use super::nodes::Place;
-use super::records::entry_name;
+use super::records::{entry_name, version_of};
 use super::{house, Context, Ladder, Ladders, Policy};
 use crate::api::{Credentials, GamesService};
 use crate::cluster::Cluster;
@@ -29,11 +29,6 @@ pub use crate::bounds::{MAX_BOT_NAME, MAX_LADDER_NAME, MAX_VERSION};
 /// LadderGames pages.
 pub(super) const DEFAULT_PAGE: usize = 50;
 pub(super) const MAX_PAGE: usize = crate::bounds::MAX_LADDER_PAGE as usize;
-
-/// A version as given (empty: "1"); its bounds were checked in front.
-pub(super) fn version_of(version: &str) -> String {
-    if version.is_empty() { "1" } else { version }.to_string()
-}
 
 #[derive(Clone)]
 pub struct LaddersService {

@@ -2,8 +2,7 @@
 //! page, a page of the ladder's games, each built from the ladder's state as the gRPC adapter
 //! (`api.rs`) and the web viewer answer them.
 
-use super::api::version_of;
-use super::records::{entry_name, named_summary, seat_outcome, LadderState};
+use super::records::{entry_name, named_summary, seat_outcome, version_of, LadderState};
 use super::{fit, rating};
 use crate::error::HostError;
 use gangs_proto::v1 as pb;

@@ -62,6 +62,11 @@ pub fn from_log(record: &pb::LogRecord) -> Result<Lr, String> {
         .ok_or_else(|| format!("record {} is empty", record.seq))
 }
 
+/// A version as given (empty: "1"); its bounds were checked in front.
+pub(super) fn version_of(version: &str) -> String {
+    if version.is_empty() { "1" } else { version }.to_string()
+}
+
 /// "bot@version": an entry's name, at its table and on the leaderboard.
 pub fn entry_name(bot: &str, version: &str) -> String {
     format!("{bot}@{version}")
