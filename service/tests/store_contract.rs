@@ -14,6 +14,7 @@ use gangs_proto::v1 as pb;
 use gangs_service::store::jetstream::{JetStreamStore, NatsOptions};
 use gangs_service::store::sled::SledStore;
 use gangs_service::store::{Logs, Namespace, Store, StoreErrorKind, StoredLog, READ_CHUNK};
+use rand::{Rng, SeedableRng};
 
 fn record(seq: u64) -> pb::LogRecord {
     pb::LogRecord {
@@ -264,6 +265,33 @@ async fn the_sled_store_keeps_hosted_modules_by_content() {
     assert_eq!(store.get_module(&sha).await.unwrap(), Some(module.clone()));
     assert_eq!(store.get_module(&sha256_hex(b"other")).await.unwrap(), None);
     // Stored under a hash its bytes do not have: an error, not a bot.
+    let other = sha256_hex(b"another module");
+    store.put_module(&other, &module).await.unwrap();
+    assert!(store.get_module(&other).await.is_err());
+}
+
+/// Hosted modules on JetStream (the object store bucket `GANGS_MODULES`): kept once per
+/// content, larger than one message may be, read back whole through another connection (another
+/// node); an unknown hash is none; a name that is not a SHA-256 is refused; bytes kept under
+/// another module's hash read as an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jetstream_store_keeps_hosted_modules_by_content() {
+    use gangs_hosted::compile::sha256_hex;
+    let node = tokio::task::spawn_blocking(nats::single).await.unwrap();
+    // Past NATS's default message limit (1 MiB) even deflated: random bytes do not shrink.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let module: Vec<u8> = (0..3_000_000).map(|_| rng.random::<u8>()).collect();
+    let sha = sha256_hex(&module);
+    {
+        let store = open_nats(&node.url()).await;
+        assert!(store.keeps_modules());
+        store.put_module(&sha, &module).await.unwrap();
+        store.put_module(&sha, &module).await.unwrap();
+        assert!(store.put_module("../x", &module).await.is_err());
+    }
+    let store = open_nats(&node.url()).await;
+    assert_eq!(store.get_module(&sha).await.unwrap(), Some(module.clone()));
+    assert_eq!(store.get_module(&sha256_hex(b"other")).await.unwrap(), None);
     let other = sha256_hex(b"another module");
     store.put_module(&other, &module).await.unwrap();
     assert!(store.get_module(&other).await.is_err());

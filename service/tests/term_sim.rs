@@ -17,7 +17,8 @@
 //! - every void game names its cause;
 //! - every action the host acknowledged is in its game's log;
 //! - a pause the operator made holds until the operator lifts it (restarts and renames too),
-//!   and a retired entry stays retired and plays no new game;
+//!   a hosted bot paused for its module's failures stays paused (nobody resumes it), and a
+//!   retired entry stays retired and plays no new game;
 //! - a season whose games are all over never changes again (its figures: a frozen table marks
 //!   a bot retired since, on purpose);
 //! - no game stays unfinished long past its clocks;
@@ -418,6 +419,9 @@ struct Memory {
     started: i64,
     /// When the operator last lifted each entry's pause.
     resumed: HashMap<String, i64>,
+    /// Hosted entries the host paused (their module failed): nobody resumes them in a term,
+    /// so each stays paused to its end (restarts, crashes and renames included).
+    hosted_paused: HashSet<String>,
 }
 
 struct Sim {
@@ -914,6 +918,13 @@ impl Sim {
             check!(
                 !memory.paused.contains(&entry) || row.paused,
                 "{entry} was paused by the operator and is not paused any more: {row:?}"
+            );
+            if self.hosted.contains_key(&row.bot) && row.paused {
+                memory.hosted_paused.insert(entry.clone());
+            }
+            check!(
+                !memory.hosted_paused.contains(&entry) || row.paused,
+                "hosted {entry} was paused for its module's failures and is not any more, though nobody resumed it: {row:?}"
             );
             let retired = memory.retired.get(&entry);
             check!(

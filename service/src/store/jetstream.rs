@@ -116,6 +116,10 @@ pub struct JetStreamStore {
     hold: Option<Arc<HoldPoint>>,
     /// The directory feed: its head, its recent entries, the readers' marks.
     feed: Feed,
+    /// Hosted bots' modules (`jetstream_modules.rs`), the bucket opened on first use.
+    modules: Arc<tokio::sync::OnceCell<async_nats::jetstream::object_store::ObjectStore>>,
+    /// Copies of each message the cluster keeps (`--nats-replicas`).
+    replicas: usize,
 }
 
 /// The subjects' prefix of a namespace.
@@ -304,6 +308,8 @@ impl JetStreamStore {
             cursors: Arc::default(),
             hold: HoldPoint::from_env(),
             feed,
+            modules: Arc::default(),
+            replicas,
         };
         layout::move_legacy_ladders(&store).await?;
         Ok(Arc::new(store))
@@ -320,6 +326,15 @@ impl JetStreamStore {
 
     pub(super) fn feed(&self) -> &Feed {
         &self.feed
+    }
+
+    /// The hosted modules' bucket, opened (or made) on first use.
+    async fn modules(
+        &self,
+    ) -> Result<&async_nats::jetstream::object_store::ObjectStore, StoreError> {
+        self.modules
+            .get_or_try_init(|| super::jetstream_modules::open(&self.js, self.replicas))
+            .await
     }
 
     /// Starts a game's writer (its tail known, or to be read) and makes it the one appends go
@@ -398,6 +413,19 @@ where
 
 #[async_trait::async_trait]
 impl LogStore for JetStreamStore {
+    /// Modules live in the object store bucket `GANGS_MODULES` (`jetstream_modules.rs`).
+    fn keeps_modules(&self) -> bool {
+        true
+    }
+
+    async fn put_module(&self, sha256: &str, module: &[u8]) -> Result<(), StoreError> {
+        super::jetstream_modules::put(self.modules().await?, sha256, module).await
+    }
+
+    async fn get_module(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        super::jetstream_modules::get(self.modules().await?, sha256).await
+    }
+
     /// Publishes the caller's bytes as each record's message.
     fn append_encoded(
         &self,

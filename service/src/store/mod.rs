@@ -59,6 +59,7 @@ pub mod jetstream;
 mod jetstream_append;
 mod jetstream_feed;
 mod jetstream_layout;
+mod jetstream_modules;
 mod journal;
 mod journal_damage;
 pub mod modules;
