@@ -281,17 +281,14 @@ async fn play(
             continue;
         };
         let mut stream = stream.into_inner();
-        while let Some(Ok(mut update)) = stream.next().await {
+        while let Some(Ok(update)) = stream.next().await {
             // The newest of what is here (a new watch replays the game's history): a bot
             // that fell a watcher's buffer behind would be cut off.
-            update = newest(&mut stream, update).await;
-            last_seq = update.seq;
-            if over(&update) {
-                break 'watching;
-            }
-            if update.legal_actions.is_empty() {
-                continue;
-            }
+            let update = match next_decision(&mut stream, update, &mut last_seq).await {
+                Next::Over => break 'watching,
+                Next::Wait => continue,
+                Next::Decide(update) => *update,
+            };
             if behaviour == Behaviour::Wanders && rng.random_ratio(1, 40) {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 continue 'watching;
@@ -299,15 +296,12 @@ async fn play(
             tokio::time::sleep(Duration::from_millis(rng.random_range(50..800))).await;
             // Acts on the newest state: the updates that came while it thought (other seats
             // acting, as in The Gang's simultaneous turns; the history a new watch replays)
-            // supersede this one. Whatever the host sends without the clock moving is read.
-            update = newest(&mut stream, update).await;
-            last_seq = update.seq;
-            if over(&update) {
-                break 'watching;
-            }
-            if update.legal_actions.is_empty() {
-                continue;
-            }
+            // supersede this one.
+            let update = match next_decision(&mut stream, update, &mut last_seq).await {
+                Next::Over => break 'watching,
+                Next::Wait => continue,
+                Next::Decide(update) => *update,
+            };
             let action =
                 update.legal_actions[rng.random_range(0..update.legal_actions.len())].clone();
             let act = |expected_seq: u64| {
@@ -350,18 +344,36 @@ async fn play(
     playing.lock().unwrap().remove(&game_id);
 }
 
-/// The newest update `stream` holds after `update`: whatever the host sends without the clock
-/// moving is read.
-async fn newest(
+/// What a seat's newest update asks of it.
+enum Next {
+    /// The game is over.
+    Over,
+    /// Nothing: another seat is to act.
+    Wait,
+    /// A decision, on this update.
+    Decide(Box<pb::Update>),
+}
+
+/// What the newest update `stream` holds after `update` asks (whatever the host sends without
+/// the clock moving is read); `last_seq` becomes its seq.
+async fn next_decision(
     stream: &mut (impl tokio_stream::Stream<Item = Result<pb::Update, tonic::Status>> + Unpin),
     mut update: pb::Update,
-) -> pb::Update {
+    last_seq: &mut u64,
+) -> Next {
     while let Ok(Some(Ok(newer))) =
         tokio::time::timeout(Duration::from_millis(1), stream.next()).await
     {
         update = newer;
     }
-    update
+    *last_seq = update.seq;
+    if over(&update) {
+        Next::Over
+    } else if update.legal_actions.is_empty() {
+        Next::Wait
+    } else {
+        Next::Decide(Box::new(update))
+    }
 }
 
 /// Whether `update` says its game is over (finished, cancelled or abandoned).
