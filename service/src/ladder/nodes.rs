@@ -158,14 +158,27 @@ impl Ladders {
             log_id: log_id.clone(),
             info: info.clone(),
         };
-        if !cluster.add_ladder_name(&name).await? {
+        // Claimed before the name is entered: this node's own look at the bucket's change
+        // (`contend`) must not start a keeper that leaves the creator's turn to another node.
+        let claimed = self.claim(&info.name);
+        let entered = cluster.add_ladder_name(&name).await;
+        if !matches!(entered, Ok(true)) {
+            if claimed {
+                self.keepers
+                    .lock()
+                    .expect("keepers lock")
+                    .remove(&info.name);
+            }
+            entered?;
             if let Err(e) = self.ctx.ladder_logs.delete_game(&log_id).await {
                 tracing::warn!(log = %log_id, "deleting the log of a ladder whose name was taken: {e}");
             }
             return Err(name_taken(&info.name));
         }
         let mut started = self.started.subscribe();
-        self.keep(&name, Duration::ZERO);
+        if claimed {
+            self.run_keeper(&name, Duration::ZERO);
+        }
         let deadline = tokio::time::Instant::now() + SETTLE;
         while self.get(&info.name).is_err() {
             tokio::select! {
@@ -204,17 +217,27 @@ impl Ladders {
 
     /// Starts contending for `ladder`'s turn, after `after`, unless this node does already.
     fn keep(self: &Arc<Self>, ladder: &LadderName, after: Duration) {
+        if self.claim(&ladder.info.name) {
+            self.run_keeper(ladder, after);
+        }
+    }
+
+    /// Marks ladder `name` as one this node contends for; false if it does already.
+    fn claim(&self, name: &str) -> bool {
+        self.cluster.is_some()
+            && self
+                .keepers
+                .lock()
+                .expect("keepers lock")
+                .insert(name.to_string())
+    }
+
+    /// The task that contends for `ladder`'s turn (after `after`) and runs the ladder while
+    /// this node holds it; the ladder was claimed.
+    fn run_keeper(self: &Arc<Self>, ladder: &LadderName, after: Duration) {
         let Some(cluster) = self.cluster.clone() else {
             return;
         };
-        if !self
-            .keepers
-            .lock()
-            .expect("keepers lock")
-            .insert(ladder.info.name.clone())
-        {
-            return;
-        }
         let (ctx, name, log_id) = (
             self.ctx.clone(),
             ladder.info.name.clone(),
