@@ -3,10 +3,12 @@
 //!
 //! - **Names.** A ladder's name is entered in the cluster's ladders bucket when it is created
 //!   (`Cluster::add_ladder_name`, refused when taken): a name is unique in the cluster, and
-//!   every node knows every ladder within a second, without a restart. Ladders made before the
-//!   bucket existed are entered at start (`adopt`).
+//!   every node knows every ladder as soon as the bucket's watch tells it, without a restart.
+//!   Ladders made before the bucket existed are entered at start (`adopt`).
 //! - **Turns.** Each node contends for the turn of every ladder it knows (`keep`, the lease
-//!   `Cluster::turn` of "ladder NAME"). The holder fences the ladder's log
+//!   `Cluster::turn` of "ladder NAME"); the node a ladder was made through first
+//!   (`CREATOR_FIRST`), so that it runs there. A call waiting for a ladder between nodes is
+//!   woken by the turn's KV watch or this node starting it, not by polling. The holder fences the ladder's log
 //!   (`LogStore::load_to_write`: a former holder's late append is refused), rebuilds the state
 //!   and runs the ladder: its matchmaker over every bot's Queue stream, its house bots, its
 //!   unfinished games. It lets the turn go when the server stops (another node takes it
