@@ -683,6 +683,35 @@ pub fn serve_metrics(listener: TcpListener, exposition: crate::metrics::Expositi
     });
 }
 
+/// The gRPC port's TLS identity from `--tls-cert` and `--tls-key` (none without both), checked
+/// before the server starts so that a wrong file is a clear error at startup rather than failed
+/// handshakes later.
+pub fn tls_identity(
+    cert: Option<&std::path::Path>,
+    key: Option<&std::path::Path>,
+) -> Result<Option<tonic::transport::ServerTlsConfig>, String> {
+    let (Some(cert), Some(key)) = (cert, key) else {
+        return Ok(None);
+    };
+    let read = |flag: &str, path: &std::path::Path, marker: &str| {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("cannot read {flag} {}: {e}", path.display()))?;
+        if !String::from_utf8_lossy(&pem).contains(marker) {
+            return Err(format!(
+                "{flag} {} is not a PEM file (no `{marker}` line)",
+                path.display()
+            ));
+        }
+        Ok(pem)
+    };
+    let cert = read("--tls-cert", cert, "-----BEGIN CERTIFICATE-----")?;
+    let key = read("--tls-key", key, "PRIVATE KEY-----")?;
+    Ok(Some(
+        tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(cert, key)),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tonic::transport::{Identity, ServerTlsConfig};
+use tonic::transport::ServerTlsConfig;
 
 /// Default of `--max-request-bytes`: a game's action is a few dozen bytes, a preset a few KB.
 pub const MAX_REQUEST_BYTES: u32 = 64 * 1024;
@@ -364,30 +364,6 @@ pub async fn migrate(
     Ok(migrated)
 }
 
-/// The server's TLS identity from `--tls-cert`/`--tls-key`, checked before the server starts so
-/// that a wrong file is a clear error at startup rather than failed handshakes later.
-fn tls_config(config: &Config) -> Result<Option<ServerTlsConfig>, String> {
-    let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
-        return Ok(None);
-    };
-    let read = |flag: &str, path: &PathBuf, marker: &str| {
-        let pem = std::fs::read(path)
-            .map_err(|e| format!("cannot read {flag} {}: {e}", path.display()))?;
-        if !String::from_utf8_lossy(&pem).contains(marker) {
-            return Err(format!(
-                "{flag} {} is not a PEM file (no `{marker}` line)",
-                path.display()
-            ));
-        }
-        Ok(pem)
-    };
-    let cert = read("--tls-cert", cert, "-----BEGIN CERTIFICATE-----")?;
-    let key = read("--tls-key", key, "PRIVATE KEY-----")?;
-    Ok(Some(
-        ServerTlsConfig::new().identity(Identity::from_pem(cert, key)),
-    ))
-}
-
 /// Runs the server until `shutdown` resolves; pending flushes finish before it returns.
 pub async fn run(
     config: Config,
@@ -409,7 +385,8 @@ pub async fn run(
             format!("cannot serve the web viewer on --http {addr}: {e} (try --http 127.0.0.1:0)")
         })?),
     };
-    let tls = tls_config(&config)?;
+    let tls =
+        crate::connections::tls_identity(config.tls_cert.as_deref(), config.tls_key.as_deref())?;
     let (logs, closer, jetstream) = config.store.open(&config.data_dir).await?;
     let store = logs.games.clone();
     // With the store open (its files counted): each port's connections sized to fit the limit.
