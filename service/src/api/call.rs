@@ -40,8 +40,9 @@ pub(crate) enum Answer {
 }
 
 /// Who makes a call, as far as serving it needs: the admitted principal, the credentials a
-/// forwarded call carries on (none in process), the client the per-client limits count, and
-/// the connection a watcher counts against (none: against the game only).
+/// forwarded call carries on (none in process), the client the per-client limits count (read
+/// only by a creation: other calls leave it `Unknown` and spare the hot path the key's
+/// parsing), and the connection a watcher counts against (none: against the game only).
 pub(crate) struct Caller<'a> {
     pub principal: &'a Principal,
     pub credentials: Credentials,
@@ -60,21 +61,13 @@ impl GameCall {
     /// The game the call is for: the one its request names, or the one a creation's
     /// `create_id` names. `None`: a new game with a random id, or the list of games.
     pub(crate) fn game_id(&self) -> Option<Cow<'_, str>> {
-        let named = match self {
-            GameCall::Create(request) if request.create_id.is_empty() => return None,
-            GameCall::Create(request) => {
-                return Some(Cow::Owned(crate::registry::game_id_of_create_id(
-                    &request.create_id,
-                )))
-            }
-            GameCall::List(_) => return None,
-            GameCall::Join(request) => &request.game_id,
-            GameCall::Act(request) => &request.game_id,
-            GameCall::Cancel(request) => &request.game_id,
-            GameCall::Watch(request) => &request.game_id,
-            GameCall::GetLog(request) => &request.game_id,
-        };
-        Some(Cow::Borrowed(named))
+        match self {
+            GameCall::Create(request) if request.create_id.is_empty() => None,
+            GameCall::Create(request) => Some(Cow::Owned(crate::registry::game_id_of_create_id(
+                &request.create_id,
+            ))),
+            _ => self.touches().map(|(game_id, _)| Cow::Borrowed(game_id)),
+        }
     }
 
     /// The game an existing game's call touches, and the seat token it uses (empty: none):
@@ -158,9 +151,10 @@ impl GamesService {
             return Ok(Place::Here);
         };
         let forwarded = *principal == Principal::Forwarded;
-        let route = match (call, call.game_id()) {
-            (GameCall::List(_), _) => return Ok(Place::Here),
-            (GameCall::Create(_), None) => {
+        let route = match call.game_id() {
+            // The list is the cluster's directory, which every node follows.
+            None if matches!(call, GameCall::List(_)) => return Ok(Place::Here),
+            None => {
                 if forwarded && cluster.shard_counts().1 == 0 {
                     return Err(HostError::unavailable(
                         "this node holds no shard yet: retry in a second",
@@ -170,10 +164,7 @@ impl GamesService {
             }
             // Boxed: a cluster's routing is a large future, which would otherwise make every
             // call's future as large, on a single server too.
-            (_, Some(game_id)) => {
-                Box::pin(cluster.route(&game_id, &self.registry, forwarded)).await?
-            }
-            (_, None) => return Ok(Place::Here),
+            Some(game_id) => Box::pin(cluster.route(&game_id, &self.registry, forwarded)).await?,
         };
         Ok(match route {
             Route::Local => Place::Here,

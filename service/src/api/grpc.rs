@@ -8,6 +8,7 @@ use crate::directory::Filter;
 use crate::error::{HostError, HostResult};
 use crate::front::access;
 use crate::front::Principal;
+use crate::limits::Client;
 use gangs_games::game_file::Header;
 use gangs_proto::v1 as pb;
 use pb::games_server::Games;
@@ -16,20 +17,20 @@ use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status};
 
 impl GamesService {
-    /// A gRPC call admitted as `principal`, served as the call `make` makes of its message;
-    /// its credentials go with it if it is forwarded.
+    /// A gRPC call admitted as `principal` (not a creation: no per-client limit counts it),
+    /// served as the call `make` makes of its message; its credentials go with it if it is
+    /// forwarded.
     async fn serve_grpc<M>(
         &self,
         principal: &Principal,
         request: Request<M>,
         make: impl FnOnce(M) -> GameCall,
     ) -> HostResult<Answer> {
-        let client = self.client_of(&request);
         let (credentials, message) = Credentials::split(request);
         let caller = Caller {
             principal,
             credentials,
-            client,
+            client: Client::Unknown,
             connection: None,
         };
         self.call(&caller, make(message)).await

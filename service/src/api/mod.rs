@@ -113,8 +113,12 @@ impl GamesService {
         request: pb::CreateGameRequest,
     ) -> HostResult<pb::CreateGameResponse> {
         request.check_bounds()?;
-        self.create_game_for(&Caller::in_process(principal), request)
-            .await
+        // A ladder counts in the per-client limits as itself (its games under its own name).
+        let mut caller = Caller::in_process(principal);
+        if let Principal::Ladder(name) = principal {
+            caller.client = Client::of_key(&format!("ladder {name}"));
+        }
+        self.create_game_for(&caller, request).await
     }
 
     /// `JoinGame` for `principal`.
@@ -233,17 +237,12 @@ impl GamesService {
 }
 
 impl Caller<'_> {
-    /// An in-process caller: no credentials to pass on, no connection; a ladder counts in the
-    /// per-client limits as itself (its games under its own name).
+    /// An in-process caller: no credentials to pass on, no connection, no per-client count.
     fn in_process(principal: &Principal) -> Caller<'_> {
-        let client = match principal {
-            Principal::Ladder(name) => Client::of_key(&format!("ladder {name}")),
-            _ => Client::Unknown,
-        };
         Caller {
             principal,
             credentials: Credentials(None),
-            client,
+            client: Client::Unknown,
             connection: None,
         }
     }
